@@ -1,0 +1,29 @@
+"""Audit event types: the spec's nine, plus those the fleet adds."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class AuditEventType(StrEnum):
+    # The spec's events.
+    LIFECYCLE_WORKFLOW_STARTED = "lifecycle_workflow_started"
+    LIFECYCLE_WORKFLOW_STEP_STARTED = "lifecycle_workflow_step_started"
+    LIFECYCLE_WORKFLOW_STEP_COMPLETED = "lifecycle_workflow_step_completed"
+    LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL = "lifecycle_workflow_waiting_for_approval"
+    LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED = "lifecycle_workflow_signal_received"
+    LIFECYCLE_WORKFLOW_BLOCKED = "lifecycle_workflow_blocked"
+    LIFECYCLE_WORKFLOW_CANCELLED = "lifecycle_workflow_cancelled"
+    LIFECYCLE_WORKFLOW_RESUMED = "lifecycle_workflow_resumed"
+    LIFECYCLE_WORKFLOW_COMPLETED = "lifecycle_workflow_completed"
+    # Added by the fleet.
+    LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT = "lifecycle_workflow_waiting_for_input"
+    LIFECYCLE_WORKFLOW_SIGNAL_IGNORED = "lifecycle_workflow_signal_ignored"
+    LIFECYCLE_WORKFLOW_SIGNAL_REJECTED = "lifecycle_workflow_signal_rejected"
+    LIFECYCLE_WORKFLOW_APPROVAL_ACCEPTED = "lifecycle_workflow_approval_accepted"
+    LIFECYCLE_WORKFLOW_JOB_ENQUEUED = "lifecycle_workflow_job_enqueued"
+    LIFECYCLE_WORKFLOW_STEP_FAILED = "lifecycle_workflow_step_failed"
+    LIFECYCLE_WORKFLOW_FAILED = "lifecycle_workflow_failed"
+
+
+SYSTEM_ACTOR = "system:orchestrator"

@@ -1,0 +1,147 @@
+"""Lifecycle signals: the types the spec accepts and the envelope every one travels in."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+
+SIGNAL_SCHEMA_VERSION = 1
+
+
+class SignalType(StrEnum):
+    """Every signal a run accepts."""
+
+    # Sent by people (through the API or the Python producer).
+    FRAMEWORK_SELECTED = "framework_selected"
+    SCOPE_APPROVED = "scope_approved"
+    SOA_APPROVED = "soa_approved"
+    GAP_ANALYSIS_APPROVED = "gap_analysis_approved"
+    MATURITY_APPROVED = "maturity_approved"
+    POAM_APPROVED = "poam_approved"
+    REPORT_APPROVED = "report_approved"
+    ASSESSMENT_CANCELLED = "assessment_cancelled"
+    ASSESSMENT_BLOCKED = "assessment_blocked"
+    ASSESSMENT_RESUMED = "assessment_resumed"
+    # Technical signals.
+    DOCUMENTS_UPLOADED = "documents_uploaded"
+    DOCUMENTS_INGESTED = "documents_ingested"
+    KB_INDEXED = "kb_indexed"
+    SCF_PRE_ANALYSIS_COMPLETED = "scf_pre_analysis_completed"
+    JOB_COMPLETED = "job_completed"
+    JOB_FAILED = "job_failed"
+    # Written by the producer with the run itself, so starting is durable too.
+    WORKFLOW_START_REQUESTED = "workflow_start_requested"
+
+    @property
+    def is_approval(self) -> bool:
+        return self in APPROVAL_SIGNALS
+
+    @property
+    def is_job_outcome(self) -> bool:
+        return self in JOB_OUTCOME_SIGNALS
+
+
+class ArtifactKind(StrEnum):
+    """Draft artifacts the lifecycle produces and people approve."""
+
+    SCF_PRE_ANALYSIS = "scf_pre_analysis"
+    SCOPE = "scope"
+    SOA = "soa"
+    EVIDENCE_ANALYSIS = "evidence_analysis"
+    GAP_ANALYSIS = "gap_analysis"
+    MATURITY_ASSESSMENT = "maturity_assessment"
+    POAM = "poam"
+    REPORT = "report"
+
+
+#: Approval signal -> the artifact kind it approves.
+APPROVAL_SIGNALS: dict[SignalType, ArtifactKind] = {
+    SignalType.SCOPE_APPROVED: ArtifactKind.SCOPE,
+    SignalType.SOA_APPROVED: ArtifactKind.SOA,
+    SignalType.GAP_ANALYSIS_APPROVED: ArtifactKind.GAP_ANALYSIS,
+    SignalType.MATURITY_APPROVED: ArtifactKind.MATURITY_ASSESSMENT,
+    SignalType.POAM_APPROVED: ArtifactKind.POAM,
+    SignalType.REPORT_APPROVED: ArtifactKind.REPORT,
+}
+
+#: Signals a job posts when it finishes; the step-specific ones carry the same payload.
+JOB_OUTCOME_SIGNALS = frozenset(
+    {
+        SignalType.DOCUMENTS_INGESTED,
+        SignalType.KB_INDEXED,
+        SignalType.SCF_PRE_ANALYSIS_COMPLETED,
+        SignalType.JOB_COMPLETED,
+        SignalType.JOB_FAILED,
+    }
+)
+
+#: Signals only the fleet itself may send; the public API refuses them.
+INTERNAL_SIGNALS = JOB_OUTCOME_SIGNALS | {SignalType.WORKFLOW_START_REQUESTED}
+
+
+class SignalFate(StrEnum):
+    """What became of a signal in the inbox."""
+
+    PENDING = "pending"
+    """Recorded; not applied yet (including early signals waiting for their step)."""
+    APPLIED = "applied"
+    IGNORED = "ignored"
+    """Valid but no longer applicable (late, duplicate approval, terminal run)."""
+    REJECTED = "rejected"
+    """Invalid for this run (failed validation); never applied."""
+    CONFLICT = "conflict"
+    """Same idempotency key as an earlier signal, with a different payload."""
+
+
+class SignalEnvelope(BaseModel):
+    """A signal as it is validated, stored in the inbox and fed to the lifecycle."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+    schema_version: int = SIGNAL_SCHEMA_VERSION
+    signal_id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    type: SignalType
+    run_id: uuid.UUID
+    tenant_id: str = Field(min_length=1, max_length=128)
+    organization_id: str = Field(min_length=1, max_length=128)
+    assessment_id: uuid.UUID
+    trace_id: str = Field(min_length=1, max_length=128)
+    actor_id: str = Field(min_length=1, max_length=256)
+    idempotency_key: str = Field(min_length=1, max_length=256)
+    approval_event_id: uuid.UUID | None = None
+    step: Step | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+    received_at: datetime | None = None
+
+    @field_validator("payload")
+    @classmethod
+    def _payload_is_small_json(cls, value: dict[str, Any]) -> dict[str, Any]:
+        encoded = json.dumps(value, sort_keys=True, default=str)
+        if len(encoded) > 64_000:
+            raise ValueError("signal payload exceeds 64 kB")
+        return value
+
+    @model_validator(mode="after")
+    def _approval_needs_event(self) -> SignalEnvelope:
+        if self.type.is_approval and self.approval_event_id is None:
+            raise ValueError(f"{self.type.value} requires approval_event_id")
+        return self
+
+    def content_hash(self) -> str:
+        """Hash of what the signal asks for; equal keys with unequal hashes conflict."""
+        material = {
+            "type": self.type.value,
+            "approval_event_id": str(self.approval_event_id) if self.approval_event_id else None,
+            "step": self.step.value if self.step else None,
+            "payload": self.payload,
+        }
+        encoded = json.dumps(material, sort_keys=True, default=str).encode()
+        return hashlib.sha256(encoded).hexdigest()

@@ -1,0 +1,44 @@
+"""Errors callers can act on; each has a stable code (the API maps them to problem details)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LifecycleError(Exception):
+    code = "lifecycle_error"
+    http_status = 400
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class NotFound(LifecycleError):
+    code = "not_found"
+    http_status = 404
+
+
+class InvalidInput(LifecycleError):
+    code = "invalid_input"
+    http_status = 422
+
+
+class IdempotencyConflict(LifecycleError):
+    """The idempotency key was used before with a different request."""
+
+    code = "idempotency_conflict"
+    http_status = 409
+
+
+class ActiveRunExists(LifecycleError):
+    code = "active_run_exists"
+    http_status = 409
+
+
+class ConcurrentUpdate(LifecycleError):
+    """The run changed under us (version mismatch); the caller retries."""
+
+    code = "concurrent_update"
+    http_status = 409

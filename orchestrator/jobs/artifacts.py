@@ -1,0 +1,51 @@
+"""Versioned, immutable artifacts written by jobs; a re-delivered job finds its own."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from orchestrator.clock import utcnow
+from orchestrator.contracts.jobs import ArtifactRef
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.models import Artifact
+from orchestrator.jobs.interface import JobContext, JobFailure
+from orchestrator.storage import put_bytes, sha256_hex
+
+
+def requested_version(context: JobContext, kind: ArtifactKind) -> int:
+    """The version the coordinator asked this job to draft."""
+    params = context.request.parameters
+    if params.get("artifact_kind") != kind.value or not params.get("artifact_version"):
+        raise JobFailure("bad_request", f"job was not asked to draft {kind.value}")
+    return int(params["artifact_version"])
+
+
+def save_artifact(context: JobContext, kind: ArtifactKind, content: dict[str, Any], *,
+                  file_bytes: bytes | None = None, file_suffix: str = "",
+                  media_type: str = "application/json") -> ArtifactRef:
+    """Store (kind, version) for the run once; a second call returns the first one."""
+    request = context.request
+    version = requested_version(context, kind)
+    existing = context.session.scalar(select(Artifact).where(
+        Artifact.run_id == request.run_id, Artifact.kind == kind.value,
+        Artifact.version == version))
+    if existing is not None:
+        return ArtifactRef(artifact_id=existing.id, kind=kind, version=version,
+                           sha256=existing.sha256)
+    storage_path = None
+    if file_bytes is not None:
+        path, digest = put_bytes(context.storage_dir / "artifacts", file_bytes, file_suffix)
+        storage_path = str(path)
+    else:
+        digest = sha256_hex(json.dumps(content, sort_keys=True, default=str).encode())
+    artifact = Artifact(
+        tenant_id=request.tenant_id, assessment_id=request.assessment_id,
+        run_id=request.run_id, kind=kind.value, version=version, status="draft",
+        content=content, media_type=media_type, storage_path=storage_path, sha256=digest,
+        created_by_job_id=request.job_id, created_at=utcnow())
+    context.session.add(artifact)
+    context.session.flush()
+    return ArtifactRef(artifact_id=artifact.id, kind=kind, version=version, sha256=digest)

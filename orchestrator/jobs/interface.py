@@ -1,0 +1,46 @@
+"""The one interface every heavy job and analysis service implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy.orm import Session
+
+from orchestrator.contracts.jobs import ArtifactRef, JobRequest
+
+
+class JobFailure(Exception):
+    """A typed job error. `retryable` errors are retried with backoff; others fail the step."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """What a service gets: the request, an open transaction, and where files go.
+
+    The transaction holds the job's row lock. Everything the service writes commits
+    together with the job's success and its completion signal, or not at all.
+    """
+
+    request: JobRequest
+    session: Session
+    storage_dir: Path
+
+
+@dataclass(frozen=True)
+class JobResult:
+    summary: dict[str, Any] = field(default_factory=dict)
+    """Small, safe figures for the audit trail and the run view (counts, ids)."""
+    artifact: ArtifactRef | None = None
+    """The draft artifact the job produced, when its step produces one."""
+
+
+class JobService(Protocol):
+    def __call__(self, context: JobContext) -> JobResult: ...

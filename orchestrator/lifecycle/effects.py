@@ -1,0 +1,64 @@
+"""Effects the decision function asks for; the coordinator turns them into rows."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.jobs import JobKind
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.contracts.steps import StepStatus
+
+
+@dataclass(frozen=True)
+class StepChanged:
+    """A step execution (step, attempt) moved to `status`."""
+
+    step: Step
+    attempt: int
+    status: StepStatus
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class EnqueueJob:
+    job_id: str
+    kind: JobKind
+    step: Step
+    attempt: int
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Audit:
+    event_type: AuditEventType
+    step: Step | None
+    actor_id: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConsumeApproval:
+    """Mark an approval event used, and its artifact version approved."""
+
+    approval_event_id: uuid.UUID
+    artifact_kind: ArtifactKind
+    artifact_version: int
+
+
+@dataclass(frozen=True)
+class CancelJobs:
+    """Keep queued jobs of the run from starting and ask running ones to stop."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class CloseAssessment:
+    pass
+
+
+Effect = StepChanged | EnqueueJob | Audit | ConsumeApproval | CancelJobs | CloseAssessment

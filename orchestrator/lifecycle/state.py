@@ -1,0 +1,88 @@
+"""A run's decisive state: everything the decision function needs, nothing it must fetch."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.statuses import WorkflowStatus
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+
+
+def _empty() -> Mapping[Any, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class RunState:
+    run_id: uuid.UUID
+    tenant_id: str
+    organization_id: str
+    assessment_id: uuid.UUID
+    status: WorkflowStatus = WorkflowStatus.PENDING
+    step: Step | None = None
+    active_job_id: str | None = None
+    framework: str | None = None
+    attempts: Mapping[Step, int] = field(default_factory=_empty)
+    """How many times each step was entered; the current attempt of `step` is the last."""
+    artifacts: Mapping[ArtifactKind, int] = field(default_factory=_empty)
+    """Current draft version of each artifact kind."""
+    approved: Mapping[ArtifactKind, int] = field(default_factory=_empty)
+    """Approved version of each artifact kind."""
+    blocked_from: WorkflowStatus | None = None
+    reason: str | None = None
+    """Why the run is blocked or failed."""
+
+    def evolve(self, **changes: Any) -> RunState:
+        return replace(self, **changes)
+
+    def attempt(self, step: Step) -> int:
+        return self.attempts.get(step, 0)
+
+    def with_entry(self, mapping_name: str, key: Any, value: Any) -> RunState:
+        updated = dict(getattr(self, mapping_name))
+        updated[key] = value
+        return replace(self, **{mapping_name: MappingProxyType(updated)})
+
+    def is_approved(self, kind: ArtifactKind) -> bool:
+        version = self.artifacts.get(kind)
+        return version is not None and self.approved.get(kind) == version
+
+    # --- persistence form (the run row keeps this as JSON) ---
+    def context(self) -> dict[str, Any]:
+        return {
+            "framework": self.framework,
+            "attempts": {k.value: v for k, v in self.attempts.items()},
+            "artifacts": {k.value: v for k, v in self.artifacts.items()},
+            "approved": {k.value: v for k, v in self.approved.items()},
+            "blocked_from": self.blocked_from.value if self.blocked_from else None,
+            "active_job_id": self.active_job_id,
+        }
+
+    @classmethod
+    def from_row(cls, *, run_id: uuid.UUID, tenant_id: str, organization_id: str,
+                 assessment_id: uuid.UUID, status: str, step: str | None,
+                 reason: str | None, context: Mapping[str, Any]) -> RunState:
+        blocked_from = context.get("blocked_from")
+        return cls(
+            run_id=run_id,
+            tenant_id=tenant_id,
+            organization_id=organization_id,
+            assessment_id=assessment_id,
+            status=WorkflowStatus(status),
+            step=Step(step) if step else None,
+            active_job_id=context.get("active_job_id"),
+            framework=context.get("framework"),
+            attempts=MappingProxyType(
+                {Step(k): int(v) for k, v in context.get("attempts", {}).items()}),
+            artifacts=MappingProxyType(
+                {ArtifactKind(k): int(v) for k, v in context.get("artifacts", {}).items()}),
+            approved=MappingProxyType(
+                {ArtifactKind(k): int(v) for k, v in context.get("approved", {}).items()}),
+            blocked_from=WorkflowStatus(blocked_from) if blocked_from else None,
+            reason=reason,
+        )

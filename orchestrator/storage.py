@@ -1,0 +1,33 @@
+"""Content-addressed file storage: a file's path is its SHA-256, so writes are idempotent."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def put_bytes(root: Path, data: bytes, suffix: str = "") -> tuple[Path, str]:
+    """Store `data` under root/ab/cd/<sha256><suffix>; returns (path, sha256)."""
+    digest = sha256_hex(data)
+    path = root / digest[:2] / digest[2:4] / f"{digest}{suffix}"
+    if path.exists():
+        return path, digest
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Write then rename, so a crash never leaves a half-written file under the final name.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path, digest
