@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -49,36 +48,39 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
-@lru_cache(maxsize=4)
+_engines: dict[str, Engine] = {}
+_factories: dict[str, sessionmaker[Session]] = {}
+
+
 def engine_for(url: str) -> Engine:
-    return make_engine(url)
+    """One engine (one pool) per URL per process."""
+    engine = _engines.get(url)
+    if engine is None:
+        engine = _engines[url] = make_engine(url)
+    return engine
 
 
 def get_engine() -> Engine:
     return engine_for(get_settings().resolved_database_url)
 
 
-@lru_cache(maxsize=4)
 def _factory(url: str) -> sessionmaker[Session]:
-    return sessionmaker(bind=engine_for(url), expire_on_commit=False)
+    factory = _factories.get(url)
+    if factory is None:
+        factory = _factories[url] = sessionmaker(bind=engine_for(url), expire_on_commit=False)
+    return factory
 
 
 @contextmanager
 def transaction() -> Iterator[Session]:
     """One unit of work: commits on success, rolls back on any error."""
-    factory = _factory(get_settings().resolved_database_url)
-    with factory() as session, session.begin():
+    with _factory(get_settings().resolved_database_url)() as session, session.begin():
         yield session
 
 
-def reset_caches() -> None:
-    """Forget engines and settings (tests switch databases between cases)."""
-    for url in list(_engines_in_use()):
-        engine_for(url).dispose()
-    engine_for.cache_clear()
-    _factory.cache_clear()
-    get_settings.cache_clear()
-
-
-def _engines_in_use() -> list[str]:
-    return [] if engine_for.cache_info().currsize == 0 else [get_settings().resolved_database_url]
+def dispose_engines() -> None:
+    """Close every pool (after fork, or when tests switch databases)."""
+    for engine in _engines.values():
+        engine.dispose()
+    _engines.clear()
+    _factories.clear()

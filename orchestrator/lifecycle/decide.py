@@ -9,7 +9,12 @@ from pydantic import ValidationError
 
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.jobs import JobOutcome
-from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind, SignalEnvelope, SignalFate
+from orchestrator.contracts.signals import (
+    APPROVAL_SIGNALS,
+    ArtifactKind,
+    SignalEnvelope,
+    SignalFate,
+)
 from orchestrator.contracts.signals import SignalType as S
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step

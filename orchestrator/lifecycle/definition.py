@@ -40,8 +40,10 @@ def _approval(step: Step, signal: SignalType,
 _A = ArtifactKind
 _SPECS = (
     StepSpec(Step.VALIDATE_ASSESSMENT, StepKind.INLINE),
-    StepSpec(Step.WAIT_FOR_DOCUMENTS, StepKind.WAIT_FOR_INPUT, awaits=SignalType.DOCUMENTS_UPLOADED),
-    _job(Step.INGEST_DOCUMENTS, JobKind.INGEST_DOCUMENTS, completion=SignalType.DOCUMENTS_INGESTED),
+    StepSpec(Step.WAIT_FOR_DOCUMENTS, StepKind.WAIT_FOR_INPUT,
+             awaits=SignalType.DOCUMENTS_UPLOADED),
+    _job(Step.INGEST_DOCUMENTS, JobKind.INGEST_DOCUMENTS,
+         completion=SignalType.DOCUMENTS_INGESTED),
     _job(Step.INDEX_KB, JobKind.INDEX_KB, completion=SignalType.KB_INDEXED),
     _job(Step.RUN_SCF_PRE_ANALYSIS, JobKind.ANALYSIS, _A.SCF_PRE_ANALYSIS,
          completion=SignalType.SCF_PRE_ANALYSIS_COMPLETED),

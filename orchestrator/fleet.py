@@ -1,0 +1,29 @@
+"""The process-wide Celery app and the two messages the fleet sends."""
+
+from __future__ import annotations
+
+import uuid
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery
+
+from orchestrator.dispatch import COORDINATE_TASK, ORCHESTRATOR_QUEUE
+
+
+@lru_cache(maxsize=1)
+def get_app() -> Celery:
+    from orchestrator.celery_app import create_app
+
+    return create_app()
+
+
+def kick(run_id: uuid.UUID) -> None:
+    """Wake the coordinator for a run. Losing this message loses nothing: the inbox
+    holds the signal and a sweep re-kicks runs with pending signals."""
+    get_app().send_task(COORDINATE_TASK, args=[str(run_id)], queue=ORCHESTRATOR_QUEUE)
+
+
+def send_job(task_name: str, queue: str, task_id: str, body: dict[str, Any]) -> None:
+    get_app().send_task(task_name, args=[body], queue=queue, task_id=task_id,
+                        shadow=f"{task_name}[{body.get('step')}]")

@@ -1,0 +1,45 @@
+"""Thin Celery task bodies for jobs: decode, run the service, let Celery retry."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Task
+from pydantic import ValidationError
+
+from orchestrator.contracts.jobs import JobRequest
+from orchestrator.fleet import kick
+from orchestrator.jobs.instant import instant_service
+from orchestrator.jobs.interface import JobFailure, JobService
+from orchestrator.jobs.runtime import Delivery, JobRun, run_job
+from orchestrator.settings import get_settings
+
+log = logging.getLogger(__name__)
+
+#: Options every job task shares (DESIGN: acks late, requeue if the worker is lost).
+JOB_TASK_OPTIONS: dict[str, Any] = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+}
+
+
+def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
+    try:
+        request = JobRequest.model_validate(body)
+    except ValidationError as error:
+        # Nothing to attribute it to; the sweep re-dispatches the real job from its row.
+        log.error("dropping malformed job message: %s", error)
+        return "malformed"
+    max_retries = get_settings().job_max_retries
+    delivery = Delivery(request, retries_left=task.request.retries < max_retries)
+    try:
+        outcome = run_job(delivery, instant_service if get_settings().instant_jobs else service)
+    except JobFailure as failure:
+        backoff = get_settings().job_retry_backoff_s * (2 ** task.request.retries)
+        raise task.retry(exc=failure, countdown=backoff, max_retries=max_retries) from failure
+    if outcome in (JobRun.SUCCEEDED, JobRun.FAILED, JobRun.ALREADY_FINISHED):
+        kick(request.run_id)
+    return outcome.value

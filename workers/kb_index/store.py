@@ -1,0 +1,167 @@
+"""Chunk vectors in the database, and cosine search over them in numpy.
+
+Vectors are float32 bytes in `chunk_embeddings`, so the same code serves SQLite and
+PostgreSQL (no pgvector). Search loads one assessment's vectors: a KB is per assessment.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from orchestrator.clock import utcnow
+from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
+from workers.kb_index.embedder import Embedder, Vectors, default_embedder
+from workers.provenance import SYSTEM_UPLOADER
+
+BATCH_SIZE = 256
+EXCERPT_CHARS = 300
+_DTYPE = np.dtype("<f4")  # fixed byte order: vectors read back the same on any host
+
+
+@dataclass(frozen=True)
+class IndexCounts:
+    embedded: int
+    already_indexed: int
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: str
+    document_id: str
+    filename: str
+    heading_path: str
+    excerpt: str
+    score: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def embedding_text(heading_path: str, text: str) -> str:
+    # Headings name the topic ("Access control > MFA"): they belong in the vector.
+    return f"{heading_path}\n{text}" if heading_path else text
+
+
+def index_missing(session: Session, assessment_id: uuid.UUID, embedder: Embedder | None = None,
+                  *, document_id: uuid.UUID | None = None,
+                  batch_size: int = BATCH_SIZE) -> IndexCounts:
+    """Embed the assessment's chunks that have no vector from this embedder yet."""
+    embedder = embedder or default_embedder()
+    query = (select(DocumentChunk.id, ChunkEmbedding.model, ChunkEmbedding.dimensions)
+             .outerjoin(ChunkEmbedding, ChunkEmbedding.chunk_id == DocumentChunk.id)
+             .where(DocumentChunk.assessment_id == assessment_id)
+             .order_by(DocumentChunk.id))
+    if document_id is not None:
+        query = query.where(DocumentChunk.document_id == document_id)
+    rows = session.execute(query).all()
+    current = (embedder.name, embedder.dimensions)
+    todo = [row.id for row in rows if (row.model, row.dimensions) != current]
+    stale = {row.id for row in rows if row.model is not None} & set(todo)
+    for batch in _batches(todo, batch_size):
+        _embed_batch(session, assessment_id, embedder, batch, stale)
+    return IndexCounts(embedded=len(todo), already_indexed=len(rows) - len(todo))
+
+
+def _embed_batch(session: Session, assessment_id: uuid.UUID, embedder: Embedder,
+                 chunk_ids: list[str], stale: set[str]) -> None:
+    chunks = session.execute(select(DocumentChunk.id, DocumentChunk.heading_path,
+                                    DocumentChunk.text)
+                             .where(DocumentChunk.id.in_(chunk_ids))).all()
+    vectors = embedder.embed([embedding_text(c.heading_path, c.text) for c in chunks])
+    replaced = [c.id for c in chunks if c.id in stale]
+    if replaced:
+        # A vector from another model or width is not comparable: replace it.
+        session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(replaced)))
+    now = utcnow()
+    session.add_all(
+        ChunkEmbedding(chunk_id=c.id, assessment_id=assessment_id, model=embedder.name,
+                       dimensions=embedder.dimensions,
+                       vector=np.asarray(vector, dtype=_DTYPE).tobytes(), created_at=now)
+        for c, vector in zip(chunks, vectors, strict=True))
+    session.flush()
+
+
+def _batches(items: Sequence[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield list(items[start:start + size])
+
+
+class KnowledgeBase:
+    """One assessment's vectors in memory: load once, search many times."""
+
+    def __init__(self, session: Session, embedder: Embedder, chunk_ids: list[str],
+                 matrix: Vectors) -> None:
+        self._session = session
+        self._embedder = embedder
+        self._chunk_ids = chunk_ids
+        self._matrix = matrix
+
+    @classmethod
+    def load(cls, session: Session, assessment_id: uuid.UUID, embedder: Embedder | None = None,
+             *, evidence_only: bool = False) -> KnowledgeBase:
+        """`evidence_only` leaves out documents the fleet wrote itself (the SoA): a
+        statement that a control applies is no evidence that it is implemented."""
+        embedder = embedder or default_embedder()
+        query = (select(ChunkEmbedding.chunk_id, ChunkEmbedding.vector)
+                 .where(ChunkEmbedding.assessment_id == assessment_id,
+                        ChunkEmbedding.model == embedder.name,
+                        ChunkEmbedding.dimensions == embedder.dimensions)
+                 .order_by(ChunkEmbedding.chunk_id))
+        if evidence_only:
+            query = (query.join(DocumentChunk, DocumentChunk.id == ChunkEmbedding.chunk_id)
+                     .join(Document, Document.id == DocumentChunk.document_id)
+                     .where(Document.uploaded_by != SYSTEM_UPLOADER))
+        rows = session.execute(query).all()
+        matrix = np.frombuffer(b"".join(row.vector for row in rows), dtype=_DTYPE)
+        matrix = matrix.reshape(len(rows), embedder.dimensions)
+        return cls(session, embedder, [row.chunk_id for row in rows], matrix)
+
+    @property
+    def size(self) -> int:
+        return len(self._chunk_ids)
+
+    def search(self, query: str, k: int = 5) -> list[SearchHit]:
+        """The k chunks most similar to `query` (cosine), best first; none unrelated."""
+        if self.size == 0 or k <= 0:
+            return []
+        scores = self._matrix @ self._embedder.embed([query])[0]
+        # Stable sort over id-ordered rows: equal scores always rank the same way.
+        order = np.argsort(-scores, kind="stable")[:k]
+        ranked = [(self._chunk_ids[i], float(scores[i])) for i in order if scores[i] > 0]
+        return self._hits(ranked)
+
+    def _hits(self, ranked: list[tuple[str, float]]) -> list[SearchHit]:
+        if not ranked:
+            return []
+        rows = self._session.execute(
+            select(DocumentChunk.id, DocumentChunk.document_id, DocumentChunk.heading_path,
+                   DocumentChunk.text, Document.filename)
+            .join(Document, Document.id == DocumentChunk.document_id)
+            .where(DocumentChunk.id.in_([chunk_id for chunk_id, _ in ranked]))).all()
+        by_id = {row.id: row for row in rows}
+        return [SearchHit(chunk_id=chunk_id, document_id=str(by_id[chunk_id].document_id),
+                          filename=by_id[chunk_id].filename,
+                          heading_path=by_id[chunk_id].heading_path,
+                          excerpt=excerpt(by_id[chunk_id].text), score=round(score, 4))
+                for chunk_id, score in ranked]
+
+
+def search(session: Session, assessment_id: uuid.UUID, query: str, k: int = 5, *,
+           embedder: Embedder | None = None, evidence_only: bool = False) -> list[SearchHit]:
+    """One-off search; for many queries, load a `KnowledgeBase` once."""
+    kb = KnowledgeBase.load(session, assessment_id, embedder, evidence_only=evidence_only)
+    return kb.search(query, k)
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return f"{cut}…"
