@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from orchestrator.db.migrate import upgrade
 from orchestrator.reset import reset_process_state
-from tests.integration.fleet import Fleet
+from orchestrator.worker_processes import WorkerProcesses as Fleet
 
 DATABASE_URL = os.environ.get("LIFECYCLE_TEST_DATABASE_URL")
 BROKER_URL = os.environ.get("LIFECYCLE_TEST_BROKER_URL")

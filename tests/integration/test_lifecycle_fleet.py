@@ -12,7 +12,7 @@ from orchestrator.db.session import transaction
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR
 from orchestrator.producer import get_run, send_signal
 from orchestrator.reviewer import ScriptedReviewer, drive
-from tests.integration.fleet import Fleet
+from orchestrator.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import (
     audit_counts,
     jobs_of,

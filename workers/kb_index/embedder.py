@@ -38,9 +38,22 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
 
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ed", "s")
+
+
+def stem(word: str) -> str:
+    """A deliberately crude stemmer: "backups", "encrypted" and "tests" meet their stems."""
+    if word.endswith("ss"):
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
 def features(text: str) -> Counter[str]:
-    """Lowercased word unigrams and bigrams (stop words dropped first)."""
-    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in _STOPWORDS]
+    """Lowercased, stemmed word unigrams and bigrams (stop words dropped first)."""
+    words = [stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in _STOPWORDS]
     grams = Counter(words)
     grams.update(f"{left} {right}" for left, right in zip(words, words[1:], strict=False))
     return grams

@@ -1,4 +1,4 @@
-"""Starts and stops real `celery worker` processes for integration tests."""
+"""Starts and stops real `celery worker` processes on this machine (tests, benchmarks)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ from types import TracebackType
 
 from orchestrator.fleet import get_app
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
-class Fleet:
+class WorkerProcesses:
     def __init__(self, env: dict[str, str], log_dir: Path) -> None:
         self.env = {**os.environ, **env}
         self.log_dir = log_dir
         self.workers: dict[str, subprocess.Popen[bytes]] = {}
 
-    def __enter__(self) -> Fleet:
+    def __enter__(self) -> WorkerProcesses:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         return self
 
