@@ -30,11 +30,11 @@ class AssessmentLifecycleStep(StrEnum):
     CLOSE_ASSESSMENT = "close_assessment"
 
     @property
-    def index(self) -> int:
+    def order(self) -> int:
         return STEP_ORDER.index(self)
 
     def next(self) -> AssessmentLifecycleStep | None:
-        position = self.index + 1
+        position = self.order + 1
         return STEP_ORDER[position] if position < len(STEP_ORDER) else None
 
 

@@ -118,8 +118,8 @@ def _pending(state: RunState, reason: str) -> _Outcome:
 
 def _position(state: RunState, step: Step) -> int:
     """Negative: the run has not reached `step`; zero: it is there; positive: past it."""
-    current = state.step.index if state.step is not None else -1
-    return current - step.index
+    current = state.step.order if state.step is not None else -1
+    return current - step.order
 
 
 # --- run control: start, cancel, block, resume -----------------------------------------

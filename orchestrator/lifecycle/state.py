@@ -46,7 +46,8 @@ class RunState:
     def with_entry(self, mapping_name: str, key: Any, value: Any) -> RunState:
         updated = dict(getattr(self, mapping_name))
         updated[key] = value
-        return replace(self, **{mapping_name: MappingProxyType(updated)})
+        changes: dict[str, Any] = {mapping_name: MappingProxyType(updated)}
+        return replace(self, **changes)
 
     def is_approved(self, kind: ArtifactKind) -> bool:
         version = self.artifacts.get(kind)

@@ -85,7 +85,7 @@ def _open(state: RunState, step: Step, attempt: int, effects: list[Effect]) -> R
         effects.append(Audit(_E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT, step, SYSTEM_ACTOR,
                              {"awaits": spec.awaits.value if spec.awaits else None}))
         return state.evolve(status=WorkflowStatus.WAITING_FOR_INPUT)
-    metadata = {"awaits": spec.awaits.value if spec.awaits else None}
+    metadata: dict[str, object] = {"awaits": spec.awaits.value if spec.awaits else None}
     return _waiting_for_approval(state, step, effects, metadata)
 
 

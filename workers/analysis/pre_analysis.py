@@ -1,0 +1,44 @@
+"""SCF pre-analysis: how well the uploaded documents already speak to each control."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.jobs.interface import JobContext, JobResult
+from workers.analysis.catalog import Control, load_catalog
+from workers.analysis.output import publish
+from workers.analysis.scoring import (
+    EVIDENCE_THRESHOLD,
+    STRONG_THRESHOLD,
+    TOP_EVIDENCE,
+    coverage,
+)
+from workers.kb_index.embedder import default_embedder
+from workers.kb_index.store import KnowledgeBase
+
+
+def run_scf_pre_analysis(context: JobContext) -> JobResult:
+    embedder = default_embedder()
+    kb = KnowledgeBase.load(context.session, context.request.assessment_id, embedder,
+                            evidence_only=True)
+    rows = [_assess(kb, control) for control in load_catalog().controls]
+    counts = Counter(row["coverage"] for row in rows)
+    content = {
+        "method": {"kind": "kb_search", "model": embedder.name, "top_k": TOP_EVIDENCE,
+                   "evidence_threshold": EVIDENCE_THRESHOLD,
+                   "strong_threshold": STRONG_THRESHOLD},
+        "kb_chunks": kb.size,
+        "controls": rows,
+        "summary": {"controls": len(rows), "strong": counts["strong"],
+                    "partial": counts["partial"], "none": counts["none"]},
+    }
+    return publish(context, ArtifactKind.SCF_PRE_ANALYSIS, content)
+
+
+def _assess(kb: KnowledgeBase, control: Control) -> dict[str, Any]:
+    hits = kb.search(control.search_query, k=TOP_EVIDENCE)
+    best = hits[0].score if hits else 0.0
+    return {**control.header(), "best_score": best, "coverage": coverage(best),
+            "evidence_chunk_ids": [hit.chunk_id for hit in hits]}
