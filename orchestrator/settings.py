@@ -18,7 +18,7 @@ class Settings(BaseSettings):
 
     home: Path = Field(DEFAULT_HOME, description="Where the embedded database and files live.")
     database_url: str | None = Field(None, description="SQLAlchemy URL; default: SQLite file.")
-    broker_url: str = Field("memory://", description="Celery broker (redis://, amqp://).")
+    broker_url: str = Field("memory://localhost/", description="Celery broker (redis://, amqp://).")
     storage_dir: Path | None = Field(None, description="Documents and artifacts; default: home.")
     visibility_timeout_s: int = Field(4 * 3600, ge=1,
                                       description="Redis redelivery delay; > longest job.")

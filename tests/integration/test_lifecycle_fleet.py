@@ -6,10 +6,10 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from orchestrator.contracts.steps import STEP_ORDER
+from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.db.models import Artifact, InboxSignal
 from orchestrator.db.session import transaction
-from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR
+from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, STEP_SPECS
 from orchestrator.producer import get_run, send_signal
 from orchestrator.reviewer import ScriptedReviewer, drive
 from orchestrator.worker_processes import WorkerProcesses as Fleet
@@ -23,6 +23,8 @@ from tests.integration.lifecycle_kit import (
 )
 
 HEAVY = "ingestion,kb_index,analysis,reporting"
+
+JOB_STEPS = sum(spec.kind is StepKind.JOB for spec in STEP_SPECS.values())
 
 
 def test_full_lifecycle_completes_every_step_exactly_once(fleet: Fleet) -> None:
@@ -45,7 +47,7 @@ def test_full_lifecycle_completes_every_step_exactly_once(fleet: Fleet) -> None:
     assert audits[("lifecycle_workflow_started", None)] == 1
     assert audits[("lifecycle_workflow_completed", None)] == 1
     jobs = jobs_of(run.id)
-    assert len(jobs) == 12 and {job.status for job in jobs} == {"succeeded"}
+    assert len(jobs) == JOB_STEPS and {job.status for job in jobs} == {"succeeded"}
     with transaction() as session:
         report = session.scalar(select(Artifact).where(
             Artifact.run_id == run.id, Artifact.kind == "report"))

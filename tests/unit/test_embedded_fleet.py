@@ -6,12 +6,15 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from orchestrator.contracts.steps import STEP_ORDER
+from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.db.models import Assessment, DocumentChunk, Job, StepExecution
 from orchestrator.db.session import transaction
 from orchestrator.demo import run_demo
 from orchestrator.embedded import embedded_worker
 from orchestrator.fleet import get_app
+from orchestrator.lifecycle.definition import STEP_SPECS
+
+JOB_STEPS = sum(spec.kind is StepKind.JOB for spec in STEP_SPECS.values())
 
 
 def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> None:
@@ -31,7 +34,7 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
         chunks = session.scalar(select(func.count()).select_from(DocumentChunk))
         assessment = session.get(Assessment, result.run.assessment_id)
     assert statuses == {"completed"}
-    assert {job.status for job in jobs} == {"succeeded"} and len(jobs) == 12
+    assert {job.status for job in jobs} == {"succeeded"} and len(jobs) == JOB_STEPS
     assert chunks and chunks > 4
     assert assessment is not None and assessment.status == "closed"
     assert any("reviewer approved report v1" in line for line in lines)

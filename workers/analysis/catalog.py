@@ -40,14 +40,22 @@ class Catalog:
         return next((c for c in self.controls if c.id == control_id), None)
 
     def framework(self, name: str) -> tuple[str, tuple[str, ...]] | None:
-        """(canonical name, domains in play) for a framework, matched loosely
-        ("iso27001", "ISO 27001" and "iso-27001" are the same); None if unknown."""
+        """(canonical name, domains in play) for a framework; None if unknown.
+
+        Matched loosely: case, spaces and punctuation are ignored, and an edition or
+        type suffix is allowed ("ISO/IEC 27001:2022", "SCF 2024.2", "SOC 2 Type II").
+        """
         wanted = _key(name)
-        return next(((n, d) for n, d in self.frameworks.items() if _key(n) == wanted), None)
+        matches = [n for n in self.frameworks if wanted.startswith(_key(n))]
+        if not matches:
+            return None
+        best = max(matches, key=lambda n: len(_key(n)))
+        return best, self.frameworks[best]
 
 
 def _key(name: str) -> str:
-    return "".join(ch for ch in name.lower() if ch.isalnum())
+    key = "".join(ch for ch in name.lower() if ch.isalnum())
+    return key.replace("isoiec", "iso", 1)  # "ISO/IEC 27001" is "ISO 27001"
 
 
 @lru_cache(maxsize=1)

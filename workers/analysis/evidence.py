@@ -38,4 +38,5 @@ def _analyse(kb: KnowledgeBase, control: dict[str, Any]) -> dict[str, Any]:
     best = hits[0].score if hits else 0.0
     entry = {key: control.get(key) for key in ("control_id", "domain", "domain_name", "title")}
     return {**entry, "best_score": best, "coverage": coverage(best),
-            "citations": [hit.as_dict() for hit in hits]}
+            "citations": [hit.as_dict() | {"supports": hit.score >= EVIDENCE_THRESHOLD}
+                          for hit in hits]}

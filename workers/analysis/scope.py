@@ -45,9 +45,8 @@ def _framework(context: JobContext, catalog: Catalog) -> tuple[str, tuple[str, .
 
 
 def _domain(catalog: Catalog, code: str, found: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    controls = []
-    for control in (c for c in catalog.controls if c.domain == code):
-        row = found.get(control.id, {})
-        controls.append({**control.header(), "best_score": row.get("best_score", 0.0),
-                         "coverage": row.get("coverage", "none")})
+    controls = [{**control.header(),
+                 "best_score": found.get(control.id, {}).get("best_score", 0.0),
+                 "coverage": found.get(control.id, {}).get("coverage", "none")}
+                for control in catalog.controls if control.domain == code]
     return {"domain": code, "name": catalog.domains[code], "controls": controls}

@@ -1,15 +1,16 @@
 """What a similarity score means for a control: coverage, gaps and their severity.
 
-Scores are cosine similarities from the KB's hashing embedder. Unrelated text scores
-around 0 +- 0.1 (hash collisions), text on the control's topic 0.2 and up, text
-written about exactly that control 0.35 and up.
+Scores are the KB's exact term cosine (stemmed words and word pairs, sublinear tf)
+between a control's query (title and keywords) and a chunk. Passages that merely
+share a generic word ("management", "data") score under 0.15; a passage on the
+control's topic 0.18 and up; one written about exactly that control 0.30 and up.
 """
 
 from __future__ import annotations
 
-EVIDENCE_THRESHOLD = 0.20
+EVIDENCE_THRESHOLD = 0.18
 """Best evidence below this is a gap: nothing in the KB clearly speaks to the control."""
-STRONG_THRESHOLD = 0.35
+STRONG_THRESHOLD = 0.30
 """Best evidence from here on covers the control well."""
 TOP_EVIDENCE = 3
 

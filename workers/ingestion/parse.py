@@ -47,8 +47,7 @@ def parse(text: str, media_type: str) -> ParsedDocument:
     """Parse decoded text; the caller checks the media type is supported."""
     text = normalise_text(text)
     if base_media_type(media_type) != MARKDOWN:
-        paragraphs = (part.strip() for part in text.split("\n\n"))
-        return ParsedDocument(blocks=tuple(Block((), p) for p in paragraphs if p))
+        return ParsedDocument(blocks=tuple(_plain_blocks(text)))
     metadata, body = split_front_matter(text)
     return ParsedDocument(metadata=metadata, blocks=tuple(_markdown_blocks(body)))
 
@@ -134,6 +133,31 @@ class _MarkdownReader:
             self.flush()
         else:
             self.paragraph.append(line)
+
+
+def _looks_like_title(line: str) -> bool:
+    return (len(line) <= 60 and len(line.split()) <= 8 and line[:1].isupper()
+            and line[-1:] not in ".,;:!?")
+
+
+def _plain_blocks(text: str) -> list[Block]:
+    """Plain text has no markup, but policies still have titles: an ALL-CAPS line is a
+    level-1 heading, a short title-like line opening a paragraph a level-2 one. A
+    lone short line that ends the document stays text, so nothing is lost."""
+    reader = _MarkdownReader()
+    paragraphs = [p for p in text.split("\n\n") if p.strip()]
+    for index, paragraph in enumerate(paragraphs):
+        first, *rest = paragraph.split("\n")
+        # A title is followed by text and, unlike a hard-wrapped sentence, is much
+        # shorter than the line after it.
+        followed = (len(first) * 2 < len(rest[0])) if rest else index + 1 < len(paragraphs)
+        if _looks_like_title(first) and followed:
+            reader.heading(1 if first.isupper() else 2, first)
+            reader.paragraph = rest
+        else:
+            reader.paragraph = [first, *rest]
+        reader.flush()
+    return reader.blocks
 
 
 def _markdown_blocks(body: str) -> list[Block]:

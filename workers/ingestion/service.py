@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.db.models import Artifact, Document
+from orchestrator.db.models import Document
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
 from orchestrator.storage import put_bytes
 from workers.ingestion.chunking import chunk_blocks
@@ -16,6 +16,7 @@ from workers.ingestion.extract import UnusableDocument, extract
 from workers.ingestion.parse import MARKDOWN, parse
 from workers.ingestion.soa_markdown import render_soa_markdown
 from workers.ingestion.store import FAILED, INGESTED, UPLOADED, mark_failed, write_chunks
+from workers.inputs import latest_artifact
 from workers.kb_index.embedder import Embedder
 from workers.kb_index.store import index_missing
 from workers.provenance import SYSTEM_UPLOADER
@@ -60,11 +61,7 @@ def _no_text_message(documents: list[Document]) -> str:
 def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResult:
     """Put the run's approved SoA into the KB as a Markdown document, chunked and embedded."""
     request, session = context.request, context.session
-    soa = session.scalar(
-        select(Artifact).where(Artifact.run_id == request.run_id,
-                               Artifact.kind == ArtifactKind.SOA.value,
-                               Artifact.status == "approved")
-        .order_by(Artifact.version.desc()).limit(1))
+    soa = latest_artifact(session, request.run_id, ArtifactKind.SOA, status="approved")
     if soa is None:
         raise JobFailure("soa_not_approved", "the run has no approved SoA to ingest")
     markdown = render_soa_markdown(soa.content, soa.version)

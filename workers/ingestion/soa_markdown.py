@@ -19,8 +19,8 @@ def render_soa_markdown(content: dict[str, Any], version: int) -> str:
              f"# Statement of Applicability ({framework}, version {version})", ""]
     controls = sorted(content.get("controls", []),
                       key=lambda c: (str(c.get("domain", "")), str(c.get("control_id", ""))))
-    for domain, members in groupby(controls, key=lambda c: str(c.get("domain", ""))):
-        members = list(members)
+    for domain, group in groupby(controls, key=lambda c: str(c.get("domain", ""))):
+        members = list(group)
         domain_name = _line(members[0].get("domain_name", domain))
         lines += [f"## {_line(domain)} {domain_name}", ""]
         for control in members:

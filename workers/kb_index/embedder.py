@@ -19,10 +19,12 @@ Vectors = NDArray[np.float32]
 
 _WORD = re.compile(r"\w+")
 # Words that occur in every policy: hashed, they only add noise to every vector.
-_STOPWORDS = frozenset(
+_STOPWORD_TEXT = (
     "a an and are as at be been by for from has have in is it its of on or that the "
     "their this to was were which will with all any must shall should may can not no "
-    "our we us you your they them these those such other also each".split())
+    "our we us you your they them these those such other also each")
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_SUFFIXES = ("ations", "ation", "ions", "ion", "ings", "ing", "ies", "ed", "s")
 
 
 @runtime_checkable
@@ -38,17 +40,24 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
 
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ed", "s")
+@runtime_checkable
+class Rescorer(Protocol):
+    """An embedder that can also score (query, text) pairs exactly, to re-rank the
+    candidates its vectors retrieved."""
+
+    def rescore(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 
 def stem(word: str) -> str:
-    """A deliberately crude stemmer: "backups", "encrypted" and "tests" meet their stems."""
+    """A deliberately crude stemmer, enough for "backups"/"backup", "restoration"/"restore",
+    "encrypted"/"encryption" to meet."""
     if word.endswith("ss"):
         return word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
 def features(text: str) -> Counter[str]:
@@ -57,6 +66,13 @@ def features(text: str) -> Counter[str]:
     grams = Counter(words)
     grams.update(f"{left} {right}" for left, right in zip(words, words[1:], strict=False))
     return grams
+
+
+def term_weights(text: str) -> dict[str, float]:
+    """Sublinear tf weights of the features, L2-normalised: the vector before hashing."""
+    weights = {term: 1.0 + math.log(count) for term, count in features(text).items()}
+    norm = math.sqrt(sum(w * w for w in weights.values()))
+    return {term: w / norm for term, w in weights.items()} if norm else {}
 
 
 @lru_cache(maxsize=1 << 18)
@@ -68,7 +84,11 @@ def _bucket(feature: str, dimensions: int) -> tuple[int, float]:
 
 
 class HashingEmbedder:
-    """Signed feature hashing with sublinear term frequency, then L2 normalisation."""
+    """Signed feature hashing of `term_weights`, then L2 normalisation.
+
+    Collisions in a few hundred dimensions add noise of about 1/sqrt(dimensions) to
+    every similarity; `rescore` computes the same cosine on the unhashed terms.
+    """
 
     def __init__(self, dimensions: int | None = None) -> None:
         self._dimensions = dimensions or get_settings().embedding_dim
@@ -84,17 +104,22 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         rows: list[int] = []
         cols: list[int] = []
-        weights: list[float] = []
+        values: list[float] = []
         for row, text in enumerate(texts):
-            for feature, count in features(text).items():
-                col, sign = _bucket(feature, self._dimensions)
+            for term, weight in term_weights(text).items():
+                col, sign = _bucket(term, self._dimensions)
                 rows.append(row)
                 cols.append(col)
-                weights.append(sign * (1.0 + math.log(count)))
+                values.append(sign * weight)
         matrix = np.zeros((len(texts), self._dimensions), dtype=np.float32)
         np.add.at(matrix, (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)),
-                  np.asarray(weights, dtype=np.float32))
+                  np.asarray(values, dtype=np.float32))
         return normalise_rows(matrix)
+
+    def rescore(self, query: str, texts: Sequence[str]) -> list[float]:
+        wanted = term_weights(query)
+        return [sum(weight * wanted.get(term, 0.0) for term, weight in term_weights(t).items())
+                for t in texts]
 
 
 def normalise_rows(matrix: Vectors) -> Vectors:

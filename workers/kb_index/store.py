@@ -12,16 +12,20 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, select
+from sqlalchemy import Row, delete, select
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
-from workers.kb_index.embedder import Embedder, Vectors, default_embedder
+from workers.kb_index.embedder import Embedder, Rescorer, Vectors, default_embedder
 from workers.provenance import SYSTEM_UPLOADER
+
+_ChunkRow = Row[tuple[str, uuid.UUID, str, str, str]]
 
 BATCH_SIZE = 256
 EXCERPT_CHARS = 300
+RERANK_POOL = 50
+MIN_SCORE = 1e-6
 _DTYPE = np.dtype("<f4")  # fixed byte order: vectors read back the same on any host
 
 
@@ -128,29 +132,42 @@ class KnowledgeBase:
         return len(self._chunk_ids)
 
     def search(self, query: str, k: int = 5) -> list[SearchHit]:
-        """The k chunks most similar to `query` (cosine), best first; none unrelated."""
+        """The k chunks most similar to `query` (cosine), best first; none unrelated.
+
+        Vectors pick the candidates. An embedder that can score exactly (the hashing
+        one) then re-scores a wider pool, so hash collisions neither rank nor score.
+        """
         if self.size == 0 or k <= 0:
             return []
         scores = self._matrix @ self._embedder.embed([query])[0]
+        rescorer = self._embedder if isinstance(self._embedder, Rescorer) else None
+        pool = max(k * 10, RERANK_POOL) if rescorer else k
         # Stable sort over id-ordered rows: equal scores always rank the same way.
-        order = np.argsort(-scores, kind="stable")[:k]
-        ranked = [(self._chunk_ids[i], float(scores[i])) for i in order if scores[i] > 0]
-        return self._hits(ranked)
+        order = np.argsort(-scores, kind="stable")[:pool]
+        ranked = [(self._chunk_ids[i], float(scores[i])) for i in order]
+        rows = self._rows([chunk_id for chunk_id, _ in ranked])
+        if rescorer is not None:
+            texts = [embedding_text(rows[cid].heading_path, rows[cid].text) for cid, _ in ranked]
+            exact = rescorer.rescore(query, texts)
+            ranked = sorted(((cid, score) for (cid, _), score in zip(ranked, exact, strict=True)),
+                            key=lambda pair: (-pair[1], pair[0]))
+        return [_hit(rows[cid], score) for cid, score in ranked[:k] if score > MIN_SCORE]
 
-    def _hits(self, ranked: list[tuple[str, float]]) -> list[SearchHit]:
-        if not ranked:
-            return []
+    def _rows(self, chunk_ids: list[str]) -> dict[str, _ChunkRow]:
+        if not chunk_ids:
+            return {}
         rows = self._session.execute(
             select(DocumentChunk.id, DocumentChunk.document_id, DocumentChunk.heading_path,
                    DocumentChunk.text, Document.filename)
             .join(Document, Document.id == DocumentChunk.document_id)
-            .where(DocumentChunk.id.in_([chunk_id for chunk_id, _ in ranked]))).all()
-        by_id = {row.id: row for row in rows}
-        return [SearchHit(chunk_id=chunk_id, document_id=str(by_id[chunk_id].document_id),
-                          filename=by_id[chunk_id].filename,
-                          heading_path=by_id[chunk_id].heading_path,
-                          excerpt=excerpt(by_id[chunk_id].text), score=round(score, 4))
-                for chunk_id, score in ranked]
+            .where(DocumentChunk.id.in_(chunk_ids))).all()
+        return {row.id: row for row in rows}
+
+
+def _hit(row: _ChunkRow, score: float) -> SearchHit:
+    return SearchHit(chunk_id=row.id, document_id=str(row.document_id), filename=row.filename,
+                     heading_path=row.heading_path, excerpt=excerpt(row.text),
+                     score=round(score, 4))
 
 
 def search(session: Session, assessment_id: uuid.UUID, query: str, k: int = 5, *,
