@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Row, delete, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
@@ -20,7 +20,8 @@ from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
 from workers.kb_index.embedder import Embedder, Rescorer, Vectors, default_embedder
 from workers.provenance import SYSTEM_UPLOADER
 
-_ChunkRow = Row[tuple[str, uuid.UUID, str, str, str]]
+# Row's type parameters differ between SQLAlchemy 2.0 and 2.1: rows stay loosely typed.
+_ChunkRow = Any
 
 BATCH_SIZE = 256
 EXCERPT_CHARS = 300
