@@ -37,6 +37,11 @@ class Actor:
 
     tenant_id: str
     actor_id: str
+    organizations: frozenset[str] | None = None
+    """The organizations this actor may see; None: every organization of the tenant."""
+
+    def sees(self, organization_id: str) -> bool:
+        return self.organizations is None or organization_id in self.organizations
 
 
 def new_trace_id() -> str:
@@ -51,6 +56,8 @@ def create_assessment(actor: Actor, organization_id: str, name: str) -> Assessme
         raise InvalidInput("an assessment needs a name of 1 to 300 characters")
     if not organization_id.strip():
         raise InvalidInput("organization_id must not be empty")
+    if not actor.sees(organization_id):
+        raise InvalidInput(f"organization {organization_id!r} is not one this caller may use")
     with transaction() as session:
         row = Assessment(tenant_id=actor.tenant_id, organization_id=organization_id, name=name,
                          status="draft", created_by=actor.actor_id, created_at=utcnow())
@@ -61,14 +68,16 @@ def create_assessment(actor: Actor, organization_id: str, name: str) -> Assessme
 
 def load_assessment(session: Session, actor: Actor, assessment_id: uuid.UUID) -> Assessment:
     row = session.get(Assessment, assessment_id)
-    if row is None or row.tenant_id != actor.tenant_id:
+    if row is None or row.tenant_id != actor.tenant_id \
+            or not actor.sees(row.organization_id):
         raise NotFound(f"assessment {assessment_id} not found")
     return row
 
 
 def load_run(session: Session, actor: Actor, run_id: uuid.UUID) -> WorkflowRun:
     row = session.get(WorkflowRun, run_id)
-    if row is None or row.tenant_id != actor.tenant_id:
+    if row is None or row.tenant_id != actor.tenant_id \
+            or not actor.sees(row.organization_id):
         raise NotFound(f"workflow run {run_id} not found")
     return row
 
