@@ -6,14 +6,18 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from orchestrator import fleet
 from orchestrator.clock import utcnow
-from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.db.models import ApprovalEvent, Artifact
+from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
+from orchestrator.db.models import ApprovalEvent, Artifact, WorkflowRun
 from orchestrator.db.session import transaction
-from orchestrator.errors import InvalidInput, NotFound
+from orchestrator.errors import InvalidInput, NotFound, SignalRejected
+from orchestrator.inbox import Recorded, insert_signal
 from orchestrator.lifecycle.approvals import ApprovalDecision
-from orchestrator.producer import Actor, load_run
+from orchestrator.precheck import reject_if_invalid
+from orchestrator.producer import Actor, Kick, _envelope, load_run
 
 
 class ApprovalEventView(BaseModel):
@@ -30,7 +34,7 @@ class ApprovalEventView(BaseModel):
 
 def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifact_version: int,
                     *, decision: str = "approved", approver_role: str = "assessor",
-                    comment: str | None = None) -> ApprovalEventView:
+                    comment: str | None = None, kick: Kick = fleet.kick) -> ApprovalEventView:
     """The approval event the approval signal will name (approval_event_id)."""
     try:
         kind, verdict = ArtifactKind(artifact_kind), ApprovalDecision(decision)
@@ -53,6 +57,23 @@ def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifac
             comment=comment, created_at=utcnow())
         session.add(event)
         session.flush()
-        return ApprovalEventView(id=event.id, artifact_id=artifact.id, artifact_kind=kind,
+        recorded = None
+        if verdict is not ApprovalDecision.APPROVED:
+            recorded = _announce_rejection(session, run, actor, event)
+        view = ApprovalEventView(id=event.id, artifact_id=artifact.id, artifact_kind=kind,
                                  artifact_version=artifact_version, approver_id=actor.actor_id,
                                  approver_role=approver_role, decision=verdict)
+    if recorded is not None and recorded.fate is SignalFate.REJECTED:
+        raise SignalRejected(recorded.reason or "rejection refused",
+                             approval_event_id=str(view.id))
+    if recorded is not None:
+        kick(run_id)
+    return view
+
+
+def _announce_rejection(session: Session, run: WorkflowRun, actor: Actor,
+                        event: ApprovalEvent) -> Recorded:
+    """A rejection reaches the run as a signal written with the event itself."""
+    envelope = _envelope(run, actor.actor_id, SignalType.APPROVAL_REJECTED,
+                         f"approval:{event.id}", run.trace_id, approval_event_id=event.id)
+    return reject_if_invalid(session, run, envelope, insert_signal(session, envelope))

@@ -59,7 +59,7 @@ def apply_pending(session: Session,
         undecided = []
         for row in rows:
             envelope = envelopes[row.id]
-            approval = approvals.get(envelope.approval_event_id)
+            approval = _as_seen_by(approvals.get(envelope.approval_event_id), envelope)
             decision = decide(state, envelope, approval)
             if decision.fate is SignalFate.PENDING:
                 undecided.append(row)
@@ -70,7 +70,7 @@ def apply_pending(session: Session,
             for effect in decision.effects:
                 writer.apply(effect, envelope.trace_id, envelope.signal_id)
             if approval is not None and decision.fate is SignalFate.APPLIED:
-                approvals[approval.approval_event_id] = _consumed(approval)
+                approvals[approval.approval_event_id] = _consumed(approval, envelope)
         if len(undecided) == len(rows):
             break
         rows = undecided
@@ -81,22 +81,40 @@ def apply_pending(session: Session,
             writer.outbox)
 
 
-def _consumed(approval: ApprovalView) -> ApprovalView:
-    return replace(approval, consumed=True)
+@dataclass(frozen=True)
+class _Loaded:
+    view: ApprovalView
+    consumed_by: uuid.UUID | None
+
+
+def _as_seen_by(loaded: _Loaded | None, envelope: SignalEnvelope) -> ApprovalView | None:
+    """An event counts as used unless it was used by this very signal (replays)."""
+    if loaded is None:
+        return None
+    used = loaded.consumed_by is not None and loaded.consumed_by != envelope.signal_id
+    return replace(loaded.view, consumed=used)
+
+
+def _consumed(approval: ApprovalView, envelope: SignalEnvelope) -> _Loaded:
+    return _Loaded(approval, envelope.signal_id)
 
 
 def _approvals(session: Session,
-               envelopes: Iterable[SignalEnvelope]) -> dict[uuid.UUID | None, ApprovalView]:
+               envelopes: Iterable[SignalEnvelope]) -> dict[uuid.UUID | None, _Loaded]:
     ids = {e.approval_event_id for e in envelopes if e.approval_event_id}
     if not ids:
         return {}
     rows = session.scalars(select(ApprovalEvent).where(ApprovalEvent.id.in_(ids)))
-    return {row.id: ApprovalView(
+    return {row.id: _Loaded(approval_view(row), row.consumed_by_signal_id) for row in rows}
+
+
+def approval_view(row: ApprovalEvent) -> ApprovalView:
+    return ApprovalView(
         approval_event_id=row.id, tenant_id=row.tenant_id,
         organization_id=row.organization_id, assessment_id=row.assessment_id,
         artifact_kind=ArtifactKind(row.artifact_kind), artifact_version=row.artifact_version,
         decision=ApprovalDecision(row.decision), approver_id=row.approver_id,
-        consumed=row.consumed_at is not None) for row in rows}
+        approver_role=row.approver_role, consumed=row.consumed_at is not None)
 
 
 __all__ = ["CoordinationResult", "apply_pending", "coordinate"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import update
+from sqlalchemy import func, update
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.jobs import JobRequest, JobStatus
@@ -22,6 +22,7 @@ from orchestrator.db.models import (
 )
 from orchestrator.dispatch import ROUTES
 from orchestrator.lifecycle.effects import (
+    ArtifactStatusChanged,
     Audit,
     CancelJobs,
     CloseAssessment,
@@ -29,6 +30,7 @@ from orchestrator.lifecycle.effects import (
     Effect,
     EnqueueJob,
     StepChanged,
+    StepsSuperseded,
 )
 
 _FINISHED = {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.CANCELLED}
@@ -56,6 +58,12 @@ class EffectWriter:
                 self._consume(effect, signal_id)
             case CancelJobs():
                 self._cancel_jobs()
+            case ArtifactStatusChanged():
+                self.session.execute(update(Artifact).where(
+                    Artifact.run_id == self.run.id, Artifact.kind == effect.kind.value,
+                    Artifact.version == effect.version).values(status=effect.status))
+            case StepsSuperseded():
+                self._supersede(effect)
             case CloseAssessment():
                 self.session.execute(update(Assessment).where(
                     Assessment.id == self.run.assessment_id).values(
@@ -78,6 +86,17 @@ class EffectWriter:
                 StepExecution.attempt == key[1]).values(
                 status=effect.status.value, error=effect.error, finished_at=finished_at))
 
+    def _supersede(self, effect: StepsSuperseded) -> None:
+        names = [step.value for step in effect.steps]
+        for (step, _), row in self.new_steps.items():
+            if step in names:
+                row.status = StepStatus.SUPERSEDED.value
+        self.session.execute(update(StepExecution).where(
+            StepExecution.run_id == self.run.id, StepExecution.step.in_(names),
+            StepExecution.status != StepStatus.SUPERSEDED.value).values(
+            status=StepStatus.SUPERSEDED.value,
+            finished_at=func.coalesce(StepExecution.finished_at, self.now)))
+
     def _audit(self, effect: Audit, trace_id: str) -> None:
         run = self.run
         self.session.add(AuditEvent(
@@ -94,7 +113,7 @@ class EffectWriter:
             job_id=effect.job_id, kind=effect.kind, run_id=run.id, step=effect.step,
             attempt=effect.attempt, idempotency_key=f"job:{effect.job_id}", trace_id=trace_id,
             tenant_id=run.tenant_id, organization_id=run.organization_id,
-            assessment_id=run.assessment_id, actor_id="system:orchestrator",
+            assessment_id=run.assessment_id, actor_id=effect.requested_by,
             parameters=effect.parameters)
         body = request.model_dump(mode="json")
         self.session.add(Job(
@@ -111,9 +130,10 @@ class EffectWriter:
         self.session.execute(update(ApprovalEvent).where(
             ApprovalEvent.id == effect.approval_event_id).values(
             consumed_by_signal_id=signal_id, consumed_at=self.now))
-        self.session.execute(update(Artifact).where(
-            Artifact.run_id == self.run.id, Artifact.kind == effect.artifact_kind.value,
-            Artifact.version == effect.artifact_version).values(status="approved"))
+        if effect.opens_gate:
+            self.session.execute(update(Artifact).where(
+                Artifact.run_id == self.run.id, Artifact.kind == effect.artifact_kind.value,
+                Artifact.version == effect.artifact_version).values(status="approved"))
 
     def _cancel_jobs(self) -> None:
         # Queued jobs never start (the job runtime checks its row); running ones see the

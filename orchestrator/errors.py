@@ -42,3 +42,10 @@ class ConcurrentUpdate(LifecycleError):
 
     code = "concurrent_update"
     http_status = 409
+
+
+class SignalRejected(LifecycleError):
+    """The signal was recorded but is invalid for this run (the reason says why)."""
+
+    code = "signal_rejected"
+    http_status = 422

@@ -21,11 +21,25 @@ from sqlalchemy.orm import Session
 from orchestrator import fleet
 from orchestrator.clock import utcnow
 from orchestrator.contracts.audit import SYSTEM_ACTOR
-from orchestrator.contracts.signals import INTERNAL_SIGNALS, SignalEnvelope, SignalType
+from orchestrator.contracts.signals import (
+    INTERNAL_SIGNALS,
+    OPERATOR_SIGNALS,
+    SignalEnvelope,
+    SignalFate,
+    SignalType,
+)
 from orchestrator.db.models import Assessment, Document, WorkflowRun
 from orchestrator.db.session import transaction
-from orchestrator.errors import ActiveRunExists, IdempotencyConflict, InvalidInput, NotFound
+from orchestrator.errors import (
+    ActiveRunExists,
+    IdempotencyConflict,
+    InvalidInput,
+    NotFound,
+    SignalRejected,
+)
 from orchestrator.inbox import insert_signal
+from orchestrator.lifecycle.policies import parse_policies
+from orchestrator.precheck import reject_if_invalid
 from orchestrator.views import AssessmentView, RunView, SignalReceipt
 
 Kick = Callable[[uuid.UUID], None]
@@ -85,12 +99,23 @@ def load_run(session: Session, actor: Actor, run_id: uuid.UUID) -> WorkflowRun:
 # --- runs ------------------------------------------------------------------------------------
 
 def start_lifecycle(actor: Actor, assessment_id: uuid.UUID, idempotency_key: str, *,
-                    trace_id: str | None = None, kick: Kick = fleet.kick) -> RunView:
-    """Start the assessment's lifecycle run. Same key and input: the same run back."""
+                    policies: dict[str, Any] | None = None, trace_id: str | None = None,
+                    kick: Kick = fleet.kick) -> RunView:
+    """Start the assessment's lifecycle run. Same key and input: the same run back.
+
+    `policies` sets signoff policies per artifact kind, e.g.
+    {"soa": {"mode": "n_of_m", "approvers": ["user:a", "user:b", "user:c"], "required": 2}}.
+    """
     if not idempotency_key.strip():
         raise InvalidInput("idempotency_key must not be empty")
+    try:
+        parsed = parse_policies(policies)
+    except (ValueError, TypeError) as error:
+        raise InvalidInput(f"invalid approval policies: {error}") from error
+    policy_json = {kind.value: policy.to_json() for kind, policy in parsed.items()}
     request_hash = hashlib.sha256(json.dumps(
-        {"assessment_id": str(assessment_id)}, sort_keys=True).encode()).hexdigest()
+        {"assessment_id": str(assessment_id), "policies": policy_json},
+        sort_keys=True).encode()).hexdigest()
     try:
         with transaction() as session:
             existing = session.scalar(select(WorkflowRun).where(
@@ -103,7 +128,7 @@ def start_lifecycle(actor: Actor, assessment_id: uuid.UUID, idempotency_key: str
                         run_id=str(existing.id))
                 return RunView.of(existing)
             run = _create_run(session, actor, assessment_id, idempotency_key, request_hash,
-                              trace_id or new_trace_id())
+                              trace_id or new_trace_id(), policy_json)
             view = RunView.of(run)
     except IntegrityError as error:
         raise ActiveRunExists(
@@ -113,7 +138,7 @@ def start_lifecycle(actor: Actor, assessment_id: uuid.UUID, idempotency_key: str
 
 
 def _create_run(session: Session, actor: Actor, assessment_id: uuid.UUID, key: str,
-                request_hash: str, trace_id: str) -> WorkflowRun:
+                request_hash: str, trace_id: str, policies: dict[str, Any]) -> WorkflowRun:
     assessment = load_assessment(session, actor, assessment_id)
     active = session.scalar(select(WorkflowRun.id).where(
         WorkflowRun.active_assessment_id == assessment_id))
@@ -132,7 +157,8 @@ def _create_run(session: Session, actor: Actor, assessment_id: uuid.UUID, key: s
     assessment.status = "active" if assessment.status == "draft" else assessment.status
     start = _envelope(run, actor.actor_id, SignalType.WORKFLOW_START_REQUESTED, f"start:{key}",
                       trace_id, payload={"assessment": {"name": assessment.name,
-                                                        "status": assessment.status}})
+                                                        "status": assessment.status},
+                                         "approval_policies": policies})
     insert_signal(session, start)
     documents = session.scalar(select(func.count()).select_from(Document).where(
         Document.assessment_id == assessment.id))
@@ -166,15 +192,30 @@ def send_signal(actor: Actor, run_id: uuid.UUID, signal_type: str | SignalType,
                 kick: Kick = fleet.kick) -> SignalReceipt:
     """Record a signal durably, then wake the coordinator. Duplicates change nothing."""
     kind = _public_signal_type(signal_type)
+    return record_signal(actor, run_id, kind, idempotency_key, payload=payload,
+                         approval_event_id=approval_event_id, trace_id=trace_id, kick=kick)
+
+
+def record_signal(actor: Actor, run_id: uuid.UUID, kind: SignalType, idempotency_key: str, *,
+                  payload: dict[str, Any] | None = None,
+                  approval_event_id: uuid.UUID | None = None, trace_id: str | None = None,
+                  kick: Kick = fleet.kick) -> SignalReceipt:
+    """Inbox first. A signal that is already invalid for the run is recorded as rejected
+    and the caller gets the reason at once; valid ones are applied by the coordinator."""
     with transaction() as session:
         run = load_run(session, actor, run_id)
         envelope = _envelope(run, actor.actor_id, kind, idempotency_key,
                              trace_id or run.trace_id, payload, approval_event_id)
         recorded = insert_signal(session, envelope)
+        if not (recorded.duplicate or recorded.conflict):
+            recorded = reject_if_invalid(session, run, envelope, recorded)
         view = RunView.of(run)
     if recorded.conflict:
         raise IdempotencyConflict(recorded.reason or "idempotency conflict",
                                   signal_id=str(recorded.signal_id))
+    if recorded.fate is SignalFate.REJECTED:
+        raise SignalRejected(recorded.reason or "signal rejected",
+                             signal_id=str(recorded.signal_id))
     if not recorded.duplicate:
         kick(run_id)
     return SignalReceipt(signal_id=recorded.signal_id, fate=recorded.fate,
@@ -189,6 +230,9 @@ def _public_signal_type(signal_type: str | SignalType) -> SignalType:
         raise InvalidInput(f"unknown signal type {signal_type!r}; known: {known}") from error
     if kind in INTERNAL_SIGNALS:
         raise InvalidInput(f"{kind.value} is sent by the fleet itself, not by callers")
+    if kind in OPERATOR_SIGNALS:
+        raise InvalidInput(f"{kind.value} is an operator command: use the retry, reprocess "
+                           "or new-version operation")
     return kind
 
 

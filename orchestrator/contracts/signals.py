@@ -39,6 +39,12 @@ class SignalType(StrEnum):
     JOB_FAILED = "job_failed"
     # Written by the producer with the run itself, so starting is durable too.
     WORKFLOW_START_REQUESTED = "workflow_start_requested"
+    # Written with a reviewer's rejection or request for changes (record_approval).
+    APPROVAL_REJECTED = "approval_rejected"
+    # Operator commands (operations module, API and celery CLI), each with a reason.
+    STEP_RETRY_REQUESTED = "step_retry_requested"
+    STEP_REPROCESS_REQUESTED = "step_reprocess_requested"
+    ARTIFACT_REVISION_REQUESTED = "artifact_revision_requested"
 
     @property
     def is_approval(self) -> bool:
@@ -84,7 +90,13 @@ JOB_OUTCOME_SIGNALS = frozenset(
 )
 
 #: Signals only the fleet itself may send; the public API refuses them.
-INTERNAL_SIGNALS = JOB_OUTCOME_SIGNALS | {SignalType.WORKFLOW_START_REQUESTED}
+INTERNAL_SIGNALS = JOB_OUTCOME_SIGNALS | {SignalType.WORKFLOW_START_REQUESTED,
+                                          SignalType.APPROVAL_REJECTED}
+
+#: Operator commands: sent through the operations functions, which check their payload.
+OPERATOR_SIGNALS = frozenset({SignalType.STEP_RETRY_REQUESTED,
+                              SignalType.STEP_REPROCESS_REQUESTED,
+                              SignalType.ARTIFACT_REVISION_REQUESTED})
 
 
 class SignalFate(StrEnum):
@@ -131,7 +143,8 @@ class SignalEnvelope(BaseModel):
 
     @model_validator(mode="after")
     def _approval_needs_event(self) -> SignalEnvelope:
-        if self.type.is_approval and self.approval_event_id is None:
+        needs_event = self.type.is_approval or self.type is SignalType.APPROVAL_REJECTED
+        if needs_event and self.approval_event_id is None:
             raise ValueError(f"{self.type.value} requires approval_event_id")
         return self
 

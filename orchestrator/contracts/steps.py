@@ -62,3 +62,5 @@ class StepStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    SUPERSEDED = "superseded"
+    """Replaced by a later attempt after a retry or a controlled reprocess."""

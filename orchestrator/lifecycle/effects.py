@@ -30,6 +30,8 @@ class EnqueueJob:
     step: Step
     attempt: int
     parameters: dict[str, Any] = field(default_factory=dict)
+    requested_by: str = "system:orchestrator"
+    """The person whose action caused this job (separation of duties on its draft)."""
 
 
 @dataclass(frozen=True)
@@ -42,11 +44,12 @@ class Audit:
 
 @dataclass(frozen=True)
 class ConsumeApproval:
-    """Mark an approval event used, and its artifact version approved."""
+    """Mark an approval event used; when it opens the gate, the artifact version approved."""
 
     approval_event_id: uuid.UUID
     artifact_kind: ArtifactKind
     artifact_version: int
+    opens_gate: bool = True
 
 
 @dataclass(frozen=True)
@@ -61,4 +64,21 @@ class CloseAssessment:
     pass
 
 
-Effect = StepChanged | EnqueueJob | Audit | ConsumeApproval | CancelJobs | CloseAssessment
+@dataclass(frozen=True)
+class ArtifactStatusChanged:
+    """Mark an artifact version rejected (by a reviewer) or superseded (by a reprocess)."""
+
+    kind: ArtifactKind
+    version: int
+    status: str
+
+
+@dataclass(frozen=True)
+class StepsSuperseded:
+    """Every unfinished or completed execution of these steps is replaced by a new attempt."""
+
+    steps: tuple[Step, ...]
+
+
+Effect = (StepChanged | EnqueueJob | Audit | ConsumeApproval | CancelJobs | CloseAssessment
+          | ArtifactStatusChanged | StepsSuperseded)

@@ -11,6 +11,7 @@ from typing import Any
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.lifecycle.policies import DEFAULT_POLICY, GatePolicy
 
 
 def _empty() -> Mapping[Any, Any]:
@@ -32,8 +33,17 @@ class RunState:
     artifacts: Mapping[ArtifactKind, int] = field(default_factory=_empty)
     """Current draft version of each artifact kind."""
     approved: Mapping[ArtifactKind, int] = field(default_factory=_empty)
-    """Approved version of each artifact kind."""
+    """Approved version of each artifact kind (its gate's policy was met)."""
+    collected: Mapping[ArtifactKind, tuple[str, ...]] = field(default_factory=_empty)
+    """Approvers counted so far for the current version (multi-party policies)."""
+    rejected: Mapping[ArtifactKind, int] = field(default_factory=_empty)
+    """A version a reviewer rejected or sent back; it waits for an explicit new version."""
+    drafted_by: Mapping[ArtifactKind, str] = field(default_factory=_empty)
+    """Who asked for the current draft (separation of duties)."""
+    policies: Mapping[ArtifactKind, GatePolicy] = field(default_factory=_empty)
+    """Signoff policies that differ from the default, fixed when the run started."""
     blocked_from: WorkflowStatus | None = None
+    block_kind: str | None = None
     reason: str | None = None
     """Why the run is blocked or failed."""
 
@@ -49,9 +59,17 @@ class RunState:
         changes: dict[str, Any] = {mapping_name: MappingProxyType(updated)}
         return replace(self, **changes)
 
+    def without_entry(self, mapping_name: str, key: Any) -> RunState:
+        updated = {k: v for k, v in getattr(self, mapping_name).items() if k != key}
+        changes: dict[str, Any] = {mapping_name: MappingProxyType(updated)}
+        return replace(self, **changes)
+
     def is_approved(self, kind: ArtifactKind) -> bool:
         version = self.artifacts.get(kind)
         return version is not None and self.approved.get(kind) == version
+
+    def policy(self, kind: ArtifactKind) -> GatePolicy:
+        return self.policies.get(kind, DEFAULT_POLICY)
 
     # --- persistence form (the run row keeps this as JSON) ---
     def context(self) -> dict[str, Any]:
@@ -60,7 +78,12 @@ class RunState:
             "attempts": {k.value: v for k, v in self.attempts.items()},
             "artifacts": {k.value: v for k, v in self.artifacts.items()},
             "approved": {k.value: v for k, v in self.approved.items()},
+            "collected": {k.value: list(v) for k, v in self.collected.items()},
+            "rejected": {k.value: v for k, v in self.rejected.items()},
+            "drafted_by": {k.value: v for k, v in self.drafted_by.items()},
+            "policies": {k.value: p.to_json() for k, p in self.policies.items()},
             "blocked_from": self.blocked_from.value if self.blocked_from else None,
+            "block_kind": self.block_kind,
             "active_job_id": self.active_job_id,
         }
 
@@ -69,21 +92,24 @@ class RunState:
                  assessment_id: uuid.UUID, status: str, step: str | None,
                  reason: str | None, context: Mapping[str, Any]) -> RunState:
         blocked_from = context.get("blocked_from")
+
+        def kinds(name: str, convert: Any = int) -> Mapping[ArtifactKind, Any]:
+            return MappingProxyType({ArtifactKind(k): convert(v)
+                                     for k, v in (context.get(name) or {}).items()})
+
         return cls(
-            run_id=run_id,
-            tenant_id=tenant_id,
-            organization_id=organization_id,
-            assessment_id=assessment_id,
-            status=WorkflowStatus(status),
+            run_id=run_id, tenant_id=tenant_id, organization_id=organization_id,
+            assessment_id=assessment_id, status=WorkflowStatus(status),
             step=Step(step) if step else None,
             active_job_id=context.get("active_job_id"),
             framework=context.get("framework"),
             attempts=MappingProxyType(
-                {Step(k): int(v) for k, v in context.get("attempts", {}).items()}),
-            artifacts=MappingProxyType(
-                {ArtifactKind(k): int(v) for k, v in context.get("artifacts", {}).items()}),
-            approved=MappingProxyType(
-                {ArtifactKind(k): int(v) for k, v in context.get("approved", {}).items()}),
+                {Step(k): int(v) for k, v in (context.get("attempts") or {}).items()}),
+            artifacts=kinds("artifacts"), approved=kinds("approved"),
+            collected=kinds("collected", tuple), rejected=kinds("rejected"),
+            drafted_by=kinds("drafted_by", str),
+            policies=kinds("policies", GatePolicy.from_json),
             blocked_from=WorkflowStatus(blocked_from) if blocked_from else None,
+            block_kind=context.get("block_kind"),
             reason=reason,
         )

@@ -40,8 +40,13 @@ def complete_current(state: RunState, effects: list[Effect], actor: str) -> RunS
     return enter(state.evolve(active_job_id=None), following, effects)
 
 
-def enter(state: RunState, step: Step, effects: list[Effect]) -> RunState:
-    """Enter `step` and run inline steps until a job is queued, a wait opens or the run ends."""
+def enter(state: RunState, step: Step, effects: list[Effect],
+          requested_by: str = SYSTEM_ACTOR) -> RunState:
+    """Enter `step` and run inline steps until a job is queued, a wait opens or the run ends.
+
+    `requested_by` is the person whose command re-entered the step (retry, reprocess, new
+    version): a job queued for it drafts on their behalf.
+    """
     for _ in range(MAX_TRANSITIONS_PER_DECISION):
         spec = STEP_SPECS[step]
         closed = [kind.value for kind in spec.requires_approved if not state.is_approved(kind)]
@@ -56,7 +61,7 @@ def enter(state: RunState, step: Step, effects: list[Effect]) -> RunState:
         effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_STARTED, step, SYSTEM_ACTOR,
                              {"attempt": attempt}))
         if spec.kind is not StepKind.INLINE:
-            return _open(state, step, attempt, effects)
+            return _open(state, step, attempt, effects, requested_by)
         effects.append(StepChanged(step, attempt, StepStatus.COMPLETED))
         effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_COMPLETED, step, SYSTEM_ACTOR))
         following = step.next()
@@ -68,7 +73,8 @@ def enter(state: RunState, step: Step, effects: list[Effect]) -> RunState:
     raise AssertionError("a decision entered more steps than the lifecycle has")
 
 
-def _open(state: RunState, step: Step, attempt: int, effects: list[Effect]) -> RunState:
+def _open(state: RunState, step: Step, attempt: int, effects: list[Effect],
+          requested_by: str) -> RunState:
     """Start a job step or open a wait."""
     spec = STEP_SPECS[step]
     if spec.kind is StepKind.JOB:
@@ -78,7 +84,8 @@ def _open(state: RunState, step: Step, attempt: int, effects: list[Effect]) -> R
         if spec.produces is not None:
             parameters["artifact_kind"] = spec.produces.value
             parameters["artifact_version"] = state.artifacts.get(spec.produces, 0) + 1
-        effects.append(EnqueueJob(job_id, spec.job_kind, step, attempt, parameters))
+        effects.append(EnqueueJob(job_id, spec.job_kind, step, attempt, parameters,
+                                  requested_by=requested_by))
         return state.evolve(active_job_id=job_id)
     effects.append(StepChanged(step, attempt, StepStatus.WAITING))
     if spec.kind is StepKind.WAIT_FOR_INPUT:

@@ -1,0 +1,98 @@
+"""Signoff policies: who may approve a gate, and how many approvals open it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from orchestrator.contracts.signals import ArtifactKind
+
+
+class SignoffMode(StrEnum):
+    SINGLE = "single"
+    """One approval by an eligible approver."""
+    UNANIMOUS = "unanimous"
+    """Every designated approver."""
+    MAJORITY = "majority"
+    """More than half of the designated approvers."""
+    N_OF_M = "n_of_m"
+    """At least `required` of the designated approvers."""
+
+
+#: Roles that may approve when a policy names none.
+DEFAULT_APPROVER_ROLES = ("assessor", "compliance_lead", "ciso")
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    mode: SignoffMode = SignoffMode.SINGLE
+    approvers: tuple[str, ...] = ()
+    """Designated approvers (actor ids). Required for unanimous, majority and N-of-M."""
+    roles: tuple[str, ...] = DEFAULT_APPROVER_ROLES
+    """The approver must hold one of these roles."""
+    required: int = 1
+    """For N-of-M: how many of the designated approvers."""
+    separation_of_duties: bool = True
+    """The actor who asked for the draft may not approve it."""
+
+    def __post_init__(self) -> None:
+        if self.mode is not SignoffMode.SINGLE and not self.approvers:
+            raise ValueError(f"a {self.mode.value} policy needs designated approvers")
+        if len(set(self.approvers)) != len(self.approvers):
+            raise ValueError("designated approvers must be distinct")
+        if self.mode is SignoffMode.N_OF_M and not 1 <= self.required <= len(self.approvers):
+            raise ValueError("N-of-M needs 1 <= required <= number of approvers")
+        if not self.roles:
+            raise ValueError("a policy needs at least one approver role")
+
+    def eligibility_problem(self, approver_id: str, role: str) -> str | None:
+        if role not in self.roles:
+            return f"approver role {role!r} may not approve this gate (allowed: " \
+                   f"{', '.join(self.roles)})"
+        if self.approvers and approver_id not in self.approvers:
+            return f"{approver_id} is not a designated approver of this gate"
+        return None
+
+    def is_met(self, approvers: Iterable[str]) -> bool:
+        collected = set(approvers)
+        designated = collected & set(self.approvers)
+        if self.mode is SignoffMode.SINGLE:
+            return bool(collected)
+        if self.mode is SignoffMode.UNANIMOUS:
+            return designated == set(self.approvers)
+        if self.mode is SignoffMode.MAJORITY:
+            return len(designated) * 2 > len(self.approvers)
+        return len(designated) >= self.required
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode.value, "approvers": list(self.approvers),
+                "roles": list(self.roles), "required": self.required,
+                "separation_of_duties": self.separation_of_duties}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GatePolicy:
+        return cls(mode=SignoffMode(data.get("mode", "single")),
+                   approvers=tuple(data.get("approvers", ())),
+                   roles=tuple(data.get("roles", DEFAULT_APPROVER_ROLES)),
+                   required=int(data.get("required", 1)),
+                   separation_of_duties=bool(data.get("separation_of_duties", True)))
+
+
+DEFAULT_POLICY = GatePolicy()
+
+
+def parse_policies(raw: Any) -> dict[ArtifactKind, GatePolicy]:
+    """Validate `{artifact_kind: policy}` from a start request; raises ValueError."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ValueError("approval_policies must be an object keyed by artifact kind")
+    policies: dict[ArtifactKind, GatePolicy] = {}
+    for key, value in raw.items():
+        kind = ArtifactKind(key)
+        if not isinstance(value, Mapping):
+            raise ValueError(f"policy for {key} must be an object")
+        policies[kind] = GatePolicy.from_json(value)
+    return policies

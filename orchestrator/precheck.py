@@ -1,0 +1,38 @@
+"""Decide a new signal against the run as it stands, so an invalid one fails fast.
+
+Only a rejection is final here: the coordinator decides everything else under the run's
+lock, because the run may move before it gets there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlalchemy.orm import Session
+
+from orchestrator.clock import utcnow
+from orchestrator.contracts.signals import SignalEnvelope, SignalFate
+from orchestrator.coordinator import approval_view
+from orchestrator.db.models import ApprovalEvent, InboxSignal, WorkflowRun
+from orchestrator.effects_writer import EffectWriter
+from orchestrator.inbox import Recorded
+from orchestrator.lifecycle.decide import decide
+from orchestrator.runs import state_of
+
+
+def reject_if_invalid(session: Session, run: WorkflowRun, envelope: SignalEnvelope,
+                      recorded: Recorded) -> Recorded:
+    approval = None
+    if envelope.approval_event_id is not None:
+        row = session.get(ApprovalEvent, envelope.approval_event_id)
+        approval = approval_view(row) if row is not None else None
+    decision = decide(state_of(run), envelope, approval)
+    if decision.fate is not SignalFate.REJECTED:
+        return recorded
+    now = utcnow()
+    inbox = session.query(InboxSignal).filter_by(signal_id=envelope.signal_id).one()
+    inbox.fate, inbox.reason, inbox.decided_at = SignalFate.REJECTED.value, decision.reason, now
+    writer = EffectWriter(session=session, run=run, now=now)
+    for effect in decision.effects:  # a rejection only records its own audit event
+        writer.apply(effect, envelope.trace_id, envelope.signal_id)
+    return replace(recorded, fate=SignalFate.REJECTED, reason=decision.reason)
