@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_demo)
     migrate = commands.add_parser("migrate", help="bring the database to the latest schema")
     migrate.set_defaults(handler=_migrate)
+    from orchestrator.api_cli import register_commands
+
+    register_commands(commands)
     return parser
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from sqlalchemy import select
 
@@ -78,3 +79,26 @@ def _view(row: Document, duplicate: bool = False) -> DocumentView:
     return DocumentView(id=row.id, filename=row.filename, media_type=row.media_type,
                         size_bytes=row.size_bytes, sha256=row.sha256, status=row.status,
                         duplicate=duplicate)
+
+
+#: Declared types that say nothing about the content.
+_UNDECLARED = {"", "application/octet-stream"}
+_TEXT_FAMILY = {"text/plain", "text/markdown", "text/x-markdown"}
+
+
+def upload_document_file(actor: Actor, assessment_id: uuid.UUID, filename: str, path: Path, *,
+                         declared_media_type: str | None = None,
+                         kick: Kick = fleet.kick) -> DocumentView:
+    """Upload a document received into a file (the HTTP API streams uploads to disk).
+
+    A declared media type must agree with what the content is; the content decides.
+    """
+    content = path.read_bytes()
+    declared = (declared_media_type or "").split(";", 1)[0].strip().lower()
+    if declared not in _UNDECLARED:
+        sniffed = sniff_text_media_type(filename, content)
+        if declared != sniffed and not {declared, sniffed} <= _TEXT_FAMILY:
+            raise InvalidInput(f"{filename}: declared as {declared} but the content is "
+                               f"{sniffed}", declared_media_type=declared,
+                               detected_media_type=sniffed)
+    return upload_document(actor, assessment_id, filename, content, kick=kick)

@@ -71,3 +71,82 @@ class DocumentView(_View):
     sha256: str
     status: str
     duplicate: bool = False
+
+
+# --- read models of a run's history (listings of the HTTP API) -------------------------------
+
+class StepView(_View):
+    step: str
+    attempt: int
+    status: str
+    error: str | None
+    started_at: datetime
+    finished_at: datetime | None
+
+
+class SignalView(_View):
+    """A signal as recorded in the inbox, with its fate."""
+
+    signal_id: uuid.UUID
+    type: str
+    idempotency_key: str
+    fate: SignalFate
+    reason: str | None
+    actor_id: str
+    approval_event_id: uuid.UUID | None
+    payload: dict[str, Any]
+    received_at: datetime
+    decided_at: datetime | None
+
+
+class JobView(_View):
+    id: str
+    step: str
+    step_attempt: int
+    kind: str
+    queue: str
+    status: str
+    deliveries: int
+    summary: dict[str, Any] | None
+    error: dict[str, Any] | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class AuditEventView(_View):
+    id: int
+    step: str | None
+    event_type: str
+    actor_id: str
+    trace_id: str
+    metadata: dict[str, Any]
+    created_at: datetime
+
+
+class ArtifactView(_View):
+    id: uuid.UUID
+    kind: str
+    version: int
+    status: str
+    media_type: str
+    sha256: str
+    has_file: bool
+    """A rendered file exists (the report); otherwise the content is the artifact."""
+    created_by_job_id: str
+    created_at: datetime
+
+
+class ApprovalRecordView(_View):
+    """A recorded approval decision and, once an approval signal used it, which one."""
+
+    id: uuid.UUID
+    artifact_id: uuid.UUID
+    artifact_kind: str
+    artifact_version: int
+    approver_id: str
+    approver_role: str
+    decision: str
+    comment: str | None
+    created_at: datetime
+    consumed_by_signal_id: uuid.UUID | None

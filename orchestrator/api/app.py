@@ -1,0 +1,75 @@
+"""The producer API's ASGI application (`orchestrator.api:app`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel
+from sqlalchemy import text
+
+from orchestrator.api.config import get_api_settings
+from orchestrator.api.limits import BodyLimitMiddleware
+from orchestrator.api.problems import install_problem_handlers, problem_responses
+from orchestrator.api.routers import (
+    approvals,
+    artifacts,
+    assessments,
+    lifecycle,
+    operations,
+    runs,
+)
+from orchestrator.db.session import transaction
+from orchestrator.settings import get_settings
+
+DESCRIPTION = """\
+Start and drive SCF assessment lifecycles: durable, resumable runs with mandatory human
+approvals.
+
+Every request carries an API key (`Authorization: Bearer <key>`) bound to one tenant;
+another tenant's ids answer 404. Errors are RFC 9457 problem details with a stable `code`.
+Every POST honours an `Idempotency-Key` header.
+"""
+
+
+class Health(BaseModel):
+    status: str
+
+
+def _ping() -> None:
+    with transaction() as session:
+        session.execute(text("SELECT 1"))
+
+
+@asynccontextmanager
+async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    """On the embedded default nothing else runs: bring the schema and a worker along."""
+    if not (get_api_settings().embedded_worker and get_settings().is_embedded_broker):
+        yield
+        return
+    from orchestrator.db.migrate import upgrade
+    from orchestrator.embedded import embedded_worker
+    from orchestrator.fleet import get_app
+
+    await run_in_threadpool(upgrade)
+    with embedded_worker(get_app()):
+        yield
+
+
+def create_app() -> FastAPI:
+    app = FastAPI(title="Assessment lifecycle producer API", version="1.0.0",
+                  description=DESCRIPTION, lifespan=lifespan)
+    install_problem_handlers(app)
+    app.add_middleware(BodyLimitMiddleware)
+    for module in (assessments, lifecycle, runs, artifacts, approvals, operations):
+        app.include_router(module.router)
+
+    @app.get("/healthz", response_model=Health, tags=["health"],
+             responses=problem_responses(500), summary="Liveness and database reachability")
+    async def health() -> Health:
+        await run_in_threadpool(_ping)
+        return Health(status="ok")
+
+    return app

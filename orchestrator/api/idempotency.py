@@ -1,0 +1,130 @@
+"""`Idempotency-Key` for POSTs that are not signals: the first response is stored and
+replayed; the same key with a different request is a 409.
+
+Signal-like POSTs (start, signals, cancel, resume, operations) map the header to the
+signal's own idempotency key instead: the inbox already makes those idempotent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from fastapi.responses import JSONResponse
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+
+from orchestrator.api.config import get_api_settings
+from orchestrator.api.problems import ApiProblem
+from orchestrator.apikeys import Principal
+from orchestrator.clock import utcnow
+from orchestrator.db.apikey_models import IdempotentResponse
+from orchestrator.db.session import transaction
+from orchestrator.errors import IdempotencyConflict
+
+REPLAYED_HEADER = "Idempotent-Replayed"
+MAX_KEY_LENGTH = 256
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status_code: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+    def response(self, replayed: bool = False) -> JSONResponse:
+        headers = dict(self.headers)
+        if replayed:
+            headers[REPLAYED_HEADER] = "true"
+        return JSONResponse(self.body, status_code=self.status_code, headers=headers)
+
+
+def request_hash(method: str, path: str, material: Any) -> str:
+    encoded = json.dumps({"method": method, "path": path, "request": material},
+                         sort_keys=True, default=str).encode()
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def check_key(key: str | None) -> str | None:
+    if key is None:
+        return None
+    key = key.strip()
+    if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+        raise ApiProblem(422, "invalid_idempotency_key",
+                         f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters")
+    return key
+
+
+def run_once(principal: Principal, key: str | None, fingerprint: str,
+             action: Callable[[], Outcome]) -> JSONResponse:
+    """Run `action` once per (tenant, key); replay its response for the same request."""
+    if key is None:
+        return action().response()
+    stored = _claim(principal.tenant_id, key, fingerprint)
+    if stored is not None:
+        return stored.response(replayed=True)
+    try:
+        outcome = action()
+    except BaseException:
+        _release(principal.tenant_id, key)  # nothing happened: the key is free again
+        raise
+    _complete(principal.tenant_id, key, outcome)
+    return outcome.response()
+
+
+def _claim(tenant_id: str, key: str, fingerprint: str) -> Outcome | None:
+    """Reserve the key, or return the response stored under it."""
+    try:
+        with transaction() as session:
+            session.add(IdempotentResponse(id=uuid.uuid4(), tenant_id=tenant_id,
+                                           idempotency_key=key, request_hash=fingerprint,
+                                           created_at=utcnow()))
+        return None
+    except IntegrityError:
+        pass
+    with transaction() as session:
+        row = session.scalar(select(IdempotentResponse).where(
+            IdempotentResponse.tenant_id == tenant_id,
+            IdempotentResponse.idempotency_key == key))
+        if row is None:  # released meanwhile: claim again
+            return _claim(tenant_id, key, fingerprint)
+        if row.request_hash != fingerprint:
+            raise IdempotencyConflict(
+                "this Idempotency-Key was used before with a different request")
+        if row.status_code is not None:
+            return Outcome(row.status_code, dict(row.response_body or {}),
+                           dict(row.response_headers or {}))
+        stale = utcnow() - timedelta(seconds=get_api_settings().idempotency_stale_s)
+        if _as_aware(row.created_at) > stale:
+            raise ApiProblem(409, "idempotency_in_progress",
+                             "a request with this Idempotency-Key is still being handled")
+        row.created_at = utcnow()  # the first attempt died: this one takes over
+        return None
+
+
+def _as_aware(value: Any) -> Any:
+    from datetime import UTC
+
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _complete(tenant_id: str, key: str, outcome: Outcome) -> None:
+    with transaction() as session:
+        session.execute(update(IdempotentResponse).where(
+            IdempotentResponse.tenant_id == tenant_id,
+            IdempotentResponse.idempotency_key == key).values(
+            status_code=outcome.status_code, response_body=outcome.body,
+            response_headers=outcome.headers, completed_at=utcnow()))
+
+
+def _release(tenant_id: str, key: str) -> None:
+    with transaction() as session:
+        session.execute(delete(IdempotentResponse).where(
+            IdempotentResponse.tenant_id == tenant_id,
+            IdempotentResponse.idempotency_key == key,
+            IdempotentResponse.status_code.is_(None)))

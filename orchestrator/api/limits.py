@@ -1,0 +1,92 @@
+"""Request body limits, enforced on the declared length and again on the bytes received."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from orchestrator.api.config import get_api_settings
+from orchestrator.api.problems import problem_response
+from orchestrator.settings import get_settings
+
+_UPLOAD_PATH = re.compile(r"^/api/v1/assessments/[^/]+/documents/?$")
+
+
+class BodyTooLarge(HTTPException):
+    """An HTTPException, so FastAPI's body parsing re-raises it as it is."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body exceeds the {limit}-byte limit")
+        self.limit = limit
+
+
+def body_limit(scope: Scope) -> int:
+    """Uploads may carry one document plus multipart framing; everything else is small."""
+    api = get_api_settings()
+    if scope.get("method") == "POST" and _UPLOAD_PATH.match(scope.get("path", "")):
+        return get_settings().max_document_bytes + api.multipart_overhead_bytes
+    return api.max_body_bytes
+
+
+class BodyLimitMiddleware:
+    def __init__(self, app: ASGIApp, limit_for: Callable[[Scope], int] = body_limit) -> None:
+        self.app = app
+        self.limit_for = limit_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope)
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await self._refuse(scope, receive, send, limit)
+            return
+        received = 0
+        started = False
+
+        async def counted_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, tracked_send)
+        except BodyTooLarge:
+            if started:
+                raise
+            await self._refuse(scope, receive, send, limit)
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        response = problem_response(None, 413, "payload_too_large",
+                                    f"the request body exceeds the {limit}-byte limit",
+                                    instance=scope.get("path"), limit_bytes=limit)
+        await response(scope, receive, send)
+
+
+def _content_length(scope: Scope) -> int | None:
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    for name, value in headers:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+__all__: list[Any] = ["BodyLimitMiddleware", "BodyTooLarge", "body_limit"]

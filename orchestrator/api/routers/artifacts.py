@@ -1,0 +1,71 @@
+"""A run's artifacts (drafts, versions) and the report, as metadata or as files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse, Response
+
+from orchestrator.api.auth import Reader
+from orchestrator.api.paths import ArtifactId, RunId
+from orchestrator.api.problems import problem_responses
+from orchestrator.api.schemas import ArtifactDetail
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.errors import NotFound
+from orchestrator.queries import ArtifactContent, get_artifact, latest_report, list_artifacts
+from orchestrator.views import ArtifactView
+
+router = APIRouter(prefix="/api/v1/workflows", tags=["artifacts"],
+                   responses=problem_responses(401, 403, 404, 422))
+
+_FILE_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
+    "description": "The artifact's file (the rendered report) or its JSON content.",
+    "content": {"text/html": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "object"}},
+                "application/octet-stream": {"schema": {"type": "string",
+                                                        "format": "binary"}}}}}
+
+
+@router.get("/{workflowRunId}/artifacts", response_model=list[ArtifactView],
+            summary="A run's artifacts")
+def index(run_id: RunId, principal: Reader,
+          kind: ArtifactKind | None = None) -> list[ArtifactView]:
+    return list_artifacts(principal.actor, run_id, kind.value if kind else None)
+
+
+@router.get("/{workflowRunId}/artifacts/{artifactId}", response_model=ArtifactDetail,
+            summary="One artifact with its content")
+def read(run_id: RunId, artifact_id: ArtifactId, principal: Reader) -> ArtifactDetail:
+    found = get_artifact(principal.actor, run_id, artifact_id)
+    return ArtifactDetail(**found.view.model_dump(), content=found.content)
+
+
+@router.get("/{workflowRunId}/artifacts/{artifactId}/download", response_class=Response,
+            responses=_FILE_RESPONSE, summary="Download an artifact")
+def download(run_id: RunId, artifact_id: ArtifactId, principal: Reader) -> Response:
+    return _file(get_artifact(principal.actor, run_id, artifact_id))
+
+
+@router.get("/{workflowRunId}/report", response_class=Response, responses=_FILE_RESPONSE,
+            summary="Download the run's newest report")
+def report(run_id: RunId, principal: Reader) -> Response:
+    return _file(latest_report(principal.actor, run_id))
+
+
+def _file(found: ArtifactContent) -> Response:
+    view = found.view
+    name = f"{view.kind}-v{view.version}"
+    if found.file is None:
+        return Response(json.dumps(found.content, sort_keys=True, default=str),
+                        media_type="application/json",
+                        headers=_disposition(f"{name}.json"))
+    if not found.file.is_file():
+        raise NotFound(f"the file of {view.kind} v{view.version} is missing from storage")
+    return FileResponse(found.file, media_type=view.media_type,
+                        headers=_disposition(f"{name}{found.file.suffix}"))
+
+
+def _disposition(filename: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{filename}"'}

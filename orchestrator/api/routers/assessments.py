@@ -1,0 +1,83 @@
+"""Assessments and their documents."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from orchestrator.api.auth import Reader, Signaller
+from orchestrator.api.dependencies import Cursor, IdempotencyHeader, Limit
+from orchestrator.api.idempotency import Outcome, check_key, request_hash, run_once
+from orchestrator.api.paths import AssessmentId, assessment_location
+from orchestrator.api.problems import problem_responses
+from orchestrator.api.schemas import CreateAssessment, Page
+from orchestrator.api.uploads import UPLOAD_BODY, received_upload
+from orchestrator.documents import upload_document_file
+from orchestrator.producer import create_assessment
+from orchestrator.queries import get_assessment, list_assessments, list_documents
+from orchestrator.settings import get_settings
+from orchestrator.views import AssessmentView, DocumentView
+
+router = APIRouter(prefix="/api/v1/assessments", tags=["assessments"],
+                   responses=problem_responses(401, 403, 404, 422))
+
+
+@router.post("", status_code=201, response_model=AssessmentView,
+             responses=problem_responses(409, 413), summary="Create an assessment")
+def create(body: CreateAssessment, request: Request, principal: Signaller,
+           idempotency_key: IdempotencyHeader = None) -> JSONResponse:
+    def action() -> Outcome:
+        view = create_assessment(principal.actor, body.organization_id, body.name)
+        return Outcome(201, view.model_dump(mode="json"),
+                       {"Location": assessment_location(view.id)})
+
+    fingerprint = request_hash("POST", request.url.path, body.model_dump(mode="json"))
+    return run_once(principal, check_key(idempotency_key), fingerprint, action)
+
+
+@router.get("", response_model=Page[AssessmentView], summary="List assessments")
+def index(principal: Reader, limit: Limit = 50, cursor: Cursor = None) -> Page[AssessmentView]:
+    page = list_assessments(principal.actor, limit=limit, cursor=cursor)
+    return Page(items=page.items, next_cursor=page.next_cursor)
+
+
+@router.get("/{assessmentId}", response_model=AssessmentView, summary="Read an assessment")
+def read(assessment_id: AssessmentId, principal: Reader) -> AssessmentView:
+    return get_assessment(principal.actor, assessment_id)
+
+
+@router.get("/{assessmentId}/documents", response_model=list[DocumentView],
+            summary="List an assessment's documents")
+def documents(assessment_id: AssessmentId, principal: Reader) -> list[DocumentView]:
+    return list_documents(principal.actor, assessment_id)
+
+
+@router.post(
+    "/{assessmentId}/documents", status_code=201, response_model=DocumentView,
+    summary="Upload a document",
+    description="multipart/form-data with one `file` part, streamed to storage. The size "
+                "limit and the type are checked on the content; a duplicate of a document "
+                "already uploaded answers 200 with `duplicate: true`. Uploading records "
+                "`documents_uploaded` for the assessment's active run.",
+    openapi_extra={"requestBody": UPLOAD_BODY},
+    responses={200: {"model": DocumentView, "description": "The same content was uploaded "
+                     "before"}, **problem_responses(400, 409, 413, 415)})
+async def upload(assessment_id: AssessmentId, request: Request, principal: Signaller,
+                 idempotency_key: IdempotencyHeader = None) -> JSONResponse:
+    key = check_key(idempotency_key)
+    # Refuse an unknown assessment before reading a possibly large body.
+    await run_in_threadpool(get_assessment, principal.actor, assessment_id)
+    storage = get_settings().resolved_storage_dir
+    async with received_upload(request, storage / "incoming",
+                               get_settings().max_document_bytes) as received:
+        def action() -> Outcome:
+            view = upload_document_file(principal.actor, assessment_id, received.filename,
+                                        received.path,
+                                        declared_media_type=received.declared_type)
+            return Outcome(200 if view.duplicate else 201, view.model_dump(mode="json"), {})
+
+        fingerprint = request_hash("POST", request.url.path, {
+            "filename": received.filename, "declared_type": received.declared_type,
+            "sha256": received.sha256})
+        return await run_in_threadpool(run_once, principal, key, fingerprint, action)

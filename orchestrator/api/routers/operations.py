@@ -1,0 +1,77 @@
+"""Operator commands, the same as the celery CLI's: retry, reprocess, new version, block."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from orchestrator import operations
+from orchestrator.api.auth import Operator
+from orchestrator.api.dependencies import IdempotencyHeader, Wait, await_fate, signal_key
+from orchestrator.api.paths import RunId, StepName
+from orchestrator.api.problems import problem_responses
+from orchestrator.api.schemas import (
+    ControlRequest,
+    NewVersionRequest,
+    ReprocessPlan,
+    ReprocessRequest,
+    RetryRequest,
+)
+from orchestrator.views import SignalReceipt
+
+router = APIRouter(prefix="/api/v1/workflows", tags=["operations"],
+                   responses=problem_responses(401, 403, 404, 409, 413, 422))
+
+_ACCEPTED = "Accepted: the command is durable in the run's inbox."
+
+
+@router.post("/{workflowRunId}/retry", status_code=202, response_model=SignalReceipt,
+             summary="Retry the failed step", description=_ACCEPTED)
+def retry(run_id: RunId, body: RetryRequest, principal: Operator, wait: Wait = 0,
+          idempotency_key: IdempotencyHeader = None) -> SignalReceipt:
+    key = signal_key(idempotency_key, body.idempotency_key)
+    receipt = operations.retry_step(principal.actor, run_id, reason=body.reason,
+                                    idempotency_key=key)
+    return await_fate(principal.actor, receipt, wait)
+
+
+_PLAN: dict[int | str, dict[str, Any]] = {200: {
+    "model": ReprocessPlan, "description": "Dry run: what reprocessing would supersede."}}
+
+
+@router.post("/{workflowRunId}/steps/{step}/reprocess", status_code=202,
+             response_model=SignalReceipt, responses=_PLAN, summary="Reprocess a step",
+             description="Rewinds the run to the step: downstream work is superseded and "
+                         "its approvals are collected again. " + _ACCEPTED)
+def reprocess(run_id: RunId, step: StepName, body: ReprocessRequest, principal: Operator,
+              wait: Wait = 0, idempotency_key: IdempotencyHeader = None) -> Any:
+    key = signal_key(idempotency_key, body.idempotency_key)
+    result = operations.reprocess_step(principal.actor, run_id, step.value, reason=body.reason,
+                                       idempotency_key=key, new_version=body.new_version,
+                                       dry_run=body.dry_run)
+    if isinstance(result, SignalReceipt):
+        return await_fate(principal.actor, result, wait)
+    return JSONResponse(ReprocessPlan.model_validate(result.to_json()).model_dump(mode="json"),
+                        status_code=200)
+
+
+@router.post("/{workflowRunId}/new-version", status_code=202, response_model=SignalReceipt,
+             summary="Draft a new version of an artifact", description=_ACCEPTED)
+def new_version(run_id: RunId, body: NewVersionRequest, principal: Operator, wait: Wait = 0,
+                idempotency_key: IdempotencyHeader = None) -> SignalReceipt:
+    key = signal_key(idempotency_key, body.idempotency_key)
+    receipt = operations.request_new_version(principal.actor, run_id, body.artifact_kind.value,
+                                             reason=body.reason, idempotency_key=key)
+    return await_fate(principal.actor, receipt, wait)
+
+
+@router.post("/{workflowRunId}/block", status_code=202, response_model=SignalReceipt,
+             summary="Block a run for manual intervention", description=_ACCEPTED)
+def block(run_id: RunId, body: ControlRequest, principal: Operator, wait: Wait = 0,
+          idempotency_key: IdempotencyHeader = None) -> SignalReceipt:
+    key = signal_key(idempotency_key, body.idempotency_key)
+    receipt = operations.block_run(principal.actor, run_id, reason=body.reason,
+                                   idempotency_key=key)
+    return await_fate(principal.actor, receipt, wait)

@@ -1,0 +1,121 @@
+"""Request bodies and the few response shapes the producer's views do not already give."""
+
+from __future__ import annotations
+
+import uuid
+from enum import StrEnum
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.contracts.signals import ArtifactKind, SignalType
+from orchestrator.errors import InvalidInput
+from orchestrator.lifecycle.approvals import ApprovalDecision
+from orchestrator.producer import _public_signal_type
+from orchestrator.views import ArtifactView
+
+T = TypeVar("T")
+
+IdempotencyKey = Annotated[str, Field(min_length=1, max_length=256)]
+Reason = Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S")]
+
+
+def _accepted_by_producer(kind: SignalType) -> bool:
+    try:
+        _public_signal_type(kind)
+    except InvalidInput:
+        return False
+    return True
+
+
+#: The signal types callers may send (the producer decides; the schema only lists them).
+PublicSignalType = StrEnum(  # type: ignore[misc]
+    "PublicSignalType", {t.name: t.value for t in SignalType if _accepted_by_producer(t)})
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateAssessment(_Request):
+    organization_id: str = Field(min_length=1, max_length=128, pattern=r"\S")
+    name: str = Field(min_length=1, max_length=300, pattern=r"\S")
+
+
+class StartLifecycle(_Request):
+    idempotency_key: IdempotencyKey | None = Field(
+        None, description="Same key and input: the same run back. The Idempotency-Key "
+                          "header may carry it instead.")
+    trace_id: str | None = Field(None, min_length=1, max_length=128)
+
+
+class SignalRequest(_Request):
+    type: PublicSignalType  # type: ignore[valid-type]
+    idempotency_key: IdempotencyKey | None = Field(
+        None, description="Unique per run; the Idempotency-Key header may carry it instead.")
+    payload: dict[str, Any] = Field(default_factory=dict)
+    approval_event_id: uuid.UUID | None = Field(
+        None, description="Approval signals name the approval event they act on.")
+    trace_id: str | None = Field(None, min_length=1, max_length=128)
+
+
+class ControlRequest(_Request):
+    """Cancel or resume: a reason for the audit log."""
+
+    reason: Reason
+    idempotency_key: IdempotencyKey | None = None
+
+
+class ApprovalRequest(_Request):
+    """A reviewer's decision on one exact artifact version. The approver is the key's
+    principal, never a field of the request."""
+
+    artifact_kind: ArtifactKind
+    artifact_version: int = Field(ge=1, le=1_000_000)
+    decision: ApprovalDecision = ApprovalDecision.APPROVED
+    approver_role: str = Field("assessor", min_length=1, max_length=64, pattern=r"\S")
+    comment: str | None = Field(None, max_length=4000)
+
+
+class RetryRequest(_Request):
+    reason: Reason
+    idempotency_key: IdempotencyKey | None = None
+
+
+class ReprocessRequest(_Request):
+    reason: Reason
+    new_version: bool = Field(description="Draft new artifact versions (explicit by design).")
+    dry_run: bool = Field(False, description="Only say what would be superseded.")
+    idempotency_key: IdempotencyKey | None = None
+
+
+class NewVersionRequest(_Request):
+    artifact_kind: ArtifactKind
+    reason: Reason
+    idempotency_key: IdempotencyKey | None = None
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a listing; pass `next_cursor` back as `cursor` for the next one."""
+
+    items: list[T]
+    next_cursor: str | None
+
+
+class ArtifactDetail(ArtifactView):
+    content: dict[str, Any]
+
+
+class SupersededArtifact(BaseModel):
+    kind: str
+    version: int
+
+
+class ReprocessPlan(BaseModel):
+    """What reprocessing a step would supersede (a dry run changes nothing)."""
+
+    target: str
+    superseded_steps: list[str]
+    superseded_artifacts: list[SupersededArtifact]
+    approvals_to_collect_again: list[str]
+    new_versions: list[str]
