@@ -11,9 +11,10 @@ from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind, SignalEnvelope, SignalFate
-from orchestrator.db.models import ApprovalEvent, InboxSignal, OutboxMessage
+from orchestrator.db.models import ApprovalEvent, InboxSignal
 from orchestrator.db.session import transaction
 from orchestrator.effects_writer import EffectWriter
+from orchestrator.fleet import revoke
 from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
 from orchestrator.outbox import PublishedBatch, publish_messages
@@ -31,23 +32,25 @@ class CoordinationResult:
 def coordinate(run_id: uuid.UUID) -> CoordinationResult:
     """The coordinator's whole job for one wake-up of one run."""
     with transaction() as session:
-        result, outbox = apply_pending(session, run_id)
-    if not outbox:
+        result, writer = apply_pending(session, run_id)
+    if writer is not None and writer.revoked:
+        revoke(writer.revoked)
+    if writer is None or not writer.outbox:
         return result
     return CoordinationResult(result.decided, result.still_pending, result.status,
-                              publish_messages(outbox))
+                              publish_messages(writer.outbox))
 
 
 def apply_pending(session: Session,
-                  run_id: uuid.UUID) -> tuple[CoordinationResult, list[OutboxMessage]]:
+                  run_id: uuid.UUID) -> tuple[CoordinationResult, EffectWriter | None]:
     run = lock_run(session, run_id)
     if run is None:
-        return CoordinationResult(0, 0, None), []
+        return CoordinationResult(0, 0, None), None
     rows = list(session.scalars(select(InboxSignal).where(
         InboxSignal.run_id == run_id, InboxSignal.fate == SignalFate.PENDING.value)
         .order_by(InboxSignal.id)))
     if not rows:
-        return CoordinationResult(0, 0, run.status), []
+        return CoordinationResult(0, 0, run.status), None
     envelopes = {row.id: SignalEnvelope.model_validate(row.envelope) for row in rows}
     approvals = _approvals(session, envelopes.values())
     now = utcnow()
@@ -77,8 +80,7 @@ def apply_pending(session: Session,
     if decided:
         save_state(session, run, state)
     session.flush()
-    return (CoordinationResult(decided, len(rows), state.status.value),
-            writer.outbox)
+    return CoordinationResult(decided, len(rows), state.status.value), writer
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ class EffectWriter:
     now: datetime
     new_steps: dict[tuple[str, int], StepExecution] = field(default_factory=dict)
     outbox: list[OutboxMessage] = field(default_factory=list)
+    revoked: list[str] = field(default_factory=list)
+    """Jobs cancelled in this transaction: workers are told to drop them after commit."""
 
     def apply(self, effect: Effect, trace_id: str, signal_id: object) -> None:
         match effect:
@@ -138,7 +140,8 @@ class EffectWriter:
     def _cancel_jobs(self) -> None:
         # Queued jobs never start (the job runtime checks its row); running ones see the
         # run cancelled before they commit, and their late outcome is ignored.
-        self.session.execute(update(Job).where(
+        cancelled = self.session.scalars(update(Job).where(
             Job.run_id == self.run.id,
             Job.status.in_([JobStatus.QUEUED.value, JobStatus.STARTED.value])).values(
-            status=JobStatus.CANCELLED.value, updated_at=self.now))
+            status=JobStatus.CANCELLED.value, updated_at=self.now).returning(Job.id))
+        self.revoked.extend(cancelled)

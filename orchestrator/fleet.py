@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from functools import lru_cache
 from typing import Any
@@ -27,3 +28,12 @@ def kick(run_id: uuid.UUID) -> None:
 def send_job(task_name: str, queue: str, task_id: str, body: dict[str, Any]) -> None:
     get_app().send_task(task_name, args=[body], queue=queue, task_id=task_id,
                         shadow=f"{task_name}[{body.get('step')}]")
+
+
+def revoke(job_ids: list[str]) -> None:
+    """Tell every worker to drop these jobs if they have not started (best effort: a job
+    that runs anyway finds its row cancelled and commits nothing)."""
+    try:
+        get_app().control.revoke(job_ids)
+    except Exception:  # the database already says cancelled; the broadcast is a courtesy
+        logging.getLogger(__name__).warning("could not broadcast revoke of %s", job_ids)
