@@ -143,6 +143,7 @@ def test_two_of_three_policy_opens_only_with_two_designated_approvers(fleet: Non
     assert (run.status, run.current_step) == ("waiting_for_approval", "wait_for_soa_approval")
     second = record_approval(b, run_id, "soa", 1)
     send_signal(b, run_id, "soa_approved", "b", approval_event_id=second.id)
+    follow(run_id, lambda r: r.context["approved"].get("soa") == 1)
     follow(run_id, waiting_at("wait_for_gap_approval"), ScriptedReviewer(REVIEWER))
     assert_replays(run_id)
 
