@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.contracts.signals import ArtifactKind, SignalType
 from orchestrator.errors import InvalidInput
 from orchestrator.lifecycle.approvals import ApprovalDecision
+from orchestrator.lifecycle.policies import SignoffMode
 from orchestrator.producer import _public_signal_type
 from orchestrator.views import ArtifactView
 
@@ -42,7 +43,25 @@ class CreateAssessment(_Request):
     name: str = Field(min_length=1, max_length=300, pattern=r"\S")
 
 
+class SignoffPolicy(_Request):
+    """Who may approve one gate, and how many approvals open it."""
+
+    mode: SignoffMode = SignoffMode.SINGLE
+    approvers: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        default_factory=list, max_length=50,
+        description="Designated approvers (principals); needed by all but `single`.")
+    roles: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
+        None, min_length=1, max_length=20,
+        description="Roles an approver must hold; default: assessor, compliance_lead, ciso.")
+    required: int = Field(1, ge=1, le=50, description="For n_of_m: how many approvers.")
+    separation_of_duties: bool = Field(
+        True, description="Whoever asked for a draft may not approve it.")
+
+
 class StartLifecycle(_Request):
+    approval_policies: dict[ArtifactKind, SignoffPolicy] | None = Field(
+        None, description="Signoff policy per artifact kind; gates not named approve with "
+                          "one eligible approver.")
     idempotency_key: IdempotencyKey | None = Field(
         None, description="Same key and input: the same run back. The Idempotency-Key "
                           "header may carry it instead.")

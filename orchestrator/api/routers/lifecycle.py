@@ -34,7 +34,11 @@ def start(assessment_id: AssessmentId, principal: Signaller,
           idempotency_key: IdempotencyHeader = None) -> JSONResponse:
     body = body or StartLifecycle()
     key = signal_key(idempotency_key, body.idempotency_key)
-    run = start_lifecycle(principal.actor, assessment_id, key, trace_id=body.trace_id)
+    policies = None if body.approval_policies is None else {
+        kind.value: policy.model_dump(exclude_none=True)
+        for kind, policy in body.approval_policies.items()}
+    run = start_lifecycle(principal.actor, assessment_id, key, policies=policies,
+                          trace_id=body.trace_id)
     return JSONResponse(run.model_dump(mode="json"), status_code=201,
                         headers={"Location": run_location(run.id)})
 

@@ -1,0 +1,98 @@
+"""The HTTP API on the embedded default: fresh SQLite + storage, in-memory broker.
+
+`api` gives a TestClient and a way to mint API keys. Tests that need runs to move start
+`orchestrator.embedded.embedded_worker` (the `worker` fixture); the API's own lifespan
+worker stays off so each test decides.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from orchestrator.api import app
+from orchestrator.api.config import get_api_settings
+from orchestrator.apikeys import create_key
+from orchestrator.embedded import embedded_worker
+from orchestrator.fleet import get_app
+
+SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
+Headers = dict[str, str]
+
+
+class Api:
+    """A client of the API and the keys it calls with."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.client = client
+
+    def key(self, *scopes: str, tenant: str = "acme", principal: str = "user:owner@acme",
+            organizations: list[str] | None = None) -> Headers:
+        _, key = create_key(tenant, principal, scopes or ("admin",),
+                            organizations=organizations)
+        return {"Authorization": f"Bearer {key}"}
+
+    def create_assessment(self, headers: Headers, organization: str = "acme-org",
+                          name: str = "2027 SCF assessment") -> dict[str, Any]:
+        response = self.client.post("/api/v1/assessments", headers=headers,
+                                    json={"organization_id": organization, "name": name})
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
+    def upload(self, headers: Headers, assessment_id: str, name: str, content: bytes,
+               media_type: str = "text/markdown") -> Any:
+        return self.client.post(f"/api/v1/assessments/{assessment_id}/documents",
+                                headers=headers, files={"file": (name, content, media_type)})
+
+    def upload_samples(self, headers: Headers, assessment_id: str) -> None:
+        for path in sorted(SAMPLES.iterdir()):
+            response = self.upload(headers, assessment_id, path.name, path.read_bytes())
+            assert response.status_code == 201, response.text
+
+    def start(self, headers: Headers, assessment_id: str, key: str,
+              body: dict[str, Any] | None = None) -> Any:
+        return self.client.post(
+            f"/api/v1/assessments/{assessment_id}/workflows/lifecycle/start",
+            headers={**headers, "Idempotency-Key": key}, json=body)
+
+    def run(self, headers: Headers, run_id: str) -> dict[str, Any]:
+        response = self.client.get(f"/api/v1/workflows/{run_id}", headers=headers)
+        assert response.status_code == 200, response.text
+        return dict(response.json())
+
+    def follow(self, headers: Headers, run_id: str, until: Callable[[dict[str, Any]], bool],
+               timeout_s: float = 60) -> dict[str, Any]:
+        """Poll the run through the API until `until` holds."""
+        deadline = time.monotonic() + timeout_s
+        run = self.run(headers, run_id)
+        while not until(run):
+            assert time.monotonic() < deadline, f"run never reached the state; last: {run}"
+            assert run["status"] not in ("failed", "cancelled", "completed"), run
+            time.sleep(0.02)
+            run = self.run(headers, run_id)
+        return run
+
+
+def waiting_at(step: str, status: str = "waiting_for_approval") -> Callable[[dict[str, Any]],
+                                                                             bool]:
+    return lambda run: run["current_step"] == step and run["status"] == status
+
+
+@pytest.fixture
+def api(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
+    get_api_settings.cache_clear()
+    yield Api(TestClient(app))
+    get_api_settings.cache_clear()
+
+
+@pytest.fixture
+def worker(api: Api) -> Iterator[None]:
+    """A real Celery worker in this process consuming the in-memory broker."""
+    with embedded_worker(get_app(), concurrency=3):
+        yield

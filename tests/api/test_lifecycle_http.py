@@ -1,0 +1,101 @@
+"""A whole assessment through HTTP only: create, upload, start, select, approve, read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.contracts.steps import STEP_ORDER
+from tests.api.conftest import Api, Headers
+from tests.api.lifecycle_http import drive_to_completion
+
+
+def _all_pages(api: Api, headers: Headers, url: str, limit: int) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"limit": limit}
+    while True:
+        page = api.client.get(url, headers=headers, params=params)
+        assert page.status_code == 200, page.text
+        body = page.json()
+        assert len(body["items"]) <= limit
+        items += body["items"]
+        if body["next_cursor"] is None:
+            return items
+        params["cursor"] = body["next_cursor"]
+
+
+def test_a_whole_lifecycle_through_http(api: Api, worker: None) -> None:
+    owner = api.key("signal", "read", principal="user:owner@acme")
+    reviewer = api.key("approve", "read", principal="user:reviewer@acme")
+    assessment = api.create_assessment(owner)
+    api.upload_samples(owner, assessment["id"])
+
+    started = api.start(owner, assessment["id"], "acme-2027")
+    assert started.status_code == 201, started.text
+    run_id = started.json()["id"]
+    assert started.headers["location"] == f"/api/v1/workflows/{run_id}"
+    replayed = api.start(owner, assessment["id"], "acme-2027")
+    assert (replayed.status_code, replayed.json()["id"]) == (201, run_id)
+    lifecycle = api.client.get(
+        f"/api/v1/assessments/{assessment['id']}/workflows/lifecycle", headers=owner)
+    assert lifecycle.json()["id"] == run_id
+
+    run = drive_to_completion(api, owner, reviewer, run_id)
+    assert run["status"] == "completed" and run["completed_at"]
+
+    steps = api.client.get(f"/api/v1/workflows/{run_id}/steps", headers=owner).json()
+    assert [s["step"] for s in steps] == [step.value for step in STEP_ORDER]
+    assert {s["status"] for s in steps} == {"completed"}
+    jobs = api.client.get(f"/api/v1/workflows/{run_id}/jobs", headers=owner).json()
+    assert jobs and {job["status"] for job in jobs} == {"succeeded"}
+
+    audit = _all_pages(api, owner, f"/api/v1/workflows/{run_id}/audit", limit=7)
+    ids = [event["id"] for event in audit]
+    assert ids == sorted(set(ids)), "pages neither overlap nor skip"
+    kinds = {event["event_type"] for event in audit}
+    assert {"lifecycle_workflow_started", "lifecycle_workflow_waiting_for_approval",
+            "lifecycle_workflow_completed"} <= kinds
+    approvers = {e["actor_id"] for e in audit
+                 if e["event_type"] == "lifecycle_workflow_approval_accepted"}
+    assert approvers == {"user:reviewer@acme"}
+
+    signals = _all_pages(api, owner, f"/api/v1/workflows/{run_id}/signals", limit=4)
+    assert signals[0]["type"] == "workflow_start_requested"
+    assert {s["fate"] for s in signals if s["actor_id"] == "user:reviewer@acme"} == {"applied"}
+    assert all(s["fate"] != "pending" for s in signals)
+    one = api.client.get(f"/api/v1/workflows/{run_id}/signals/{signals[-1]['signal_id']}",
+                         headers=owner)
+    assert one.json() == signals[-1]
+
+    approvals = api.client.get(f"/api/v1/workflows/{run_id}/approvals", headers=owner).json()
+    assert len(approvals) == 5 and all(a["consumed_by_signal_id"] for a in approvals)
+    assert {a["approver_id"] for a in approvals} == {"user:reviewer@acme"}
+
+    _check_artifacts(api, owner, run_id)
+    completed = api.client.get("/api/v1/workflows", headers=owner,
+                               params={"status": "completed"}).json()
+    assert [r["id"] for r in completed["items"]] == [run_id]
+    waiting = api.client.get("/api/v1/workflows", headers=owner,
+                             params={"waiting_for_approval": True}).json()
+    assert waiting["items"] == []
+
+
+def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
+    artifacts = api.client.get(f"/api/v1/workflows/{run_id}/artifacts", headers=headers).json()
+    kinds = {a["kind"] for a in artifacts}
+    assert {"scope", "soa", "gap_analysis", "maturity_assessment", "poam", "report"} <= kinds
+    soa = next(a for a in artifacts if a["kind"] == "soa")
+    detail = api.client.get(f"/api/v1/workflows/{run_id}/artifacts/{soa['id']}",
+                            headers=headers)
+    assert detail.status_code == 200 and detail.json()["content"]
+    download = api.client.get(f"/api/v1/workflows/{run_id}/artifacts/{soa['id']}/download",
+                              headers=headers)
+    assert download.headers["content-type"] == "application/json"
+    assert download.json() == detail.json()["content"]
+    assert "soa-v1.json" in download.headers["content-disposition"]
+    only_reports = api.client.get(f"/api/v1/workflows/{run_id}/artifacts",
+                                  headers=headers, params={"kind": "report"}).json()
+    assert {a["kind"] for a in only_reports} == {"report"}
+    report = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers)
+    assert report.status_code == 200
+    assert report.headers["content-type"].startswith("text/html")
+    assert report.text.startswith("<!DOCTYPE html>")
