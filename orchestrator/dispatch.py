@@ -25,3 +25,4 @@ ROUTES: dict[JobKind, Route] = {
 }
 
 QUEUES: tuple[str, ...] = (ORCHESTRATOR_QUEUE, *sorted({r.queue for r in ROUTES.values()}))
+QUEUES += ("notifications",)  # webhook deliveries: orchestrator/notifications

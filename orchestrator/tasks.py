@@ -13,6 +13,7 @@ from orchestrator.coordinator import coordinate as coordinate_run
 from orchestrator.db.session import dispose_engines
 from orchestrator.dispatch import COORDINATE_TASK
 from orchestrator.errors import ConcurrentUpdate
+from orchestrator.notifications import tasks as _notification_tasks  # noqa: F401 (registers)
 
 
 @shared_task(name=COORDINATE_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
@@ -24,16 +25,38 @@ def coordinate(self: object, run_id: str) -> dict[str, object]:
     return {"run_id": run_id, "decided": result.decided, "status": result.status}
 
 
-@shared_task(name="orchestrator.sweep_outbox", ignore_result=True, soft_time_limit=60,
-             time_limit=90)
+_SWEEP_OPTIONS = {"ignore_result": True, "soft_time_limit": 60, "time_limit": 90}
+
+
+@shared_task(name="orchestrator.sweep_outbox", **_SWEEP_OPTIONS)
 def sweep_outbox() -> int:
     return sweeps.publish_stale_outbox()
 
 
-@shared_task(name="orchestrator.sweep_inbox", ignore_result=True, soft_time_limit=60,
-             time_limit=90)
+@shared_task(name="orchestrator.sweep_inbox", **_SWEEP_OPTIONS)
 def sweep_inbox() -> int:
     return sweeps.rekick_pending_runs()
+
+
+@shared_task(name="orchestrator.sweep_lost_jobs", **_SWEEP_OPTIONS)
+def sweep_lost_jobs() -> dict[str, int]:
+    found = sweeps.recover_lost_jobs()
+    return {"redispatched": found.redispatched, "dead_lettered": found.dead_lettered}
+
+
+@shared_task(name="orchestrator.sweep_approval_waits", **_SWEEP_OPTIONS)
+def sweep_approval_waits() -> dict[str, int]:
+    return sweeps.sweep_approval_waits()
+
+
+@shared_task(name="orchestrator.sweep_sla", **_SWEEP_OPTIONS)
+def sweep_sla() -> int:
+    return sweeps.sweep_sla()
+
+
+@shared_task(name="orchestrator.sweep_stale", **_SWEEP_OPTIONS)
+def sweep_stale() -> int:
+    return sweeps.sweep_stale()
 
 
 @worker_process_init.connect

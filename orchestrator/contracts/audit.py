@@ -16,6 +16,13 @@ class AuditEventType(StrEnum):
     LIFECYCLE_WORKFLOW_CANCELLED = "lifecycle_workflow_cancelled"
     LIFECYCLE_WORKFLOW_RESUMED = "lifecycle_workflow_resumed"
     LIFECYCLE_WORKFLOW_COMPLETED = "lifecycle_workflow_completed"
+    # Raised by the sweeps (approval waits, SLA, staleness, lost jobs).
+    LIFECYCLE_WORKFLOW_APPROVAL_REMINDER_SENT = "lifecycle_workflow_approval_reminder_sent"
+    LIFECYCLE_WORKFLOW_APPROVAL_ESCALATED = "lifecycle_workflow_approval_escalated"
+    LIFECYCLE_WORKFLOW_SLA_BREACHED = "lifecycle_workflow_sla_breached"
+    LIFECYCLE_WORKFLOW_STALE = "lifecycle_workflow_stale"
+    LIFECYCLE_WORKFLOW_JOB_REDISPATCHED = "lifecycle_workflow_job_redispatched"
+    LIFECYCLE_WORKFLOW_JOB_DEAD_LETTERED = "lifecycle_workflow_job_dead_lettered"
     # Added by the fleet.
     LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT = "lifecycle_workflow_waiting_for_input"
     LIFECYCLE_WORKFLOW_SIGNAL_IGNORED = "lifecycle_workflow_signal_ignored"

@@ -127,9 +127,14 @@ def _record_failure(request: JobRequest, error: JobError) -> None:
         job = session.scalar(select(Job).where(Job.id == request.job_id).with_for_update())
         if job is None or job.status != JobStatus.STARTED.value:
             return
-        _set_status(session, request, JobStatus.FAILED, error=error.model_dump())
-        outcome = _outcome(request, succeeded=False).model_copy(update={"error": error})
-        insert_signal(session, _outcome_signal(request, SignalType.JOB_FAILED, outcome))
+        fail_job(session, request, error)
+
+
+def fail_job(session: Session, request: JobRequest, error: JobError) -> None:
+    """Mark the job failed and post its job_failed outcome, in the caller's transaction."""
+    _set_status(session, request, JobStatus.FAILED, error=error.model_dump())
+    outcome = _outcome(request, succeeded=False).model_copy(update={"error": error})
+    insert_signal(session, _outcome_signal(request, SignalType.JOB_FAILED, outcome))
 
 
 def _set_status(session: Session, request: JobRequest, status: JobStatus, *,

@@ -1,0 +1,149 @@
+"""Find lost jobs and re-dispatch them, up to a limit; then dead-letter and fail the step.
+
+A job is lost when it is queued or started and nothing has been heard of it (no outcome,
+no heartbeat, no re-dispatch) within its kind's deadline. A job that is running holds
+its row lock, so `FOR UPDATE SKIP LOCKED` never picks a live job on PostgreSQL.
+
+Re-dispatching re-publishes the job's own request under its own task id: the runtime
+treats a duplicate as a no-op. The guarded upsert of `job_watch` lets only one of two
+racing sweeps count (and send) a re-dispatch; the dead letter's unique job id does the
+same for giving up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from orchestrator.clock import utcnow
+from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.jobs import JobError, JobKind, JobRequest, JobStatus
+from orchestrator.db.models import Job, WorkflowRun
+from orchestrator.db.ops_models import DeadLetter, JobWatch
+from orchestrator.db.session import transaction
+from orchestrator.dispatch import ROUTES
+from orchestrator.jobs.runtime import fail_job
+from orchestrator.notifications.events import NotificationEvent
+from orchestrator.sweeps.effects import AfterCommit, Occasion, announce, append_audit
+from orchestrator.sweeps.settings import SweepSettings, sweep_settings
+from orchestrator.sweeps.sql import insert_for
+
+_ACTIVE = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
+
+
+@dataclass(frozen=True)
+class LostJobs:
+    redispatched: int
+    dead_lettered: int
+
+
+def recover_lost_jobs() -> LostJobs:
+    settings = sweep_settings()
+    now = utcnow()
+    after = AfterCommit()
+    redispatched = dead_lettered = 0
+    with transaction() as session:
+        for job, watch in _lost(session, now, settings):
+            done = watch.redispatches if watch is not None else 0
+            if done < settings.redispatch_limit:
+                redispatched += _redispatch(session, job, done, now, after)
+            else:
+                dead_lettered += _dead_letter(session, job, done, now, settings, after)
+    after.send()
+    return LostJobs(redispatched, dead_lettered)
+
+
+def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]:
+    cutoffs = {kind: now - settings.job_deadline(kind) for kind in JobKind}
+    queued_cutoff = now - timedelta(seconds=settings.queued_deadline_s)
+
+    def silent_since(cutoff: datetime) -> Any:
+        return and_(Job.updated_at < cutoff,
+                    or_(JobWatch.heartbeat_at.is_(None), JobWatch.heartbeat_at < cutoff),
+                    or_(JobWatch.redispatched_at.is_(None), JobWatch.redispatched_at < cutoff))
+
+    started = [and_(Job.status == JobStatus.STARTED.value, Job.kind == kind.value,
+                    silent_since(cutoff)) for kind, cutoff in cutoffs.items()]
+    queued = and_(Job.status == JobStatus.QUEUED.value, silent_since(queued_cutoff))
+    latest_cutoff = max([queued_cutoff, *cutoffs.values()])
+    return list(session.execute(
+        select(Job, JobWatch).outerjoin(JobWatch, JobWatch.job_id == Job.id)
+        # The first two terms are the (status, updated_at) index's range.
+        .where(Job.status.in_(_ACTIVE), Job.updated_at < latest_cutoff, or_(queued, *started))
+        .order_by(Job.updated_at).limit(settings.batch)
+        .with_for_update(skip_locked=True, of=Job)).tuples())
+
+
+def _redispatch(session: Session, job: Job, done: int, now: datetime,
+                after: AfterCommit) -> int:
+    count = done + 1
+    values = {"redispatches": count, "redispatched_at": now}
+    claimed = session.execute(
+        insert_for(session, JobWatch).values(job_id=job.id, **values)
+        .on_conflict_do_update(index_elements=["job_id"], set_=values,
+                               where=JobWatch.redispatches == done)
+        .returning(JobWatch.job_id)).scalar()
+    if claimed is None:
+        return 0  # another sweep re-dispatched it just now
+    run = session.get(WorkflowRun, job.run_id)
+    assert run is not None
+    details = {"job_id": job.id, "kind": job.kind, "job_status": job.status,
+               "redispatch": count, "deliveries": job.deliveries}
+    append_audit(session, run, AuditEventType.LIFECYCLE_WORKFLOW_JOB_REDISPATCHED, job.step,
+                 details, now)
+    route = ROUTES[JobKind(job.kind)]
+    after.jobs.append((route.task_name, route.queue, job.id, dict(job.request)))
+    return 1
+
+
+def _dead_letter(session: Session, job: Job, done: int, now: datetime,
+                 settings: SweepSettings, after: AfterCommit) -> int:
+    deadline = (settings.queued_deadline_s if job.status == JobStatus.QUEUED.value
+                else settings.job_deadline(JobKind(job.kind)).total_seconds())
+    reason = (f"job {job.id} lost: no outcome or heartbeat within {deadline:g} s, "
+              f"{done} re-dispatch(es) did not help")
+    route = ROUTES[JobKind(job.kind)]
+    run = session.get(WorkflowRun, job.run_id)
+    assert run is not None
+    inserted = session.execute(
+        insert_for(session, DeadLetter).values(
+            job_id=job.id, run_id=job.run_id, tenant_id=run.tenant_id, step=job.step,
+            kind=job.kind, task_name=route.task_name, queue=route.queue,
+            request=dict(job.request), reason=reason, deliveries=job.deliveries,
+            redispatches=done, created_at=now)
+        .on_conflict_do_nothing(index_elements=["job_id"])
+        .returning(DeadLetter.id)).scalar()
+    if inserted is None:
+        return 0
+    fail_job(session, JobRequest.model_validate(job.request),
+             JobError(code="job_lost", message=reason))
+    details = {"job_id": job.id, "kind": job.kind, "reason": reason,
+               "dead_letter_id": inserted}
+    announce(session, Occasion(run, "dead_lettered", job.id, now),
+             AuditEventType.LIFECYCLE_WORKFLOW_JOB_DEAD_LETTERED,
+             NotificationEvent.JOB_DEAD_LETTERED, job.step, details, after)
+    after.kicks.add(run.id)
+    return 1
+
+
+
+def redispatch_now(job_id: str) -> bool:
+    """Re-dispatch one queued or started job at once (an operator resuming a stale run).
+    False when the job is finished, unknown, or running right now (its row is locked)."""
+    now = utcnow()
+    after = AfterCommit()
+    with transaction() as session:
+        row = session.execute(
+            select(Job, JobWatch).outerjoin(JobWatch, JobWatch.job_id == Job.id)
+            .where(Job.id == job_id, Job.status.in_(_ACTIVE))
+            .with_for_update(skip_locked=True, of=Job)).tuples().first()
+        if row is None:
+            return False
+        job, watch = row
+        sent = _redispatch(session, job, watch.redispatches if watch else 0, now, after)
+    after.send()
+    return bool(sent)
