@@ -22,6 +22,8 @@ class Chunk:
     ordinal: int
     heading_path: str
     text: str
+    page_start: int | None = None
+    page_end: int | None = None
 
     @property
     def sha256(self) -> str:
@@ -47,26 +49,45 @@ def chunk_blocks(blocks: Iterable[Block], target: int = TARGET_CHARS,
     chunks: list[Chunk] = []
     for path, section in groupby(blocks, key=lambda block: block.heading_path):
         heading = HEADING_SEPARATOR.join(path)
-        paragraphs = [block.text for block in section if block.text]
-        for text in _pack(paragraphs, target, overlap):
-            chunks.append(Chunk(len(chunks), heading, text))
+        paragraphs = [(block.text, block.page) for block in section if block.text]
+        for text, first, last in _pack(paragraphs, target, overlap):
+            chunks.append(Chunk(len(chunks), heading, text, first, last))
     return chunks
 
 
-def _pack(paragraphs: list[str], target: int, overlap: int) -> Iterator[str]:
-    pieces = [piece for p in paragraphs for piece in _split_long(p, target - overlap - 2)]
+_Packed = tuple[str, int | None, int | None]
+
+
+def _pack(paragraphs: list[tuple[str, int | None]], target: int,
+          overlap: int) -> Iterator[_Packed]:
+    """Chunks of whole paragraphs (or pieces of long ones), with the pages they span."""
+    pieces = [(piece, page) for text, page in paragraphs
+              for piece in _split_long(text, target - overlap - 2)]
     current: list[str] = []
+    pages: list[int] = []
     size = 0
-    for piece in pieces:
+    for piece, page in pieces:
         if current and size + 2 + len(piece) > target:
             done = "\n\n".join(current)
-            yield done
+            yield done, _first(pages), _last(pages)
             tail = _tail(done, overlap)
+            # The overlap is the previous page's text: the new chunk starts there.
+            pages = pages[-1:] if tail else []
             current, size = ([tail] if tail else []), len(tail)
         current.append(piece)
+        if page is not None:
+            pages.append(page)
         size += len(piece) + (2 if size else 0)
     if current:
-        yield "\n\n".join(current)
+        yield "\n\n".join(current), _first(pages), _last(pages)
+
+
+def _first(pages: list[int]) -> int | None:
+    return min(pages) if pages else None
+
+
+def _last(pages: list[int]) -> int | None:
+    return max(pages) if pages else None
 
 
 def _split_long(text: str, limit: int) -> list[str]:

@@ -1,51 +1,97 @@
-"""From a stored document to parsed text, or a clear reason why it has none."""
+"""From a stored document to parsed text, or the typed reason why it has none.
+
+The worker only checks what is cheap and safe (type, size, checksum, the first bytes);
+parsing happens in the parser process.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from orchestrator.db.models import Document
 from orchestrator.jobs.interface import JobFailure
-from orchestrator.storage import sha256_hex
-from workers.ingestion.normalise import decode_text
-from workers.ingestion.parse import (
-    SUPPORTED_MEDIA_TYPES,
-    ParsedDocument,
-    base_media_type,
-    parse,
+from orchestrator.settings import get_settings
+from workers.ingestion import media
+from workers.ingestion.errors import DocumentError, DocumentErrorCode
+from workers.ingestion.parse import ParsedDocument
+from workers.ingestion.readers.registry import load_plugins, supported_media_types
+from workers.ingestion.sandbox import ParserSandbox
+from workers.ingestion.sniff import (
+    HEAD_BYTES,
+    OLE_FAMILY,
+    PDF_FAMILY,
+    TEXT_FAMILY,
+    ZIP_FAMILY,
+    content_family,
+    ole_verdict,
 )
 
-
-class UnusableDocument(Exception):
-    """This document yields no text; the others are still ingested."""
+_EXPECTED_FAMILY = {media.PDF: PDF_FAMILY, media.DOCX: ZIP_FAMILY, media.XLSX: ZIP_FAMILY}
 
 
-def extract(document: Document) -> ParsedDocument:
-    media_type = base_media_type(document.media_type)
-    if media_type not in SUPPORTED_MEDIA_TYPES:
-        accepted = ", ".join(sorted(SUPPORTED_MEDIA_TYPES))
-        raise UnusableDocument(f"unsupported media type {document.media_type!r} "
-                               f"(accepted: {accepted})")
-    data = _read(document)
-    if sha256_hex(data) != document.sha256:
-        # Chunk ids derive from the recorded hash: never index different bytes under it.
-        raise UnusableDocument("stored file does not match its recorded SHA-256")
-    text = decode_text(data)
-    if text is None:
-        raise UnusableDocument(f"binary content declared as {media_type}")
-    parsed = parse(text, media_type)
+def extract(document: Document, sandbox: ParserSandbox) -> ParsedDocument:
+    load_plugins(sandbox.limits.reader_plugins)
+    media_type = media.base_media_type(document.media_type)
+    if media_type not in supported_media_types():
+        accepted = ", ".join(sorted(supported_media_types()))
+        raise DocumentError(DocumentErrorCode.UNSUPPORTED_TYPE,
+                            f"unsupported media type {document.media_type!r} "
+                            f"(accepted: {accepted})")
+    path = Path(document.storage_path)
+    head = _check_file(document, path)
+    _check_family(media_type, head)
+    parsed = sandbox.parse(path, media_type)
     if not parsed.has_text:
-        raise UnusableDocument("the document contains no extractable text")
+        detail = ("it has headings but no body text" if parsed.headings
+                  else "the document contains no text")
+        raise DocumentError(DocumentErrorCode.NO_EXTRACTABLE_TEXT, f"no extractable text: {detail}")
     return parsed
 
 
-def _read(document: Document) -> bytes:
+def _check_file(document: Document, path: Path) -> bytes:
+    """Size and checksum, streaming; returns the first bytes for the type check."""
+    limit = get_settings().max_document_bytes
     try:
-        return Path(document.storage_path).read_bytes()
+        size = path.stat().st_size
+        if size == 0:
+            raise DocumentError(DocumentErrorCode.EMPTY_FILE, "the file is empty")
+        if size > limit:
+            raise DocumentError(DocumentErrorCode.TOO_LARGE,
+                                f"{size} bytes exceeds the {limit}-byte limit")
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+            digest.update(head)
+            while block := handle.read(1 << 20):
+                digest.update(block)
     except FileNotFoundError as error:
-        raise UnusableDocument("the stored file is missing") from error
+        raise DocumentError(DocumentErrorCode.FILE_MISSING, "the stored file is missing") from error
     except OSError as error:
         # A volume hiccup, not the document's fault: let the job try again.
         raise JobFailure("storage_unavailable",
                          f"cannot read {document.filename}: {error.strerror}",
                          retryable=True) from error
+    if digest.hexdigest() != document.sha256:
+        # Chunk ids derive from the recorded hash: never index different bytes under it.
+        raise DocumentError(DocumentErrorCode.CHECKSUM_MISMATCH,
+                            "stored file does not match its recorded SHA-256")
+    return head
+
+
+def _check_family(media_type: str, head: bytes) -> None:
+    expected = _EXPECTED_FAMILY.get(media_type)
+    if expected is None and media_type not in media.TEXT_TYPES:
+        return  # a plugin's type: its reader checks its own content
+    try:
+        family = content_family(head)
+    except DocumentError as error:
+        if error.code is DocumentErrorCode.UNSUPPORTED_TYPE and expected is None:
+            raise DocumentError(DocumentErrorCode.WRONG_TYPE,
+                                f"binary content declared as {media_type}") from error
+        raise
+    if family == OLE_FAMILY and media_type in media.ARCHIVE_TYPES:
+        raise ole_verdict(head)
+    if family != (expected or TEXT_FAMILY):
+        raise DocumentError(DocumentErrorCode.WRONG_TYPE,
+                            f"the content is not {media_type} (it looks like {family})")

@@ -3,29 +3,53 @@
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
+from functools import lru_cache
 
 _NEWLINES = re.compile(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]")
 _INLINE_SPACE = re.compile(r"[^\S\n]+")
+_TRAILING_SPACE = re.compile(r" *\n *")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
-def _is_dropped(char: str) -> bool:
-    # Control (Cc) and format (Cf: zero-width, BOM, bidi overrides) characters carry no
-    # content and can hide text from reviewers; newlines and tabs are layout, kept.
-    return char not in "\n\t" and unicodedata.category(char) in ("Cc", "Cf")
+@lru_cache(maxsize=1)
+def _dropped() -> re.Pattern[str]:
+    """Control (Cc) and format (Cf: zero-width, BOM, soft hyphen, bidi overrides)
+    characters carry no content and can hide text from reviewers; newlines and tabs are
+    layout, kept. Built once from this Python's Unicode tables."""
+    points = [c for c in range(sys.maxunicode + 1)
+              if unicodedata.category(chr(c)) in ("Cc", "Cf") and chr(c) not in "\n\t"]
+    ranges: list[str] = []
+    start = previous = points[0]
+    for point in [*points[1:], -1]:
+        if point != previous + 1:
+            ranges.append(re.escape(chr(start)) if start == previous
+                          else f"{re.escape(chr(start))}-{re.escape(chr(previous))}")
+            start = point
+        previous = point
+    return re.compile("[" + "".join(ranges) + "]")
 
 
 def normalise_text(text: str) -> str:
     """NFC, newlines unified, control characters dropped, whitespace collapsed.
 
     Paragraph breaks (one blank line) survive; runs of spaces, tabs and
-    non-breaking spaces become one space; lines lose trailing blanks.
+    non-breaking spaces become one space; lines lose leading and trailing blanks.
+    Whole-string regular expressions, not per-character Python: this runs on every
+    byte ingested.
     """
-    text = unicodedata.normalize("NFC", _NEWLINES.sub("\n", text))
-    text = "".join(char for char in text if not _is_dropped(char))
-    lines = (_INLINE_SPACE.sub(" ", line).strip() for line in text.split("\n"))
-    return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip()
+    text = _NEWLINES.sub("\n", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    text = _dropped().sub("", text)
+    text = _TRAILING_SPACE.sub("\n", _INLINE_SPACE.sub(" ", text))
+    return _BLANK_RUNS.sub("\n\n", text).strip()
+
+
+def normalise_inline(text: str) -> str:
+    """One line: every run of whitespace (newlines included) becomes one space."""
+    return " ".join(normalise_text(text).split())
 
 
 def decode_text(data: bytes) -> str | None:

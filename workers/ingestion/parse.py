@@ -1,4 +1,5 @@
-"""Plain text and Markdown to paragraphs, each under the path of headings above it."""
+"""Parsed documents as paragraphs under their heading path; the Markdown and plain-text
+readers. Every other reader builds its blocks with `BlockBuilder` too."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from workers.ingestion.normalise import normalise_text
 
 MARKDOWN = "text/markdown"
 PLAIN_TEXT = "text/plain"
-SUPPORTED_MEDIA_TYPES = frozenset({MARKDOWN, PLAIN_TEXT})
 
 _ATX = re.compile(r"^(#{1,6})\s+(.+?)(?:\s+#+)?\s*$")
 _SETEXT = re.compile(r"^(=+|-+)$")
 _RULE = re.compile(r"^([-*_])(\s*\1){2,}$")
 _FENCE = re.compile(r"^(```|~~~)")
-_META_ITEM = re.compile(r"^([A-Za-z0-9_.-]+)\s*:\s*(.*)$")
+_META_ITEM = re.compile(r"^([A-Za-z0-9_.-]+)\s*:(?:\s+(.*)|)$")
+_MAX_FRONT_MATTER_LINES = 500
 
 Metadata = dict[str, str | list[str]]
 
@@ -26,16 +27,25 @@ class Block:
 
     heading_path: tuple[str, ...]
     text: str
+    page: int | None = None
+    """1-based page the paragraph starts on, for formats that have pages (PDF)."""
 
 
 @dataclass(frozen=True)
 class ParsedDocument:
     metadata: Metadata = field(default_factory=dict)
     blocks: tuple[Block, ...] = ()
+    pages: int | None = None
+    headings: int = 0
+    """How many headings the reader saw: a document of headings alone has no body text."""
 
     @property
     def has_text(self) -> bool:
         return any(block.text for block in self.blocks)
+
+    @property
+    def characters(self) -> int:
+        return sum(len(block.text) for block in self.blocks)
 
 
 def base_media_type(media_type: str) -> str:
@@ -44,27 +54,38 @@ def base_media_type(media_type: str) -> str:
 
 
 def parse(text: str, media_type: str) -> ParsedDocument:
-    """Parse decoded text; the caller checks the media type is supported."""
+    """Parse decoded text as Markdown, or else as plain text."""
     text = normalise_text(text)
     if base_media_type(media_type) != MARKDOWN:
-        return ParsedDocument(blocks=tuple(_plain_blocks(text)))
+        return _plain_blocks(text).result()
     metadata, body = split_front_matter(text)
-    return ParsedDocument(metadata=metadata, blocks=tuple(_markdown_blocks(body)))
+    return _markdown_blocks(body).result(metadata)
 
 
 def split_front_matter(text: str) -> tuple[Metadata, str]:
     """Strip a leading YAML front matter block ('---' ... '---') into flat metadata.
 
     Only the flat subset documents use in practice is read: `key: value`, inline
-    `[a, b]` lists and `- item` lists. An unclosed block is left in the text.
+    `[a, b]` lists and `- item` lists. An unclosed block is left in the text. Some
+    policy tools omit the opening '---': leading `key: value` lines closed by '---'
+    are front matter too.
     """
     lines = text.split("\n")
-    if not lines or lines[0] != "---":
+    if not lines:
         return {}, text
-    for end in range(1, len(lines)):
-        if lines[end] in ("---", "..."):
-            return _parse_metadata(lines[1:end]), "\n".join(lines[end + 1:]).strip()
+    start = 1 if lines[0] == "---" else 0
+    if start == 0 and not _META_ITEM.match(lines[0]):
+        return {}, text
+    for end in range(start, min(len(lines), _MAX_FRONT_MATTER_LINES)):
+        if lines[end] in ("---", "...") and end > start:
+            return _parse_metadata(lines[start:end]), "\n".join(lines[end + 1:]).strip()
+        if start == 0 and not _is_meta_line(lines[end]):
+            break
     return {}, text
+
+
+def _is_meta_line(line: str) -> bool:
+    return not line or line.startswith("- ") or bool(_META_ITEM.match(line))
 
 
 def _parse_metadata(lines: list[str]) -> Metadata:
@@ -73,7 +94,7 @@ def _parse_metadata(lines: list[str]) -> Metadata:
     for line in lines:
         item = _META_ITEM.match(line)
         if item:
-            key, value = item.group(1), item.group(2).strip()
+            key, value = item.group(1), (item.group(2) or "").strip()
             metadata[key] = _meta_value(value) if value else []
         elif line.startswith("- ") and key is not None:
             current = metadata[key]
@@ -94,26 +115,54 @@ def _unquote(value: str) -> str:
     return value
 
 
-class _MarkdownReader:
-    """Walks lines once, tracking the heading stack and the open paragraph."""
+class BlockBuilder:
+    """The heading stack, the open paragraph and the blocks so far, for any reader."""
 
-    def __init__(self) -> None:
+    def __init__(self, separator: str = "\n") -> None:
+        self.separator = separator
+        """Joins the lines of a paragraph: a newline keeps them, a space reflows them."""
         self.headings: list[tuple[int, str]] = []
         self.paragraph: list[str] = []
         self.blocks: list[Block] = []
-        self.in_fence = False
+        self.page: int | None = None
+        self.heading_count = 0
 
     def flush(self) -> None:
-        if self.paragraph:
+        text = self.separator.join(self.paragraph).strip()
+        self.paragraph = []
+        if text:
             path = tuple(title for _, title in self.headings)
-            self.blocks.append(Block(path, "\n".join(self.paragraph)))
-            self.paragraph = []
+            self.blocks.append(Block(path, text, self.page))
+
+    def add(self, text: str) -> None:
+        """A whole paragraph at once."""
+        self.flush()
+        self.paragraph = [text]
+        self.flush()
 
     def heading(self, level: int, title: str) -> None:
         self.flush()
+        title = " ".join(title.split())
+        if not title:
+            return
+        self.heading_count += 1
         # A heading closes every open heading at its level or deeper.
         self.headings = [(lvl, t) for lvl, t in self.headings if lvl < level]
         self.headings.append((level, title))
+
+    def result(self, metadata: Metadata | None = None,
+               pages: int | None = None) -> ParsedDocument:
+        self.flush()
+        return ParsedDocument(metadata=metadata or {}, blocks=tuple(self.blocks), pages=pages,
+                              headings=self.heading_count)
+
+
+class _MarkdownReader(BlockBuilder):
+    """Walks lines once, tracking the heading stack and the open paragraph."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_fence = False
 
     def feed(self, line: str) -> None:
         if _FENCE.match(line):
@@ -140,7 +189,7 @@ def _looks_like_title(line: str) -> bool:
             and line[-1:] not in ".,;:!?")
 
 
-def _plain_blocks(text: str) -> list[Block]:
+def _plain_blocks(text: str) -> BlockBuilder:
     """Plain text has no markup, but policies still have titles: an ALL-CAPS line is a
     level-1 heading, a short title-like line opening a paragraph a level-2 one. A
     lone short line that ends the document stays text, so nothing is lost."""
@@ -157,12 +206,12 @@ def _plain_blocks(text: str) -> list[Block]:
         else:
             reader.paragraph = [first, *rest]
         reader.flush()
-    return reader.blocks
+    return reader
 
 
-def _markdown_blocks(body: str) -> list[Block]:
+def _markdown_blocks(body: str) -> BlockBuilder:
     reader = _MarkdownReader()
     for line in body.split("\n"):
         reader.feed(line)
     reader.flush()
-    return reader.blocks
+    return reader

@@ -1,10 +1,21 @@
-"""Ingestion jobs: uploaded documents, and the approved SoA, into searchable chunks."""
+"""Ingestion jobs: uploaded documents, and the approved SoA, into searchable chunks.
+
+Run outcome policy:
+- A document that cannot be read fails alone, with a typed code (`DocumentErrorCode`)
+  and a message; the job succeeds and lists it under `warnings`, and the run goes on.
+- When no document yields text (or there are none), the job fails with
+  `no_extractable_text` (or `no_documents`), not retryable: retrying cannot help; what
+  helps is another document. The lifecycle should return the run to
+  `wait_for_documents` (waiting for input) on these two codes.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
@@ -12,54 +23,125 @@ from orchestrator.db.models import Document
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
 from orchestrator.storage import put_bytes
 from workers.ingestion.chunking import chunk_blocks
-from workers.ingestion.extract import UnusableDocument, extract
-from workers.ingestion.parse import MARKDOWN, parse
+from workers.ingestion.errors import DocumentError
+from workers.ingestion.extract import extract
+from workers.ingestion.models import DocumentOutcome
+from workers.ingestion.parse import MARKDOWN, ParsedDocument, parse
+from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
 from workers.ingestion.soa_markdown import render_soa_markdown
-from workers.ingestion.store import FAILED, INGESTED, UPLOADED, mark_failed, write_chunks
+from workers.ingestion.store import (
+    DUPLICATE,
+    FAILED,
+    INGESTED,
+    UPLOADED,
+    ChunkIndex,
+    find_same_text,
+    mark_duplicate,
+    mark_failed,
+    record_outcome,
+    text_sha256,
+    write_chunks,
+)
 from workers.inputs import latest_artifact
 from workers.kb_index.embedder import Embedder
 from workers.kb_index.store import index_missing
 from workers.provenance import SYSTEM_UPLOADER
 
+NO_DOCUMENTS = "no_documents"
+NO_EXTRACTABLE_TEXT = "no_extractable_text"
+MAX_WARNINGS = 20
 
-def ingest_documents(context: JobContext) -> JobResult:
-    """Chunk every 'uploaded' document of the assessment.
 
-    A document without usable text is marked 'failed' with the reason and the job goes
-    on; only when no document at all has text does the job fail. Counts cover the whole
-    assessment, so a re-delivered job reports what the first delivery reported.
+def ingest_documents(context: JobContext, sandbox: ParserSandbox | None = None) -> JobResult:
+    """Parse, chunk and store every 'uploaded' document of the assessment.
+
+    Counts cover the whole assessment, so a re-delivered job reports what the first
+    delivery reported.
     """
     session = context.session
+    sandbox = sandbox or shared_sandbox()
     documents = list(session.scalars(
         select(Document).where(Document.assessment_id == context.request.assessment_id)
         .order_by(Document.created_at, Document.id)))
-    now = utcnow()
+    index = ChunkIndex(session, context.request.assessment_id)
     for document in documents:
-        if document.status != UPLOADED:
-            continue
-        try:
-            chunks = chunk_blocks(extract(document).blocks)
-        except UnusableDocument as reason:
-            mark_failed(document, str(reason))
-            continue
-        write_chunks(session, document, chunks, now)
+        if document.status == UPLOADED:
+            _ingest_one(session, document, sandbox, index)
+    return _result(session, documents)
+
+
+def _ingest_one(session: Session, document: Document, sandbox: ParserSandbox,
+                index: ChunkIndex) -> None:
+    now = utcnow()
+    try:
+        parsed = extract(document, sandbox)
+    except DocumentError as error:
+        mark_failed(session, document, error, now)
+        session.flush()
+        return
+    store_parsed(session, document, parsed, index)
+
+
+def store_parsed(session: Session, document: Document, parsed: ParsedDocument,
+                 index: ChunkIndex) -> None:
+    now = utcnow()
+    digest = text_sha256(parsed)
+    original = find_same_text(session, document, digest)
+    if original is not None:
+        mark_duplicate(session, document, parsed, digest, original, now)
+    else:
+        counts = write_chunks(session, document, chunk_blocks(parsed.blocks), now, index)
+        record_outcome(session, document, now, outcome=INGESTED, parsed=parsed,
+                       counts=counts, digest=digest)
+    session.flush()
+
+
+def _result(session: Session, documents: list[Document]) -> JobResult:
     status = Counter(document.status for document in documents)
+    outcomes = {row.document_id: row for row in session.scalars(
+        select(DocumentOutcome).where(
+            DocumentOutcome.document_id.in_([d.id for d in documents])))} if documents else {}
     if status[INGESTED] == 0:
-        raise JobFailure("no_extractable_text", _no_text_message(documents), retryable=False)
+        code = NO_DOCUMENTS if not documents else NO_EXTRACTABLE_TEXT
+        raise JobFailure(code, _no_text_message(documents, outcomes), retryable=False)
+    ingested = [outcomes[d.id] for d in documents if d.status == INGESTED and d.id in outcomes]
+    failed = [(d, outcomes.get(d.id)) for d in documents if d.status in (FAILED, DUPLICATE)]
     return JobResult(summary={
         "documents": len(documents), "ingested": status[INGESTED], "failed": status[FAILED],
-        "chunks": sum(d.chunk_count for d in documents if d.status == INGESTED)})
+        "duplicates": status[DUPLICATE],
+        "chunks": sum(d.chunk_count for d in documents if d.status == INGESTED),
+        "duplicate_chunks": sum(row.duplicate_chunks for row in ingested),
+        "pages": sum(row.pages or 0 for row in ingested),
+        "errors": dict(sorted(Counter(_code(row) for d, row in failed
+                                      if d.status == FAILED).items())),
+        "warnings": [_warning(d, row) for d, row in failed[:MAX_WARNINGS]]})
 
 
-def _no_text_message(documents: list[Document]) -> str:
+def _code(row: DocumentOutcome | None) -> str:
+    return (row.error_code if row else None) or "unknown"
+
+
+def _warning(document: Document, row: DocumentOutcome | None) -> dict[str, Any]:
+    if document.status == DUPLICATE:
+        return {"document": document.filename, "code": "duplicate_document",
+                "duplicate_of": str(row.duplicate_of) if row else None}
+    return {"document": document.filename, "code": _code(row), "message": document.error}
+
+
+def _no_text_message(documents: list[Document],
+                     outcomes: dict[Any, DocumentOutcome]) -> str:
     if not documents:
-        return "the assessment has no documents"
-    reasons = "; ".join(f"{d.filename}: {d.error}" for d in documents[:5] if d.error)
-    return f"no document yielded text ({reasons})" if reasons else "no document yielded text"
+        return "the assessment has no documents: upload at least one"
+    reasons = "; ".join(f"{d.filename}: [{_code(outcomes.get(d.id))}] {d.error}"
+                        for d in documents[:5] if d.error)
+    return (f"no document yielded text ({reasons}); upload a document with text"
+            if reasons else "no document yielded text; upload a document with text")
 
 
 def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResult:
-    """Put the run's approved SoA into the KB as a Markdown document, chunked and embedded."""
+    """Put the run's approved SoA into the KB as a Markdown document, chunked and embedded.
+
+    The SoA is text this fleet wrote, so it is parsed in process, not in the sandbox."""
     request, session = context.request, context.session
     soa = latest_artifact(session, request.run_id, ArtifactKind.SOA, status="approved")
     if soa is None:
@@ -79,9 +161,13 @@ def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResu
             uploaded_by=SYSTEM_UPLOADER, created_at=utcnow())
         session.add(document)
         session.flush()
-    chunks = chunk_blocks(parse(markdown, MARKDOWN).blocks)
-    new_chunks = write_chunks(session, document, chunks, utcnow())
-    counts = index_missing(session, request.assessment_id, embedder, document_id=document.id)
+    parsed = parse(markdown, MARKDOWN)
+    chunks = chunk_blocks(parsed.blocks)
+    counts = write_chunks(session, document, chunks, utcnow(),
+                          ChunkIndex(session, request.assessment_id))
+    record_outcome(session, document, utcnow(), outcome=INGESTED, parsed=parsed, counts=counts,
+                   digest=text_sha256(parsed))
+    embedded = index_missing(session, request.assessment_id, embedder, document_id=document.id)
     return JobResult(summary={
         "document_id": str(document.id), "soa_version": soa.version,
-        "chunks": len(chunks), "new_chunks": new_chunks, "embedded": counts.embedded})
+        "chunks": len(chunks), "new_chunks": counts.new, "embedded": embedded.embedded})

@@ -1,0 +1,1 @@
+"""One reader per format; each turns a file into a ParsedDocument or a DocumentError."""

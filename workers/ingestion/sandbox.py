@@ -1,0 +1,151 @@
+"""Runs parsers in a separate, persistent process with a per-document time limit.
+
+The process is started once and reused (a request costs a pipe round trip, not a
+process start). When a parse runs past its limit the process is killed and the next
+document gets a fresh one; when it dies (a crash in a native parser, out of memory)
+the document fails with PARSER_CRASHED. The worker itself never runs parser code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from workers.ingestion.errors import DocumentError, DocumentErrorCode
+from workers.ingestion.limits import IngestionLimits, get_limits
+from workers.ingestion.parse import ParsedDocument
+from workers.ingestion.protocol import (
+    ChannelClosed,
+    ChannelTimeout,
+    document_from_wire,
+    read_frame,
+    write_frame,
+)
+
+_ROOT = Path(__file__).resolve().parents[2]
+_FRAME_OVERHEAD = 16 * 1024 * 1024
+
+
+class ParserSandbox:
+    def __init__(self, limits: IngestionLimits | None = None) -> None:
+        self.limits = limits or get_limits()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self.started = 0
+        """How many parser processes this sandbox has started (1 while all goes well)."""
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def parse(self, path: Path, media_type: str) -> ParsedDocument:
+        request = {"path": str(path), "media_type": media_type,
+                   "limits": self.limits.model_dump(mode="json")}
+        with self._lock:
+            process = self._send(request)
+            reply = self._receive(process)
+        if not reply.get("ok"):
+            raise DocumentError(DocumentErrorCode(reply["code"]), str(reply["message"]))
+        return document_from_wire(reply)
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    def _send(self, request: dict[str, object]) -> subprocess.Popen[bytes]:
+        # A process that died while idle (killed from outside) is replaced once.
+        for attempt in (1, 2):
+            process = self._ensure()
+            assert process.stdin is not None
+            try:
+                write_frame(process.stdin.fileno(), request)
+                return process
+            except (BrokenPipeError, OSError):
+                self._stop()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _receive(self, process: subprocess.Popen[bytes]) -> dict[str, object]:
+        assert process.stdout is not None
+        deadline = time.monotonic() + self.limits.parse_timeout_s
+        max_bytes = self.limits.max_text_chars * 4 + _FRAME_OVERHEAD
+        try:
+            reply = read_frame(process.stdout.fileno(), deadline, max_bytes)
+        except ChannelTimeout:
+            self._stop()
+            raise DocumentError(DocumentErrorCode.PARSE_TIMEOUT,
+                                f"parsing took longer than {self.limits.parse_timeout_s:g} s "
+                                "and was stopped") from None
+        except (ChannelClosed, json.JSONDecodeError, ValueError):
+            status = self._stop()
+            raise DocumentError(DocumentErrorCode.PARSER_CRASHED,
+                                f"the parser process died ({_describe(status)})") from None
+        except BaseException:
+            self._stop()  # interrupted mid-reply (a task time limit): the channel is unusable
+            raise
+        if process.poll() is not None:
+            self._stop()  # it answered, then exited (e.g. after running out of memory)
+        assert isinstance(reply, dict)
+        return reply
+
+    def _ensure(self) -> subprocess.Popen[bytes]:
+        if self._process is not None and self._process.poll() is None:
+            return self._process
+        self._stop()
+        options = {"memory_bytes": self.limits.parser_memory_bytes,
+                   "plugins": self.limits.reader_plugins}
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "workers.ingestion.sandbox_child", json.dumps(options)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
+        self.started += 1
+        return self._process
+
+    def _stop(self) -> int | None:
+        process, self._process = self._process, None
+        if process is None:
+            return None
+        if process.poll() is None:
+            process.kill()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+        return process.wait()
+
+
+def _describe(status: int | None) -> str:
+    if status is not None and status < 0:
+        try:
+            return f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return f"exit status {status}"
+
+
+_shared: ParserSandbox | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_sandbox() -> ParserSandbox:
+    """One parser process per worker process, started on first use."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ParserSandbox()
+        return _shared
+
+
+def reset_shared_sandbox() -> None:
+    global _shared
+    with _shared_lock:
+        if _shared is not None:
+            _shared.close()
+        _shared = None
