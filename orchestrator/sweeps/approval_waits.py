@@ -32,6 +32,7 @@ from orchestrator.sweeps.cursors import move_cursor, open_window, read_window
 from orchestrator.sweeps.effects import AfterCommit, Occasion, announce, request_block
 from orchestrator.sweeps.marks import claim_mark
 from orchestrator.sweeps.settings import GatePolicy, sweep_settings
+from orchestrator.sweeps.sql import aware
 
 
 class Stage(StrEnum):
@@ -88,7 +89,7 @@ def _sweep_gate(session: Session, stage: Stage, gate: Step, now: datetime,
         WAITING_STEP, StepExecution.step == gate.value)
     rows, position = read_window(session, query, window, StepExecution.started_at,
                                  StepExecution.id, int, sweep_settings().batch)
-    waits = [Wait(run_id, gate, attempt, since) for run_id, attempt, since, _ in rows]
+    waits = [Wait(run_id, gate, attempt, aware(since)) for run_id, attempt, since, _ in rows]
     runs = _waiting_runs(session, {wait.run_id for wait in waits})
     fired = 0
     for wait in waits:

@@ -75,7 +75,7 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
         # The first two terms are the (status, updated_at) index's range.
         .where(Job.status.in_(_ACTIVE), Job.updated_at < latest_cutoff, or_(queued, *started))
         .order_by(Job.updated_at).limit(settings.batch)
-        .with_for_update(skip_locked=True, of=Job)).tuples())
+        .with_for_update(skip_locked=True, of=Job)).all())
 
 
 def _redispatch(session: Session, job: Job, done: int, now: datetime,
@@ -140,7 +140,7 @@ def redispatch_now(job_id: str) -> bool:
         row = session.execute(
             select(Job, JobWatch).outerjoin(JobWatch, JobWatch.job_id == Job.id)
             .where(Job.id == job_id, Job.status.in_(_ACTIVE))
-            .with_for_update(skip_locked=True, of=Job)).tuples().first()
+            .with_for_update(skip_locked=True, of=Job)).first()
         if row is None:
             return False
         job, watch = row

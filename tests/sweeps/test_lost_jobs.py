@@ -1,0 +1,95 @@
+"""Lost jobs with a moved clock: re-dispatched up to the limit, then dead-lettered."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from orchestrator.coordinator import coordinate
+from orchestrator.db.ops_models import DeadLetter, JobWatch
+from orchestrator.producer import get_run
+from orchestrator.sweeps import recover_lost_jobs
+from orchestrator.sweeps.lost_jobs import LostJobs
+from orchestrator.sweeps.settings import sweep_settings
+from tests.sweeps.kit import (
+    Clock,
+    audit_counts,
+    count,
+    job,
+    new_tenant,
+    notifications_of,
+    run_queued_jobs,
+    run_until_job_queued,
+    signals_of,
+)
+
+QueueLength = Callable[[str], int]
+
+
+def test_a_queued_job_whose_message_was_lost_is_redispatched_once(
+        clock: Clock, queued_messages: QueueLength) -> None:
+    owner, _ = new_tenant()
+    run_id, job_id = run_until_job_queued(owner)
+    before = queued_messages("ingestion")
+
+    clock.advance(minutes=59)
+    assert recover_lost_jobs() == LostJobs(0, 0)
+    clock.advance(minutes=2)
+    assert recover_lost_jobs() == LostJobs(1, 0)
+    assert recover_lost_jobs() == LostJobs(0, 0), "re-dispatching restarts the deadline"
+
+    assert queued_messages("ingestion") == before + 1
+    assert audit_counts(run_id)["lifecycle_workflow_job_redispatched"] == 1
+    run_queued_jobs(run_id)  # the re-dispatched message runs the job
+    assert job(job_id).status == "succeeded"
+    clock.advance(hours=5)
+    assert recover_lost_jobs() == LostJobs(0, 0)
+
+
+def test_a_started_job_is_lost_only_after_its_kinds_deadline(clock: Clock) -> None:
+    owner, _ = new_tenant()
+    run_id, job_id = run_until_job_queued(owner)
+    _claim_without_finishing(job_id)
+
+    clock.advance(seconds=899)  # ingest_documents: 900 s
+    assert recover_lost_jobs() == LostJobs(0, 0)
+    clock.advance(seconds=2)
+    assert recover_lost_jobs() == LostJobs(1, 0)
+
+
+def test_after_the_limit_the_job_is_dead_lettered_and_the_run_fails(
+        clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIFECYCLE_SWEEP_REDISPATCH_LIMIT", "2")
+    sweep_settings.cache_clear()
+    owner, _ = new_tenant()
+    run_id, job_id = run_until_job_queued(owner)
+
+    found = []
+    for _ in range(4):
+        clock.advance(hours=1, seconds=1)
+        found.append(recover_lost_jobs())
+    assert found == [LostJobs(1, 0), LostJobs(1, 0), LostJobs(0, 1), LostJobs(0, 0)]
+
+    assert job(job_id).status == "failed"
+    assert count(DeadLetter, DeadLetter.job_id == job_id) == 1
+    assert count(JobWatch, JobWatch.job_id == job_id, JobWatch.redispatches == 2) == 1
+    [failure] = signals_of(run_id, "job_failed")
+    assert failure.envelope["payload"]["error"]["code"] == "job_lost"
+    coordinate(run_id)
+    run = get_run(owner, run_id)
+    assert run.status == "failed" and run.reason and run.reason.startswith("job_lost: job ")
+    audits = audit_counts(run_id)
+    assert audits["lifecycle_workflow_job_dead_lettered"] == 1
+    assert audits["lifecycle_workflow_failed"] == 1
+    assert notifications_of(run_id) == {"job.dead_lettered": 1}
+
+
+def _claim_without_finishing(job_id: str) -> None:
+    """A worker took the job (status started) and died before finishing it."""
+    from orchestrator.contracts.jobs import JobRequest
+    from orchestrator.jobs.runtime import _claim
+
+    _claim(JobRequest.model_validate(job(job_id).request))
+    assert job(job_id).status == "started"
+
