@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.db.models import Assessment, WorkflowRun
@@ -14,6 +14,14 @@ from orchestrator.db.models import Assessment, WorkflowRun
 
 class _View(BaseModel):
     model_config = ConfigDict(frozen=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _times_are_utc(cls, value: Any) -> Any:
+        # SQLite hands back naive datetimes; every time stored here is UTC.
+        if isinstance(value, datetime) and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
 
 
 class AssessmentView(_View):
