@@ -23,6 +23,7 @@ from orchestrator.api.routers import (
 )
 from orchestrator.db.session import transaction
 from orchestrator.settings import get_settings
+from workers.kb_index import routes as kb_routes
 
 DESCRIPTION = """\
 Start and drive SCF assessment lifecycles: durable, resumable runs with mandatory human
@@ -65,6 +66,7 @@ def create_app() -> FastAPI:
     app.add_middleware(BodyLimitMiddleware)
     for module in (assessments, lifecycle, runs, artifacts, approvals, operations):
         app.include_router(module.router)
+    app.include_router(kb_routes.router)
 
     @app.get("/healthz", response_model=Health, tags=["health"],
              responses=problem_responses(500), summary="Liveness and database reachability")

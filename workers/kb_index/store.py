@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
+from workers.ingestion.models import ChunkProvenance
 from workers.kb_index.embedder import Embedder, Rescorer, Vectors, default_embedder
 from workers.provenance import SYSTEM_UPLOADER
 
@@ -44,6 +45,9 @@ class SearchHit:
     heading_path: str
     excerpt: str
     score: float
+    page_start: int | None = None
+    """First and last page of the passage, for documents with pages (PDF)."""
+    page_end: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -159,8 +163,10 @@ class KnowledgeBase:
             return {}
         rows = self._session.execute(
             select(DocumentChunk.id, DocumentChunk.document_id, DocumentChunk.heading_path,
-                   DocumentChunk.text, Document.filename)
+                   DocumentChunk.text, Document.filename, ChunkProvenance.page_start,
+                   ChunkProvenance.page_end)
             .join(Document, Document.id == DocumentChunk.document_id)
+            .outerjoin(ChunkProvenance, ChunkProvenance.chunk_id == DocumentChunk.id)
             .where(DocumentChunk.id.in_(chunk_ids))).all()
         return {row.id: row for row in rows}
 
@@ -168,7 +174,7 @@ class KnowledgeBase:
 def _hit(row: _ChunkRow, score: float) -> SearchHit:
     return SearchHit(chunk_id=row.id, document_id=str(row.document_id), filename=row.filename,
                      heading_path=row.heading_path, excerpt=excerpt(row.text),
-                     score=round(score, 4))
+                     score=round(score, 4), page_start=row.page_start, page_end=row.page_end)
 
 
 def search(session: Session, assessment_id: uuid.UUID, query: str, k: int = 5, *,

@@ -61,9 +61,10 @@ def render_report_html(report: ReportInput) -> str:
             f"{sections}</body></html>\n")
 
 
-def _summary(report: ReportInput) -> str:
+def summary_rows(report: ReportInput) -> list[tuple[str, Any]]:
+    """The headline figures, shared by every rendering of the report."""
     soa, gaps = report.soa.get("summary", {}), report.gaps.get("summary", {})
-    rows = [
+    return [
         ("Framework", report.soa.get("framework", report.scope.get("framework", "SCF"))),
         ("Controls in scope", soa.get("controls", 0)),
         ("Applicable controls", soa.get("applicable", 0)),
@@ -74,7 +75,10 @@ def _summary(report: ReportInput) -> str:
         ("Overall maturity (0-5)", report.maturity.get("overall_level", "n/a")),
         ("POA&M items", len(report.poam.get("items", []))),
     ]
-    return table(("Figure", "Value"), rows)
+
+
+def _summary(report: ReportInput) -> str:
+    return table(("Figure", "Value"), summary_rows(report))
 
 
 def _scope(report: ReportInput) -> str:
@@ -116,28 +120,41 @@ def _poam(report: ReportInput) -> str:
     items = report.poam.get("items", [])
     if not items:
         return "<p>No action items.</p>"
-    return table(("Id", "Control", "Weakness", "Remediation", "Priority", "Milestone", "Owner"),
-                 ((i.get("id"), i.get("control_id"), i.get("weakness"), i.get("remediation"),
-                   i.get("priority"), i.get("milestone_date"), i.get("owner_role"))
-                  for i in items))
+    return table([title for _, title in POAM_COLUMNS],
+                 ([item.get(key) for key, _ in POAM_COLUMNS] for item in items))
 
 
-def _supporting(control: Content) -> list[Content]:
+def supporting(control: Content) -> list[Content]:
     # Passages under the evidence threshold were candidates, not evidence.
     return [c for c in control.get("citations") or [] if c.get("supports", True)]
 
 
+def page_label(cite: Content) -> str:
+    first, last = cite.get("page_start"), cite.get("page_end")
+    if not first:
+        return ""
+    return f"p. {first}" if not last or last == first else f"pp. {first}-{last}"
+
+
+POAM_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("id", "Id"), ("control_id", "Control"), ("weakness", "Weakness"),
+    ("remediation", "Remediation"), ("priority", "Priority"),
+    ("milestone_date", "Milestone"), ("owner_role", "Owner"))
+
+
 def _evidence(report: ReportInput) -> str:
-    controls = [c for c in report.evidence.get("controls", []) if _supporting(c)]
+    controls = [c for c in report.evidence.get("controls", []) if supporting(c)]
     if not controls:
         return '<p class="muted">No evidence citations.</p>'
     parts = []
     for control in controls:
         parts.append(f"<h3>{esc(control.get('control_id'))} {esc(control.get('title'))}</h3>")
-        for cite in _supporting(control):
+        for cite in supporting(control):
             where = esc(cite.get("filename"))
             if cite.get("heading_path"):
                 where += f" &rsaquo; {esc(cite.get('heading_path'))}"
+            if cite.get("page_start"):
+                where += f", {esc(page_label(cite))}"
             parts.append(f"<p><strong>{where}</strong> "
                          f'<span class="muted">(score {float(cite.get("score", 0.0)):.2f})'
                          f"</span></p><blockquote>{esc(cite.get('excerpt'))}</blockquote>")

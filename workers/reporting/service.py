@@ -1,15 +1,21 @@
-"""render_report: the run's latest artifacts as one HTML report, stored and versioned."""
+"""render_report: the run's latest artifacts as one HTML report (the artifact reviewers
+approve) plus its exports (PDF, JSON, POA&M CSV/XLSX), stored and versioned."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
+from sqlalchemy import select
+
+from orchestrator.contracts.jobs import ArtifactRef
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import Artifact, Assessment
-from orchestrator.jobs.artifacts import save_artifact
+from orchestrator.jobs.artifacts import requested_version, save_artifact
 from orchestrator.jobs.interface import JobContext, JobResult
 from orchestrator.storage import put_bytes
 from workers.inputs import latest_artifact, require_artifact, source
+from workers.reporting.exports import record_exports, render_exports, store_files
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
 
 REQUIRED = (ArtifactKind.SOA, ArtifactKind.GAP_ANALYSIS, ArtifactKind.MATURITY_ASSESSMENT,
@@ -18,37 +24,77 @@ OPTIONAL = (ArtifactKind.SCOPE, ArtifactKind.EVIDENCE_ANALYSIS)
 
 
 def render_report(context: JobContext) -> JobResult:
-    request, session = context.request, context.session
-    inputs: dict[ArtifactKind, Artifact] = {kind: require_artifact(context, kind)
-                                            for kind in REQUIRED}
+    existing = _existing_report(context)
+    if existing is not None:
+        # A re-delivered job: the first delivery's report and exports stand, unchanged.
+        record_exports(context.session, existing.id, existing.content.get("exports", []))
+        return _result(existing)
+    inputs = _inputs(context)
+    report, as_of = _report_input(context, inputs)
+    html_bytes = render_report_html(report).encode("utf-8")
+    # Content-addressed, so this is the very file save_artifact stores.
+    path, _ = put_bytes(context.storage_dir / "artifacts", html_bytes, ".html")
+    exports = store_files(context.storage_dir / "artifacts", render_exports(report, as_of))
+    content = {"title": report.title, "sections": [key for key, _ in SECTIONS],
+               "format": "html", "path": str(path), "exports": exports,
+               "sources": [source(a) for a in inputs.values()]}
+    ref = save_artifact(context, ArtifactKind.REPORT, content, file_bytes=html_bytes,
+                        file_suffix=".html", media_type="text/html")
+    stored = context.session.get(Artifact, ref.artifact_id)
+    assert stored is not None
+    record_exports(context.session, stored.id, stored.content.get("exports", []))
+    return _result(stored)
+
+
+def _existing_report(context: JobContext) -> Artifact | None:
+    version = requested_version(context, ArtifactKind.REPORT)
+    return context.session.scalar(select(Artifact).where(
+        Artifact.run_id == context.request.run_id, Artifact.kind == ArtifactKind.REPORT.value,
+        Artifact.version == version))
+
+
+def _inputs(context: JobContext) -> dict[ArtifactKind, Artifact]:
+    inputs = {kind: require_artifact(context, kind) for kind in REQUIRED}
     for kind in OPTIONAL:
-        artifact = latest_artifact(session, request.run_id, kind)
+        artifact = latest_artifact(context.session, context.request.run_id, kind)
         if artifact is not None:
             inputs[kind] = artifact
-    assessment = session.get(Assessment, request.assessment_id)
+    return inputs
+
+
+def _report_input(context: JobContext,
+                  inputs: dict[ArtifactKind, Artifact]) -> tuple[ReportInput, str]:
+    request = context.request
+    assessment = context.session.get(Assessment, request.assessment_id)
     name = assessment.name if assessment else str(request.assessment_id)
-    title = f"SCF assessment report: {name}"
     # "As of" the newest input, not "now": the same inputs render the same bytes.
-    as_of = max(_utc(a.created_at) for a in inputs.values()).strftime("%Y-%m-%d %H:%M UTC")
-    html_bytes = render_report_html(ReportInput(
-        title=title, assessment_name=name, as_of=as_of,
+    newest = max(_utc(a.created_at) for a in inputs.values())
+    report = ReportInput(
+        title=f"SCF assessment report: {name}", assessment_name=name,
+        as_of=newest.strftime("%Y-%m-%d %H:%M UTC"),
         soa=inputs[ArtifactKind.SOA].content, gaps=inputs[ArtifactKind.GAP_ANALYSIS].content,
         maturity=inputs[ArtifactKind.MATURITY_ASSESSMENT].content,
         poam=inputs[ArtifactKind.POAM].content,
         scope=_content(inputs, ArtifactKind.SCOPE),
-        evidence=_content(inputs, ArtifactKind.EVIDENCE_ANALYSIS))).encode("utf-8")
-    # Content-addressed, so this is the very file save_artifact stores (and finds again).
-    path, _ = put_bytes(context.storage_dir / "artifacts", html_bytes, ".html")
-    content = {"title": title, "sections": [key for key, _ in SECTIONS], "format": "html",
-               "path": str(path), "sources": [source(a) for a in inputs.values()]}
-    ref = save_artifact(context, ArtifactKind.REPORT, content, file_bytes=html_bytes,
-                        file_suffix=".html", media_type="text/html")
-    stored = session.get(Artifact, ref.artifact_id)
-    # A re-delivered job gets the first delivery's artifact: report where that one is.
-    stored_path = stored.storage_path if stored and stored.storage_path else str(path)
-    return JobResult(summary={"path": stored_path, "bytes": len(html_bytes),
-                              "sections": len(SECTIONS), "artifact_kind": ArtifactKind.REPORT.value,
-                              "artifact_version": ref.version}, artifact=ref)
+        evidence=_content(inputs, ArtifactKind.EVIDENCE_ANALYSIS))
+    return report, newest.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _result(artifact: Artifact) -> JobResult:
+    ref = ArtifactRef(artifact_id=artifact.id, kind=ArtifactKind.REPORT,
+                      version=artifact.version, sha256=artifact.sha256)
+    exports = artifact.content.get("exports", [])
+    return JobResult(summary={
+        "path": artifact.storage_path or artifact.content.get("path"),
+        "bytes": _size(artifact), "sections": len(SECTIONS),
+        "exports": {entry["kind"]: entry["bytes"] for entry in exports},
+        "artifact_kind": ArtifactKind.REPORT.value, "artifact_version": artifact.version},
+        artifact=ref)
+
+
+def _size(artifact: Artifact) -> int | None:
+    path = Path(artifact.storage_path) if artifact.storage_path else None
+    return path.stat().st_size if path is not None and path.exists() else None
 
 
 def _utc(moment: datetime) -> datetime:
