@@ -44,7 +44,7 @@ def _reopen_interrupted(batch: int, settings: WebhookSettings) -> int:
                                 .where(NotificationDelivery.status ==
                                        DeliveryStatus.DELIVERING.value,
                                        NotificationDelivery.next_attempt_at < now)
-                                .limit(batch)).all()
+                                .order_by(NotificationDelivery.id).limit(batch)).all()
         reopened = 0
         for delivery_id, attempts in stuck:
             gives_up = attempts >= settings.max_attempts

@@ -52,7 +52,8 @@ def _due_runs(session: Session, cutoff: datetime, now: datetime,
                   InboxRekick.next_at)
         .having(or_(InboxRekick.kicked_at.is_(None), InboxRekick.next_at <= now,
                     newest > InboxRekick.kicked_at))
-        .limit(settings.batch)).all())
+        # One order for every sweep: two sweeps then never wait on each other's rows.
+        .order_by(InboxSignal.run_id).limit(settings.batch)).all())
 
 
 def _claim_kick(session: Session, run_id: uuid.UUID, seen_kicked_at: datetime | None,

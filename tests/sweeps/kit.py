@@ -45,8 +45,8 @@ class Clock:
         return self.now
 
 
-def installed_clock() -> Iterator[Clock]:
-    clock = Clock()
+def installed_clock(start: datetime = T0) -> Iterator[Clock]:
+    clock = Clock(start)
     set_clock(lambda: clock.now)
     sweep_settings.cache_clear()
     webhook_settings.cache_clear()
