@@ -1,0 +1,161 @@
+"""Two tenants, every endpoint, each other's ids: always 404, and nothing changes.
+
+The routes are read from the app's OpenAPI schema, so an endpoint added later without an entry
+here fails this test instead of escaping it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from orchestrator.api import app
+from orchestrator.db.apikey_models import IdempotentResponse
+from orchestrator.db.models import ApprovalEvent, Assessment, Document, InboxSignal, WorkflowRun
+from orchestrator.db.session import transaction
+from tests.api.conftest import Api, Headers
+from tests.api.lifecycle_http import approve_current, select_framework
+
+#: A valid body for every POST, so validation passes and only tenancy can refuse.
+BODIES: dict[str, dict[str, Any] | None] = {
+    "/api/v1/assessments/{assessmentId}/workflows/lifecycle/start": {},
+    "/api/v1/workflows/{workflowRunId}/cancel": {"reason": "x"},
+    "/api/v1/workflows/{workflowRunId}/resume": {"reason": "x"},
+    "/api/v1/workflows/{workflowRunId}/block": {"reason": "x"},
+    "/api/v1/workflows/{workflowRunId}/retry": {"reason": "x"},
+    "/api/v1/workflows/{workflowRunId}/signals": {"type": "framework_selected",
+                                                   "payload": {"framework": "SCF"}},
+    "/api/v1/workflows/{workflowRunId}/approvals": {"artifact_kind": "soa",
+                                                     "artifact_version": 1},
+    "/api/v1/workflows/{workflowRunId}/steps/{step}/reprocess": {"reason": "x",
+                                                                  "new_version": True},
+    "/api/v1/workflows/{workflowRunId}/new-version": {"artifact_kind": "soa", "reason": "x"},
+    "/api/v1/assessments/{assessmentId}/documents": None,  # multipart, below
+}
+
+#: Required query parameters of GETs, for the same reason.
+QUERIES: dict[str, dict[str, str]] = {
+    "/api/v1/assessments/{assessmentId}/kb/search": {"q": "access review"},
+}
+
+PROBLEM_FIELDS = {"type", "title", "status", "detail", "instance", "code"}
+
+
+@dataclass
+class Tenant:
+    name: str
+    owner: Headers
+    admin: Headers
+    ids: dict[str, str]
+
+
+def _prepare(api: Api, name: str) -> tuple[Tenant, Headers]:
+    owner = api.key("signal", "read", tenant=name, principal=f"user:owner@{name}")
+    reviewer = api.key("approve", tenant=name, principal=f"user:reviewer@{name}")
+    assessment = api.create_assessment(owner, organization=f"{name}-org")
+    api.upload_samples(owner, assessment["id"])
+    run_id = api.start(owner, assessment["id"], "start").json()["id"]
+    ids = {"assessmentId": assessment["id"], "workflowRunId": run_id,
+           "step": "create_soa_draft"}
+    return Tenant(name, owner, api.key("admin", tenant=name), ids), reviewer
+
+
+def _drive_all(api: Api, tenants: list[tuple[Tenant, Headers]]) -> None:
+    """Answer both runs' waits, interleaved, until both are completed."""
+    deadline = time.monotonic() + 90
+    done: set[str] = set()
+    while len(done) < len(tenants):
+        assert time.monotonic() < deadline, "runs did not complete"
+        for tenant, reviewer in tenants:
+            run = api.run(tenant.owner, tenant.ids["workflowRunId"])
+            if run["status"] == "completed":
+                done.add(tenant.name)
+            elif run["current_step"] == "wait_for_framework_selection":
+                select_framework(api, tenant.owner, run["id"])
+            elif run["status"] == "waiting_for_approval":
+                approve_current(api, reviewer, run)
+            else:
+                assert run["status"] in ("pending", "running", "waiting_for_input"), run
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def tenants(api: Api, worker: None) -> tuple[Tenant, Tenant]:
+    prepared = [_prepare(api, "acme"), _prepare(api, "globex")]
+    _drive_all(api, prepared)
+    for tenant, _ in prepared:
+        run = tenant.ids["workflowRunId"]
+        signals = api.client.get(f"/api/v1/workflows/{run}/signals", headers=tenant.owner)
+        tenant.ids["signalId"] = signals.json()["items"][-1]["signal_id"]
+        artifacts = api.client.get(f"/api/v1/workflows/{run}/artifacts", headers=tenant.owner)
+        tenant.ids["artifactId"] = artifacts.json()[0]["id"]
+    return prepared[0][0], prepared[1][0]
+
+
+def _routes_with_ids() -> list[tuple[str, str]]:
+    paths = app.openapi()["paths"]
+    routes = [(method.upper(), path) for path, operations in paths.items() if "{" in path
+              for method in sorted(operations)]
+    posts = {path for method, path in routes if method == "POST"}
+    assert posts == set(BODIES), "every POST with an id needs a body in BODIES"
+    return routes
+
+
+def _call(api: Api, method: str, template: str, ids: dict[str, str], headers: Headers) -> Any:
+    url = re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], template)
+    if method == "GET":
+        return api.client.get(url, headers=headers, params=QUERIES.get(template))
+    if template.endswith("/documents"):
+        return api.client.post(url, headers=headers,
+                               files={"file": ("x.md", b"# Cross-tenant\n", "text/markdown")})
+    return api.client.post(url, headers=headers, json=BODIES[template])
+
+
+def _fingerprint() -> tuple[int, ...]:
+    with transaction() as session:
+        versions = tuple(session.scalars(select(WorkflowRun.version).order_by(WorkflowRun.id)))
+        counts = tuple(int(session.scalar(select(func.count()).select_from(model)) or 0)
+                       for model in (Assessment, Document, InboxSignal, ApprovalEvent,
+                                     IdempotentResponse))
+    return versions + counts
+
+
+def test_every_endpoint_answers_404_for_another_tenants_ids(
+        api: Api, tenants: tuple[Tenant, Tenant]) -> None:
+    """...and the tenants' listings never show the other's records."""
+    routes = _routes_with_ids()
+    acme, globex = tenants
+    for method, template in routes:
+        if method == "GET":  # the control: the owner reads the same URL
+            for tenant in tenants:
+                own = _call(api, method, template, tenant.ids, tenant.owner)
+                assert own.status_code == 200, (template, own.text)
+    before = _fingerprint()
+    refused = []
+    for method, template in routes:
+        for owner, intruder in ((acme, globex), (globex, acme)):
+            response = _call(api, method, template, owner.ids, intruder.admin)
+            assert response.status_code == 404, (method, template, response.text)
+            assert response.json()["code"] == "not_found"
+            assert set(response.json()) == PROBLEM_FIELDS, "nothing but the problem"
+            refused.append((method, template))
+    assert _fingerprint() == before, "a refused request changed something"
+    assert len(refused) == 2 * len(routes) and len(routes) >= 20
+    _listings_never_show_another_tenants_records(api, acme, globex)
+
+
+def _listings_never_show_another_tenants_records(api: Api, acme: Tenant,
+                                                 globex: Tenant) -> None:
+    for tenant, other in ((acme, globex), (globex, acme)):
+        runs = api.client.get("/api/v1/workflows", headers=tenant.admin).json()["items"]
+        assert [r["id"] for r in runs] == [tenant.ids["workflowRunId"]]
+        assessments = api.client.get("/api/v1/assessments", headers=tenant.admin).json()
+        assert [a["id"] for a in assessments["items"]] == [tenant.ids["assessmentId"]]
+        filtered = api.client.get("/api/v1/workflows", headers=tenant.admin,
+                                  params={"assessmentId": other.ids["assessmentId"]})
+        assert filtered.json()["items"] == []
