@@ -50,7 +50,7 @@ def check_archive(handle: BinaryIO, limits: IngestionLimits) -> list[str]:
     returns its entry names."""
     entries = declared_entry_count(handle)
     if entries > limits.archive_max_entries:
-        raise _limits(f"{entries} entries (limit {limits.archive_max_entries})")
+        raise _limits(f"has {entries} entries (limit {limits.archive_max_entries})")
     handle.seek(0)
     try:
         with zipfile.ZipFile(handle) as archive:

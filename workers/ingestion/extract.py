@@ -86,10 +86,11 @@ def _check_family(media_type: str, head: bytes) -> None:
     try:
         family = content_family(head)
     except DocumentError as error:
-        if error.code is DocumentErrorCode.UNSUPPORTED_TYPE and expected is None:
-            raise DocumentError(DocumentErrorCode.WRONG_TYPE,
-                                f"binary content declared as {media_type}") from error
-        raise
+        if error.code is not DocumentErrorCode.UNSUPPORTED_TYPE:
+            raise
+        what = "binary content" if expected is None else error.message.split(" (")[0]
+        raise DocumentError(DocumentErrorCode.WRONG_TYPE,
+                            f"{what} declared as {media_type}") from error
     if family == OLE_FAMILY and media_type in media.ARCHIVE_TYPES:
         raise ole_verdict(head)
     if family != (expected or TEXT_FAMILY):

@@ -45,11 +45,18 @@ class ParserSandbox:
         return self._process.pid if self._process is not None else None
 
     def parse(self, path: Path, media_type: str) -> ParsedDocument:
+        """Parse in the parser process. A process that dies is replaced and the document
+        tried once more (it may have died of something else); twice is the document's
+        fault. A timeout is not retried."""
         request = {"path": str(path), "media_type": media_type,
                    "limits": self.limits.model_dump(mode="json")}
         with self._lock:
-            process = self._send(request)
-            reply = self._receive(process)
+            try:
+                reply = self._receive(self._send(request))
+            except DocumentError as error:
+                if error.code is not DocumentErrorCode.PARSER_CRASHED:
+                    raise
+                reply = self._receive(self._send(request))
         if not reply.get("ok"):
             raise DocumentError(DocumentErrorCode(reply["code"]), str(reply["message"]))
         return document_from_wire(reply)

@@ -86,12 +86,18 @@ def read_html(path: Path, limits: IngestionLimits) -> ParsedDocument:
     from lxml import etree
 
     data = path.read_bytes()
-    parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, no_network=True)
+    # huge_tree: nesting up to libxml2's hard limit (2048) rather than 256.
+    parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, no_network=True,
+                                  huge_tree=True)
     try:
         root = lxml.html.document_fromstring(data, parser=parser)
     except (etree.ParserError, ValueError) as error:
         raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
                             f"unreadable HTML ({error})") from error
+    if any(entry.type_name == "ERR_RESOURCE_LIMIT" for entry in parser.error_log):
+        # libxml2 stopped part-way: refuse rather than index a silently truncated page.
+        raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
+                            "the HTML nests too deeply to read in full")
     walker = _Walker(limits)
     walker.walk(root)
     return walker.builder.result(_metadata(root))

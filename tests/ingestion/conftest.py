@@ -1,0 +1,39 @@
+"""Ingestion tests: parser sandboxes with test limits, and the real-world documents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from workers.ingestion.limits import MIB, IngestionLimits
+from workers.ingestion.sandbox import ParserSandbox
+
+#: Real documents written by others, beside the repository (never committed).
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="module")
+def hostile_sandbox() -> Iterator[ParserSandbox]:
+    """A parser process that also knows the misbehaving test readers; short time limit."""
+    limits = IngestionLimits(parse_timeout_s=2, parser_memory_bytes=512 * MIB,
+                             reader_plugins=["tests.ingestion.hostile_readers"])
+    sandbox = ParserSandbox(limits)
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[ParserSandbox]:
+    sandbox = ParserSandbox(IngestionLimits())
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real-document corpus not found at {SHARED_DATA} (it lives beside the "
+                    "repository, in shared/data, and is never committed)")
+    return SHARED_DATA
