@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from workers.ingestion.errors import DocumentError, DocumentErrorCode
 from workers.ingestion.limits import IngestionLimits, get_limits
@@ -48,8 +49,8 @@ class ParserSandbox:
         """Parse in the parser process. A process that dies is replaced and the document
         tried once more (it may have died of something else); twice is the document's
         fault. A timeout is not retried."""
-        request = {"path": str(path), "media_type": media_type,
-                   "limits": self.limits.model_dump(mode="json")}
+        request: dict[str, Any] = {"path": str(path), "media_type": media_type,
+                                   "limits": self.limits.model_dump(mode="json")}
         with self._lock:
             try:
                 reply = self._receive(self._send(request))
@@ -65,7 +66,7 @@ class ParserSandbox:
         with self._lock:
             self._stop()
 
-    def _send(self, request: dict[str, object]) -> subprocess.Popen[bytes]:
+    def _send(self, request: dict[str, Any]) -> subprocess.Popen[bytes]:
         # A process that died while idle (killed from outside) is replaced once.
         for attempt in (1, 2):
             process = self._ensure()
@@ -79,7 +80,7 @@ class ParserSandbox:
                     raise
         raise AssertionError("unreachable")
 
-    def _receive(self, process: subprocess.Popen[bytes]) -> dict[str, object]:
+    def _receive(self, process: subprocess.Popen[bytes]) -> dict[str, Any]:
         assert process.stdout is not None
         deadline = time.monotonic() + self.limits.parse_timeout_s
         max_bytes = self.limits.max_text_chars * 4 + _FRAME_OVERHEAD

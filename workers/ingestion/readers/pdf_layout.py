@@ -74,7 +74,8 @@ class HeadingMatcher:
                          if entry.title.strip()}
         self.title = _key(title) if title else None
         self.title_text = title
-        self.title_on_first_page = bool(self.title) and self.title in map(_key, first_lines)
+        self.title_on_first_page = self.title is not None and self.title in {
+            _key(line) for line in first_lines}
         self.use_numbers = not self.by_title
 
     def level(self, line: str) -> int | None:

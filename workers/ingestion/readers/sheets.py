@@ -21,20 +21,23 @@ def read_xlsx(path: Path, limits: IngestionLimits) -> ParsedDocument:
 
     with path.open("rb") as handle:
         check_archive(handle, limits)
-    try:
-        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, InvalidFileException, KeyError, ValueError) as error:
-        raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
-                            f"not a readable XLSX workbook ({error})") from error
-    builder, budget = BlockBuilder(), [limits.max_text_chars]
-    metadata: Metadata = {"sheets": list(workbook.sheetnames)}
-    try:
-        for sheet in workbook.worksheets:
-            builder.heading(1, sheet.title)
-            add_rows(builder, sheet.iter_rows(values_only=True), limits, budget)
-        title = workbook.properties.title
-    finally:
-        workbook.close()
+        handle.seek(0)
+        # A file object, not the path: stored files have no .xlsx suffix to check.
+        try:
+            workbook = openpyxl.load_workbook(handle, read_only=True, data_only=True)
+        except (zipfile.BadZipFile, InvalidFileException, KeyError, ValueError,
+                OSError) as error:
+            raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
+                                f"not a readable XLSX workbook ({error})") from error
+        builder, budget = BlockBuilder(), [limits.max_text_chars]
+        metadata: Metadata = {"sheets": list(workbook.sheetnames)}
+        try:
+            for sheet in workbook.worksheets:
+                builder.heading(1, sheet.title)
+                add_rows(builder, sheet.iter_rows(values_only=True), limits, budget)
+            title = workbook.properties.title
+        finally:
+            workbook.close()
     if title:
         metadata["title"] = str(title)
     return builder.result(metadata)

@@ -47,7 +47,9 @@ def _paragraph(paragraph: Any, builder: BlockBuilder, levels: dict[str, int | No
     text = normalise_inline(paragraph.text)
     if not text:
         return ""
-    level = _direct_outline_level(paragraph) or _style_level(paragraph.style, levels)
+    level = _direct_outline_level(paragraph)
+    if level is None:
+        level = _style_level(paragraph.style, levels)
     if level is not None and len(text) <= 200:
         builder.heading(level, text)
         return ""
@@ -61,8 +63,8 @@ def _direct_outline_level(paragraph: Any) -> int | None:
 
 
 def _style_level(style: Any, cache: dict[str, int | None]) -> int | None:
-    """'Title' is level 1, 'Heading N' level N; a custom style inherits its base style's
-    level or declares an outline level."""
+    """'Title' is level 0 (above every heading), 'Heading N' level N; a custom style
+    inherits its base style's level or declares an outline level."""
     if style is None:
         return None
     key = str(style.style_id)
@@ -77,7 +79,7 @@ def _resolve_style_level(style: Any) -> int | None:
             return None
         name = str(style.name or "")
         if name.lower() == "title":
-            return 1
+            return 0
         if match := _HEADING_STYLE.match(name):
             return int(match.group(1))
         outline = style.element.find(f"{_W}pPr/{_W}outlineLvl")
