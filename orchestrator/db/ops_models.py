@@ -71,14 +71,16 @@ class SweepCursor(Base):
 
 
 class InboxRekick(Base):
-    """When the inbox sweep last woke a run, and when it may do so again (backoff)."""
+    """When the inbox sweep last woke a run, for which signal, and when it may again."""
 
     __tablename__ = "inbox_rekicks"
 
     run_id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)
     kicks: Mapped[int] = mapped_column(Integer, default=0)
     kicked_at: Mapped[datetime]
-    next_at: Mapped[datetime]
+    next_at: Mapped[datetime] = mapped_column(index=True)
+    last_signal_id: Mapped[int] = mapped_column(BigId)
+    """The newest pending signal (inbox row id) the run was woken for."""
 
 
 class JobWatch(Base):

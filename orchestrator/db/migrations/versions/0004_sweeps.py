@@ -67,8 +67,10 @@ def _sweep_tables() -> None:
         sa.Column("kicks", sa.Integer(), nullable=False),
         sa.Column("kicked_at", _TS, nullable=False),
         sa.Column("next_at", _TS, nullable=False),
+        sa.Column("last_signal_id", _ID, nullable=False),
         sa.PrimaryKeyConstraint("run_id"),
     )
+    op.create_index("ix_inbox_rekicks_next_at", "inbox_rekicks", ["next_at"])
     op.create_table(
         "job_watch",
         sa.Column("job_id", sa.String(length=200), nullable=False),
