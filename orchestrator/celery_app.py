@@ -8,6 +8,7 @@ from celery import Celery
 from kombu import Queue
 
 from orchestrator.dispatch import COORDINATE_TASK, ORCHESTRATOR_QUEUE, QUEUES, ROUTES
+from orchestrator.observability import celery_hooks
 from orchestrator.settings import Settings, get_settings
 
 TASK_MODULES = (
@@ -36,6 +37,7 @@ def create_app(settings: Settings | None = None) -> Celery:
     from beat_schedule import BEAT_SCHEDULE
 
     app = Celery("orchestrator", broker=settings.broker_url, include=list(TASK_MODULES))
+    celery_hooks.install()  # trace context in headers, JSON logs, task metrics
     routes: dict[str, dict[str, str]] = {r.task_name: {"queue": r.queue} for r in ROUTES.values()}
     routes[COORDINATE_TASK] = {"queue": ORCHESTRATOR_QUEUE}
     app.conf.update(

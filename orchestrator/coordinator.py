@@ -17,6 +17,7 @@ from orchestrator.effects_writer import EffectWriter
 from orchestrator.fleet import revoke
 from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
+from orchestrator.observability import events as observe
 from orchestrator.outbox import PublishedBatch, publish_messages
 from orchestrator.runs import lock_run, save_state, state_of
 
@@ -68,6 +69,7 @@ def apply_pending(session: Session,
                 undecided.append(row)
                 continue
             decided += 1
+            observe.decided(session, envelope, decision, state)
             state = decision.state
             row.fate, row.reason, row.decided_at = decision.fate.value, decision.reason, now
             for effect in decision.effects:

@@ -39,6 +39,7 @@ from orchestrator.errors import (
 )
 from orchestrator.inbox import insert_signal
 from orchestrator.lifecycle.policies import parse_policies
+from orchestrator.observability import events as observe
 from orchestrator.precheck import reject_if_invalid
 from orchestrator.views import AssessmentView, RunView, SignalReceipt
 
@@ -133,6 +134,7 @@ def start_lifecycle(actor: Actor, assessment_id: uuid.UUID, idempotency_key: str
     except IntegrityError as error:
         raise ActiveRunExists(
             f"assessment {assessment_id} already has an active lifecycle run") from error
+    observe.run_started(view)
     kick(view.id)
     return view
 
@@ -210,6 +212,7 @@ def record_signal(actor: Actor, run_id: uuid.UUID, kind: SignalType, idempotency
         if not (recorded.duplicate or recorded.conflict):
             recorded = reject_if_invalid(session, run, envelope, recorded)
         view = RunView.of(run)
+    observe.signal_recorded(envelope, recorded.fate.value, recorded.duplicate)
     if recorded.conflict:
         raise IdempotencyConflict(recorded.reason or "idempotency conflict",
                                   signal_id=str(recorded.signal_id))

@@ -7,12 +7,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel
-from sqlalchemy import text
 
+from orchestrator.api import health
 from orchestrator.api.config import get_api_settings
 from orchestrator.api.limits import BodyLimitMiddleware
-from orchestrator.api.problems import install_problem_handlers, problem_responses
+from orchestrator.api.problems import install_problem_handlers
 from orchestrator.api.routers import (
     approvals,
     artifacts,
@@ -21,7 +20,7 @@ from orchestrator.api.routers import (
     operations,
     runs,
 )
-from orchestrator.db.session import transaction
+from orchestrator.observability.asgi import install as install_observability
 from orchestrator.settings import get_settings
 from workers.kb_index import routes as kb_routes
 
@@ -33,15 +32,6 @@ Every request carries an API key (`Authorization: Bearer <key>`) bound to one te
 another tenant's ids answer 404. Errors are RFC 9457 problem details with a stable `code`.
 Every POST honours an `Idempotency-Key` header.
 """
-
-
-class Health(BaseModel):
-    status: str
-
-
-def _ping() -> None:
-    with transaction() as session:
-        session.execute(text("SELECT 1"))
 
 
 @asynccontextmanager
@@ -64,14 +54,8 @@ def create_app() -> FastAPI:
                   description=DESCRIPTION, lifespan=lifespan)
     install_problem_handlers(app)
     app.add_middleware(BodyLimitMiddleware)
-    for module in (assessments, lifecycle, runs, artifacts, approvals, operations):
+    for module in (assessments, lifecycle, runs, artifacts, approvals, operations, health):
         app.include_router(module.router)
     app.include_router(kb_routes.router)
-
-    @app.get("/healthz", response_model=Health, tags=["health"],
-             responses=problem_responses(500), summary="Liveness and database reachability")
-    async def health() -> Health:
-        await run_in_threadpool(_ping)
-        return Health(status="ok")
-
+    install_observability(app)
     return app

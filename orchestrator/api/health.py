@@ -1,0 +1,107 @@
+"""Liveness (/healthz), readiness (/readyz) and Prometheus metrics (/metrics).
+
+Readiness asks what a request needs: the database answers, the broker accepts a
+connection, and every queue of the fleet has a worker consuming it (asked over the
+broker with a short timeout). Unready answers 503 with what is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import BaseModel
+from sqlalchemy import text
+
+from orchestrator.api.config import get_api_settings
+from orchestrator.db.session import transaction
+from orchestrator.dispatch import QUEUES
+from orchestrator.fleet import get_app
+from orchestrator.observability.exposition import metrics_text
+from orchestrator.observability.settings import observability_settings
+from orchestrator.settings import get_settings
+
+router = APIRouter(tags=["health"])
+
+
+class Liveness(BaseModel):
+    status: str
+
+
+class Check(BaseModel):
+    ok: bool
+    detail: str = ""
+    queues: dict[str, list[str]] | None = None
+    """Workers: each queue and the workers consuming it."""
+
+
+class Readiness(BaseModel):
+    status: str
+    checks: dict[str, Check]
+
+
+@router.get("/healthz", response_model=Liveness, summary="Liveness: the process serves")
+def healthz() -> Liveness:
+    return Liveness(status="ok")
+
+
+@router.get("/readyz", response_model=Readiness,
+            responses={503: {"model": Readiness, "description": "Not ready: see checks"}},
+            summary="Readiness: database, broker and a worker on every queue")
+def readyz() -> JSONResponse:
+    checks = {"database": check_database(), "broker": check_broker(),
+              "workers": check_workers()}
+    ready = all(check.ok for check in checks.values())
+    body = Readiness(status="ready" if ready else "unready", checks=checks)
+    return JSONResponse(body.model_dump(mode="json", exclude_none=True),
+                        status_code=200 if ready else 503)
+
+
+@router.get("/metrics", summary="Prometheus metrics", response_class=Response)
+def metrics() -> Response:
+    return Response(metrics_text(), media_type=CONTENT_TYPE_LATEST)
+
+
+def check_database() -> Check:
+    try:
+        with transaction() as session:
+            session.execute(text("SELECT 1"))
+    except Exception as error:
+        return Check(ok=False, detail=_short(error))
+    return Check(ok=True)
+
+
+def check_broker() -> Check:
+    timeout = observability_settings().readiness_timeout_s
+    try:
+        with get_app().connection_for_read(connect_timeout=timeout) as connection:
+            connection.ensure_connection(max_retries=1, timeout=timeout)
+    except Exception as error:
+        return Check(ok=False, detail=_short(error))
+    return Check(ok=True)
+
+
+def check_workers() -> Check:
+    if get_settings().is_embedded_broker:
+        embedded = get_api_settings().embedded_worker
+        return Check(ok=embedded, detail="embedded worker in this process" if embedded
+                     else "memory broker and no embedded worker: nothing consumes")
+    timeout = observability_settings().readiness_timeout_s
+    try:
+        replies: dict[str, Any] = get_app().control.inspect(timeout=timeout).active_queues() \
+            or {}
+    except Exception as error:
+        return Check(ok=False, detail=_short(error))
+    consumers: dict[str, list[str]] = {queue: [] for queue in QUEUES}
+    for worker, queues in replies.items():
+        for queue in queues or []:
+            consumers.setdefault(queue.get("name", "?"), []).append(worker)
+    missing = [queue for queue in QUEUES if not consumers[queue]]
+    detail = f"no worker consumes {', '.join(missing)}" if missing else ""
+    return Check(ok=not missing, detail=detail, queues=consumers)
+
+
+def _short(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"[:300]

@@ -1,0 +1,74 @@
+"""ASGI middleware of the API: each request opens a trace context and logs one line.
+
+The trace id is the caller's `X-Trace-Id` (when it looks like one) or a fresh one; a
+signal recorded during the request sets the context to the signal's own trace, which the
+response then names in `X-Trace-Id` and the coordinator message carries on.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from orchestrator.observability.context import close_context, current, open_context
+
+log = logging.getLogger("orchestrator.api.access")
+
+TRACE_HEADER = "x-trace-id"
+_TRACE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+Scope = dict[str, Any]
+Receive = Any
+Send = Any
+
+
+class TraceContextMiddleware:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        open_context(trace_id=_trace_from(scope) or uuid.uuid4().hex)
+        began = time.monotonic()
+        status = 500
+
+        async def send_with_trace(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                trace_id = current().get("trace_id", "")
+                message["headers"] = [*message.get("headers", []),
+                                      (TRACE_HEADER.encode(), trace_id.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_trace)
+        finally:
+            log.info("%s %s %s", scope["method"], scope["path"], status,
+                     extra={"method": scope["method"], "path": scope["path"],
+                            "status": status,
+                            "seconds": round(time.monotonic() - began, 4)})
+            close_context()
+
+
+def _trace_from(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name.decode("latin-1").lower() == TRACE_HEADER:
+            text = value.decode("latin-1").strip()
+            return text if _TRACE_ID.match(text) else None
+    return None
+
+
+def install(app: Any) -> None:
+    """Log JSON lines with the trace context, and open one context per request."""
+    from orchestrator.observability.logs import configure_logging
+    from orchestrator.observability.tracing import configure
+
+    configure_logging()
+    configure()
+    app.add_middleware(TraceContextMiddleware)

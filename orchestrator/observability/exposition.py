@@ -1,0 +1,39 @@
+"""Serving metrics: the API's /metrics body, and each worker's own HTTP port."""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+
+from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+
+from orchestrator.observability.metrics import process_registry
+from orchestrator.observability.settings import observability_settings
+from orchestrator.observability.state_metrics import StateCollector
+
+log = logging.getLogger(__name__)
+
+
+@lru_cache(maxsize=1)
+def _state_registry() -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StateCollector())
+    return registry
+
+
+def metrics_text(include_state: bool = True) -> bytes:
+    """What this process counted, then (for the API) the fleet's state from the database."""
+    body = generate_latest(process_registry())
+    if include_state:
+        body += generate_latest(_state_registry())
+    return body
+
+
+def serve_worker_metrics() -> int | None:
+    """Start the worker's metrics server when LIFECYCLE_METRICS_PORT is set."""
+    port = observability_settings().metrics_port
+    if port is None:
+        return None
+    start_http_server(port, registry=process_registry())
+    log.info("serving metrics", extra={"port": port})
+    return port

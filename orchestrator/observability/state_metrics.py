@@ -1,0 +1,104 @@
+"""Gauges of the fleet's state, read from the database when Prometheus scrapes.
+
+The database is the record of state, so these are right whichever process serves them
+and however many processes run: runs by status, open waits by step and age, SLA
+breaches, dead letters, and the inbox and outbox backlogs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import timedelta
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from orchestrator.clock import utcnow
+from orchestrator.contracts.signals import SignalFate
+from orchestrator.contracts.steps import StepStatus
+from orchestrator.db.models import InboxSignal, OutboxMessage, StepExecution, WorkflowRun
+from orchestrator.db.ops_models import DeadLetter, SweepMark
+from orchestrator.db.session import transaction
+
+log = logging.getLogger(__name__)
+
+#: Age buckets of open waits: label -> upper bound.
+WAIT_AGES: tuple[tuple[str, timedelta | None], ...] = (
+    ("under_1h", timedelta(hours=1)),
+    ("1h_to_1d", timedelta(days=1)),
+    ("1d_to_7d", timedelta(days=7)),
+    ("over_7d", None),
+)
+SLA_MARK = "sla_breached"
+
+
+class StateCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("lifecycle_state_scrape_ok",
+                               "1 when the database answered this scrape.")
+        try:
+            with transaction() as session:
+                families = list(_families(session))
+        except Exception:  # a scrape must answer even when the database does not
+            log.warning("state metrics: the database did not answer", exc_info=True)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        yield from families
+
+
+def _families(session: Session) -> Iterator[Metric]:
+    yield _runs_by_status(session)
+    yield _open_waits(session)
+    breaches = CounterMetricFamily("lifecycle_sla_breaches",
+                                   "Runs that crossed their SLA deadline (ever).")
+    breaches.add_metric([], _count(session, select(func.count()).select_from(SweepMark)
+                                   .where(SweepMark.mark == SLA_MARK)))
+    yield breaches
+    letters = GaugeMetricFamily("lifecycle_dead_letters", "Dead-lettered jobs.", labels=["state"])
+    pending = _count(session, select(func.count()).select_from(DeadLetter)
+                     .where(DeadLetter.replayed_at.is_(None)))
+    total = _count(session, select(func.count()).select_from(DeadLetter))
+    letters.add_metric(["pending"], pending)
+    letters.add_metric(["replayed"], total - pending)
+    yield letters
+    yield GaugeMetricFamily("lifecycle_inbox_pending_signals", "Signals not decided yet.",
+                            value=_count(session, select(func.count()).select_from(InboxSignal)
+                                         .where(InboxSignal.fate == SignalFate.PENDING.value)))
+    yield GaugeMetricFamily("lifecycle_outbox_unpublished", "Job messages not published yet.",
+                            value=_count(session, select(func.count()).select_from(OutboxMessage)
+                                         .where(OutboxMessage.published_at.is_(None))))
+
+
+def _count(session: Session, query: object) -> int:
+    return int(session.scalar(query) or 0)  # type: ignore[call-overload]
+
+
+def _runs_by_status(session: Session) -> Metric:
+    family = GaugeMetricFamily("lifecycle_runs", "Runs by status.", labels=["status"])
+    rows = session.execute(select(WorkflowRun.status, func.count())
+                           .group_by(WorkflowRun.status)).all()
+    for status, count in rows:
+        family.add_metric([status], count)
+    return family
+
+
+def _open_waits(session: Session) -> Metric:
+    family = GaugeMetricFamily("lifecycle_open_waits",
+                               "Steps waiting for input or approval, by step and age.",
+                               labels=["step", "age"])
+    now = utcnow()
+    bucket = case(*[(StepExecution.started_at > now - bound, label)
+                    for label, bound in WAIT_AGES if bound is not None],
+                  else_=WAIT_AGES[-1][0])
+    rows = session.execute(select(StepExecution.step, bucket, func.count())
+                           .where(StepExecution.status == StepStatus.WAITING.value)
+                           .group_by(StepExecution.step, bucket)).all()
+    for step, age, count in rows:
+        family.add_metric([step, age], count)
+    return family

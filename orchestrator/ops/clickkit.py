@@ -1,0 +1,53 @@
+"""Click pieces the lifecycle commands share: run id arguments, --json, --actor, and the
+group that turns the fleet's errors into a message and a non-zero exit."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from sqlalchemy.exc import OperationalError
+
+from orchestrator.errors import LifecycleError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class RunIdType(click.ParamType):
+    name = "RUN_ID"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> uuid.UUID:
+        if isinstance(value, uuid.UUID):
+            return value
+        try:
+            return uuid.UUID(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not a run id (a UUID)", param, ctx)
+
+
+RUN_ID = RunIdType()
+
+
+class LifecycleGroup(click.Group):
+    """Turns the fleet's own errors into a message and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LifecycleError as error:
+            raise click.ClickException(f"{error.code}: {error.message}") from error
+        except OperationalError as error:
+            raise click.ClickException(f"database unavailable: {error.orig}") from error
+
+
+def json_option(function: F) -> F:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print one JSON document (for scripts).")(function)
+
+
+def actor_option(function: F) -> F:
+    return click.option("--actor", default=None, metavar="ID",
+                        help="Who acts, for the audit trail (default operator:<login>).")(function)
