@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -132,8 +133,20 @@ _default: Embedder | None = None
 
 
 def default_embedder() -> Embedder:
-    """The embedder jobs use; `set_default_embedder` swaps it (another model, tests)."""
-    return _default or HashingEmbedder()
+    """The embedder jobs use: LIFECYCLE_EMBEDDER picks it (`hashing`, the default, or
+    `minilm`); `set_default_embedder` swaps it (another model, tests)."""
+    return _default or _configured(os.environ.get("LIFECYCLE_EMBEDDER", "hashing"))
+
+
+@lru_cache(maxsize=2)
+def _configured(choice: str) -> Embedder:
+    if choice == "hashing":
+        return HashingEmbedder()
+    if choice == "minilm":
+        from workers.kb_index.sentence import SentenceEmbedder
+
+        return SentenceEmbedder()  # loaded once per process: the model takes seconds
+    raise ValueError(f"LIFECYCLE_EMBEDDER={choice!r}: choose 'hashing' or 'minilm'")
 
 
 def set_default_embedder(embedder: Embedder | None) -> None:
