@@ -1,8 +1,9 @@
 """The HTTP API on the embedded default: fresh SQLite + storage, in-memory broker.
 
-`api` gives a TestClient and a way to mint API keys. Tests that need runs to move start
-`orchestrator.embedded.embedded_worker` (the `worker` fixture); the API's own lifespan
-worker stays off so each test decides.
+`api` gives a TestClient and a way to mint API keys, on a fresh database per test, with
+no worker: signals stay pending. `running_api` is one database per test module with a real
+Celery worker in this process (`orchestrator.embedded.embedded_worker`), so runs move;
+tests using it pick their own tenant. The API's own lifespan worker stays off throughout.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from fastapi.testclient import TestClient
 from orchestrator.api import app
 from orchestrator.api.config import get_api_settings
 from orchestrator.apikeys import create_key
+from orchestrator.db.migrate import upgrade
 from orchestrator.embedded import embedded_worker
 from orchestrator.fleet import get_app
+from orchestrator.reset import reset_process_state
+from tests.conftest import _LIFECYCLE_VARS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
 Headers = dict[str, str]
@@ -91,8 +95,19 @@ def api(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
     get_api_settings.cache_clear()
 
 
-@pytest.fixture
-def worker(api: Api) -> Iterator[None]:
-    """A real Celery worker in this process consuming the in-memory broker."""
-    with embedded_worker(get_app(), concurrency=3):
-        yield
+@pytest.fixture(scope="module")
+def running_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """One embedded environment for the module, with a worker: stopping a worker costs
+    seconds, so a module pays it once."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in _LIFECYCLE_VARS:
+            patch.delenv(name, raising=False)
+        patch.setenv("LIFECYCLE_HOME", str(tmp_path_factory.mktemp("running-api")))
+        patch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
+        reset_process_state()
+        get_api_settings.cache_clear()
+        upgrade()
+        with embedded_worker(get_app(), concurrency=3):
+            yield Api(TestClient(app))
+        reset_process_state()
+        get_api_settings.cache_clear()

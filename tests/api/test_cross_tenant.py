@@ -85,7 +85,8 @@ def _drive_all(api: Api, tenants: list[tuple[Tenant, Headers]]) -> None:
 
 
 @pytest.fixture
-def tenants(api: Api, worker: None) -> tuple[Tenant, Tenant]:
+def tenants(running_api: Api) -> tuple[Tenant, Tenant]:
+    api = running_api
     prepared = [_prepare(api, "acme"), _prepare(api, "globex")]
     _drive_all(api, prepared)
     for tenant, _ in prepared:
@@ -126,8 +127,9 @@ def _fingerprint() -> tuple[int, ...]:
 
 
 def test_every_endpoint_answers_404_for_another_tenants_ids(
-        api: Api, tenants: tuple[Tenant, Tenant]) -> None:
+        running_api: Api, tenants: tuple[Tenant, Tenant]) -> None:
     """...and the tenants' listings never show the other's records."""
+    api = running_api
     routes = _routes_with_ids()
     acme, globex = tenants
     for method, template in routes:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from tests.api.conftest import Api, Headers, waiting_at
-from tests.api.lifecycle_http import select_framework
+from tests.api.conftest import Api, Headers
 
 
 def _problem(response: Any, status: int, code: str) -> dict[str, Any]:
@@ -112,43 +111,3 @@ def test_scopes_decide_which_signals_a_key_may_send(api: Api) -> None:
     allowed = _signal(api, signaller, run_id, {"type": "framework_selected",
                                                "payload": {"framework": "SCF"}})
     assert allowed.status_code == 202
-
-
-def test_cancel_and_resume_wait_for_their_fate(api: Api, worker: None) -> None:
-    owner = api.key("signal", "read")
-    operator = api.key("operate", "read", principal="user:ops@acme")
-    assessment = api.create_assessment(owner)
-    api.upload_samples(owner, assessment["id"])
-    run_id = api.start(owner, assessment["id"], "s").json()["id"]
-    api.follow(owner, run_id, waiting_at("wait_for_framework_selection", "waiting_for_input"))
-
-    resume = api.client.post(f"/api/v1/workflows/{run_id}/resume", params={"wait": 10},
-                             headers=operator, json={"reason": "nothing is blocked"})
-    assert resume.status_code == 202, resume.text
-    assert resume.json()["fate"] in ("ignored", "rejected") and resume.json()["reason"]
-
-    block = api.client.post(f"/api/v1/workflows/{run_id}/block", params={"wait": 10},
-                            headers=operator, json={"reason": "waiting on legal"})
-    assert (block.json()["fate"], block.json()["run"]["status"]) == ("applied", "blocked")
-    resume = api.client.post(f"/api/v1/workflows/{run_id}/resume", params={"wait": 10},
-                             headers={**operator, "Idempotency-Key": "resume-1"},
-                             json={"reason": "legal said yes"})
-    assert resume.json()["fate"] == "applied"
-    assert resume.json()["run"]["status"] == "waiting_for_input"
-    _problem(api.client.post(f"/api/v1/workflows/{run_id}/cancel", headers=operator,
-                             json={"reason": "  "}), 422, "validation_failed")
-
-    cancel = api.client.post(f"/api/v1/workflows/{run_id}/cancel", params={"wait": 10},
-                             headers=operator, json={"reason": "scope changed"})
-    assert cancel.status_code == 202, cancel.text
-    assert (cancel.json()["fate"], cancel.json()["run"]["status"]) == ("applied", "cancelled")
-    late = select_framework(api, owner, run_id)
-    assert late["fate"] == "ignored" and late["run"]["status"] == "cancelled"
-    ignored = api.client.get(f"/api/v1/workflows/{run_id}/signals", headers=owner,
-                             params={"fate": "ignored"}).json()["items"]
-    assert late["signal_id"] in {s["signal_id"] for s in ignored}
-    audit = api.client.get(f"/api/v1/workflows/{run_id}/audit", headers=owner,
-                           params={"limit": 200}).json()["items"]
-    cancelled = [e for e in audit if e["event_type"] == "lifecycle_workflow_cancelled"]
-    assert [(e["actor_id"], e["metadata"]["reason"]) for e in cancelled] == [
-        ("user:ops@acme", "scope changed")]

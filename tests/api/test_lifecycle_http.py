@@ -1,12 +1,12 @@
-"""A whole assessment through HTTP only: create, upload, start, select, approve, read."""
+"""Runs that move, through HTTP only: a whole assessment, and cancel, block and resume."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from orchestrator.contracts.steps import STEP_ORDER
-from tests.api.conftest import Api, Headers
-from tests.api.lifecycle_http import drive_to_completion
+from tests.api.conftest import Api, Headers, waiting_at
+from tests.api.lifecycle_http import drive_to_completion, select_framework
 
 
 def _all_pages(api: Api, headers: Headers, url: str, limit: int) -> list[dict[str, Any]]:
@@ -23,9 +23,11 @@ def _all_pages(api: Api, headers: Headers, url: str, limit: int) -> list[dict[st
         params["cursor"] = body["next_cursor"]
 
 
-def test_a_whole_lifecycle_through_http(api: Api, worker: None) -> None:
-    owner = api.key("signal", "read", principal="user:owner@acme")
-    reviewer = api.key("approve", "read", principal="user:reviewer@acme")
+def test_a_whole_lifecycle_through_http(running_api: Api) -> None:
+    api = running_api
+    owner = api.key("signal", "read", tenant="tenant-happy", principal="user:owner@acme")
+    reviewer = api.key("approve", "read", tenant="tenant-happy",
+                       principal="user:reviewer@acme")
     assessment = api.create_assessment(owner)
     api.upload_samples(owner, assessment["id"])
 
@@ -99,3 +101,45 @@ def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
     assert report.status_code == 200
     assert report.headers["content-type"].startswith("text/html")
     assert report.text.startswith("<!DOCTYPE html>")
+
+
+def test_cancel_and_resume_wait_for_their_fate(running_api: Api) -> None:
+    api = running_api
+    owner = api.key("signal", "read", tenant="tenant-cancel")
+    operator = api.key("operate", "read", tenant="tenant-cancel", principal="user:ops@acme")
+    assessment = api.create_assessment(owner)
+    api.upload_samples(owner, assessment["id"])
+    run_id = api.start(owner, assessment["id"], "s").json()["id"]
+    api.follow(owner, run_id, waiting_at("wait_for_framework_selection", "waiting_for_input"))
+
+    resume = api.client.post(f"/api/v1/workflows/{run_id}/resume", params={"wait": 10},
+                             headers=operator, json={"reason": "nothing is blocked"})
+    assert resume.status_code == 202, resume.text
+    assert resume.json()["fate"] in ("ignored", "rejected") and resume.json()["reason"]
+
+    block = api.client.post(f"/api/v1/workflows/{run_id}/block", params={"wait": 10},
+                            headers=operator, json={"reason": "waiting on legal"})
+    assert (block.json()["fate"], block.json()["run"]["status"]) == ("applied", "blocked")
+    resume = api.client.post(f"/api/v1/workflows/{run_id}/resume", params={"wait": 10},
+                             headers={**operator, "Idempotency-Key": "resume-1"},
+                             json={"reason": "legal said yes"})
+    assert resume.json()["fate"] == "applied"
+    assert resume.json()["run"]["status"] == "waiting_for_input"
+    blank = api.client.post(f"/api/v1/workflows/{run_id}/cancel", headers=operator,
+                            json={"reason": "  "})
+    assert (blank.status_code, blank.json()["code"]) == (422, "validation_failed")
+
+    cancel = api.client.post(f"/api/v1/workflows/{run_id}/cancel", params={"wait": 10},
+                             headers=operator, json={"reason": "scope changed"})
+    assert cancel.status_code == 202, cancel.text
+    assert (cancel.json()["fate"], cancel.json()["run"]["status"]) == ("applied", "cancelled")
+    late = select_framework(api, owner, run_id)
+    assert late["fate"] == "ignored" and late["run"]["status"] == "cancelled"
+    ignored = api.client.get(f"/api/v1/workflows/{run_id}/signals", headers=owner,
+                             params={"fate": "ignored"}).json()["items"]
+    assert late["signal_id"] in {s["signal_id"] for s in ignored}
+    audit = api.client.get(f"/api/v1/workflows/{run_id}/audit", headers=owner,
+                           params={"limit": 200}).json()["items"]
+    cancelled = [e for e in audit if e["event_type"] == "lifecycle_workflow_cancelled"]
+    assert [(e["actor_id"], e["metadata"]["reason"]) for e in cancelled] == [
+        ("user:ops@acme", "scope changed")]

@@ -21,9 +21,10 @@ def _run_to_framework(api: Api, owner: Headers) -> str:
     return run_id
 
 
-def test_retry_runs_the_failed_step_again(api: Api, worker: None) -> None:
-    owner = api.key("signal", "read")
-    operator = api.key("operate", "read", principal="user:ops@acme")
+def test_retry_runs_the_failed_step_again(running_api: Api) -> None:
+    api = running_api
+    owner = api.key("signal", "read", tenant="tenant-retry")
+    operator = api.key("operate", "read", tenant="tenant-retry", principal="user:ops@acme")
     run_id = _run_to_framework(api, owner)
     api.client.post(f"/api/v1/workflows/{run_id}/signals", headers=owner,
                     json={"type": "framework_selected", "payload": {"framework": "NOPE-1"}})
@@ -52,10 +53,12 @@ def _attempts(api: Api, headers: Headers, run_id: str) -> list[tuple[int, str]]:
     return [(s["attempt"], s["status"]) for s in steps if s["step"] == "create_scope"]
 
 
-def test_reprocess_and_new_version_draft_new_artifact_versions(api: Api, worker: None) -> None:
-    owner = api.key("signal", "read")
-    operator = api.key("operate", "read", principal="user:ops@acme")
-    reviewer = api.key("approve", "read", principal="user:reviewer@acme")
+def test_reprocess_and_new_version_draft_new_artifact_versions(running_api: Api) -> None:
+    api = running_api
+    tenant = "tenant-reprocess"
+    owner = api.key("signal", "read", tenant=tenant)
+    operator = api.key("operate", "read", tenant=tenant, principal="user:ops@acme")
+    reviewer = api.key("approve", "read", tenant=tenant, principal="user:reviewer@acme")
     run_id = _run_to_framework(api, owner)
     select_framework(api, owner, run_id)
     api.follow(owner, run_id, waiting_at("wait_for_soa_approval"))

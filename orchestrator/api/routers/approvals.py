@@ -19,7 +19,7 @@ from orchestrator.queries import list_approvals
 from orchestrator.views import ApprovalRecordView
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["approvals"],
-                   responses=problem_responses(401, 403, 404, 422))
+                   responses=problem_responses(400, 401, 403, 404, 422))
 
 
 @router.post("/{workflowRunId}/approvals", status_code=201, response_model=ApprovalEventView,

@@ -18,7 +18,7 @@ from orchestrator.queries import ArtifactContent, get_artifact, latest_report, l
 from orchestrator.views import ArtifactView
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["artifacts"],
-                   responses=problem_responses(401, 403, 404, 422))
+                   responses=problem_responses(400, 401, 403, 404, 422))
 
 _FILE_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
     "description": "The artifact's file (the rendered report) or its JSON content.",

@@ -20,7 +20,7 @@ from orchestrator.settings import get_settings
 from orchestrator.views import AssessmentView, DocumentView
 
 router = APIRouter(prefix="/api/v1/assessments", tags=["assessments"],
-                   responses=problem_responses(401, 403, 404, 422))
+                   responses=problem_responses(400, 401, 403, 404, 422))
 
 
 @router.post("", status_code=201, response_model=AssessmentView,

@@ -17,7 +17,7 @@ from orchestrator.producer import get_lifecycle, get_run, send_signal, start_lif
 from orchestrator.views import RunView, SignalReceipt
 
 router = APIRouter(prefix="/api/v1", tags=["lifecycle"],
-                   responses=problem_responses(401, 403, 404, 422))
+                   responses=problem_responses(400, 401, 403, 404, 422))
 
 _WRITE_PROBLEMS = problem_responses(409, 413)
 _ACCEPTED = ("Accepted: the signal is durable in the inbox. `fate` says what became of it "

@@ -22,7 +22,7 @@ from orchestrator.api.schemas import (
 from orchestrator.views import SignalReceipt
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["operations"],
-                   responses=problem_responses(401, 403, 404, 409, 413, 422))
+                   responses=problem_responses(400, 401, 403, 404, 409, 413, 422))
 
 _ACCEPTED = "Accepted: the command is durable in the run's inbox."
 

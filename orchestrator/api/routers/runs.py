@@ -27,7 +27,7 @@ from orchestrator.queries import (
 from orchestrator.views import AuditEventView, JobView, RunView, SignalView, StepView
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["runs"],
-                   responses=problem_responses(401, 403, 404, 422))
+                   responses=problem_responses(400, 401, 403, 404, 422))
 
 
 @router.get("", response_model=Page[RunView], summary="List runs",
