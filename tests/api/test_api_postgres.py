@@ -1,0 +1,92 @@
+"""The API on PostgreSQL: keys, keyset paging over timestamps and UUIDs, idempotency races.
+
+Skips without LIFECYCLE_TEST_DATABASE_URL (fails under CI=true), like the integration tier.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+
+from orchestrator.api import app
+from orchestrator.api.config import get_api_settings
+from orchestrator.db.models import Assessment
+from orchestrator.db.session import transaction
+from orchestrator.reset import reset_process_state
+from tests.api.conftest import Api
+from tests.conftest import _LIFECYCLE_VARS
+from tests.integration.conftest import postgres_url, services  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def pg_api(postgres_url: str, tmp_path: Path,  # noqa: F811
+           monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+    for name in _LIFECYCLE_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
+    monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
+    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
+    reset_process_state()
+    get_api_settings.cache_clear()
+    yield Api(TestClient(app))
+    reset_process_state()
+    get_api_settings.cache_clear()
+
+
+def _assessments(tenant: str) -> int:
+    with transaction() as session:
+        return int(session.scalar(select(func.count()).select_from(Assessment).where(
+            Assessment.tenant_id == tenant)) or 0)
+
+
+def test_runs_page_by_time_and_id_and_stay_in_their_tenant(pg_api: Api) -> None:
+    api = pg_api
+    mine, theirs = api.key(tenant="pg-paging"), api.key(tenant="pg-other")
+    started = []
+    for index in range(5):
+        assessment = api.create_assessment(mine, name=f"a{index}")
+        started.append(api.start(mine, assessment["id"], f"pg-{index}").json()["id"])
+    seen, cursor = [], None
+    while True:
+        params = {"limit": 2, "status": "pending", **({"cursor": cursor} if cursor else {})}
+        page = api.client.get("/api/v1/workflows", headers=mine, params=params).json()
+        seen += [run["id"] for run in page["items"]]
+        if (cursor := page["next_cursor"]) is None:
+            break
+    assert seen == list(reversed(started))
+    assert api.client.get(f"/api/v1/workflows/{started[0]}", headers=theirs).status_code == 404
+    assert api.client.get("/api/v1/workflows", headers=theirs).json()["items"] == []
+
+
+def test_two_identical_requests_at_once_create_one_assessment(pg_api: Api) -> None:
+    api = pg_api
+    headers = {**api.key(tenant="pg-race"), "Idempotency-Key": "race-1"}
+    barrier = threading.Barrier(4)
+    answers: list[tuple[int, str | None]] = []
+
+    def post() -> None:
+        client = TestClient(app)
+        barrier.wait()
+        response = client.post("/api/v1/assessments", headers=headers,
+                               json={"organization_id": "org", "name": "raced"})
+        answers.append((response.status_code, response.json().get("id")
+                        or response.json().get("code")))
+
+    threads = [threading.Thread(target=post) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(answers) == 4
+    created = {answer for status, answer in answers if status == 201}
+    assert len(created) == 1, answers
+    assert {answer for status, answer in answers if status != 201} <= {
+        "idempotency_in_progress"}
+    assert _assessments("pg-race") == 1
