@@ -101,6 +101,18 @@ def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
     assert report.status_code == 200
     assert report.headers["content-type"].startswith("text/html")
     assert report.text.startswith("<!DOCTYPE html>")
+    pdf = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
+                         params={"format": "pdf"})
+    assert pdf.headers["content-type"] == "application/pdf"
+    assert pdf.content.startswith(b"%PDF")
+    csv = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
+                         params={"format": "poam_csv"})
+    assert csv.headers["content-type"].startswith("text/csv") and "report-v1-poam_csv.csv" \
+        in csv.headers["content-disposition"]
+    missing = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
+                             params={"format": "docx"})
+    assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
+    assert "available: html, " in missing.json()["detail"]
 
 
 def test_cancel_and_resume_wait_for_their_fate(running_api: Api) -> None:

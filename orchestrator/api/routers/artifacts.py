@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import FileResponse, Response
 
 from orchestrator.api.auth import Reader
@@ -15,6 +16,7 @@ from orchestrator.api.schemas import ArtifactDetail
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.errors import NotFound
 from orchestrator.queries import ArtifactContent, get_artifact, latest_report, list_artifacts
+from orchestrator.settings import get_settings
 from orchestrator.views import ArtifactView
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["artifacts"],
@@ -24,8 +26,17 @@ _FILE_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
     "description": "The artifact's file (the rendered report) or its JSON content.",
     "content": {"text/html": {"schema": {"type": "string"}},
                 "application/json": {"schema": {"type": "object"}},
+                "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+                "text/csv": {"schema": {"type": "string"}},
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
+                    "schema": {"type": "string", "format": "binary"}},
                 "application/octet-stream": {"schema": {"type": "string",
                                                         "format": "binary"}}}}}
+
+ReportFormat = Annotated[str, Query(
+    pattern=r"^[a-z][a-z0-9_]{0,31}$",
+    description="`html` (the rendered report) or one of its exports: `pdf`, `json`, "
+                "`poam_csv`, `poam_xlsx`.")]
 
 
 @router.get("/{workflowRunId}/artifacts", response_model=list[ArtifactView],
@@ -50,8 +61,27 @@ def download(run_id: RunId, artifact_id: ArtifactId, principal: Reader) -> Respo
 
 @router.get("/{workflowRunId}/report", response_class=Response, responses=_FILE_RESPONSE,
             summary="Download the run's newest report")
-def report(run_id: RunId, principal: Reader) -> Response:
-    return _file(latest_report(principal.actor, run_id))
+def report(run_id: RunId, principal: Reader, format: ReportFormat = "html") -> Response:
+    found = latest_report(principal.actor, run_id)
+    if format == "html":
+        return _file(found)
+    return _export(found, format)
+
+
+def _export(found: ArtifactContent, kind: str) -> Response:
+    """One of the files rendered with the report (listed in its content as `exports`)."""
+    exports = [e for e in found.content.get("exports", []) if isinstance(e, dict)]
+    entry = next((e for e in exports if e.get("kind") == kind), None)
+    version = found.view.version
+    if entry is None:
+        available = ", ".join(["html", *(str(e.get("kind")) for e in exports)])
+        raise NotFound(f"report v{version} has no {kind} export; available: {available}")
+    path = Path(str(entry.get("path", ""))).resolve()
+    if not path.is_relative_to(get_settings().resolved_storage_dir) or not path.is_file():
+        raise NotFound(f"the {kind} export of report v{version} is missing from storage")
+    return FileResponse(path, media_type=str(entry.get("media_type") or
+                                             "application/octet-stream"),
+                        headers=_disposition(f"report-v{version}-{kind}{path.suffix}"))
 
 
 def _file(found: ArtifactContent) -> Response:
