@@ -156,7 +156,7 @@ def list_runs(actor: Actor, filters: RunFilter = RunFilter(), *, limit: int = 50
     return _page(views, limit, lambda v: (v.created_at.isoformat(), v.id))
 
 
-RunQuery = Select[tuple[WorkflowRun]]
+RunQuery = Select[Any]
 
 
 def _run_filters(query: RunQuery, filters: RunFilter) -> RunQuery:
