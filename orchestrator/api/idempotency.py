@@ -12,7 +12,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi.responses import JSONResponse
@@ -107,9 +107,8 @@ def _claim(tenant_id: str, key: str, fingerprint: str) -> Outcome | None:
         return None
 
 
-def _as_aware(value: Any) -> Any:
-    from datetime import UTC
-
+def _as_aware(value: datetime) -> datetime:
+    # SQLite hands back naive datetimes; every time stored is UTC.
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
