@@ -23,7 +23,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from orchestrator.db.models import Base, BigId, InboxSignal, JsonDoc, StepExecution, WorkflowRun
+from orchestrator.db.models import (
+    Base,
+    BigId,
+    InboxSignal,
+    Job,
+    JsonDoc,
+    StepExecution,
+    WorkflowRun,
+)
 
 # --- indexes on lifecycle tables (created by migration 0004) -----------------------------
 
@@ -36,6 +44,8 @@ Index("ix_inbox_pending_since", InboxSignal.received_at,
 #: Open waits by start time: the approval sweep reads the slice that just became due.
 Index("ix_steps_open_waits", StepExecution.started_at,
       postgresql_where=WAITING_STEP, sqlite_where=WAITING_STEP)
+#: Active jobs by kind and age: the lost-job sweep reads one due range per kind.
+Index("ix_jobs_due", Job.status, Job.kind, Job.updated_at)
 #: Runs by creation (SLA deadline) and by last change (staleness).
 Index("ix_runs_created_at", WorkflowRun.created_at)
 Index("ix_runs_updated_at", WorkflowRun.updated_at)

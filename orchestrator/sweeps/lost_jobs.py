@@ -66,14 +66,14 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
                     or_(JobWatch.heartbeat_at.is_(None), JobWatch.heartbeat_at < cutoff),
                     or_(JobWatch.redispatched_at.is_(None), JobWatch.redispatched_at < cutoff))
 
+    # One range of the (status, kind, updated_at) index per kind: only what is due.
     started = [and_(Job.status == JobStatus.STARTED.value, Job.kind == kind.value,
                     silent_since(cutoff)) for kind, cutoff in cutoffs.items()]
-    queued = and_(Job.status == JobStatus.QUEUED.value, silent_since(queued_cutoff))
-    latest_cutoff = max([queued_cutoff, *cutoffs.values()])
+    queued = [and_(Job.status == JobStatus.QUEUED.value, Job.kind == kind.value,
+                   silent_since(queued_cutoff)) for kind in JobKind]
     return list(session.execute(
         select(Job, JobWatch).outerjoin(JobWatch, JobWatch.job_id == Job.id)
-        # The first two terms are the (status, updated_at) index's range.
-        .where(Job.status.in_(_ACTIVE), Job.updated_at < latest_cutoff, or_(queued, *started))
+        .where(or_(*queued, *started))
         .order_by(Job.updated_at).limit(settings.batch)
         .with_for_update(skip_locked=True, of=Job)).all())
 

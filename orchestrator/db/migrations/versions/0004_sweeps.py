@@ -37,6 +37,7 @@ def _lifecycle_indexes() -> None:
                     **_partial("fate = 'pending'"))
     op.create_index("ix_steps_open_waits", "step_executions", ["started_at"],
                     **_partial("status = 'waiting'"))
+    op.create_index("ix_jobs_due", "jobs", ["status", "kind", "updated_at"])
     op.create_index("ix_runs_created_at", "workflow_runs", ["created_at"])
     op.create_index("ix_runs_updated_at", "workflow_runs", ["updated_at"])
 
@@ -170,5 +171,6 @@ def downgrade() -> None:
         op.drop_table(table)
     op.drop_index("ix_runs_updated_at", table_name="workflow_runs")
     op.drop_index("ix_runs_created_at", table_name="workflow_runs")
+    op.drop_index("ix_jobs_due", table_name="jobs")
     op.drop_index("ix_steps_open_waits", table_name="step_executions")
     op.drop_index("ix_inbox_pending_since", table_name="signal_inbox")
