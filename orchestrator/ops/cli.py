@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import click
 
-from orchestrator.ops import cmd_admin, cmd_control, cmd_runs
 from orchestrator.ops.clickkit import LifecycleGroup
 
+_RUNS, _CONTROL, _ADMIN = ("orchestrator.ops.cmd_runs", "orchestrator.ops.cmd_control",
+                           "orchestrator.ops.cmd_admin")
+COMMANDS = {
+    "list": f"{_RUNS}:list_command",
+    "show": f"{_RUNS}:show_command",
+    "retry": f"{_CONTROL}:retry_command",
+    "reprocess": f"{_CONTROL}:reprocess_command",
+    "new-version": f"{_CONTROL}:new_version_command",
+    "cancel": f"{_CONTROL}:cancel_command",
+    "block": f"{_CONTROL}:block_command",
+    "resume": f"{_CONTROL}:resume_command",
+    "sweep": f"{_ADMIN}:sweep_command",
+    "dead-letters": f"{_ADMIN}:dead_letters",
+    "apikey": f"{_ADMIN}:apikey",
+}
 
-@click.group(cls=LifecycleGroup, name="lifecycle")
+
+@click.group(cls=LifecycleGroup, name="lifecycle", lazy=COMMANDS)
 def lifecycle() -> None:
     """Operate assessment lifecycle runs: list, show, retry, reprocess, cancel, resume,
     sweeps, dead letters and API keys."""
-
-
-for _module in (cmd_runs, cmd_control, cmd_admin):
-    for _command in _module.COMMANDS:
-        lifecycle.add_command(_command)

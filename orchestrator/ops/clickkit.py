@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any, TypeVar
 
 import click
-from sqlalchemy.exc import OperationalError
-
-from orchestrator.errors import LifecycleError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,9 +30,32 @@ RUN_ID = RunIdType()
 
 
 class LifecycleGroup(click.Group):
-    """Turns the fleet's own errors into a message and exit status 1."""
+    """Loads a command's module only when that command runs (every `celery` command,
+    workers included, loads this plugin), and turns the fleet's own errors into a
+    message and exit status 1."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+        """Command name -> "module:attribute"."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            module, attribute = self.lazy[cmd_name].split(":")
+            command = getattr(import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            return command
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
+        # Imported here: every `celery` command loads this plugin, so it stays light.
+        from sqlalchemy.exc import OperationalError
+
+        from orchestrator.errors import LifecycleError
+
         try:
             return super().invoke(ctx)
         except LifecycleError as error:

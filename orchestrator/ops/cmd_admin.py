@@ -82,7 +82,8 @@ def dead_letters_list(run_id: uuid.UUID | None, tenant: str | None, include_repl
         return
     click.echo(table(["id", "job", "tenant", "queue", "at", "replayed", "reason"],
                      [[d.id, d.job_id, d.tenant_id, d.queue, when(d.created_at),
-                       when(d.replayed_at), short(d.reason, 60)] for d in letters]))
+                       when(d.replayed_at), short(d.reason.removeprefix(f"job {d.job_id} "), 90)]
+                      for d in letters]))
 
 
 @dead_letters.command("replay")
@@ -169,6 +170,3 @@ def apikey_list(tenant: str | None, as_json: bool) -> None:
                      [[k.key_id, k.tenant_id, k.principal, ",".join(s.value for s in k.scopes),
                        f"revoked {when(k.revoked_at)}" if k.revoked_at else "active", k.name]
                       for k in keys]))
-
-
-COMMANDS = [sweep_command, dead_letters, apikey]

@@ -142,9 +142,7 @@ def _control(name: str, action: Callable[..., SignalReceipt], help_text: str) ->
     return command
 
 
-COMMANDS = [
-    retry_command, reprocess_command, new_version_command,
-    _control("cancel", operations.cancel_run, "Cancel a run (terminal)."),
-    _control("block", operations.block_run, "Block a run for manual intervention."),
-    _control("resume", operations.resume_run, "Resume a blocked run where it stood."),
-]
+cancel_command = _control("cancel", operations.cancel_run, "Cancel a run (terminal).")
+block_command = _control("block", operations.block_run, "Block a run for manual intervention.")
+resume_command = _control("resume", operations.resume_run,
+                          "Resume a blocked run where it stood.")

@@ -88,6 +88,3 @@ def show_command(run_id: uuid.UUID, audit: bool, as_json: bool) -> None:
         emit_json(body)
         return
     click.echo(render(history, audit=audit))
-
-
-COMMANDS = [list_command, show_command]
