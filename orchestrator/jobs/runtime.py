@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from celery.exceptions import SoftTimeLimitExceeded
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.jobs import JobError, JobOutcome, JobRequest, JobStatus
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
-from orchestrator.db.models import Job, WorkflowRun
+from orchestrator.db.models import Job, OutboxMessage, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.inbox import insert_signal
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService
@@ -101,6 +101,10 @@ def _claim(request: JobRequest) -> JobRun:
         job.status, job.updated_at = JobStatus.STARTED.value, now
         job.deliveries += 1
         job.started_at = job.started_at or now
+        # The message arrived, so it was published: the outbox sweep must not resend it.
+        session.execute(update(OutboxMessage).where(
+            OutboxMessage.task_id == request.job_id, OutboxMessage.published_at.is_(None))
+            .values(published_at=now))
     return JobRun.SUCCEEDED
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
-from orchestrator.db.models import Assessment, DocumentChunk, Job, StepExecution
+from orchestrator.db.models import Assessment, DocumentChunk, Job, OutboxMessage, StepExecution
 from orchestrator.db.session import transaction
 from orchestrator.demo import run_demo
 from orchestrator.embedded import embedded_worker
@@ -31,10 +31,13 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
         statuses = set(session.scalars(select(StepExecution.status).where(
             StepExecution.run_id == result.run.id)))
         jobs = list(session.scalars(select(Job).where(Job.run_id == result.run.id)))
+        unpublished = session.scalar(select(func.count()).select_from(OutboxMessage).where(
+            OutboxMessage.run_id == result.run.id, OutboxMessage.published_at.is_(None)))
         chunks = session.scalar(select(func.count()).select_from(DocumentChunk))
         assessment = session.get(Assessment, result.run.assessment_id)
     assert statuses == {"completed"}
     assert {job.status for job in jobs} == {"succeeded"} and len(jobs) == JOB_STEPS
     assert chunks and chunks > 4
+    assert unpublished == 0  # every job marked its outbox row when its message arrived
     assert assessment is not None and assessment.status == "closed"
     assert any("reviewer approved report v1" in line for line in lines)
