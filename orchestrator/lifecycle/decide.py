@@ -87,6 +87,8 @@ def _route(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
 # --- run control: start, cancel, block, resume -----------------------------------------
 
 def _start(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Outcome:
+    if state.status is WorkflowStatus.BLOCKED and state.blocked_from is WorkflowStatus.PENDING:
+        return pending(state, "run is blocked")
     if state.status is not WorkflowStatus.PENDING:
         return ignored(state, "run already started")
     try:
@@ -98,9 +100,12 @@ def _start(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> O
     problem = _assessment_problem(signal)
     if problem is None:
         return Outcome(enter(state, Step.VALIDATE_ASSESSMENT, effects), effects)
-    state = state.with_entry("attempts", Step.VALIDATE_ASSESSMENT, 1).evolve(
-        step=Step.VALIDATE_ASSESSMENT)
-    effects.append(StepChanged(Step.VALIDATE_ASSESSMENT, 1, StepStatus.RUNNING))
+    step = Step.VALIDATE_ASSESSMENT
+    state = state.with_entry("attempts", step, 1).evolve(step=step)
+    # The attempt ends failed; resuming re-enters the step as a new attempt.
+    effects += [StepChanged(step, 1, StepStatus.RUNNING),
+                Audit(_E.LIFECYCLE_WORKFLOW_STEP_STARTED, step, signal.actor_id, {"attempt": 1}),
+                StepChanged(step, 1, StepStatus.FAILED, error=problem)]
     state = block(state, effects, problem, signal.actor_id, resume_to=None)
     return Outcome(state.evolve(block_kind="information"), effects)
 
@@ -121,13 +126,20 @@ def _cancel(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> 
     if not reason:
         return rejected(state, "cancelling needs a reason")
     effects: list[Effect] = []
-    if state.step is not None and state.status is not WorkflowStatus.FAILED:
+    if state.step is not None and _has_open_execution(state):
         effects.append(StepChanged(state.step, state.attempt(state.step), StepStatus.CANCELLED))
     effects.append(CancelJobs(reason))
     effects.append(Audit(_E.LIFECYCLE_WORKFLOW_CANCELLED, state.step, signal.actor_id,
                          {"reason": reason}))
     new_state = state.evolve(status=WorkflowStatus.CANCELLED, reason=reason, active_job_id=None)
     return Outcome(new_state, effects)
+
+
+def _has_open_execution(state: RunState) -> bool:
+    """Failed runs and runs blocked before entering their step have nothing running."""
+    if state.status is WorkflowStatus.FAILED:
+        return False
+    return not (state.status is WorkflowStatus.BLOCKED and state.blocked_from is None)
 
 
 def _block(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Outcome:

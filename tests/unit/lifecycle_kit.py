@@ -75,8 +75,10 @@ def position(step: Step | None) -> int:
 
 def new_state(**changes: Any) -> RunState:
     """A fresh PENDING run with its own ids; `changes` override any field."""
-    state = RunState(run_id=uuid.uuid4(), tenant_id=TENANT, organization_id=ORG,
-                     assessment_id=uuid.uuid4())
+    state = RunState(run_id=changes.pop("run_id", uuid.uuid4()),
+                     tenant_id=changes.pop("tenant_id", TENANT),
+                     organization_id=changes.pop("organization_id", ORG),
+                     assessment_id=changes.pop("assessment_id", uuid.uuid4()))
     for name in ("attempts", "artifacts", "approved"):
         if name in changes:
             changes[name] = MappingProxyType(dict(changes[name]))
@@ -86,6 +88,8 @@ def new_state(**changes: Any) -> RunState:
 def positioned(step: Step, *, approved: Iterable[ArtifactKind] | None = None,
                base: RunState | None = None, **changes: Any) -> RunState:
     """A state built directly as if `step` had just been entered for the first time.
+
+    `base` lends its run, tenant, organization and assessment ids.
 
     Artifacts drafted before `step` exist at version 1; by default every artifact whose
     approval wait lies before `step` is approved, `approved` replaces that set.
@@ -104,17 +108,19 @@ def positioned(step: Step, *, approved: Iterable[ArtifactKind] | None = None,
         "framework": FRAMEWORK if index > position(Step.WAIT_FOR_FRAMEWORK_SELECTION) else None,
     }
     fields.update(changes)
-    state = new_state(**fields) if base is None else _rebase(base, fields)
+    if base is not None:
+        fields.update(identity(base))
+    state = new_state(**fields)
     if STEP_SPECS[step].kind is StepKind.JOB and "active_job_id" not in changes:
         state = state.evolve(active_job_id=job_id_for(state, step, state.attempt(step)))
     return state
 
 
-def _rebase(base: RunState, fields: dict[str, Any]) -> RunState:
-    for name in ("attempts", "artifacts", "approved"):
-        if name in fields:
-            fields[name] = MappingProxyType(dict(fields[name]))
-    return base.evolve(**fields)
+def lifecycle_view(state: RunState) -> tuple[Any, ...]:
+    """The fields the lifecycle's brief is about, for comparing states built two ways."""
+    return (state.status, state.step, dict(state.attempts), dict(state.artifacts),
+            dict(state.approved), state.framework, state.active_job_id, state.reason,
+            state.blocked_from)
 
 
 def identity(state: RunState) -> dict[str, Any]:
@@ -135,7 +141,8 @@ def signal(state: RunState, type_: SignalType, payload: dict[str, Any] | None = 
         "idempotency_key": f"{type_.value}:{uuid.uuid4()}",
         "payload": payload or {},
     }
-    if type_.is_approval and "approval_event_id" not in overrides:
+    needs_event = type_.is_approval or type_ is S.APPROVAL_REJECTED
+    if needs_event and "approval_event_id" not in overrides:
         fields["approval_event_id"] = uuid.uuid4()
     fields.update(overrides)
     return SignalEnvelope(**fields)
@@ -145,6 +152,24 @@ def start_signal(state: RunState, assessment: Any = VALID_ASSESSMENT) -> SignalE
     """The start request; `assessment=None` leaves the snapshot out of the payload."""
     payload = {} if assessment is None else {"assessment": assessment}
     return signal(state, S.WORKFLOW_START_REQUESTED, payload)
+
+
+def cancel_signal(state: RunState, reason: str = "assessment withdrawn") -> SignalEnvelope:
+    return signal(state, S.ASSESSMENT_CANCELLED, {"reason": reason} if reason else {})
+
+
+def block_signal(state: RunState, reason: str | None = None,
+                 kind: str | None = None) -> SignalEnvelope:
+    payload = {k: v for k, v in (("reason", reason), ("kind", kind)) if v is not None}
+    return signal(state, S.ASSESSMENT_BLOCKED, payload)
+
+
+def resume_signal(state: RunState) -> SignalEnvelope:
+    return signal(state, S.ASSESSMENT_RESUMED)
+
+
+def retry_signal(state: RunState, reason: str = "the worker is back") -> SignalEnvelope:
+    return signal(state, S.STEP_RETRY_REQUESTED, {"reason": reason} if reason else {})
 
 
 def framework_signal(state: RunState, framework: Any = FRAMEWORK) -> SignalEnvelope:
@@ -234,7 +259,9 @@ def next_signal(state: RunState) -> tuple[SignalEnvelope, ApprovalView | None]:
     if state.status is WorkflowStatus.PENDING:
         return start_signal(state), None
     if state.status is WorkflowStatus.BLOCKED:
-        return signal(state, S.ASSESSMENT_RESUMED), None
+        return resume_signal(state), None
+    if state.status is WorkflowStatus.FAILED:
+        return retry_signal(state), None
     assert state.step is not None and not state.status.is_terminal, state
     spec = STEP_SPECS[state.step]
     if spec.kind is StepKind.JOB:

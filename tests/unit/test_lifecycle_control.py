@@ -24,6 +24,8 @@ from tests.unit.lifecycle_kit import (
     S,
     approval,
     audits,
+    block_signal,
+    cancel_signal,
     drive_to,
     effects_of,
     job_done,
@@ -31,6 +33,7 @@ from tests.unit.lifecycle_kit import (
     new_state,
     next_signal,
     outcome_payload,
+    resume_signal,
     run_to_completion,
     signal,
     signal_audits,
@@ -60,7 +63,7 @@ def any_signal(state: RunState, type_: S) -> tuple[Any, Any]:
 @pytest.mark.parametrize("step", NON_INLINE_STEPS)
 def test_block_then_resume_restores_the_exact_state(step: Step) -> None:
     state = drive_to(step)
-    blocked = decide(state, signal(state, S.ASSESSMENT_BLOCKED, {"reason": "auditor away"}))
+    blocked = decide(state, block_signal(state, "auditor away"))
 
     assert blocked.fate is SignalFate.APPLIED
     b = blocked.state
@@ -72,7 +75,7 @@ def test_block_then_resume_restores_the_exact_state(step: Step) -> None:
     assert [(a.event_type, a.actor_id, a.metadata) for a in blocked.effects[1:]] == [
         (E.LIFECYCLE_WORKFLOW_BLOCKED, HUMAN, {"reason": "auditor away"})]
 
-    resumed = decide(b, signal(b, S.ASSESSMENT_RESUMED))
+    resumed = decide(b, resume_signal(b))
     assert resumed.fate is SignalFate.APPLIED
     assert resumed.state == state
     assert step_changes(resumed) == []
@@ -80,18 +83,36 @@ def test_block_then_resume_restores_the_exact_state(step: Step) -> None:
         E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED, E.LIFECYCLE_WORKFLOW_RESUMED]
 
 
-def test_block_without_reason_uses_a_default() -> None:
+def test_block_without_reason_names_its_kind() -> None:
     state = drive_to(Step.INDEX_KB)
-    decision = decide(state, signal(state, S.ASSESSMENT_BLOCKED))
-    assert decision.state.reason == "blocked for manual intervention"
+    assert decide(state, block_signal(state)).state.reason == "blocked: manual_intervention"
+    decision = decide(state, block_signal(state, kind="configuration"))
+    assert decision.state.reason == "blocked: configuration"
+    assert decision.state.block_kind == "configuration"
+
+
+def test_block_of_an_unknown_kind_is_rejected() -> None:
+    state = drive_to(Step.INDEX_KB)
+    decision = decide(state, block_signal(state, "why", kind="coffee_break"))
+    assert decision.fate is SignalFate.REJECTED
+    assert decision.state == state
+
+
+@pytest.mark.parametrize("reason", ["", "   "])
+def test_cancel_needs_a_reason(reason: str) -> None:
+    state = drive_to(Step.INDEX_KB)
+    decision = decide(state, signal(state, S.ASSESSMENT_CANCELLED, {"reason": reason}))
+    assert decision.fate is SignalFate.REJECTED
+    assert decision.reason == "cancelling needs a reason"
+    assert decision.state == state
 
 
 def test_a_pending_run_can_be_blocked_and_resumed() -> None:
     state = new_state()
-    blocked = decide(state, signal(state, S.ASSESSMENT_BLOCKED)).state
+    blocked = decide(state, block_signal(state)).state
     assert (blocked.status, blocked.blocked_from) == (WorkflowStatus.BLOCKED,
                                                       WorkflowStatus.PENDING)
-    resumed = decide(blocked, signal(blocked, S.ASSESSMENT_RESUMED)).state
+    resumed = decide(blocked, resume_signal(blocked)).state
     assert resumed == state
 
 
@@ -99,7 +120,7 @@ def test_a_pending_run_can_be_blocked_and_resumed() -> None:
 def test_while_blocked_the_advancing_signal_stays_pending_then_applies(step: Step) -> None:
     state = drive_to(step)
     inbox = Inbox(state)
-    inbox.deliver(signal(state, S.ASSESSMENT_BLOCKED))
+    inbox.deliver(block_signal(state))
     blocked = inbox.state
     advancing, view = next_signal(state)
     assert inbox.deliver(advancing, view) == []
@@ -109,7 +130,7 @@ def test_while_blocked_the_advancing_signal_stays_pending_then_applies(step: Ste
     assert pending_call.decision.effects == ()
     assert pending_call.decision.reason == "run is blocked"
 
-    decided = inbox.deliver(signal(state, S.ASSESSMENT_RESUMED))
+    decided = inbox.deliver(resume_signal(state))
     assert [c.signal.type for c in decided] == [S.ASSESSMENT_RESUMED, advancing.type]
     assert [c.decision.fate for c in decided] == [SignalFate.APPLIED] * 2
     assert inbox.pending == []
@@ -118,19 +139,19 @@ def test_while_blocked_the_advancing_signal_stays_pending_then_applies(step: Ste
 
 def test_blocking_a_blocked_run_is_ignored() -> None:
     state = drive_to(Step.CREATE_SCOPE)
-    blocked = decide(state, signal(state, S.ASSESSMENT_BLOCKED, {"reason": "one"})).state
-    decision = decide(blocked, signal(blocked, S.ASSESSMENT_BLOCKED, {"reason": "two"}))
+    blocked = decide(state, block_signal(state, "one")).state
+    decision = decide(blocked, block_signal(blocked, "two"))
     assert decision.fate is SignalFate.IGNORED
     assert decision.reason == "run is already blocked"
     assert decision.state == blocked
     # The first block still decides where resuming returns to.
-    assert decide(blocked, signal(blocked, S.ASSESSMENT_RESUMED)).state == state
+    assert decide(blocked, resume_signal(blocked)).state == state
 
 
 @pytest.mark.parametrize("step", NON_INLINE_STEPS)
 def test_resume_of_a_run_that_is_not_blocked_is_ignored(step: Step) -> None:
     state = drive_to(step)
-    decision = decide(state, signal(state, S.ASSESSMENT_RESUMED))
+    decision = decide(state, resume_signal(state))
     assert decision.fate is SignalFate.IGNORED
     assert decision.reason == "run is not blocked"
     assert decision.state == state
@@ -148,10 +169,10 @@ def test_a_failed_run_ignores_block_and_resume() -> None:
 def test_a_job_outcome_during_a_block_applies_after_resume() -> None:
     state = drive_to(Step.INGEST_SOA)
     inbox = Inbox(state)
-    inbox.deliver(signal(state, S.ASSESSMENT_BLOCKED))
+    inbox.deliver(block_signal(state))
     inbox.deliver(job_done(state))
     assert inbox.state.status is WorkflowStatus.BLOCKED
-    inbox.deliver(signal(state, S.ASSESSMENT_RESUMED))
+    inbox.deliver(resume_signal(state))
     assert inbox.state.step is Step.RUN_EVIDENCE_ANALYSIS
     assert inbox.state.status is WorkflowStatus.RUNNING
 
@@ -161,7 +182,7 @@ def test_a_job_outcome_during_a_block_applies_after_resume() -> None:
 @pytest.mark.parametrize("step", NON_INLINE_STEPS)
 def test_cancel_is_terminal_and_stops_the_jobs(step: Step) -> None:
     state = drive_to(step)
-    decision = decide(state, signal(state, S.ASSESSMENT_CANCELLED, {"reason": "scope changed"}))
+    decision = decide(state, cancel_signal(state, "scope changed"))
 
     assert decision.fate is SignalFate.APPLIED
     new = decision.state
@@ -178,17 +199,17 @@ def test_cancel_is_terminal_and_stops_the_jobs(step: Step) -> None:
 
 def test_cancel_of_a_pending_run() -> None:
     state = new_state()
-    decision = decide(state, signal(state, S.ASSESSMENT_CANCELLED))
+    decision = decide(state, cancel_signal(state))
     assert decision.state.status is WorkflowStatus.CANCELLED
-    assert decision.state.reason == "cancelled"
+    assert decision.state.reason == "assessment withdrawn"
     assert step_changes(decision) == []
-    assert effects_of(decision, CancelJobs) == [CancelJobs("cancelled")]
+    assert effects_of(decision, CancelJobs) == [CancelJobs("assessment withdrawn")]
 
 
 def test_cancel_of_a_blocked_run() -> None:
     state = drive_to(Step.RUN_EVIDENCE_ANALYSIS)
-    blocked = decide(state, signal(state, S.ASSESSMENT_BLOCKED)).state
-    decision = decide(blocked, signal(blocked, S.ASSESSMENT_CANCELLED))
+    blocked = decide(state, block_signal(state)).state
+    decision = decide(blocked, cancel_signal(blocked))
     assert decision.state.status is WorkflowStatus.CANCELLED
     assert step_changes(decision) == [
         StepChanged(Step.RUN_EVIDENCE_ANALYSIS, 1, StepStatus.CANCELLED)]
@@ -197,7 +218,7 @@ def test_cancel_of_a_blocked_run() -> None:
 def test_cancel_of_a_failed_run_leaves_the_failed_step_alone() -> None:
     state = drive_to(Step.CREATE_GAP_ANALYSIS)
     failed = decide(state, job_failed(state)).state
-    decision = decide(failed, signal(failed, S.ASSESSMENT_CANCELLED))
+    decision = decide(failed, cancel_signal(failed))
     assert decision.state.status is WorkflowStatus.CANCELLED
     assert step_changes(decision) == []
     assert len(effects_of(decision, CancelJobs)) == 1
@@ -206,7 +227,7 @@ def test_cancel_of_a_failed_run_leaves_the_failed_step_alone() -> None:
 @pytest.mark.parametrize("step", JOB_STEPS)
 def test_the_outcome_of_a_cancelled_job_is_ignored(step: Step) -> None:
     state = drive_to(step)
-    cancelled = decide(state, signal(state, S.ASSESSMENT_CANCELLED)).state
+    cancelled = decide(state, cancel_signal(state)).state
     for outcome in (job_done(state), job_failed(state)):
         decision = decide(cancelled, outcome)
         assert decision.fate is SignalFate.IGNORED
@@ -219,9 +240,9 @@ def test_the_outcome_of_a_cancelled_job_is_ignored(step: Step) -> None:
 def _terminal_states() -> list[RunState]:
     completed, _ = run_to_completion()
     at_wait = drive_to(Step.WAIT_FOR_GAP_APPROVAL)
-    cancelled = decide(at_wait, signal(at_wait, S.ASSESSMENT_CANCELLED)).state
+    cancelled = decide(at_wait, cancel_signal(at_wait)).state
     pending = new_state()
-    cancelled_early = decide(pending, signal(pending, S.ASSESSMENT_CANCELLED)).state
+    cancelled_early = decide(pending, cancel_signal(pending)).state
     return [completed, cancelled, cancelled_early]
 
 
@@ -272,7 +293,7 @@ def test_signals_for_another_run_are_rejected(field: str, type_: S) -> None:
 
 def test_a_foreign_signal_is_rejected_even_by_a_terminal_run() -> None:
     completed, _ = run_to_completion()
-    envelope = signal(completed, S.ASSESSMENT_RESUMED).model_copy(
+    envelope = resume_signal(completed).model_copy(
         update={"tenant_id": "tenant-b"})
     assert decide(completed, envelope).fate is SignalFate.REJECTED
 
@@ -290,8 +311,8 @@ def _decisions_of_every_fate() -> list[tuple[str, RunState, Any, Any]]:
         ("ignored", wait, soa_envelope, soa_view),
         ("rejected", wait, bad_envelope, bad_view),
         ("pending", wait, poam_envelope, poam_view),
-        ("applied-control", wait, signal(wait, S.ASSESSMENT_BLOCKED), None),
-        ("ignored-control", wait, signal(wait, S.ASSESSMENT_RESUMED), None),
+        ("applied-control", wait, block_signal(wait), None),
+        ("ignored-control", wait, resume_signal(wait), None),
     ]
 
 

@@ -18,12 +18,14 @@ from tests.unit.lifecycle_kit import (
     S,
     advance,
     audits,
+    cancel_signal,
     effects_of,
     enqueued,
     entered,
     job_done,
     position,
     positioned,
+    resume_signal,
     signal,
     step_changes,
 )
@@ -124,7 +126,7 @@ def test_all_missing_approvals_are_named_in_spec_order() -> None:
 def test_resuming_a_still_closed_gate_blocks_again(step: Step) -> None:
     missing = [STEP_SPECS[step].requires_approved[0]]
     blocked = _gate_blocked(step, missing)
-    decision = decide(blocked, signal(blocked, S.ASSESSMENT_RESUMED))
+    decision = decide(blocked, resume_signal(blocked))
 
     assert decision.fate is SignalFate.APPLIED
     new = decision.state
@@ -141,7 +143,7 @@ def test_resuming_an_opened_gate_enters_the_step(step: Step) -> None:
     missing = [STEP_SPECS[step].requires_approved[0]]
     blocked = _gate_blocked(step, missing)
     approved = blocked.with_entry("approved", missing[0], blocked.artifacts[missing[0]])
-    decision = decide(approved, signal(approved, S.ASSESSMENT_RESUMED))
+    decision = decide(approved, resume_signal(approved))
 
     assert decision.fate is SignalFate.APPLIED
     new = decision.state
@@ -167,7 +169,7 @@ def test_signals_wait_while_a_gate_is_closed(signal_type: S) -> None:
 
 def test_a_gate_blocked_run_can_be_cancelled() -> None:
     blocked = _gate_blocked(Step.CREATE_REPORT, [_A.POAM])
-    decision = decide(blocked, signal(blocked, S.ASSESSMENT_CANCELLED, {"reason": "stop"}))
+    decision = decide(blocked, cancel_signal(blocked, "stop"))
     assert decision.state.status is WorkflowStatus.CANCELLED
     assert decision.state.reason == "stop"
 

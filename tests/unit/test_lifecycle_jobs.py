@@ -17,14 +17,18 @@ from tests.unit.lifecycle_kit import (
     COMPLETION_SIGNALS,
     JOB_STEPS,
     E,
+    Inbox,
     S,
+    approval,
     audits,
     drive_to,
+    enqueued,
     entered,
     job_done,
     job_failed,
     outcome_payload,
     positioned,
+    retry_signal,
     signal,
     signal_audits,
     step_changes,
@@ -255,3 +259,53 @@ def test_drafting_job_is_asked_for_the_next_version() -> None:
     assert jobs[0].step is Step.CREATE_SOA_DRAFT
     assert jobs[0].parameters["artifact_version"] == 5
 
+
+
+# --- retrying a failed job step (operator command) ----------------------------------------
+
+@pytest.mark.parametrize("step", JOB_STEPS)
+def test_retry_runs_the_failed_step_again_as_a_new_attempt(step: Step) -> None:
+    state = drive_to(step)
+    failed = decide(state, job_failed(state)).state
+    decision = decide(failed, retry_signal(failed))
+
+    assert decision.fate is SignalFate.APPLIED
+    new = decision.state
+    assert (new.step, new.status, new.reason) == (step, WorkflowStatus.RUNNING, None)
+    assert new.attempt(step) == 2
+    assert new.active_job_id == f"{state.run_id}:{step.value}:2"
+    assert [(j.job_id, j.attempt) for j in enqueued(decision)] == [(new.active_job_id, 2)]
+    # The first attempt's outcome is stale now; the new attempt's completes the step.
+    assert decide(new, job_done(state)).fate is SignalFate.IGNORED
+    assert decide(new, job_done(new)).state.step is step.next()
+
+
+@pytest.mark.parametrize("reason", ["", "  "])
+def test_retry_needs_a_reason(reason: str) -> None:
+    state = drive_to(Step.INDEX_KB)
+    failed = decide(state, job_failed(state)).state
+    decision = decide(failed, retry_signal(failed, reason))
+    assert decision.fate is SignalFate.REJECTED
+    assert decision.state == failed
+
+
+@pytest.mark.parametrize("step", [Step.INDEX_KB, Step.WAIT_FOR_GAP_APPROVAL])
+def test_retry_of_a_run_that_did_not_fail_is_ignored(step: Step) -> None:
+    state = drive_to(step)
+    decision = decide(state, retry_signal(state))
+    assert decision.fate is SignalFate.IGNORED
+    assert decision.state == state
+
+
+def test_signals_held_during_a_failure_apply_after_the_retry() -> None:
+    state = drive_to(Step.CREATE_SOA_DRAFT)
+    inbox = Inbox(state)
+    inbox.deliver(job_failed(state))
+    envelope, view = approval(state, ArtifactKind.SOA, version=1)
+    inbox.deliver(envelope, view)
+    assert inbox.pending == [envelope]
+    inbox.deliver(retry_signal(inbox.state))
+    inbox.deliver(job_done(inbox.state))
+    assert inbox.pending == []
+    assert inbox.state.step is Step.INGEST_SOA
+    assert inbox.state.is_approved(ArtifactKind.SOA)

@@ -17,6 +17,7 @@ from tests.unit.lifecycle_kit import (
     audits,
     effects_of,
     new_state,
+    resume_signal,
     signal,
     signal_audits,
     start_signal,
@@ -94,7 +95,7 @@ def test_invalid_assessment_blocks_the_run_at_validate(assessment: object, reaso
 def test_resume_after_invalid_assessment_re_enters_validate() -> None:
     state = new_state()
     blocked = decide(state, start_signal(state, None)).state
-    decision = decide(blocked, signal(blocked, S.ASSESSMENT_RESUMED))
+    decision = decide(blocked, resume_signal(blocked))
 
     assert decision.fate is SignalFate.APPLIED
     new = decision.state
@@ -107,8 +108,8 @@ def test_resume_after_invalid_assessment_re_enters_validate() -> None:
         StepChanged(Step.VALIDATE_ASSESSMENT, 2, StepStatus.COMPLETED),
     ]
     resumed = audits(decision, E.LIFECYCLE_WORKFLOW_RESUMED)
-    assert [a.metadata for a in resumed] == [
-        {"blocked_reason": "assessment snapshot missing from the start request"}]
+    assert [a.metadata["blocked_reason"] for a in resumed] == [
+        "assessment snapshot missing from the start request"]
 
 
 def test_signals_wait_while_blocked_at_validate() -> None:
