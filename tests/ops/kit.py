@@ -40,17 +40,18 @@ def cli_json(*args: str, env: dict[str, str] | None = None) -> Any:
     return json.loads(done.stdout)
 
 
-def read(*args: str) -> Result:
-    """A read-only command (list, show) through the same `celery` group and its plugin
-    entry point, in this process: no process start for what changes nothing."""
+def here(*args: str) -> Result:
+    """A command that changes nothing (list, show, a dry run, a refused command) through
+    the same `celery` group and its plugin entry point, in this process: a process start
+    costs seconds on a busy machine."""
     from celery.bin.celery import celery
 
     return CliRunner().invoke(celery, ["-A", "orchestrator", "lifecycle", *args],
                               catch_exceptions=False)
 
 
-def read_json(*args: str) -> Any:
-    done = read(*args, "--json")
+def here_json(*args: str) -> Any:
+    done = here(*args, "--json")
     assert done.exit_code == 0, done.output
     return json.loads(done.stdout)
 
@@ -87,6 +88,6 @@ def run_with_dead_lettered_ingestion(owner: Actor) -> tuple[RunView, dict[str, A
     swept = cli_json("sweep", "lost-jobs", env=GIVE_UP_AT_ONCE)
     assert swept["lost-jobs"]["dead_lettered"] >= 1, swept
     wait_for(lambda: get_run(owner, run.id).status == "failed", what="the run to fail")
-    [letter] = read_json("dead-letters", "list", "--run", str(run.id))["items"]
+    [letter] = here_json("dead-letters", "list", "--run", str(run.id))["items"]
     assert letter["job_id"] == job_id
     return get_run(owner, run.id), letter

@@ -11,11 +11,10 @@ from orchestrator.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
 from tests.ops.kit import (
     add_consumer,
-    cli,
     cli_json,
+    here,
+    here_json,
     job_status,
-    read,
-    read_json,
     run_with_dead_lettered_ingestion,
     step_attempts,
 )
@@ -29,7 +28,7 @@ def test_retry_runs_the_failed_step_again_as_a_new_attempt(fleet: Fleet) -> None
     owner, _ = new_tenant()
     run, _ = run_with_dead_lettered_ingestion(owner)
     assert run.current_step == "ingest_documents" and run.reason
-    shown = read("show", str(run.id)).stdout
+    shown = here("show", str(run.id)).stdout
     assert "status     failed at ingest_documents" in shown
     assert "DEAD_LETTER" in shown and "job_lost" in shown
 
@@ -46,16 +45,16 @@ def test_retry_runs_the_failed_step_again_as_a_new_attempt(fleet: Fleet) -> None
                if e.event_type == "lifecycle_workflow_step_retried"]
     assert [(e.actor_id, e.metadata["reason"]) for e in retried] == [
         ("operator:ana", "ingestion worker is back")]
-    again = cli("retry", str(run.id), "--reason", "once more")
-    assert again.returncode == 1
-    assert "only a failed run can be retried" in again.stderr
+    again = here("retry", str(run.id), "--reason", "once more")
+    assert again.exit_code == 1
+    assert "only a failed run can be retried" in again.output
 
 
 def test_a_dead_letter_is_listed_and_replayed_once(fleet: Fleet) -> None:
     worker = fleet.start(WITHOUT_INGESTION)
     owner, _ = new_tenant()
     run, letter = run_with_dead_lettered_ingestion(owner)
-    listed = read("dead-letters", "list", "--tenant", owner.tenant_id).stdout
+    listed = here("dead-letters", "list", "--tenant", owner.tenant_id).stdout
     assert letter["job_id"] in listed and "lost: no outcome" in listed
 
     add_consumer("ingestion", worker)
@@ -66,11 +65,11 @@ def test_a_dead_letter_is_listed_and_replayed_once(fleet: Fleet) -> None:
     wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
              what="the replayed step to finish")
     assert step_attempts(run.id, "ingest_documents") == [(1, "failed"), (2, "completed")]
-    assert read_json("dead-letters", "list", "--run", str(run.id))["items"] == []
-    [replayed] = read_json("dead-letters", "list", "--run", str(run.id), "--all")["items"]
+    assert here_json("dead-letters", "list", "--run", str(run.id))["items"] == []
+    [replayed] = here_json("dead-letters", "list", "--run", str(run.id), "--all")["items"]
     assert replayed["replayed_at"] is not None
-    twice = cli("dead-letters", "replay", str(letter["id"]), "--reason", "again")
-    assert twice.returncode == 1 and "was replayed at" in twice.stderr
+    twice = here("dead-letters", "replay", str(letter["id"]), "--reason", "again")
+    assert twice.exit_code == 1 and "was replayed at" in twice.output
 
 
 def test_reprocess_dry_run_changes_nothing_then_reprocessing_rewinds(fleet: Fleet) -> None:
@@ -79,16 +78,16 @@ def test_reprocess_dry_run_changes_nothing_then_reprocessing_rewinds(fleet: Flee
     run = _at_soa_approval_with_scope_approved(owner, reviewer)
     before = get_run(owner, run)
 
-    refused = cli("reprocess", str(run), "create_scope", "--dry-run", "--reason", "fix")
-    assert refused.returncode == 1 and "new-version flag" in refused.stderr
-    plan = cli_json("reprocess", str(run), "create_scope", "--dry-run", "--new-version",
+    refused = here("reprocess", str(run), "create_scope", "--dry-run", "--reason", "fix")
+    assert refused.exit_code == 1 and "new-version flag" in refused.output
+    plan = here_json("reprocess", str(run), "create_scope", "--dry-run", "--new-version",
                     "--reason", "scope missed a site")
     assert plan["superseded_steps"] == ["create_scope", "create_soa_draft",
                                         "wait_for_soa_approval"]
     assert sorted((a["kind"], a["version"]) for a in plan["superseded_artifacts"]) == [
         ("scope", 1), ("soa", 1)]
     assert plan["approvals_to_collect_again"] == ["scope"]
-    text = read("reprocess", str(run), "create_scope", "--dry-run", "--new-version",
+    text = here("reprocess", str(run), "create_scope", "--dry-run", "--new-version",
                 "--reason", "scope missed a site")
     assert "collect approvals again: scope" in text.stdout
     assert get_run(owner, run).version == before.version, "a dry run changes nothing"
