@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
+from fastapi.routing import APIRoute
 
 from orchestrator.api import health
 from orchestrator.api.config import get_api_settings
@@ -49,9 +50,16 @@ async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
 
 
+def _operation_id(route: APIRoute) -> str:
+    """Short, stable operation ids (`lifecycle_start`, `runs_index`) for generated clients."""
+    tag = str(route.tags[0]).replace(" ", "_") if route.tags else "api"
+    return f"{tag}_{route.name}"
+
+
 def create_app() -> FastAPI:
     app = FastAPI(title="Assessment lifecycle producer API", version="1.0.0",
-                  description=DESCRIPTION, lifespan=lifespan)
+                  description=DESCRIPTION, lifespan=lifespan,
+                  generate_unique_id_function=_operation_id)
     install_problem_handlers(app)
     app.add_middleware(BodyLimitMiddleware)
     for module in (assessments, lifecycle, runs, artifacts, approvals, operations, health):

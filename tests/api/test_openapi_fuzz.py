@@ -103,3 +103,29 @@ def _fuzz(strategy: Any, checks: list[Any]) -> None:
         case.call_and_validate(checks=checks)
 
     check()
+
+
+SPEC_ENDPOINTS = {
+    ("post", "/api/v1/assessments/{assessmentId}/workflows/lifecycle/start"),
+    ("get", "/api/v1/assessments/{assessmentId}/workflows/lifecycle"),
+    ("get", "/api/v1/workflows/{workflowRunId}"),
+    ("post", "/api/v1/workflows/{workflowRunId}/cancel"),
+    ("post", "/api/v1/workflows/{workflowRunId}/resume"),
+    ("post", "/api/v1/workflows/{workflowRunId}/signals"),
+}
+
+
+def test_the_schema_names_the_spec_endpoints_and_their_errors() -> None:
+    paths = app.openapi()["paths"]
+    operations = {(method, path): op for path, ops in paths.items()
+                  for method, op in ops.items()}
+    assert SPEC_ENDPOINTS <= set(operations)
+    ids = [op["operationId"] for op in operations.values()]
+    assert len(ids) == len(set(ids))
+    for (_, path), op in operations.items():
+        if not path.startswith("/api/v1/"):
+            continue
+        assert op["security"] == [{"ApiKey": []}], path
+        for status in ("401", "403", "404", "422"):
+            content = op["responses"][status]["content"]
+            assert "application/problem+json" in content, (path, status)
