@@ -12,10 +12,10 @@ import secrets
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from sqlalchemy import select
 
 from orchestrator.clock import utcnow
@@ -74,6 +74,12 @@ class ApiKeyView(BaseModel):
     name: str
     created_at: datetime
     revoked_at: datetime | None
+
+    @field_validator("created_at", "revoked_at", mode="after")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        # SQLite hands back naive datetimes; every time stored is UTC.
+        return value.replace(tzinfo=UTC) if value and value.tzinfo is None else value
 
     @classmethod
     def of(cls, row: ApiKey) -> ApiKeyView:
