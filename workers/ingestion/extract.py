@@ -14,6 +14,7 @@ from orchestrator.jobs.interface import JobFailure
 from orchestrator.settings import get_settings
 from workers.ingestion import media
 from workers.ingestion.errors import DocumentError, DocumentErrorCode
+from workers.ingestion.limits import IngestionLimits
 from workers.ingestion.parse import ParsedDocument
 from workers.ingestion.readers.registry import load_plugins, supported_media_types
 from workers.ingestion.sandbox import ParserSandbox
@@ -30,8 +31,10 @@ from workers.ingestion.sniff import (
 _EXPECTED_FAMILY = {media.PDF: PDF_FAMILY, media.DOCX: ZIP_FAMILY, media.XLSX: ZIP_FAMILY}
 
 
-def extract(document: Document, sandbox: ParserSandbox) -> ParsedDocument:
-    load_plugins(sandbox.limits.reader_plugins)
+def precheck(document: Document, limits: IngestionLimits) -> tuple[Path, str]:
+    """What the worker checks before the parser sees the file: a supported type, the
+    size, the checksum and that the first bytes are what the type says."""
+    load_plugins(limits.reader_plugins)
     media_type = media.base_media_type(document.media_type)
     if media_type not in supported_media_types():
         accepted = ", ".join(sorted(supported_media_types()))
@@ -41,12 +44,21 @@ def extract(document: Document, sandbox: ParserSandbox) -> ParsedDocument:
     path = Path(document.storage_path)
     head = _check_file(document, path)
     _check_family(media_type, head)
-    parsed = sandbox.parse(path, media_type)
+    return path, media_type
+
+
+def require_text(parsed: ParsedDocument) -> ParsedDocument:
     if not parsed.has_text:
         detail = ("it has headings but no body text" if parsed.headings
                   else "the document contains no text")
         raise DocumentError(DocumentErrorCode.NO_EXTRACTABLE_TEXT, f"no extractable text: {detail}")
     return parsed
+
+
+def extract(document: Document, sandbox: ParserSandbox) -> ParsedDocument:
+    """One document, checked, parsed in the sandbox, with text."""
+    path, media_type = precheck(document, sandbox.limits)
+    return require_text(sandbox.parse(path, media_type))
 
 
 def _check_file(document: Document, path: Path) -> bytes:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from workers.ingestion.protocol import (
 )
 
 _ROOT = Path(__file__).resolve().parents[2]
+Parsed = ParsedDocument | DocumentError
 _FRAME_OVERHEAD = 16 * 1024 * 1024
 
 
@@ -46,41 +48,85 @@ class ParserSandbox:
         return self._process.pid if self._process is not None else None
 
     def parse(self, path: Path, media_type: str) -> ParsedDocument:
-        """Parse in the parser process. A process that dies is replaced and the document
-        tried once more (it may have died of something else); twice is the document's
-        fault. A timeout is not retried."""
-        request: dict[str, Any] = {"path": str(path), "media_type": media_type,
-                                   "limits": self.limits.model_dump(mode="json")}
+        """Parse one file in the parser process; raises its DocumentError."""
+        (outcome,) = self.parse_all([(path, media_type)])
+        if isinstance(outcome, DocumentError):
+            raise outcome
+        return outcome
+
+    def parse_all(self, files: Sequence[tuple[Path, str]]) -> Iterator[Parsed]:
+        """Parse files in order, yielding each one's document or DocumentError.
+
+        One request stays queued ahead: the parser works on the next file while the
+        caller chunks and stores this one. A process that dies is replaced and the
+        file tried once more (it may have died of something else); twice is the file's
+        fault. A timeout is not retried.
+        """
+        requests = [self._request(path, media_type) for path, media_type in files]
         with self._lock:
+            sent = received = 0
             try:
-                reply = self._receive(self._send(request))
-            except DocumentError as error:
-                if error.code is not DocumentErrorCode.PARSER_CRASHED:
-                    raise
-                reply = self._receive(self._send(request))
-        if not reply.get("ok"):
-            raise DocumentError(DocumentErrorCode(reply["code"]), str(reply["message"]))
-        return document_from_wire(reply)
+                for index, request in enumerate(requests):
+                    while sent < min(index + 2, len(requests)):
+                        # With a reply outstanding, a dead process must not be replaced
+                        # here: the outstanding reply would then be read from the new one.
+                        if not self._send(requests[sent], may_restart=sent == received):
+                            break
+                        sent += 1
+                    process = self._process
+                    outcome = self._outcome(request)
+                    received = index + 1
+                    if self._process is not process:
+                        sent = received  # the queued request went down with the process
+                    yield outcome
+            finally:
+                if sent > received:
+                    self._stop()  # abandoned part-way: a reply is still in the pipe
+
+    def _outcome(self, request: dict[str, Any]) -> Parsed:
+        try:
+            return _decode(self._receive())
+        except DocumentError as error:
+            if error.code is not DocumentErrorCode.PARSER_CRASHED:
+                return error
+        try:
+            self._send(request)
+            return _decode(self._receive())
+        except DocumentError as error:
+            return error
+
+    def _request(self, path: Path, media_type: str) -> dict[str, Any]:
+        return {"path": str(path), "media_type": media_type,
+                "limits": self.limits.model_dump(mode="json")}
 
     def close(self) -> None:
         with self._lock:
             self._stop()
 
-    def _send(self, request: dict[str, Any]) -> subprocess.Popen[bytes]:
+    def _send(self, request: dict[str, Any], *, may_restart: bool = True) -> bool:
+        """Queue a request; False when the process is dead and may not be replaced."""
         # A process that died while idle (killed from outside) is replaced once.
         for attempt in (1, 2):
+            if self._process is None and not may_restart:
+                return False
             process = self._ensure()
             assert process.stdin is not None
             try:
                 write_frame(process.stdin.fileno(), request)
-                return process
-            except (BrokenPipeError, OSError):
+                return True
+            except OSError:  # BrokenPipeError: the process is gone
+                if not may_restart:
+                    return False
                 self._stop()
                 if attempt == 2:
                     raise
-        raise AssertionError("unreachable")
+        return False
 
-    def _receive(self, process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    def _receive(self) -> dict[str, Any]:
+        process = self._process
+        if process is None:
+            raise DocumentError(DocumentErrorCode.PARSER_CRASHED,
+                                "the parser process was gone before it answered")
         assert process.stdout is not None
         deadline = time.monotonic() + self.limits.parse_timeout_s
         max_bytes = self.limits.max_text_chars * 4 + _FRAME_OVERHEAD
@@ -127,6 +173,12 @@ class ParserSandbox:
             if stream is not None:
                 stream.close()
         return process.wait()
+
+
+def _decode(reply: dict[str, Any]) -> ParsedDocument:
+    if not reply.get("ok"):
+        raise DocumentError(DocumentErrorCode(reply["code"]), str(reply["message"]))
+    return document_from_wire(reply)
 
 
 def _describe(status: int | None) -> str:

@@ -12,6 +12,7 @@ Run outcome policy:
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -24,7 +25,7 @@ from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
 from orchestrator.storage import put_bytes
 from workers.ingestion.chunking import chunk_blocks
 from workers.ingestion.errors import DocumentError
-from workers.ingestion.extract import extract
+from workers.ingestion.extract import precheck, require_text
 from workers.ingestion.models import DocumentOutcome
 from workers.ingestion.parse import MARKDOWN, ParsedDocument, parse
 from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
@@ -64,22 +65,25 @@ def ingest_documents(context: JobContext, sandbox: ParserSandbox | None = None) 
         select(Document).where(Document.assessment_id == context.request.assessment_id)
         .order_by(Document.created_at, Document.id)))
     index = ChunkIndex(session, context.request.assessment_id)
+    checked: list[tuple[Document, tuple[Path, str]]] = []
     for document in documents:
-        if document.status == UPLOADED:
-            _ingest_one(session, document, sandbox, index)
+        if document.status != UPLOADED:
+            continue
+        try:
+            checked.append((document, precheck(document, sandbox.limits)))
+        except DocumentError as error:
+            mark_failed(session, document, error, utcnow())
+    # The parser reads the next document while this one is chunked and stored.
+    outcomes = sandbox.parse_all([file for _, file in checked])
+    for (document, _), outcome in zip(checked, outcomes, strict=True):
+        try:
+            if isinstance(outcome, DocumentError):
+                raise outcome
+            store_parsed(session, document, require_text(outcome), index)
+        except DocumentError as error:
+            mark_failed(session, document, error, utcnow())
+    session.flush()
     return _result(session, documents)
-
-
-def _ingest_one(session: Session, document: Document, sandbox: ParserSandbox,
-                index: ChunkIndex) -> None:
-    now = utcnow()
-    try:
-        parsed = extract(document, sandbox)
-    except DocumentError as error:
-        mark_failed(session, document, error, now)
-        session.flush()
-        return
-    store_parsed(session, document, parsed, index)
 
 
 def store_parsed(session: Session, document: Document, parsed: ParsedDocument,

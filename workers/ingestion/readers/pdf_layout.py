@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workers.ingestion.normalise import normalise_text
+from workers.ingestion.normalise import dropped_characters, normalise_text
 from workers.ingestion.parse import BlockBuilder
 
 _DIGITS = re.compile(r"\d+")
@@ -33,8 +33,10 @@ def _key(line: str) -> str:
 def page_lines(raw: str) -> list[str]:
     """PDFium marks a hyphen it removed at a line break (U+0002 or U+FFFE): rejoin the
     word."""
-    text = _SOFT_HYPHEN.sub("", raw)
-    return [line for line in normalise_text(text).split("\n") if line]
+    text = _SOFT_HYPHEN.sub("", raw).replace("\r\n", "\n").translate(dropped_characters())
+    if not text.isascii():
+        text = normalise_text(text)  # the full treatment only when it can matter
+    return [" ".join(words) for line in text.split("\n") if (words := line.split())]
 
 
 def strip_running_lines(pages: list[list[str]]) -> list[list[str]]:
@@ -77,8 +79,12 @@ class HeadingMatcher:
         self.title_on_first_page = self.title is not None and self.title in {
             _key(line) for line in first_lines}
         self.use_numbers = not self.by_title
+        # A heading line is its title, perhaps after a section number like "12.3.4".
+        self.longest = max((len(title) for title in self.by_title), default=90) + 12
 
     def level(self, line: str) -> int | None:
+        if len(line) > self.longest or not (self.by_title or line[:1].isdigit()):
+            return None  # most lines are body text: reject them cheaply
         key = _key(line)
         if key in self.by_title:
             return self.by_title[key]
@@ -108,7 +114,7 @@ def build_blocks(pages: list[list[str]], matcher: HeadingMatcher) -> BlockBuilde
 
 def _feed(builder: BlockBuilder, matcher: HeadingMatcher, line: str, previous: str,
           typical: int, *, first_page_line: bool) -> None:
-    if matcher.title and _key(line) == matcher.title and first_page_line:
+    if first_page_line and matcher.title and _key(line) == matcher.title:
         return
     level = matcher.level(line)
     if level is not None:
