@@ -31,6 +31,11 @@ _FATE_EVENT = {
     SignalFate.REJECTED: _E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED,
 }
 BLOCK_KINDS = ("information", "approval", "configuration", "manual_intervention")
+#: Job failures a person fixes by giving more input: (step, error code) -> wait to return to.
+NEEDS_INPUT = {
+    (Step.INGEST_DOCUMENTS, "no_extractable_text"): Step.WAIT_FOR_DOCUMENTS,
+    (Step.INGEST_DOCUMENTS, "no_documents"): Step.WAIT_FOR_DOCUMENTS,
+}
 
 
 @dataclass(frozen=True)
@@ -243,8 +248,14 @@ def _job_failed(state: RunState, signal: SignalEnvelope, outcome: JobOutcome) ->
         StepChanged(state.step, attempt, StepStatus.FAILED, error=f"{code}: {error}"),
         Audit(_E.LIFECYCLE_WORKFLOW_STEP_FAILED, state.step, signal.actor_id,
               {"job_id": outcome.job_id, "error_code": code}),
-        Audit(_E.LIFECYCLE_WORKFLOW_FAILED, state.step, signal.actor_id, {"error_code": code}),
     ]
+    back_to = NEEDS_INPUT.get((state.step, code))
+    if back_to is not None:
+        # Retrying cannot help; another document can: wait for it.
+        state = enter(state.evolve(active_job_id=None), back_to, effects)
+        return Outcome(state.evolve(reason=f"{code}: {error}"), effects)
+    effects.append(Audit(_E.LIFECYCLE_WORKFLOW_FAILED, state.step, signal.actor_id,
+                         {"error_code": code}))
     failed = state.evolve(status=WorkflowStatus.FAILED, reason=f"{code}: {error}",
                           active_job_id=None)
     return Outcome(failed, effects)
