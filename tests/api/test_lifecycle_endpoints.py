@@ -62,6 +62,14 @@ def test_reading_runs_refuses_unknown_and_malformed_ids(api: Api) -> None:
     _problem(api.client.get("/api/v1/nowhere", headers=admin), 404, "not_found")
     _problem(api.client.delete(f"/api/v1/workflows/{uuid.uuid4()}", headers=admin),
              405, "method_not_allowed")
+    _problem(api.client.get("/api/v1/workflows", headers=admin, params={"status": "asleep"}),
+             422, "validation_failed")
+    _, run_id = _started(api, admin)
+    for path in (f"signals/{uuid.uuid4()}", f"artifacts/{uuid.uuid4()}",
+                 f"artifacts/{uuid.uuid4()}/download", "report"):
+        _problem(api.client.get(f"/api/v1/workflows/{run_id}/{path}", headers=admin),
+                 404, "not_found")
+    assert api.client.get(f"/api/v1/workflows/{run_id}/artifacts", headers=admin).json() == []
 
 
 def test_signals_are_durable_deduplicated_and_validated(api: Api) -> None:

@@ -119,7 +119,7 @@ def test_the_schema_names_the_spec_endpoints_and_their_errors() -> None:
     paths = app.openapi()["paths"]
     operations = {(method, path): op for path, ops in paths.items()
                   for method, op in ops.items()}
-    assert SPEC_ENDPOINTS <= set(operations)
+    assert set(operations) >= SPEC_ENDPOINTS
     ids = [op["operationId"] for op in operations.values()]
     assert len(ids) == len(set(ids))
     for (_, path), op in operations.items():

@@ -63,6 +63,13 @@ def test_reprocess_and_new_version_draft_new_artifact_versions(running_api: Api)
     select_framework(api, owner, run_id)
     api.follow(owner, run_id, waiting_at("wait_for_soa_approval"))
     base = f"/api/v1/workflows/{run_id}"
+    for params, expected in (({"waiting_for_approval": True}, [run_id]),
+                             ({"step": "wait_for_soa_approval"}, [run_id]),
+                             ({"status": "waiting_for_approval"}, [run_id]),
+                             ({"step": "create_scope"}, []),
+                             ({"waiting_for_approval": False}, [])):
+        listed = api.client.get("/api/v1/workflows", headers=owner, params=params).json()
+        assert [r["id"] for r in listed["items"]] == expected, params
 
     plan = api.client.post(f"{base}/steps/create_soa_draft/reprocess", headers=operator,
                            json={"reason": "new inventory", "new_version": True,
