@@ -108,6 +108,14 @@ def on_setup_logging(loglevel: Any = None, logfile: str | None = None, **_: Any)
     tracing.configure()
 
 
+def on_worker_init(**_: Any) -> None:
+    """Before the pool forks: a fresh multiprocess directory (files of a previous run's
+    processes would be added to this one's)."""
+    from orchestrator.observability.exposition import prepare_multiprocess_dir
+
+    prepare_multiprocess_dir()
+
+
 def on_worker_ready(**_: Any) -> None:
     from orchestrator.observability.exposition import serve_worker_metrics
 
@@ -127,6 +135,7 @@ def install() -> None:
     signals.task_prerun.connect(on_prerun, weak=False, dispatch_uid="lc_prerun")
     signals.task_postrun.connect(on_postrun, weak=False, dispatch_uid="lc_postrun")
     signals.setup_logging.connect(on_setup_logging, weak=False, dispatch_uid="lc_logging")
+    signals.worker_init.connect(on_worker_init, weak=False, dispatch_uid="lc_init")
     signals.worker_ready.connect(on_worker_ready, weak=False, dispatch_uid="lc_ready")
     signals.worker_process_shutdown.connect(on_worker_process_shutdown, weak=False,
                                             dispatch_uid="lc_process_shutdown")

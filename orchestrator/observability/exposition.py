@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 from functools import lru_cache
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
@@ -37,3 +39,15 @@ def serve_worker_metrics() -> int | None:
     start_http_server(port, registry=process_registry())
     log.info("serving metrics", extra={"port": port})
     return port
+
+
+def prepare_multiprocess_dir() -> Path | None:
+    """Create PROMETHEUS_MULTIPROC_DIR and empty it of an earlier run's files."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not directory:
+        return None
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink(missing_ok=True)
+    return path
