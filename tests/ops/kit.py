@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import uuid
@@ -23,6 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The sweep gives up on a queued job at once: no re-dispatch, a deadline of 1 ms.
 GIVE_UP_AT_ONCE = {"LIFECYCLE_SWEEP_REDISPATCH_LIMIT": "0",
                    "LIFECYCLE_SWEEP_QUEUED_DEADLINE_S": "0.001"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def cli(*args: str, env: dict[str, str] | None = None,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from orchestrator.dispatch import QUEUES
 from orchestrator.producer import get_run
 from orchestrator.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
+from tests.ops.kit import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "orchestrator" / "ops" / "flowerconfig.py"
@@ -31,12 +31,6 @@ USER, PASSWORD = "operator", "Flower-test-7f3a91c2d4"
 def flower_command(port: int) -> list[str]:
     return [sys.executable, "-m", "celery", "-A", "orchestrator", "flower", f"--conf={CONF}",
             f"--port={port}", "--address=127.0.0.1"]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def get(url: str, credentials: tuple[str, str] | None = None) -> tuple[int, Any]:
