@@ -19,6 +19,7 @@ from typing import IO, Any
 from fastapi import Request
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import ClientDisconnect
 
 from orchestrator.api.problems import ApiProblem
 
@@ -169,5 +170,8 @@ async def _parse(request: Request, boundary: bytes, receiver: _Receiver) -> None
     except FormParserError as error:
         raise ApiProblem(400, "malformed_multipart", f"the multipart body is malformed: "
                          f"{error}") from error
+    except ClientDisconnect as error:
+        raise ApiProblem(400, "client_disconnected", "the upload ended before the body "
+                         "was complete") from error
     if not receiver.ended:
         raise ApiProblem(400, "malformed_multipart", "the multipart body ended early")
