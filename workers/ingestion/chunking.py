@@ -6,6 +6,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import groupby
 
 from workers.ingestion.parse import Block
@@ -25,7 +26,7 @@ class Chunk:
     page_start: int | None = None
     page_end: int | None = None
 
-    @property
+    @cached_property
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode()).hexdigest()
 

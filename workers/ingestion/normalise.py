@@ -38,8 +38,12 @@ def normalise_text(text: str) -> str:
 
 
 def normalise_inline(text: str) -> str:
-    """One line: every run of whitespace (newlines included) becomes one space."""
-    return " ".join(normalise_text(text).split())
+    """One line: every run of whitespace (newlines included) becomes one space. The same
+    canonical form as `normalise_text`, without its regular expressions (it runs once
+    per table cell and paragraph)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    return " ".join(text.translate(dropped_characters()).split())
 
 
 def decode_text(data: bytes) -> str | None:

