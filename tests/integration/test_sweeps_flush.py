@@ -90,11 +90,12 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
     assert _fate(run.id, "framework") == "pending"
     fleet.start("orchestrator", concurrency=2)
     scope_job = f"{run.id}:create_scope:1"
-    wait_for(lambda: _job_status(scope_job) == "queued", timeout_s=30,
-             what="the inbox sweep to wake the run and queue the scope job")
+    wait_for(lambda: _queued_in(broker, "analysis", scope_job), timeout_s=30,
+             what="the inbox sweep to wake the run, which queues the scope job")
 
     # 2. The job's message is lost (and any re-dispatch of it so far).
     broker.flushdb()
+    assert _job_status(scope_job) == "queued"
     fleet.start(HEAVY, concurrency=2)
     final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=120)
 
@@ -111,6 +112,12 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
     assert _job_status(scope_job) == "succeeded"
     assert count(DeadLetter, DeadLetter.run_id == run.id) == 0
     broker.close()
+
+
+def _queued_in(broker: redis.Redis, queue: str, task_id: str) -> bool:
+    """The job's message waits in the broker (nothing consumes that queue now)."""
+    return any(json.loads(raw)["headers"]["id"] == task_id
+               for raw in broker.lrange(queue, 0, -1))
 
 
 def _fate(run_id: object, key: str) -> str | None:
