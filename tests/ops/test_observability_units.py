@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import io
 import json
 import logging
@@ -45,7 +46,8 @@ def test_a_json_line_carries_the_context_and_the_extras(log_stream: io.StringIO)
 
 def test_enrich_sets_the_open_context_in_place_and_none_removes() -> None:
     open_context(trace_id="request-trace", step="old")
-    enrich(trace_id="signal-trace", step=None, run_id="run-9")
+    # A sync endpoint runs in a worker thread on a copy of the request's context.
+    contextvars.copy_context().run(enrich, trace_id="signal-trace", step=None, run_id="run-9")
     assert current() == {"trace_id": "signal-trace", "run_id": "run-9"}
     close_context()
     assert current() == {}
