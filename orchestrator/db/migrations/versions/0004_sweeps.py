@@ -7,6 +7,7 @@ Revises: 0002
 """
 
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -22,7 +23,7 @@ _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 _TS = sa.DateTime(timezone=True)
 
 
-def _partial(where: str) -> dict[str, sa.TextClause]:
+def _partial(where: str) -> dict[str, Any]:
     return {"postgresql_where": sa.text(where), "sqlite_where": sa.text(where)}
 
 
