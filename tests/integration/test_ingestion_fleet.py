@@ -62,6 +62,7 @@ def _sample(owner: Actor, assessment_id: uuid.UUID, index: int = 0) -> None:
 
 
 def test_hostile_documents_fail_alone_and_the_worker_keeps_serving(fleet: Fleet) -> None:
+    """One fleet for three assessments: hostile, ordinary, and scans only."""
     fleet.start("orchestrator", concurrency=2)
     worker = fleet.start("ingestion,kb_index,analysis", pool="prefork", concurrency=1,
                          extra_env=HOSTILE_ENV)
@@ -102,20 +103,15 @@ def test_hostile_documents_fail_alone_and_the_worker_keeps_serving(fleet: Fleet)
     assert _chunks(calm.id) > 0
     assert fleet.workers[worker].poll() is None and fleet.workers[worker].pid == pid
 
-
-def test_no_document_with_text_fails_the_ingestion_job_with_a_precise_code(
-        fleet: Fleet) -> None:
-    fleet.start("orchestrator", concurrency=2)
-    fleet.start("ingestion", concurrency=1)
-    owner, _ = new_tenant()
-    assessment = create_assessment(owner, "org-1", "Only scans")
-    upload_document(owner, assessment.id, "scan.pdf", files.image_only_pdf())
-    run = start_lifecycle(owner, assessment.id, idempotency_key=f"start-{assessment.id}")
+    # When no document yields text, the ingestion job fails with a precise code.
+    scans = create_assessment(owner, "org-1", "Only scans")
+    upload_document(owner, scans.id, "scan.pdf", files.image_only_pdf())
+    third = start_lifecycle(owner, scans.id, idempotency_key=f"start-{scans.id}")
 
     def failed_job() -> Job | None:
         with transaction() as session:
             return session.scalar(select(Job).where(
-                Job.run_id == run.id, Job.step == "ingest_documents", Job.status == "failed"))
+                Job.run_id == third.id, Job.step == "ingest_documents", Job.status == "failed"))
 
     wait_for(lambda: failed_job() is not None, timeout_s=60, what="the ingestion job to fail")
     job = failed_job()
