@@ -1,0 +1,1 @@
+"""Benchmarks: they print figures; nothing here is a timed assertion."""

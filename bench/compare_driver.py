@@ -1,0 +1,81 @@
+"""The people of the fleet benchmark: start N lifecycles and answer each wait as it opens.
+
+One query per poll reads only the runs of this round that wait now (the tenant/status
+index); a run already answered at its current version is not looked at again. Each
+answer goes through the producer exactly as the API would send it: documents uploaded,
+framework selected, approvals recorded and signalled.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from sqlalchemy import func, select
+
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.models import WorkflowRun
+from orchestrator.db.session import transaction
+from orchestrator.producer import Actor, create_assessment, send_signal, start_lifecycle
+from orchestrator.reviewer import ScriptedReviewer
+from orchestrator.views import RunView
+
+WAITING = ("waiting_for_input", "waiting_for_approval")
+#: A run in one of these needs nothing more from the driver (completed, or stuck visibly).
+STOPPED = ("completed", "cancelled", "failed", "blocked")
+
+
+class WaitAnswerer:
+    def __init__(self, owner: Actor) -> None:
+        self.owner = owner
+        self.reviewer = ScriptedReviewer(Actor(owner.tenant_id, "user:reviewer"))
+        self.seen: dict[uuid.UUID, int] = {}
+        self.polls = 0
+
+    def poll(self) -> tuple[int, int]:
+        """Answer every wait that opened since the last poll: (answered, finished runs)."""
+        self.polls += 1
+        with transaction() as session:
+            rows = session.scalars(select(WorkflowRun).where(
+                WorkflowRun.tenant_id == self.owner.tenant_id,
+                WorkflowRun.status.in_(WAITING)))
+            fresh = [RunView.of(row) for row in rows if self.seen.get(row.id) != row.version]
+            finished = session.scalar(select(func.count()).select_from(WorkflowRun).where(
+                WorkflowRun.tenant_id == self.owner.tenant_id,
+                WorkflowRun.status.in_(STOPPED))) or 0
+        answered = 0
+        for run in fresh:
+            self.seen[run.id] = run.version
+            answered += self._answer(run)
+        return answered, finished
+
+    def _answer(self, run: RunView) -> bool:
+        if run.current_step == Step.WAIT_FOR_DOCUMENTS.value:
+            send_signal(self.owner, run.id, "documents_uploaded", f"bench:{run.id}:docs",
+                        payload={"document_count": 1})
+            return True
+        return self.reviewer.answer(run)
+
+
+def create_assessments(owner: Actor, count: int) -> list[uuid.UUID]:
+    return [create_assessment(owner, "org", f"bench {i}").id for i in range(count)]
+
+
+def start_runs(owner: Actor, assessment_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    return [start_lifecycle(owner, a, f"bench-{a}").id for a in assessment_ids]
+
+
+def new_owner(label: str) -> Actor:
+    return Actor(f"bench-{label}-{uuid.uuid4().hex[:6]}", "user:owner")
+
+
+def drive(answerer: WaitAnswerer, runs: int, poll_s: float, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answered, finished = answerer.poll()
+        if finished >= runs:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{runs - finished} of {runs} runs unfinished")
+        if not answered:
+            time.sleep(poll_s)

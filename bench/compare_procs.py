@@ -1,0 +1,32 @@
+"""Per-process figures: peak resident memory and CPU seconds (Linux /proc, psutil)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psutil
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM: the most resident memory the process ever had (not a sampled guess)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds of a process and its children so far."""
+    try:
+        process = psutil.Process(pid)
+        total = sum(process.cpu_times()[:2])
+        for child in process.children(recursive=True):
+            total += sum(child.cpu_times()[:2])
+    except psutil.Error:
+        return 0.0
+    return total
+
+
+def own_cpu_s() -> float:
+    times = psutil.Process().cpu_times()
+    return times.user + times.system
