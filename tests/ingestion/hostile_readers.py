@@ -31,8 +31,9 @@ def _crash(path: Path, limits: IngestionLimits) -> ParsedDocument:
 
 
 def _greedy(path: Path, limits: IngestionLimits) -> ParsedDocument:
-    hoard = [bytearray(64 * 1024 * 1024) for _ in range(10_000)]
-    raise AssertionError(f"allocated {len(hoard)} blocks without hitting the limit")
+    # One request past the parser's address-space limit: refused at once, no page touched.
+    hoard = bytearray(limits.parser_memory_bytes + 256 * 1024 * 1024)
+    raise AssertionError(f"allocated {len(hoard)} bytes past the limit")
 
 
 register_reader(HANG, _hang)

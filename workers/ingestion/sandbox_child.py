@@ -40,9 +40,7 @@ def _answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     except DocumentError as error:
         return {"ok": False, "code": error.code.value, "message": error.message}, True
     except MemoryError:
-        return {"ok": False, "code": DocumentErrorCode.TOO_LARGE.value,
-                "message": "parsing needs more memory than the parser's limit "
-                           f"({limits.parser_memory_bytes // (1024 * 1024)} MiB)"}, False
+        pass  # answered below, once the traceback (and what the parser held) is freed
     except RecursionError:
         return {"ok": False, "code": DocumentErrorCode.CORRUPT_FILE.value,
                 "message": "the document nests too deeply to parse"}, True
@@ -50,6 +48,9 @@ def _answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         detail = f"{type(error).__name__}: {error}"[:300]
         return {"ok": False, "code": DocumentErrorCode.CORRUPT_FILE.value,
                 "message": f"the parser could not read the file ({detail})"}, True
+    return {"ok": False, "code": DocumentErrorCode.TOO_LARGE.value,
+            "message": "parsing needs more memory than the parser's limit "
+                       f"({limits.parser_memory_bytes // (1024 * 1024)} MiB)"}, False
 
 
 def main() -> None:
