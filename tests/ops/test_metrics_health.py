@@ -119,7 +119,7 @@ def readiness_timeout(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_readiness_needs_a_worker_on_every_queue_and_workers_serve_metrics(
-        fleet: Fleet, readiness_timeout: None) -> None:
+        fleet: Fleet, readiness_timeout: None, tmp_path: Path) -> None:
     client = TestClient(app)
 
     unready = client.get("/readyz")
@@ -130,8 +130,11 @@ def test_readiness_needs_a_worker_on_every_queue_and_workers_serve_metrics(
     assert not checks["workers"]["ok"]
     assert checks["workers"]["detail"] == f"no worker consumes {', '.join(QUEUES)}"
 
+    # As in compose: prefork processes count into a multiprocess directory, summed by the
+    # worker's main process on its metrics port.
     port = free_port()
-    worker = fleet.start(",".join(QUEUES), extra_env={"LIFECYCLE_METRICS_PORT": str(port)})
+    worker = fleet.start(",".join(QUEUES), pool="prefork", concurrency=2, extra_env={
+        "LIFECYCLE_METRICS_PORT": str(port), "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "m")})
     ready = client.get("/readyz")
     assert ready.status_code == 200, ready.text
     assert ready.json()["checks"]["workers"]["queues"] == {q: [worker] for q in QUEUES}
