@@ -19,7 +19,7 @@ def alembic_config(url: str | None = None) -> Config:
     return config
 
 
-def upgrade(url: str | None = None, revision: str = "heads") -> None:
+def upgrade(url: str | None = None, revision: str = "head") -> None:
     command.upgrade(alembic_config(url), revision)
 
 

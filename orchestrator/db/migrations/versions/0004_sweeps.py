@@ -3,7 +3,7 @@
 Also the indexes that let each sweep read only what is due.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 """
 
 from collections.abc import Sequence
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0004"
-down_revision: str | Sequence[str] | None = "0002"
+down_revision: str | Sequence[str] | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
