@@ -70,5 +70,9 @@ def install(app: Any) -> None:
     from orchestrator.observability.tracing import configure
 
     configure_logging()
+    for name in ("uvicorn", "uvicorn.error"):  # the server's own lines: JSON too
+        server_log = logging.getLogger(name)
+        server_log.handlers.clear()
+        server_log.propagate = True
     configure()
     app.add_middleware(TraceContextMiddleware)

@@ -18,7 +18,7 @@ from orchestrator.observability.settings import observability_settings
 
 #: Attributes every LogRecord has; anything else was passed with `extra=`.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
-    "message", "asctime", "taskName"}
+    "message", "asctime", "taskName", "color_message"}  # the last: uvicorn's ANSI copy
 
 
 def _extras(record: logging.LogRecord) -> dict[str, Any]:
