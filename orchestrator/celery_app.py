@@ -53,7 +53,10 @@ def create_app(settings: Settings | None = None) -> Celery:
         task_default_queue=ORCHESTRATOR_QUEUE,
         task_queues=[Queue(name, routing_key=name) for name in QUEUES],
         task_routes=routes,
-        task_send_sent_event=True,
+        # Workers report received/started/succeeded to Flower; publishers send no
+        # task-sent event: one less message per hop, and Flower keeps the shadow name
+        # (run step) that only the worker's events carry.
+        task_send_sent_event=False,
         worker_send_task_events=True,
         broker_transport_options=_transport_options(settings),
         broker_connection_retry_on_startup=True,
