@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     job_retry_backoff_s: int = Field(2, ge=0)
     max_document_bytes: int = Field(25 * 1024 * 1024, ge=1)
     embedding_dim: int = Field(256, ge=8, le=4096)
+    inline_coordination: bool = Field(
+        True, description="A job applies its own outcome after committing it (saves a hop); "
+                          "false: it wakes the coordinator task instead.")
     instant_jobs: bool = Field(
         False, description="Benchmarks only: jobs skip their work and report at once.")
     hold_job_step: str | None = Field(

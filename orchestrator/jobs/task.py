@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from celery import Task
 from pydantic import ValidationError
 
 from orchestrator.contracts.jobs import JobRequest
+from orchestrator.coordinator import coordinate
 from orchestrator.fleet import kick
 from orchestrator.jobs.instant import instant_service
 from orchestrator.jobs.interface import JobFailure, JobService
@@ -41,5 +43,23 @@ def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
         backoff = get_settings().job_retry_backoff_s * (2 ** task.request.retries)
         raise task.retry(exc=failure, countdown=backoff, max_retries=max_retries) from failure
     if outcome in (JobRun.SUCCEEDED, JobRun.FAILED, JobRun.ALREADY_FINISHED):
-        kick(request.run_id)
+        continue_run(request.run_id)
     return outcome.value
+
+
+def continue_run(run_id: uuid.UUID) -> None:
+    """Apply the job's outcome right here, with the coordinator's own function and lock.
+
+    It saves the hop through the orchestrator queue (a message and a task per job); the
+    outcome is already durable in the inbox, so if this fails the kick, and failing that
+    the inbox sweep, applies it.
+    """
+    if not get_settings().inline_coordination:
+        kick(run_id)
+        return
+    try:
+        coordinate(run_id)
+    except Exception:
+        log.warning("applying the outcome of run %s here failed; waking the coordinator",
+                    run_id, exc_info=True)
+        kick(run_id)
