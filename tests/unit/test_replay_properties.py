@@ -147,8 +147,11 @@ class Scenario:
         key = self.choose(sorted(self.requests))
         request = self.requests[key]
         if self.draw(st.booleans()):
-            with suppress(SignalRejected):  # a refused signal's duplicate is refused again
-                request.call(**request.kwargs)
+            try:
+                receipt = request.call(**request.kwargs)
+            except SignalRejected:
+                return  # the duplicate of a refused signal is refused again
+            assert receipt.duplicate, f"the same request under key {key} was stored again"
             return
         try:
             request.call(**request.edited())
@@ -288,17 +291,20 @@ class Scenario:
                      idempotency_key=self.key(operation.__name__))
 
     def cooperate(self) -> None:
-        """A cooperative team moves the run on until it waits for a reviewer (or ends)."""
+        """A cooperative team moves the run on until it waits for a reviewer (or ends).
+        Whoever asks for a retry, a resume or a new draft becomes its drafter."""
         for _ in range(8):
             coordinate(self.run_id)
             run = self.run()
             if run.status == "running":
                 self.work()
             elif run.status == "blocked":
-                self.request(resume_run, actor=OWNER, run_id=self.run_id, reason="unblocked",
+                self.request(resume_run, actor=self.person(), run_id=self.run_id,
+                             reason="unblocked",
                              idempotency_key=self.key("resume"))
             elif run.status == "failed":
-                self.request(retry_step, actor=OWNER, run_id=self.run_id, reason="worker back",
+                self.request(retry_step, actor=self.person(), run_id=self.run_id,
+                             reason="worker back",
                              idempotency_key=self.key("retry"))
             elif run.current_step in INPUT_FOR and run.status == "waiting_for_input":
                 self.provide_input(INPUT_FOR[run.current_step])
@@ -317,7 +323,7 @@ class Scenario:
         assert kind is not None
         chosen = self.reviewer(kind, fresh_only=True)
         if self.run().status == "waiting_for_input" or chosen is None:
-            self.request(request_new_version, actor=OWNER, run_id=self.run_id,
+            self.request(request_new_version, actor=self.person(), run_id=self.run_id,
                          artifact_kind=kind.value, reason="address the review",
                          idempotency_key=self.key("revise"))
             return
