@@ -16,16 +16,18 @@ Prints the table and writes it between the markers in docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import sqlcount  # noqa: E402
+from bench import floor, sqlcount  # noqa: E402
 from bench.compare_fleet import Fleet, FleetOptions, run_fleet  # noqa: E402
 from bench.compare_floor import run_floor  # noqa: E402
 from bench.compare_machine import describe_machine  # noqa: E402
@@ -59,8 +61,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--database-url", default=os.environ.get(
         "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"),
         help="a PostgreSQL server; fresh databases are created next to this one")
-    parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/14",
-                        help="a Redis database the benchmark may flush")
+    parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/9",
+                        help="a Redis database to flush, used by nothing else meanwhile")
     parser.add_argument("--coordinator-concurrency", type=int, default=8,
                         help="threads of the coordinator's worker (docker-compose: 8)")
     parser.add_argument("--job-concurrency", type=int, default=2,
@@ -105,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"peer: {args.runs} workflows, {args.repeat} rounds", flush=True)
         peer = run_peer(args.database_url, args.runs, args.repeat, args.peer_processes,
                         poll_s, args.peer_queue_poll_ms / 1000)
+    machine = replace(machine, load_after=os.getloadavg()[0])
     report = Report(machine, args.runs, args.repeat, floor, fleet_result, peer, args.waiting,
                     profiles=profiles, floor_single_hop_ms=single_hop,
                     peer_version=version("dbos"))
@@ -123,14 +126,14 @@ def _floor(args: argparse.Namespace) -> tuple[PhaseResult, float]:
     env = {"LIFECYCLE_BROKER_URL": args.broker_url, "LIFECYCLE_HOME": str(home)}
     os.environ.update(env)
     reset_process_state()
+    env[floor.SETTINGS_ENV] = json.dumps(floor.fleet_settings())
     import redis
 
     redis.Redis.from_url(args.broker_url).flushdb()
-    try:
-        return run_floor(env, home / "logs", args.broker_url, args.runs, HOPS, args.repeat,
-                         (args.coordinator_concurrency, args.job_concurrency))
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    result = run_floor(env, home / "logs", args.broker_url, args.runs, HOPS, args.repeat,
+                       (args.coordinator_concurrency, args.job_concurrency))
+    shutil.rmtree(home, ignore_errors=True)  # kept, with the workers' logs, on a failure
+    return result
 
 
 def _waiting_phase(fleet: Fleet,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -28,7 +29,6 @@ from orchestrator.db.session import transaction
 from orchestrator.reset import reset_process_state
 
 JOB_QUEUES = "ingestion,kb_index,analysis,reporting"
-ORCHESTRATOR_ROLES = ("coordinator",)
 WORKER_ROLES = ("coordinator", "jobs")
 
 
@@ -58,18 +58,22 @@ class Fleet:
         self.names: dict[str, str] = {}
 
     def __enter__(self) -> Fleet:
-        redis.Redis.from_url(self.options.broker_url).flushdb()
-        os.environ.update(self.env)
-        reset_process_state()
-        upgrade(self.url)
-        sqlcount.install_if_enabled()
-        self.workers.__enter__()
-        self.names["coordinator"] = self.workers.start_app(
-            "bench.sqlcount_app", "orchestrator", role="coordinator",
-            concurrency=self.options.coordinator_concurrency)
-        self.names["jobs"] = self.workers.start_app(
-            "bench.sqlcount_app", JOB_QUEUES, role="jobs",
-            concurrency=self.options.job_concurrency)
+        try:
+            redis.Redis.from_url(self.options.broker_url).flushdb()
+            os.environ.update(self.env)
+            reset_process_state()
+            upgrade(self.url)
+            sqlcount.install_if_enabled()
+            self.workers.__enter__()
+            self.names["coordinator"] = self.workers.start_app(
+                "bench.sqlcount_app", "orchestrator", role="coordinator",
+                concurrency=self.options.coordinator_concurrency)
+            self.names["jobs"] = self.workers.start_app(
+                "bench.sqlcount_app", JOB_QUEUES, role="jobs",
+                concurrency=self.options.job_concurrency)
+        except BaseException as error:
+            self.__exit__(type(error))  # no database or worker left behind
+            raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
@@ -79,8 +83,10 @@ class Fleet:
             reset_process_state()
             self.watch.dispose()
             drop_database(self.options.server_url, self.database)
-        if kind is None:  # keep the worker logs of a failed run
+        if kind is None:
             shutil.rmtree(self.home, ignore_errors=True)
+        else:
+            print(f"fleet worker logs kept in {self.home / 'logs'}", file=sys.stderr)
 
     def pids(self) -> dict[str, int]:
         return {role: self.workers.pid(name) for role, name in self.names.items()}
@@ -129,6 +135,19 @@ def _figures_of(run_ids: list[uuid.UUID], elapsed: float,
                                    d - w for d, w in zip(dispatch, decide, strict=True)]})
 
 
+COORDINATE = "coordinate"
+
+
+def _scoped(counts: Counter[str], separator: str) -> Counter[str]:
+    """The keys counted inside coordinator calls, without their prefix."""
+    prefix = f"{COORDINATE}{separator}"
+    return Counter({k[len(prefix):]: n for k, n in counts.items() if k.startswith(prefix)})
+
+
+def _unscoped(counts: Counter[str]) -> Counter[str]:
+    return Counter({k: n for k, n in counts.items() if not k.startswith(COORDINATE)})
+
+
 @dataclass
 class _Meters:
     """Counters and CPU clocks read at the start and the end of a round."""
@@ -143,19 +162,23 @@ class _Meters:
     def read(cls, fleet: Fleet, driver: Counter[str] | None = None) -> _Meters:
         sql = {role: fleet.sql(role) for role in WORKER_ROLES}
         sql["driver"] = driver if driver is not None else Counter(sqlcount.snapshot()["totals"])
-        return cls(sql, fleet.statements("coordinator"),
-                   sum(cpu_s(pid) for pid in fleet.pids().values()), own_cpu_s(),
-                   fleet.watch.backend_cpu_s())
+        statements: Counter[str] = Counter()
+        for role in WORKER_ROLES:
+            statements.update(_scoped(fleet.statements(role), ": "))
+        return cls(sql, statements, sum(cpu_s(pid) for pid in fleet.pids().values()),
+                   own_cpu_s(), fleet.watch.backend_cpu_s())
 
     def fill(self, before: _Meters, figures: RoundFigures) -> None:
         delta = {role: self.sql[role] - before.sql[role] for role in self.sql}
-        for role in ORCHESTRATOR_ROLES:
-            figures.orchestrator_sql.update(delta[role])
         for counts in delta.values():
-            figures.all_sql.update(counts)
+            # The coordinator's side: every coordinator call, in the coordinator's worker
+            # or in a job worker applying its own outcome.
+            figures.orchestrator_sql.update(_scoped(counts, "."))
+            figures.all_sql.update(_unscoped(counts))
+            figures.extra.setdefault("tasks", Counter()).update(
+                {k: n for k, n in counts.items() if k.startswith("task:")})
         figures.statements = self.statements - before.statements
-        figures.messages = sum(n for role in WORKER_ROLES for key, n in delta[role].items()
-                               if key.startswith("task:"))
+        figures.messages = sum(figures.extra["tasks"].values())
         figures.worker_cpu_s = self.worker_cpu - before.worker_cpu
         figures.driver_cpu_s = self.driver_cpu - before.driver_cpu
         figures.database_cpu_s = self.database_cpu - before.database_cpu

@@ -30,12 +30,15 @@ class Machine:
     load_before: float
     commit_ms_p50: float
     commit_ms_p90: float
+    load_after: float = float("nan")
 
     def describe(self) -> str:
         return (f"{self.date}, commit {self.commit}; {self.cpus} cores ({self.cpu_model}), "
                 f"{self.memory_gib:.0f} GiB; Python {self.python}, {self.postgres}; "
-                f"load average at start {self.load_before:.1f}; a writing commit takes "
-                f"{self.commit_ms_p50:.1f} ms p50 / {self.commit_ms_p90:.1f} ms p90 (fsync)")
+                f"1-minute load average {self.load_before:.1f} at the fleet's start, "
+                f"{self.load_after:.1f} at the end (other work shares these cores); a "
+                f"writing commit takes {self.commit_ms_p50:.1f} ms p50 / "
+                f"{self.commit_ms_p90:.1f} ms p90 (WAL flush)")
 
 
 def _commit() -> str:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from types import TracebackType
 
 from dbos import DBOS, DBOSClient
 from sqlalchemy import create_engine, text
@@ -52,6 +52,14 @@ class Peer:
         self.engine = create_engine(self.url)
 
     def __enter__(self) -> Peer:
+        try:
+            self._start()
+        except BaseException as error:
+            self.__exit__(type(error))  # no database or worker left behind
+            raise
+        return self
+
+    def _start(self) -> None:
         DBOS.migrate(self.url)
         env = {**os.environ, sqlcount.ENABLED_ENV: "1", sqlcount.DIR_ENV: str(self.count_dir),
                sqlcount.ROLE_ENV: ROLE}
@@ -66,9 +74,8 @@ class Peer:
                 cwd=ROOT, env=env, stdout=log, stderr=log))
             _await_file(ready, self.workers[-1], self.home / f"peer-{i}.log")
         self.client = DBOSClient(system_database_url=self.url)
-        return self
 
-    def __exit__(self, *exc: tuple[type[BaseException], BaseException, TracebackType]) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         try:
             if self.client is not None:
                 self.client.destroy()
@@ -84,6 +91,10 @@ class Peer:
             self.engine.dispose()
             self.watch.dispose()
             drop_database(self.server_url, self.database)
+        if kind is None:
+            shutil.rmtree(self.home, ignore_errors=True)
+        else:
+            print(f"peer worker logs kept in {self.home}", file=sys.stderr)
 
     def pids(self) -> dict[str, int]:
         return {f"peer-{i}": w.pid for i, w in enumerate(self.workers)}

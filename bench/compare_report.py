@@ -76,9 +76,11 @@ def _ratios(r: Report) -> list[str]:
                  f"{_f(fleet.extra_ms('publish_after_decide_ms', 50), 1)} ms p50 "
                  f"({_f(fleet.extra_ms('publish_after_decide_ms', 99), 1)} p99)")
     tx = fleet.per_signal("tx")
+    calls = sum(x.orchestrator_sql["calls"] for x in fleet.rounds) / max(fleet.signals, 1)
     lines.append(f"- coordinator database transactions per applied signal: **{tx:.2f}** "
                  f"(target ≤ 1: {_verdict(tx <= 1)}), of which writing "
-                 f"{fleet.per_signal('wtx'):.2f}")
+                 f"{fleet.per_signal('wtx'):.2f}; coordinator calls per applied signal "
+                 f"{calls:.2f} (a call applies every pending signal of its run)")
     return lines
 
 
@@ -111,19 +113,18 @@ def _load_table(r: Report) -> list[str]:
     if absent is None or present is None:
         return []
 
-    def idle(load: LoadFigures) -> str:
-        v = load.idle.values
+    def reads(v: dict[str, int]) -> str:
         return (f"{v['xact_commit'] + v['xact_rollback']} tx, "
-                f"{v['tup_returned'] + v['tup_fetched']} rows read, "
-                f"{1000 * load.idle.backend_cpu_s:.0f} ms PG CPU")
+                f"{v['seq_scan']} seq scans reading {v['seq_tup_read']} rows, "
+                f"{v['idx_scan']} index scans fetching {v['idx_tup_fetch']} rows")
+
+    def idle(load: LoadFigures) -> str:
+        return f"{reads(load.idle.values)}, {1000 * load.idle.backend_cpu_s:.0f} ms PG CPU"
 
     def cycle(load: LoadFigures) -> str:
-        v = load.cycle.values
         wall = sum(s.wall_ms for s in load.sweeps.values())
         stmts = sum(s.statements for s in load.sweeps.values())
-        return (f"{wall:.0f} ms, {stmts} statements, "
-                f"{v['xact_commit'] + v['xact_rollback']} tx, "
-                f"{v['tup_returned'] + v['tup_fetched']} rows read, "
+        return (f"{wall:.0f} ms, {stmts} statements, {reads(load.cycle.values)}, "
                 f"{1000 * load.cycle.backend_cpu_s:.0f} ms PG CPU")
 
     lines = [f"| | absent | {r.waiting:,} present |", "|---|---|---|",
@@ -137,11 +138,13 @@ def _load_table(r: Report) -> list[str]:
                      f"{p.statements}, {p.database_cpu_ms:.0f} |")
     if r.fleet_waiting is not None:
         fw = r.fleet_waiting
-        lines.append(f"| fleet lifecycles/s, p50 dispatch ms, PG CPU ms per lifecycle | "
-                     f"{r.fleet.lifecycles_per_s:.2f}, {r.fleet.latency_ms(50):.0f}, "
-                     f"{r.fleet.cpu_ms_per_lifecycle('database_cpu_s'):.0f} | "
-                     f"{fw.lifecycles_per_s:.2f}, {fw.latency_ms(50):.0f}, "
-                     f"{fw.cpu_ms_per_lifecycle('database_cpu_s'):.0f} |")
+        def fleet(p: PhaseResult) -> str:
+            return (f"{p.lifecycles_per_s:.2f}, {p.latency_ms(50):.0f}, "
+                    f"{p.cpu_ms_per_lifecycle('database_cpu_s'):.0f}, "
+                    f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}")
+
+        lines.append("| fleet: lifecycles/s, p50 dispatch ms, CPU ms per lifecycle of "
+                     f"PostgreSQL and of the workers | {fleet(r.fleet)} | {fleet(fw)} |")
     return lines
 
 

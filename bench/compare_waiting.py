@@ -157,12 +157,15 @@ def _measure_sweep(watch: DbWatch, sweep: Callable[[], Any]) -> SweepCost:
 def measure_load(watch: DbWatch, idle_s: float) -> LoadFigures:
     """Idle interval, then one beat cycle (after a warm-up cycle that places the cursors)."""
     watch.vacuum_analyze()
+    watch.flush_backends()
     start = watch.settled()
     time.sleep(idle_s)
     idle_end = watch.settled()
     for sweep in SWEEPS.values():
         sweep()
+    watch.flush_backends()
     before = watch.settled()
     costs = {name: _measure_sweep(watch, sweep) for name, sweep in SWEEPS.items()}
+    watch.flush_backends()
     after = watch.settled()
     return LoadFigures(idle_s, idle_end.minus(start), after.minus(before), costs)

@@ -3,12 +3,14 @@
 `celery -A bench.floor worker -Q floor_a` and `-Q floor_b`: hop k runs on one queue and
 sends hop k+1 to the other, like a job completion waking the coordinator and the
 coordinator dispatching the next job. Each hop pushes its latency (send -> start) to Redis.
-Settings mirror orchestrator.celery_app (JSON, late acks, prefetch 1, the same Redis
-transport options, task events on) without the fleet's tasks and signal hooks.
+Its Celery settings are the fleet app's own (every one that differs from Celery's
+default, routing aside), without the fleet's tasks and signal hooks.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from functools import lru_cache
 from typing import Any
@@ -25,23 +27,41 @@ LATENCY_KEY = "bench:floor:latency_ms"
 DONE_KEY = "bench:floor:done"
 
 
+#: Set by the benchmark for the floor's workers: the fleet's settings, as JSON.
+SETTINGS_ENV = "LIFECYCLE_BENCH_FLOOR_CELERY"
+#: Routing, schedules and task modules are the fleet's own business, not the broker's.
+_NOT_MIRRORED = frozenset({"include", "imports", "beat_schedule", "task_queues", "task_routes",
+                           "task_default_queue", "broker_url"})
+
+
+def fleet_settings() -> dict[str, Any]:
+    """Every Celery setting of the fleet's app that differs from Celery's default, routing
+    aside: serializers, late acks, prefetch, transport options, events."""
+    from orchestrator.fleet import get_app
+
+    fleet, bare = get_app().conf, Celery("bare", set_as_current=False).conf
+    mirrored: dict[str, Any] = {}
+    for key in fleet:
+        if key in _NOT_MIRRORED:
+            continue
+        try:
+            value = fleet[key]
+            if value == bare[key]:
+                continue
+            json.dumps(value)
+        except (TypeError, ValueError, KeyError):  # not a plain setting: not the broker's
+            continue
+        mirrored[key] = value
+    return mirrored
+
+
 @lru_cache(maxsize=1)
 def get_floor_app() -> Celery:
-    settings = get_settings()
-    app = Celery("floor", broker=settings.broker_url)
-    app.conf.update(
-        task_serializer="json", result_serializer="json", accept_content=["json"],
-        event_serializer="json", task_ignore_result=True, result_backend=None,
-        task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
-        task_default_queue=QUEUES[0],
-        task_queues=[Queue(name, routing_key=name) for name in QUEUES],
-        task_send_sent_event=True, worker_send_task_events=True,
-        broker_transport_options={
-            "visibility_timeout": settings.visibility_timeout_s,
-            "unacked_restore_interval": settings.unacked_restore_interval_s,
-            "unacked_restore_throttle": 1,
-        },
-        broker_connection_retry_on_startup=True, enable_utc=True)
+    raw = os.environ.get(SETTINGS_ENV)
+    mirrored = json.loads(raw) if raw else fleet_settings()
+    app = Celery("floor", broker=get_settings().broker_url)
+    app.conf.update(task_default_queue=QUEUES[0],
+                    task_queues=[Queue(name, routing_key=name) for name in QUEUES], **mirrored)
     return app
 
 

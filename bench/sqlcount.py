@@ -15,6 +15,9 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +32,13 @@ _WRITE_EVERY_S = 0.25
 _WRITES = ("INSERT", "UPDATE", "DELETE")
 
 _lock = threading.Lock()
+_local = threading.local()
 _totals: Counter[str] = Counter()
 _statements: Counter[str] = Counter()
 _installed = False
 
 
+@lru_cache(maxsize=4096)  # SQLAlchemy re-sends the same few statement strings
 def _shape(statement: str) -> str:
     """A statement's shape: bound-parameter lists collapsed, whitespace squeezed."""
     text = re.sub(r"\s+", " ", statement).strip()
@@ -43,10 +48,26 @@ def _shape(statement: str) -> str:
 
 
 def count(key: str, statement: str | None = None) -> None:
+    scope = getattr(_local, "scope", None)
+    shape = _shape(statement) if statement is not None else None
     with _lock:
         _totals[key] += 1
-        if statement is not None:
-            _statements[_shape(statement)] += 1
+        if scope is not None:
+            _totals[f"{scope}.{key}"] += 1
+        if shape is not None:
+            _statements[f"{scope}: {shape}" if scope else shape] += 1
+
+
+@contextmanager
+def scope(name: str) -> Iterator[None]:
+    """Also count what this thread does meanwhile under `name.<key>` (e.g. the SQL of one
+    coordinator call, in whichever process it runs)."""
+    previous = getattr(_local, "scope", None)
+    _local.scope = name
+    try:
+        yield
+    finally:
+        _local.scope = previous
 
 
 def _on_statement(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:

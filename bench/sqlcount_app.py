@@ -1,22 +1,49 @@
 """`celery -A bench.sqlcount_app worker ...`: the fleet's own app, with SQL counting on.
 
-The worker runs exactly the orchestrator's tasks and settings; this module only installs
-the statement/transaction counters (bench.sqlcount), counts finished tasks by name and
-logs when each job message was handed to the broker.
+The worker runs exactly the orchestrator's tasks and settings. This module only installs
+the statement/transaction counters (bench.sqlcount), counts the SQL of every coordinator
+call apart (`coordinate.*`, whether the coordinator task or a job applying its own
+outcome made the call), counts finished tasks by name and logs when each job message was
+handed to the broker.
 """
 
 from __future__ import annotations
 
+import sys
+import uuid
 from typing import Any
 
-from celery.signals import after_task_publish, task_postrun
+from celery.signals import after_task_publish, import_modules, task_postrun
 
+import orchestrator.coordinator as coordinator_module
 from bench import sqlcount
 from orchestrator.dispatch import COORDINATE_TASK
 from orchestrator.fleet import get_app
 
 sqlcount.install_if_enabled()
 _publishes = sqlcount.PublishLog()
+_coordinate = coordinator_module.coordinate
+
+
+def _counted_coordinate(run_id: uuid.UUID) -> Any:
+    with sqlcount.scope("coordinate"):
+        sqlcount.count("calls")
+        return _coordinate(run_id)
+
+
+def _rebind(**_: Any) -> None:
+    """Point every imported reference to the coordinator's function at the counted one
+    (modules that did `from orchestrator.coordinator import coordinate`)."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(("orchestrator", "workers")):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if value is _coordinate:
+                setattr(module, attribute, _counted_coordinate)
+
+
+_rebind()
+import_modules.connect(_rebind)  # after the worker imported the task modules
 
 
 @after_task_publish.connect
