@@ -7,7 +7,11 @@ from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind, Signa
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView, approval_problem
-from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, SCOPE_APPROVAL_DEADLINE
+from orchestrator.lifecycle.definition import (
+    APPROVAL_WAIT_FOR,
+    PRODUCER_OF,
+    SCOPE_APPROVAL_DEADLINE,
+)
 from orchestrator.lifecycle.effects import ArtifactStatusChanged, Audit, ConsumeApproval, Effect
 from orchestrator.lifecycle.outcome import Outcome, ignored, pending, rejected
 from orchestrator.lifecycle.state import RunState
@@ -32,7 +36,13 @@ def _timing(state: RunState, kind: ArtifactKind) -> Outcome | None:
     if where > 0:
         return ignored(state, f"the {_wait_of(kind).value} gate is already open")
     if kind is ArtifactKind.SCOPE:
-        return None if kind in state.artifacts else pending(state, "no scope draft exists yet")
+        # Until the scope step has run (first time, or again after a rewind) there is no
+        # draft to decide on: wait for it, like every other gate's approvals.
+        if kind not in state.artifacts:
+            return pending(state, "no scope draft exists yet")
+        if position(state, PRODUCER_OF[kind]) <= 0:
+            return pending(state, "a new scope draft is being made")
+        return None
     if where < 0:
         return pending(state, f"run has not reached the {kind.value} approval wait")
     return None
