@@ -168,14 +168,14 @@ class Ledger:
     """Kinds a new-version request allows to be drafted again."""
     decided_keys: set[str] = field(default_factory=set)
     conflicted: set[uuid.UUID] = field(default_factory=set)
-    known_bug: set[tuple[ArtifactKind, int]] = field(default_factory=set)
 
     def signoff(self, kind: ArtifactKind) -> Signoff:
         return self.signoffs.get(kind, Signoff())
 
     def window(self, state: RunState, kind: ArtifactKind) -> str:
         """'open' when an approval of `kind` may be decided now; 'superseded' for a scope
-        whose draft a rewind replaced (see the regression test below); 'closed' otherwise."""
+        whose draft a rewind replaced, when approvals of it must wait (see the regression
+        test below); 'closed' otherwise."""
         if state.status in (W.PENDING, W.BLOCKED, W.FAILED) or state.status.is_terminal:
             return "closed"
         if kind is not ArtifactKind.SCOPE:
@@ -239,6 +239,7 @@ class Ledger:
         faults = self.faults(before, kind, envelope, view, approving=True)
         window, already = self.window(before, kind), before.is_approved(kind)
         counted = self.counted.setdefault(kind, set())
+        assert window != "superseded", f"scope decided while redrafted: {decision.reason}"
         if decision.fate is not Fate.APPLIED:
             assert not effects_of(decision, ConsumeApproval)
             if window == "open" and not already and faults:
@@ -249,7 +250,7 @@ class Ledger:
                 assert decision.fate is Fate.IGNORED
             return
         assert view is not None and window != "closed" and not already, decision.reason
-        self._tolerate_known_bug(kind, window, faults, view)
+        assert not faults, f"an invalid event was applied: {faults}"
         assert view.approver_id not in counted, "one approver counted twice for one draft"
         assert effects_of(decision, ConsumeApproval) == [ConsumeApproval(
             view.approval_event_id, kind, view.artifact_version,
@@ -257,12 +258,6 @@ class Ledger:
         self.used.add(view.approval_event_id)
         counted.add(view.approver_id)
         event(f"approval counted: {self.signoff(kind).mode}")
-
-    def _tolerate_known_bug(self, kind: ArtifactKind, window: str, faults: set[str],
-                            view: ApprovalView) -> None:
-        """No event the oracle finds invalid is ever applied (a superseded scope draft
-        included: its approvals wait for the new draft)."""
-        assert not faults, f"an invalid event was applied in window {window}: {faults}"
 
     def _rejection(self, before: RunState, envelope: SignalEnvelope,
                    view: ApprovalView | None, decision: Decision) -> None:
@@ -272,13 +267,14 @@ class Ledger:
         kind = view.artifact_kind
         faults = self.faults(before, kind, envelope, view, approving=False)
         window, already = self.window(before, kind), before.is_approved(kind)
+        assert window != "superseded", f"scope decided while redrafted: {decision.reason}"
         after = decision.state
         if decision.fate is not Fate.APPLIED:
             if window == "open" and not already:
                 assert decision.fate is Fate.REJECTED and faults, decision.reason
             return
         assert window != "closed" and not already, decision.reason
-        self._tolerate_known_bug(kind, window, faults, view)
+        assert not faults, f"an invalid event was applied: {faults}"
         version = view.artifact_version
         self.used.add(view.approval_event_id)
         self.rejected_versions.add((kind, version))
@@ -353,7 +349,7 @@ class Ledger:
 
     def check_state(self, state: RunState) -> None:
         for kind, version in state.approved.items():
-            assert (kind, version) not in self.rejected_versions - self.known_bug, (
+            assert (kind, version) not in self.rejected_versions, (
                 f"rejected {kind.value} v{version} is approved")
         passed = 99 if state.status is W.COMPLETED else position(state.step)
         for kind in GATES:
