@@ -84,6 +84,9 @@ def test_one_trace_id_from_the_api_through_the_coordinator_to_the_job(
         assert response.headers["X-Trace-Id"] == trace
     scope_job = f"{run.id}:create_scope:1"
     wait_for(lambda: job_status(scope_job) == "succeeded", what="the scope job")
+    # The job applies its own outcome before its task finishes: wait for its last line.
+    wait_for(lambda: any(e.get("job_id") == scope_job and e["message"] == "task finished"
+                         for e in json_lines(fleet.log_of(jobs))), what="the job's log")
 
     api_lines = [e for e in json_lines(api_log.read_text()) if e.get("trace_id") == trace]
     assert {"signal recorded", f"POST /api/v1/workflows/{run.id}/signals 202"} <= {
