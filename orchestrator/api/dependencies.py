@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Annotated
 
@@ -11,9 +10,8 @@ from fastapi import Header, Query
 from orchestrator.api.config import get_api_settings
 from orchestrator.api.idempotency import check_key
 from orchestrator.api.problems import ApiProblem
-from orchestrator.contracts.signals import SignalFate
-from orchestrator.producer import Actor, get_run
-from orchestrator.queries import get_signal
+from orchestrator.fates import await_fate as wait_for_fate
+from orchestrator.producer import Actor
 from orchestrator.views import SignalReceipt
 
 MAX_WAIT_S = 10.0
@@ -43,16 +41,5 @@ def signal_key(header: str | None, body: str | None) -> str:
 
 
 def await_fate(actor: Actor, receipt: SignalReceipt, wait_s: float) -> SignalReceipt:
-    """Poll the inbox until the signal leaves `pending` or the wait runs out."""
-    wait_s = min(wait_s, get_api_settings().max_signal_wait_s)
-    if wait_s <= 0 or receipt.fate is not SignalFate.PENDING:
-        return receipt
-    deadline = time.monotonic() + wait_s
-    pause = 0.02
-    signal = get_signal(actor, receipt.run.id, receipt.signal_id)
-    while signal.fate is SignalFate.PENDING and time.monotonic() < deadline:
-        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-        pause = min(pause * 2, 0.25)
-        signal = get_signal(actor, receipt.run.id, receipt.signal_id)
-    return SignalReceipt(signal_id=receipt.signal_id, fate=signal.fate, reason=signal.reason,
-                         duplicate=receipt.duplicate, run=get_run(actor, receipt.run.id))
+    """Wait for the signal's fate, at most the API's configured maximum."""
+    return wait_for_fate(actor, receipt, min(wait_s, get_api_settings().max_signal_wait_s))

@@ -8,9 +8,10 @@ from typing import Any
 
 import click
 
+from orchestrator.fates import await_fate
 from orchestrator.ops.clickkit import RUN_ID, actor_option, json_option
 from orchestrator.ops.dead_letters import list_dead_letters, replay_dead_letter
-from orchestrator.ops.operators import await_fate, operator_id
+from orchestrator.ops.operators import operator_id
 from orchestrator.ops.output import emit_json, jsonable, short, table, when
 from orchestrator.producer import Actor
 

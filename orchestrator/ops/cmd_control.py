@@ -13,9 +13,10 @@ import click
 from orchestrator import operations
 from orchestrator.contracts.signals import ArtifactKind, SignalFate
 from orchestrator.contracts.steps import STEP_ORDER
+from orchestrator.fates import await_fate
 from orchestrator.lifecycle.rewind import RewindPlan
 from orchestrator.ops.clickkit import RUN_ID, actor_option, json_option
-from orchestrator.ops.operators import await_fate, new_key, operator_for
+from orchestrator.ops.operators import new_key, operator_for
 from orchestrator.ops.output import emit_json
 from orchestrator.producer import Actor
 from orchestrator.views import SignalReceipt

@@ -8,18 +8,14 @@ tenant's run: the run's tenant is looked up and the command is recorded under
 from __future__ import annotations
 
 import getpass
-import time
 import uuid
 
 from sqlalchemy import select
 
-from orchestrator.contracts.signals import SignalFate
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.errors import InvalidInput, NotFound
-from orchestrator.producer import Actor, get_run
-from orchestrator.queries import get_signal
-from orchestrator.views import SignalReceipt
+from orchestrator.producer import Actor
 
 
 def operator_id(actor: str | None) -> str:
@@ -52,18 +48,3 @@ def new_key(command: str, run_id: uuid.UUID) -> str:
     """A fresh idempotency key, for a command given without `--key` (printed, so the
     operator can repeat it safely)."""
     return f"cli:{command}:{run_id}:{uuid.uuid4().hex[:12]}"
-
-
-def await_fate(actor: Actor, receipt: SignalReceipt, wait_s: float) -> SignalReceipt:
-    """Poll the inbox until the coordinator decides the signal or the wait runs out."""
-    if wait_s <= 0 or receipt.fate is not SignalFate.PENDING:
-        return receipt
-    deadline = time.monotonic() + wait_s
-    pause = 0.05
-    signal = get_signal(actor, receipt.run.id, receipt.signal_id)
-    while signal.fate is SignalFate.PENDING and time.monotonic() < deadline:
-        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-        pause = min(pause * 2, 0.5)
-        signal = get_signal(actor, receipt.run.id, receipt.signal_id)
-    return SignalReceipt(signal_id=receipt.signal_id, fate=signal.fate, reason=signal.reason,
-                         duplicate=receipt.duplicate, run=get_run(actor, receipt.run.id))
