@@ -30,6 +30,7 @@ DIR_ENV = "LIFECYCLE_BENCH_COUNT_DIR"
 ROLE_ENV = "LIFECYCLE_BENCH_ROLE"
 _WRITE_EVERY_S = 0.25
 _WRITES = ("INSERT", "UPDATE", "DELETE")
+_ROW_LOCK = re.compile(r"\bFOR (?:NO KEY )?UPDATE\b")
 
 _lock = threading.Lock()
 _local = threading.local()
@@ -73,7 +74,7 @@ def scope(name: str) -> Iterator[None]:
 def _on_statement(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
     count("statements", statement)
     head = statement.lstrip()[:6].upper()
-    if head in _WRITES or "FOR UPDATE" in statement:
+    if head in _WRITES or _ROW_LOCK.search(statement):
         conn.info["bench_wrote"] = True
 
 

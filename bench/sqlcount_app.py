@@ -5,6 +5,10 @@ the statement/transaction counters (bench.sqlcount), counts the SQL of every coo
 call apart (`coordinate.*`, whether the coordinator task or a job applying its own
 outcome made the call), counts finished tasks by name and logs when each job message was
 handed to the broker.
+
+A job that applies its outcome inside its own transaction (`apply_if_free`) shares that
+transaction with the coordinator's side: it is counted there once, as one writing
+transaction, with the statements run inside the call.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from orchestrator.fleet import get_app
 sqlcount.install_if_enabled()
 _publishes = sqlcount.PublishLog()
 _coordinate = coordinator_module.coordinate
+_apply_if_free = coordinator_module.apply_if_free
 
 
 def _counted_coordinate(run_id: uuid.UUID) -> Any:
@@ -31,15 +36,28 @@ def _counted_coordinate(run_id: uuid.UUID) -> Any:
         return _coordinate(run_id)
 
 
+def _counted_apply_if_free(session: Any, run_id: uuid.UUID) -> Any:
+    with sqlcount.scope("coordinate"):
+        applied = _apply_if_free(session, run_id)
+        if applied is not None:
+            sqlcount.count("calls")
+            sqlcount.count("write_commits")  # the job's own, shared
+        return applied
+
+
+_COUNTED = {id(_coordinate): _counted_coordinate, id(_apply_if_free): _counted_apply_if_free}
+
+
 def _rebind(**_: Any) -> None:
-    """Point every imported reference to the coordinator's function at the counted one
+    """Point every imported reference to the coordinator's functions at the counted ones
     (modules that did `from orchestrator.coordinator import coordinate`)."""
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(("orchestrator", "workers")):
             continue
         for attribute, value in list(vars(module).items()):
-            if value is _coordinate:
-                setattr(module, attribute, _counted_coordinate)
+            counted = _COUNTED.get(id(value))
+            if counted is not None:
+                setattr(module, attribute, counted)
 
 
 _rebind()

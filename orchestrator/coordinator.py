@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
@@ -18,8 +19,19 @@ from orchestrator.fleet import revoke
 from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
 from orchestrator.observability import events as observe
-from orchestrator.outbox import PublishedBatch, publish_messages
-from orchestrator.runs import lock_run, save_state, state_of
+from orchestrator.outbox import OutboxEntry, PublishedBatch, publish_messages
+from orchestrator.runs import LockedRun, lock_run, save_state, state_of, try_lock_run
+
+INBOX: Table = InboxSignal.__table__  # type: ignore[assignment]
+APPROVALS: Table = ApprovalEvent.__table__  # type: ignore[assignment]
+
+_PENDING = select(INBOX.c.id, INBOX.c.envelope).where(
+    INBOX.c.run_id == bindparam("run_id"), INBOX.c.fate == SignalFate.PENDING.value) \
+    .order_by(INBOX.c.id)
+_DECIDED = update(INBOX).where(INBOX.c.id == bindparam("row_id")).values(
+    fate=bindparam("new_fate"), reason=bindparam("new_reason"),
+    decided_at=bindparam("decided", type_=INBOX.c.decided_at.type))
+_APPROVALS = select(APPROVALS).where(APPROVALS.c.id.in_(bindparam("ids", expanding=True)))
 
 
 @dataclass(frozen=True)
@@ -30,59 +42,84 @@ class CoordinationResult:
     published: PublishedBatch | None = None
 
 
+@dataclass
+class AfterCommit:
+    """What a coordinator transaction leaves to do once it committed."""
+
+    outbox: list[OutboxEntry] = field(default_factory=list)
+    revoked: list[str] = field(default_factory=list)
+
+    def run(self) -> PublishedBatch | None:
+        if self.revoked:
+            revoke(self.revoked)
+        return publish_messages(self.outbox) if self.outbox else None
+
+
 def coordinate(run_id: uuid.UUID) -> CoordinationResult:
     """The coordinator's whole job for one wake-up of one run."""
     with transaction() as session:
-        result, writer = apply_pending(session, run_id)
-    if writer is not None and writer.revoked:
-        revoke(writer.revoked)
-    if writer is None or not writer.outbox:
-        return result
-    return CoordinationResult(result.decided, result.still_pending, result.status,
-                              publish_messages(writer.outbox))
+        result, after = apply_pending(session, run_id)
+    published = after.run()
+    return replace(result, published=published) if published else result
+
+
+def apply_if_free(session: Session,
+                  run_id: uuid.UUID) -> tuple[CoordinationResult, AfterCommit] | None:
+    """Apply the run's pending signals in the caller's transaction, unless another
+    transaction holds the run (then None at once: the caller must wake the coordinator)."""
+    run = try_lock_run(session, run_id)
+    if run is None:
+        return None
+    return _apply_locked(session, run)
 
 
 def apply_pending(session: Session,
-                  run_id: uuid.UUID) -> tuple[CoordinationResult, EffectWriter | None]:
+                  run_id: uuid.UUID) -> tuple[CoordinationResult, AfterCommit]:
     run = lock_run(session, run_id)
     if run is None:
-        return CoordinationResult(0, 0, None), None
-    rows = list(session.scalars(select(InboxSignal).where(
-        InboxSignal.run_id == run_id, InboxSignal.fate == SignalFate.PENDING.value)
-        .order_by(InboxSignal.id)))
+        return CoordinationResult(0, 0, None), AfterCommit()
+    return _apply_locked(session, run)
+
+
+def _apply_locked(session: Session,
+                  run: LockedRun) -> tuple[CoordinationResult, AfterCommit]:
+    rows = session.execute(_PENDING, {"run_id": run.id}).all()
     if not rows:
-        return CoordinationResult(0, 0, run.status), None
+        return CoordinationResult(0, 0, run.status), AfterCommit()
     envelopes = {row.id: SignalEnvelope.model_validate(row.envelope) for row in rows}
     approvals = _approvals(session, envelopes.values())
     now = utcnow()
     writer = EffectWriter(session=session, run=run, now=now)
     state = state_of(run)
-    decided = 0
+    fates: list[dict[str, Any]] = []
+    pending = [row.id for row in rows]
     # Early signals stay pending; each pass re-offers them to the state the others made.
-    while rows:
+    while pending:
         undecided = []
-        for row in rows:
-            envelope = envelopes[row.id]
+        for row_id in pending:
+            envelope = envelopes[row_id]
             approval = _as_seen_by(approvals.get(envelope.approval_event_id), envelope)
             decision = decide(state, envelope, approval)
             if decision.fate is SignalFate.PENDING:
-                undecided.append(row)
+                undecided.append(row_id)
                 continue
-            decided += 1
             observe.decided(session, envelope, decision, state)
             state = decision.state
-            row.fate, row.reason, row.decided_at = decision.fate.value, decision.reason, now
+            fates.append({"row_id": row_id, "new_fate": decision.fate.value,
+                          "new_reason": decision.reason, "decided": now})
             for effect in decision.effects:
                 writer.apply(effect, envelope.trace_id, envelope.signal_id)
             if approval is not None and decision.fate is SignalFate.APPLIED:
                 approvals[approval.approval_event_id] = _consumed(approval, envelope)
-        if len(undecided) == len(rows):
+        if len(undecided) == len(pending):
             break
-        rows = undecided
-    if decided:
+        pending = undecided
+    if fates:
+        session.execute(_DECIDED, fates)
         save_state(session, run, state)
-    session.flush()
-    return CoordinationResult(decided, len(rows), state.status.value), writer
+    writer.flush()
+    return (CoordinationResult(len(fates), len(pending), state.status.value),
+            AfterCommit(writer.outbox, writer.revoked))
 
 
 @dataclass(frozen=True)
@@ -108,11 +145,12 @@ def _approvals(session: Session,
     ids = {e.approval_event_id for e in envelopes if e.approval_event_id}
     if not ids:
         return {}
-    rows = session.scalars(select(ApprovalEvent).where(ApprovalEvent.id.in_(ids)))
+    rows = session.execute(_APPROVALS, {"ids": list(ids)})
     return {row.id: _Loaded(approval_view(row), row.consumed_by_signal_id) for row in rows}
 
 
-def approval_view(row: ApprovalEvent) -> ApprovalView:
+def approval_view(row: Any) -> ApprovalView:
+    """An approval event row (ORM object or Core row) as the decision sees it."""
     return ApprovalView(
         approval_event_id=row.id, tenant_id=row.tenant_id,
         organization_id=row.organization_id, assessment_id=row.assessment_id,
@@ -121,4 +159,4 @@ def approval_view(row: ApprovalEvent) -> ApprovalView:
         approver_role=row.approver_role, consumed=row.consumed_at is not None)
 
 
-__all__ = ["CoordinationResult", "apply_pending", "coordinate"]
+__all__ = ["AfterCommit", "CoordinationResult", "apply_if_free", "apply_pending", "coordinate"]

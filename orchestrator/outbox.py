@@ -10,10 +10,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from orchestrator.db.models import OutboxMessage
+from typing import Any
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    """One job message, as written to the outbox row in the coordinator's transaction."""
+
+    task_name: str
+    queue: str
+    task_id: str
+    body: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -22,7 +31,7 @@ class PublishedBatch:
     failed: int
 
 
-def publish_messages(messages: Sequence[OutboxMessage]) -> PublishedBatch:
+def publish_messages(messages: Sequence[OutboxEntry]) -> PublishedBatch:
     """Send each message; a failed send is left for the sweep, it stops nothing else."""
     from orchestrator.fleet import send_job
 
@@ -31,7 +40,7 @@ def publish_messages(messages: Sequence[OutboxMessage]) -> PublishedBatch:
         try:
             send_job(message.task_name, message.queue, message.task_id, message.body)
         except Exception:
-            log.exception("publishing outbox message %s failed", message.id)
+            log.exception("publishing the message of job %s failed", message.task_id)
             continue
         sent += 1
     return PublishedBatch(sent, len(messages) - sent)

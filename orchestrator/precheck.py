@@ -35,4 +35,5 @@ def reject_if_invalid(session: Session, run: WorkflowRun, envelope: SignalEnvelo
     writer = EffectWriter(session=session, run=run, now=now)
     for effect in decision.effects:  # a rejection only records its own audit event
         writer.apply(effect, envelope.trace_id, envelope.signal_id)
+    writer.flush()
     return replace(recorded, fate=SignalFate.REJECTED, reason=decision.reason)

@@ -1,10 +1,12 @@
 """Runs a job at-least-once with exactly-once effects.
 
-1. Claim: lock the job row; a finished or cancelled job is not run again.
+1. Claim: mark the job row started; a finished or cancelled job is not run again.
 2. Work: the service writes its results in the same transaction that marks the job
-   succeeded and puts its completion signal in the run's inbox.
-3. Wake the coordinator. If this process dies anywhere, a re-delivery repeats only
-   what did not commit.
+   succeeded and puts its completion signal in the run's inbox; when no other
+   transaction holds the run, that transaction also applies the signal (the
+   coordinator's own function, under a savepoint), so a job costs two transactions.
+3. Otherwise wake the coordinator. If this process dies anywhere, a re-delivery repeats
+   only what did not commit.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from celery.exceptions import SoftTimeLimitExceeded
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.jobs import JobError, JobOutcome, JobRequest, JobStatus
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
+from orchestrator.coordinator import AfterCommit, apply_if_free
 from orchestrator.db.models import Job, OutboxMessage, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.inbox import insert_signal
@@ -30,6 +33,30 @@ from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.settings import get_settings
 
 log = logging.getLogger(__name__)
+
+JOBS: Table = Job.__table__  # type: ignore[assignment]
+OUTBOX: Table = OutboxMessage.__table__  # type: ignore[assignment]
+RUNS: Table = WorkflowRun.__table__  # type: ignore[assignment]
+_RUNNABLE = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
+
+_CLAIM = update(JOBS).where(JOBS.c.id == bindparam("job_id"), JOBS.c.status.in_(_RUNNABLE)) \
+    .values(status=JobStatus.STARTED.value, deliveries=JOBS.c.deliveries + 1,
+            started_at=func.coalesce(JOBS.c.started_at,
+                                     bindparam("now", type_=JOBS.c.started_at.type)),
+            updated_at=bindparam("now", type_=JOBS.c.updated_at.type)).returning(JOBS.c.id)
+_STATUS = select(JOBS.c.status).where(JOBS.c.id == bindparam("job_id"))
+_MARK_PUBLISHED = update(OUTBOX).where(
+    OUTBOX.c.task_id == bindparam("job_id"), OUTBOX.c.published_at.is_(None)).values(
+    published_at=bindparam("now", type_=OUTBOX.c.published_at.type))
+_OURS = select(JOBS.c.status, RUNS.c.status.label("run_status")) \
+    .select_from(JOBS.join(RUNS, JOBS.c.run_id == RUNS.c.id)) \
+    .where(JOBS.c.id == bindparam("job_id")).with_for_update(of=JOBS)
+_FINISHED = update(JOBS).where(JOBS.c.id == bindparam("job_id")).values(
+    status=bindparam("new_status"),
+    summary=bindparam("new_summary", type_=JOBS.c.summary.type),
+    error=bindparam("new_error", type_=JOBS.c.error.type),
+    finished_at=bindparam("now", type_=JOBS.c.finished_at.type),
+    updated_at=bindparam("now", type_=JOBS.c.updated_at.type))
 
 
 class JobRun(StrEnum):
@@ -43,78 +70,100 @@ class JobRun(StrEnum):
 
 
 @dataclass(frozen=True)
+class Delivered:
+    outcome: JobRun
+    applied: AfterCommit | None = None
+    """Set when the job's transaction also applied its outcome: what is left to do after
+    the commit (publish the next job). None: the coordinator still has to apply it."""
+
+
+@dataclass(frozen=True)
 class Delivery:
     request: JobRequest
     retries_left: bool
     """False on the last delivery Celery will make: a retryable error then fails the step."""
 
 
-def run_job(delivery: Delivery, service: JobService) -> JobRun:
+def run_job(delivery: Delivery, service: JobService) -> Delivered:
     request = delivery.request
     claim = _claim(request)
     if claim is not JobRun.SUCCEEDED:
-        return claim
+        return Delivered(claim)
     _hold_if_asked(request)
     try:
         with transaction() as session:
             if not _still_ours(session, request):
-                return JobRun.SKIPPED
+                return Delivered(JobRun.SKIPPED)
             context = JobContext(request=request, session=session,
                                  storage_dir=get_settings().resolved_storage_dir)
             result = service(context)
             _finish(session, request, result)
+            applied = _apply_here(session, request)
     except JobFailure as failure:
         if failure.retryable and delivery.retries_left:
             raise
         _record_failure(request, JobError(code=failure.code, message=failure.message,
                                           retryable=failure.retryable))
-        return JobRun.FAILED
+        return Delivered(JobRun.FAILED)
     except OperationalError as error:  # the database went away: worth another try
         if delivery.retries_left:
             raise JobFailure("database_unavailable", str(error.orig), retryable=True) from error
         _record_failure(request, JobError(code="database_unavailable",
                                           message="database unavailable", retryable=True))
-        return JobRun.FAILED
+        return Delivered(JobRun.FAILED)
     except SoftTimeLimitExceeded:
         _record_failure(request, JobError(code="time_limit_exceeded",
                                           message="the job ran past its time limit"))
-        return JobRun.FAILED
+        return Delivered(JobRun.FAILED)
     except Exception as error:  # a bug, not a retryable condition: fail the step loudly
         log.exception("job %s crashed", request.job_id)
         _record_failure(request, JobError(code="internal_error",
                                           message=f"{type(error).__name__}: {error}"))
-        return JobRun.FAILED
-    return JobRun.SUCCEEDED
+        return Delivered(JobRun.FAILED)
+    return Delivered(JobRun.SUCCEEDED, applied)
 
 
 def _claim(request: JobRequest) -> JobRun:
+    now = utcnow()
     with transaction() as session:
-        job = session.scalar(select(Job).where(Job.id == request.job_id).with_for_update())
-        if job is None:
-            log.error("job %s is unknown; dropping the message", request.job_id)
-            return JobRun.SKIPPED
-        if job.status in (JobStatus.SUCCEEDED.value, JobStatus.FAILED.value):
-            return JobRun.ALREADY_FINISHED
-        if job.status == JobStatus.CANCELLED.value:
-            return JobRun.SKIPPED
-        now = utcnow()
-        job.status, job.updated_at = JobStatus.STARTED.value, now
-        job.deliveries += 1
-        job.started_at = job.started_at or now
+        claimed = session.execute(_CLAIM, {"job_id": request.job_id, "now": now}).first()
+        if claimed is None:
+            return _not_runnable(session.scalar(_STATUS, {"job_id": request.job_id}), request)
         # The message arrived, so it was published: the outbox sweep must not resend it.
-        session.execute(update(OutboxMessage).where(
-            OutboxMessage.task_id == request.job_id, OutboxMessage.published_at.is_(None))
-            .values(published_at=now))
+        session.execute(_MARK_PUBLISHED, {"job_id": request.job_id, "now": now})
     return JobRun.SUCCEEDED
+
+
+def _not_runnable(status: str | None, request: JobRequest) -> JobRun:
+    if status is None:
+        log.error("job %s is unknown; dropping the message", request.job_id)
+        return JobRun.SKIPPED
+    if status in (JobStatus.SUCCEEDED.value, JobStatus.FAILED.value):
+        return JobRun.ALREADY_FINISHED
+    return JobRun.SKIPPED  # cancelled
 
 
 def _still_ours(session: Session, request: JobRequest) -> bool:
     """Re-check under lock: a duplicate delivery or a cancel may have finished it."""
-    job = session.scalar(select(Job).where(Job.id == request.job_id).with_for_update())
-    if job is None or job.status != JobStatus.STARTED.value:
+    row = session.execute(_OURS, {"job_id": request.job_id}).first()
+    if row is None or row.status != JobStatus.STARTED.value:
         return False
-    status = session.scalar(select(WorkflowRun.status).where(WorkflowRun.id == request.run_id))
-    return status not in ("cancelled", "completed")
+    return row.run_status not in ("cancelled", "completed")
+
+
+def _apply_here(session: Session, request: JobRequest) -> AfterCommit | None:
+    """Apply the outcome in this transaction if the run is free; a failure here rolls
+    back to the savepoint and leaves the outcome to the coordinator, never the job's work."""
+    if not get_settings().inline_coordination:
+        return None
+    try:
+        with session.begin_nested():
+            applied = apply_if_free(session, request.run_id)
+    except Exception:
+        log.warning("applying the outcome of job %s in its transaction failed; the "
+                    "coordinator will", request.job_id, exc_info=True)
+        return None
+    return applied[1] if applied is not None else None
 
 
 def _finish(session: Session, request: JobRequest, result: JobResult) -> None:
@@ -128,8 +177,8 @@ def _finish(session: Session, request: JobRequest, result: JobResult) -> None:
 
 def _record_failure(request: JobRequest, error: JobError) -> None:
     with transaction() as session:
-        job = session.scalar(select(Job).where(Job.id == request.job_id).with_for_update())
-        if job is None or job.status != JobStatus.STARTED.value:
+        status = session.scalar(_STATUS.with_for_update(), {"job_id": request.job_id})
+        if status != JobStatus.STARTED.value:
             return
         fail_job(session, request, error)
 
@@ -144,11 +193,8 @@ def fail_job(session: Session, request: JobRequest, error: JobError) -> None:
 def _set_status(session: Session, request: JobRequest, status: JobStatus, *,
                 summary: dict[str, object] | None = None,
                 error: dict[str, object] | None = None) -> None:
-    job = session.get(Job, request.job_id)
-    assert job is not None
-    now = utcnow()
-    job.status, job.summary, job.error = status.value, summary, error
-    job.finished_at = job.updated_at = now
+    session.execute(_FINISHED, {"job_id": request.job_id, "new_status": status.value,
+                                "new_summary": summary, "new_error": error, "now": utcnow()})
 
 
 def _outcome(request: JobRequest, *, succeeded: bool,

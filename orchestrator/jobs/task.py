@@ -38,17 +38,20 @@ def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
     max_retries = get_settings().job_max_retries
     delivery = Delivery(request, retries_left=task.request.retries < max_retries)
     try:
-        outcome = run_job(delivery, instant_service if get_settings().instant_jobs else service)
+        delivered = run_job(delivery, instant_service if get_settings().instant_jobs else service)
     except JobFailure as failure:
         backoff = get_settings().job_retry_backoff_s * (2 ** task.request.retries)
         raise task.retry(exc=failure, countdown=backoff, max_retries=max_retries) from failure
-    if outcome in (JobRun.SUCCEEDED, JobRun.FAILED, JobRun.ALREADY_FINISHED):
+    if delivered.applied is not None:
+        delivered.applied.run()
+    elif delivered.outcome in (JobRun.SUCCEEDED, JobRun.FAILED, JobRun.ALREADY_FINISHED):
         continue_run(request.run_id)
-    return outcome.value
+    return delivered.outcome.value
 
 
 def continue_run(run_id: uuid.UUID) -> None:
-    """Apply the job's outcome right here, with the coordinator's own function and lock.
+    """Apply the job's outcome right here, with the coordinator's own function and lock,
+    when its own transaction could not (the run was locked, or the job failed).
 
     It saves the hop through the orchestrator queue (a message and a task per job); the
     outcome is already durable in the inbox, so if this fails the kick, and failing that
