@@ -53,6 +53,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="lifecycles at once (N)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per system")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="uncounted rounds per system before its counted ones")
     parser.add_argument("--waiting", type=int, default=10_000,
                         help="runs waiting for approval (0: skip that phase)")
     parser.add_argument("--waiting-repeat", type=int, default=1,
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                            args.job_concurrency, poll_s)
     with Fleet(options) as fleet:
         machine = describe_machine(fleet.url)
-        fleet_result = run_fleet(fleet, args.runs, args.repeat)
+        fleet_result = run_fleet(fleet, args.runs, args.repeat, warmup=args.warmup)
         waiting = _waiting_phase(fleet, args) if args.waiting else None
         profiles = _profile(fleet, args.runs) if args.profile else []
         fleet_result.peak_rss_mb = fleet.peak_rss()
@@ -106,11 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_peer:
         print(f"peer: {args.runs} workflows, {args.repeat} rounds", flush=True)
         peer = run_peer(args.database_url, args.runs, args.repeat, args.peer_processes,
-                        poll_s, args.peer_queue_poll_ms / 1000)
+                        poll_s, args.peer_queue_poll_ms / 1000, warmup=args.warmup)
     machine = replace(machine, load_after=os.getloadavg()[0])
     report = Report(machine, args.runs, args.repeat, floor, fleet_result, peer, args.waiting,
                     profiles=profiles, floor_single_hop_ms=single_hop,
-                    peer_version=version("dbos"))
+                    peer_version=version("dbos"), warmup=args.warmup)
     if waiting is not None:
         report.fleet_waiting, report.load_absent, report.load_present = waiting
     body = render(report)
@@ -131,7 +133,7 @@ def _floor(args: argparse.Namespace) -> tuple[PhaseResult, float]:
 
     redis.Redis.from_url(args.broker_url).flushdb()
     result = run_floor(env, home / "logs", args.broker_url, args.runs, HOPS, args.repeat,
-                       (args.coordinator_concurrency, args.job_concurrency))
+                       (args.coordinator_concurrency, args.job_concurrency), args.warmup)
     shutil.rmtree(home, ignore_errors=True)  # kept, with the workers' logs, on a failure
     return result
 

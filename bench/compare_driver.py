@@ -1,7 +1,7 @@
 """The people of the fleet benchmark: start N lifecycles and answer each wait as it opens.
 
-One query per poll reads only the runs of this round that wait now (the tenant/status
-index); a run already answered at its current version is not looked at again. Each
+One query per poll reads only the runs of this round that wait now or have stopped (the
+tenant/status index); a run already answered at its current version is not looked at again. Each
 answer goes through the producer exactly as the API would send it: documents uploaded,
 framework selected, approvals recorded and signalled.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, select
 
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import WorkflowRun
@@ -23,6 +23,9 @@ from orchestrator.views import RunView
 WAITING = ("waiting_for_input", "waiting_for_approval")
 #: A run in one of these needs nothing more from the driver (completed, or stuck visibly).
 STOPPED = ("completed", "cancelled", "failed", "blocked")
+RUNS = WorkflowRun.__table__
+_WAITING_OR_STOPPED = select(RUNS).where(RUNS.c.tenant_id == bindparam("tenant"),
+                                         RUNS.c.status.in_(WAITING + STOPPED))
 
 
 class WaitAnswerer:
@@ -36,13 +39,10 @@ class WaitAnswerer:
         """Answer every wait that opened since the last poll: (answered, finished runs)."""
         self.polls += 1
         with transaction() as session:
-            rows = session.scalars(select(WorkflowRun).where(
-                WorkflowRun.tenant_id == self.owner.tenant_id,
-                WorkflowRun.status.in_(WAITING)))
-            fresh = [RunView.of(row) for row in rows if self.seen.get(row.id) != row.version]
-            finished = session.scalar(select(func.count()).select_from(WorkflowRun).where(
-                WorkflowRun.tenant_id == self.owner.tenant_id,
-                WorkflowRun.status.in_(STOPPED))) or 0
+            rows = session.execute(_WAITING_OR_STOPPED, {"tenant": self.owner.tenant_id}).all()
+        finished = sum(1 for row in rows if row.status in STOPPED)
+        fresh = [RunView.of(row) for row in rows
+                 if row.status in WAITING and self.seen.get(row.id) != row.version]
         answered = 0
         for run in fresh:
             self.seen[run.id] = run.version

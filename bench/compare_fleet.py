@@ -184,6 +184,9 @@ class _Meters:
         figures.database_cpu_s = self.database_cpu - before.database_cpu
 
 
-def run_fleet(fleet: Fleet, runs: int, repeat: int, label: str = "fleet") -> PhaseResult:
+def run_fleet(fleet: Fleet, runs: int, repeat: int, label: str = "fleet",
+              warmup: int = 0) -> PhaseResult:
+    for i in range(warmup):  # imports, pools, compiled statements: not what is compared
+        fleet.round(runs, f"{label}-warmup{i}")
     rounds = [fleet.round(runs, f"{label}{i}") for i in range(repeat)]
     return PhaseResult.of(label, rounds, fleet.peak_rss())

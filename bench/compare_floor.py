@@ -17,7 +17,8 @@ from bench.compare_workers import BenchWorkers
 
 
 def run_floor(env: dict[str, str], log_dir: Path, broker_url: str, chains: int, hops: int,
-              repeat: int, concurrency: tuple[int, int]) -> tuple[PhaseResult, float]:
+              repeat: int, concurrency: tuple[int, int],
+              warmup: int = 1) -> tuple[PhaseResult, float]:
     """The floor's rounds, and the p50 of one hop when a single chain runs alone."""
     results = redis.Redis.from_url(broker_url)
     rounds: list[RoundFigures] = []
@@ -26,6 +27,8 @@ def run_floor(env: dict[str, str], log_dir: Path, broker_url: str, chains: int, 
         for queue, threads in zip(floor.QUEUES, concurrency, strict=True):
             workers.start_app("bench.floor", queue, role=f"floor-{queue}", concurrency=threads)
         pids = workers.pids()
+        for _ in range(warmup):  # imports, pools, caches: not what is compared
+            _one_round(results, chains, hops)
         for _ in range(repeat):
             cpu_before = {name: cpu_s(pid) for name, pid in pids.items()}
             rounds.append(_one_round(results, chains, hops))

@@ -185,8 +185,10 @@ def _await_file(path: Path, process: subprocess.Popen[bytes], log: Path) -> None
 
 
 def run_peer(server_url: str, runs: int, repeat: int, processes: int, poll_s: float,
-             queue_poll_s: float) -> PhaseResult:
+             queue_poll_s: float, warmup: int = 1) -> PhaseResult:
     with Peer(server_url, processes, runs, poll_s, queue_poll_s) as peer:
+        for i in range(warmup):  # imports, pools, caches: not what is compared
+            peer.round(runs, f"peer-warmup{i}")
         rounds = [peer.round(runs, f"peer{i}") for i in range(repeat)]
         rss = {name: peak_rss_mb(pid) for name, pid in peer.pids().items()}
     return PhaseResult.of("peer", rounds, rss)

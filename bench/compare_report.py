@@ -31,6 +31,7 @@ class Report:
     profiles: list[Profile] = field(default_factory=list)
     floor_single_hop_ms: float = math.nan
     peer_version: str = ""
+    warmup: int = 0
 
 
 def _f(value: float, digits: int = 2) -> str:
@@ -180,7 +181,8 @@ def render(r: Report) -> str:
     parts = [
         f"Measured {m.describe()}.",
         "",
-        f"N = {r.runs} lifecycles at once, {r.repeat} rounds: rates are the median round, "
+        f"N = {r.runs} lifecycles at once, {r.repeat} rounds after {r.warmup} uncounted "
+        "warm-up round(s) per system: rates are the median round, "
         "latencies are pooled over the rounds. Floor: N chains of 20 Celery hops. "
         "Latency: fleet and peer from a job's completion to the next job's dispatch; "
         "floor from one hop's send to the next task's start.",

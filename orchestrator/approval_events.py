@@ -5,19 +5,26 @@ from __future__ import annotations
 import uuid
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.orm import Session
 
 from orchestrator import fleet
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
-from orchestrator.db.models import ApprovalEvent, Artifact, WorkflowRun
+from orchestrator.db.models import ApprovalEvent, Artifact
 from orchestrator.db.session import transaction
 from orchestrator.errors import InvalidInput, NotFound, SignalRejected
 from orchestrator.inbox import Recorded, insert_signal
 from orchestrator.lifecycle.approvals import ApprovalDecision
 from orchestrator.precheck import reject_if_invalid
 from orchestrator.producer import Actor, Kick, _envelope, load_run
+from orchestrator.runs import RunRecord
+
+APPROVALS: Table = ApprovalEvent.__table__  # type: ignore[assignment]
+ARTIFACTS: Table = Artifact.__table__  # type: ignore[assignment]
+_ARTIFACT_ID = select(ARTIFACTS.c.id).where(
+    ARTIFACTS.c.run_id == bindparam("of_run"), ARTIFACTS.c.kind == bindparam("of_kind"),
+    ARTIFACTS.c.version == bindparam("of_version"))
 
 
 class ApprovalEventView(BaseModel):
@@ -44,23 +51,22 @@ def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifac
         raise InvalidInput("approver_role must not be empty")
     with transaction() as session:
         run = load_run(session, actor, run_id)
-        artifact = session.scalar(select(Artifact).where(
-            Artifact.run_id == run.id, Artifact.kind == kind.value,
-            Artifact.version == artifact_version))
-        if artifact is None:
+        artifact_id = session.scalar(_ARTIFACT_ID, {"of_run": run.id, "of_kind": kind.value,
+                                                    "of_version": artifact_version})
+        if artifact_id is None:
             raise NotFound(f"run {run_id} has no {kind.value} version {artifact_version}")
-        event = ApprovalEvent(
-            tenant_id=run.tenant_id, organization_id=run.organization_id,
-            assessment_id=run.assessment_id, run_id=run.id, artifact_id=artifact.id,
-            artifact_kind=kind.value, artifact_version=artifact_version,
-            approver_id=actor.actor_id, approver_role=approver_role, decision=verdict.value,
-            comment=comment, created_at=utcnow())
-        session.add(event)
-        session.flush()
+        event_id = uuid.uuid4()
+        session.execute(insert(APPROVALS), {
+            "id": event_id, "tenant_id": run.tenant_id, "organization_id": run.organization_id,
+            "assessment_id": run.assessment_id, "run_id": run.id, "artifact_id": artifact_id,
+            "artifact_kind": kind.value, "artifact_version": artifact_version,
+            "approver_id": actor.actor_id, "approver_role": approver_role,
+            "decision": verdict.value, "comment": comment, "created_at": utcnow(),
+            "consumed_by_signal_id": None, "consumed_at": None})
         recorded = None
         if verdict is not ApprovalDecision.APPROVED:
-            recorded = _announce_rejection(session, run, actor, event)
-        view = ApprovalEventView(id=event.id, artifact_id=artifact.id, artifact_kind=kind,
+            recorded = _announce_rejection(session, run, actor, event_id)
+        view = ApprovalEventView(id=event_id, artifact_id=artifact_id, artifact_kind=kind,
                                  artifact_version=artifact_version, approver_id=actor.actor_id,
                                  approver_role=approver_role, decision=verdict)
     if recorded is not None and recorded.fate is SignalFate.REJECTED:
@@ -71,9 +77,9 @@ def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifac
     return view
 
 
-def _announce_rejection(session: Session, run: WorkflowRun, actor: Actor,
-                        event: ApprovalEvent) -> Recorded:
+def _announce_rejection(session: Session, run: RunRecord, actor: Actor,
+                        event_id: uuid.UUID) -> Recorded:
     """A rejection reaches the run as a signal written with the event itself."""
     envelope = _envelope(run, actor.actor_id, SignalType.APPROVAL_REJECTED,
-                         f"approval:{event.id}", run.trace_id, approval_event_id=event.id)
+                         f"approval:{event_id}", run.trace_id, approval_event_id=event_id)
     return reject_if_invalid(session, run, envelope, insert_signal(session, envelope))

@@ -5,13 +5,20 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Table, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import SignalEnvelope, SignalFate
 from orchestrator.db.models import InboxSignal, SignalConflict
+
+INBOX: Table = InboxSignal.__table__  # type: ignore[assignment]
+#: INSERT ... ON CONFLICT (run, key) DO NOTHING RETURNING id, built once per dialect.
+_INSERT_ONCE = {
+    name: dialect.insert(INBOX).on_conflict_do_nothing(
+        index_elements=["run_id", "idempotency_key"]).returning(INBOX.c.id)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))}
 
 
 @dataclass(frozen=True)
@@ -35,11 +42,8 @@ def insert_signal(session: Session, envelope: SignalEnvelope) -> Recorded:
         .model_dump(mode="json"),
         "fate": SignalFate.PENDING.value, "received_at": now,
     }
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    statement = (dialect.insert(InboxSignal).values(values)
-                 .on_conflict_do_nothing(index_elements=["run_id", "idempotency_key"])
-                 .returning(InboxSignal.id))
-    if session.execute(statement).scalar() is not None:
+    dialect = session.get_bind().dialect.name
+    if session.execute(_INSERT_ONCE[dialect], values).scalar() is not None:
         return Recorded(envelope.signal_id, SignalFate.PENDING, None)
     existing = session.scalar(select(InboxSignal).where(
         InboxSignal.run_id == envelope.run_id,

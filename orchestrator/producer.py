@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -41,6 +41,7 @@ from orchestrator.inbox import insert_signal
 from orchestrator.lifecycle.policies import parse_policies
 from orchestrator.observability import events as observe
 from orchestrator.precheck import reject_if_invalid
+from orchestrator.runs import RUNS, RunRecord, RunRow
 from orchestrator.views import AssessmentView, RunView, SignalReceipt
 
 Kick = Callable[[uuid.UUID], None]
@@ -89,8 +90,12 @@ def load_assessment(session: Session, actor: Actor, assessment_id: uuid.UUID) ->
     return row
 
 
-def load_run(session: Session, actor: Actor, run_id: uuid.UUID) -> WorkflowRun:
-    row = session.get(WorkflowRun, run_id)
+_RUN_BY_ID = select(RUNS).where(RUNS.c.id == bindparam("run_id"))
+
+
+def load_run(session: Session, actor: Actor, run_id: uuid.UUID) -> RunRecord:
+    """The run as a read-only row (Core: every signal sent reads one)."""
+    row = session.execute(_RUN_BY_ID, {"run_id": run_id}).first()
     if row is None or row.tenant_id != actor.tenant_id \
             or not actor.sees(row.organization_id):
         raise NotFound(f"workflow run {run_id} not found")
@@ -172,7 +177,7 @@ def _create_run(session: Session, actor: Actor, assessment_id: uuid.UUID, key: s
     return run
 
 
-def _envelope(run: WorkflowRun, actor_id: str, signal_type: SignalType, key: str,
+def _envelope(run: RunRow, actor_id: str, signal_type: SignalType, key: str,
               trace_id: str, payload: dict[str, Any] | None = None,
               approval_event_id: uuid.UUID | None = None) -> SignalEnvelope:
     try:

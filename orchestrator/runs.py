@@ -20,7 +20,9 @@ from orchestrator.lifecycle.state import RunState
 RUNS: Table = WorkflowRun.__table__  # type: ignore[assignment]
 
 
-LockedRun: TypeAlias = Row[*tuple[Any, ...]]
+RunRecord: TypeAlias = Row[*tuple[Any, ...]]
+"""A run read with Core: its columns as attributes (a `RunRow` and more)."""
+LockedRun: TypeAlias = RunRecord
 """The columns of `RunRow`, read under the run's lock."""
 
 

@@ -54,7 +54,8 @@ class RunView(_View):
     completed_at: datetime | None
 
     @classmethod
-    def of(cls, row: WorkflowRun) -> RunView:
+    def of(cls, row: WorkflowRun | Any) -> RunView:
+        """From the ORM object or a Core row of the runs table (same attribute names)."""
         return cls(id=row.id, assessment_id=row.assessment_id, tenant_id=row.tenant_id,
                    organization_id=row.organization_id, status=row.status,
                    current_step=row.current_step, reason=row.reason, version=row.version,

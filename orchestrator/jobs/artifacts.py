@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, insert, select
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.jobs import ArtifactRef
@@ -13,6 +14,11 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import Artifact
 from orchestrator.jobs.interface import JobContext, JobFailure
 from orchestrator.storage import put_bytes, sha256_hex
+
+ARTIFACTS: Table = Artifact.__table__  # type: ignore[assignment]
+_EXISTING = select(ARTIFACTS.c.id, ARTIFACTS.c.sha256).where(
+    ARTIFACTS.c.run_id == bindparam("of_run"), ARTIFACTS.c.kind == bindparam("of_kind"),
+    ARTIFACTS.c.version == bindparam("of_version"))
 
 
 def requested_version(context: JobContext, kind: ArtifactKind) -> int:
@@ -29,9 +35,8 @@ def save_artifact(context: JobContext, kind: ArtifactKind, content: dict[str, An
     """Store (kind, version) for the run once; a second call returns the first one."""
     request = context.request
     version = requested_version(context, kind)
-    existing = context.session.scalar(select(Artifact).where(
-        Artifact.run_id == request.run_id, Artifact.kind == kind.value,
-        Artifact.version == version))
+    existing = context.session.execute(_EXISTING, {
+        "of_run": request.run_id, "of_kind": kind.value, "of_version": version}).first()
     if existing is not None:
         return ArtifactRef(artifact_id=existing.id, kind=kind, version=version,
                            sha256=existing.sha256)
@@ -41,11 +46,11 @@ def save_artifact(context: JobContext, kind: ArtifactKind, content: dict[str, An
         storage_path = str(path)
     else:
         digest = sha256_hex(json.dumps(content, sort_keys=True, default=str).encode())
-    artifact = Artifact(
-        tenant_id=request.tenant_id, assessment_id=request.assessment_id,
-        run_id=request.run_id, kind=kind.value, version=version, status="draft",
-        content=content, media_type=media_type, storage_path=storage_path, sha256=digest,
-        created_by_job_id=request.job_id, created_at=utcnow())
-    context.session.add(artifact)
-    context.session.flush()
-    return ArtifactRef(artifact_id=artifact.id, kind=kind, version=version, sha256=digest)
+    artifact_id = uuid.uuid4()
+    context.session.execute(insert(ARTIFACTS), {
+        "id": artifact_id, "tenant_id": request.tenant_id,
+        "assessment_id": request.assessment_id, "run_id": request.run_id, "kind": kind.value,
+        "version": version, "status": "draft", "content": content, "media_type": media_type,
+        "storage_path": storage_path, "sha256": digest, "created_by_job_id": request.job_id,
+        "created_at": utcnow()})
+    return ArtifactRef(artifact_id=artifact_id, kind=kind, version=version, sha256=digest)
