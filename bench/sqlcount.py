@@ -30,7 +30,8 @@ DIR_ENV = "LIFECYCLE_BENCH_COUNT_DIR"
 ROLE_ENV = "LIFECYCLE_BENCH_ROLE"
 _WRITE_EVERY_S = 0.25
 _WRITES = ("INSERT", "UPDATE", "DELETE")
-_ROW_LOCK = re.compile(r"\bFOR (?:NO KEY )?UPDATE\b")
+#: A row lock, or a data-modifying statement inside a WITH.
+_WRITE_ANYWHERE = re.compile(r"\bFOR (?:NO KEY )?UPDATE\b|\(\s*(?:INSERT|UPDATE|DELETE)\b")
 
 _lock = threading.Lock()
 _local = threading.local()
@@ -73,20 +74,31 @@ def scope(name: str) -> Iterator[None]:
 
 def _on_statement(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
     count("statements", statement)
-    head = statement.lstrip()[:6].upper()
-    if head in _WRITES or _ROW_LOCK.search(statement):
+    wrote = statement.lstrip()[:6].upper() in _WRITES or bool(_WRITE_ANYWHERE.search(statement))
+    if _autocommit(conn):
+        # Its own transaction, committed by the server (counted here, not at the no-op
+        # commit or rollback the connection sends the driver when it is closed).
+        count("write_commits" if wrote else "commits")
+    elif wrote:
         conn.info["bench_wrote"] = True
+
+
+def _autocommit(conn: Any) -> bool:
+    return bool(conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT")
 
 
 def _on_commit(conn: Any) -> None:
     # A transaction that wrote (or locked) waits for its WAL flush at commit: on a slow
     # disk that, not the statement count, is what a commit costs.
+    if _autocommit(conn):
+        return
     count("write_commits" if conn.info.pop("bench_wrote", False) else "commits")
 
 
 def _on_rollback(conn: Any) -> None:
     conn.info.pop("bench_wrote", None)
-    count("rollbacks")
+    if not _autocommit(conn):
+        count("rollbacks")
 
 
 def _counting_ping(original: Any) -> Any:

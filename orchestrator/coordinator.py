@@ -14,7 +14,7 @@ from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind, SignalEnvelope, SignalFate
 from orchestrator.db.models import ApprovalEvent, InboxSignal
 from orchestrator.db.session import transaction
-from orchestrator.effects_writer import EffectWriter
+from orchestrator.effects_writer import EffectWriter, execute_rows
 from orchestrator.fleet import revoke
 from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
@@ -115,7 +115,7 @@ def _apply_locked(session: Session,
             break
         pending = undecided
     if fates:
-        session.execute(_DECIDED, fates)
+        execute_rows(session, _DECIDED, fates)
         save_state(session, run, state)
     writer.flush()
     return (CoordinationResult(len(fates), len(pending), state.status.value),

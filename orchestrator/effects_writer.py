@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Table, bindparam, func, insert, update
+from sqlalchemy import Executable, Table, bindparam, func, insert, update
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.jobs import JobRequest, JobStatus
@@ -76,6 +76,12 @@ _CANCEL_JOBS = update(JOBS).where(
     updated_at=bindparam("now", type_=JOBS.c.updated_at.type)).returning(JOBS.c.id)
 
 
+def execute_rows(session: Session, statement: Executable, rows: list[dict[str, Any]]) -> None:
+    """One row: a plain execute; several: one executemany (a multi-row INSERT, or a
+    pipelined batch). A one-row executemany would pay the batching machinery for nothing."""
+    session.execute(statement, rows[0] if len(rows) == 1 else rows)
+
+
 class RunIdentity(Protocol):
     id: Any
     tenant_id: str
@@ -126,7 +132,7 @@ class EffectWriter:
         for table, rows in ((STEPS, list(self.new_steps.values())), (JOBS, self._jobs),
                             (OUTBOX, self._messages), (AUDIT, self._audits)):
             if rows:
-                self.session.execute(insert(table), rows)
+                execute_rows(self.session, insert(table), rows)
         self.new_steps.clear()
         self._jobs.clear()
         self._messages.clear()

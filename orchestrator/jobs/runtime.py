@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from celery.exceptions import SoftTimeLimitExceeded
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import Table, bindparam, exists, func, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -26,7 +26,7 @@ from orchestrator.contracts.jobs import JobError, JobOutcome, JobRequest, JobSta
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
 from orchestrator.coordinator import AfterCommit, apply_if_free
 from orchestrator.db.models import Job, OutboxMessage, WorkflowRun
-from orchestrator.db.session import transaction
+from orchestrator.db.session import get_engine, transaction
 from orchestrator.inbox import insert_signal
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService
 from orchestrator.lifecycle.definition import STEP_SPECS
@@ -48,6 +48,15 @@ _STATUS = select(JOBS.c.status).where(JOBS.c.id == bindparam("job_id"))
 _MARK_PUBLISHED = update(OUTBOX).where(
     OUTBOX.c.task_id == bindparam("job_id"), OUTBOX.c.published_at.is_(None)).values(
     published_at=bindparam("now", type_=OUTBOX.c.published_at.type))
+_CLAIMED = _CLAIM.cte("claimed")
+#: PostgreSQL: the claim, the outbox mark and the job's prior status in one statement,
+#: run in autocommit (one round trip, still one transaction with its WAL flush).
+_CLAIM_AT_ONCE = select(JOBS.c.status, exists(select(_CLAIMED.c.id)).label("claimed")) \
+    .where(JOBS.c.id == bindparam("job_id")).add_cte(
+        update(OUTBOX).where(OUTBOX.c.task_id.in_(select(_CLAIMED.c.id)),
+                             OUTBOX.c.published_at.is_(None))
+        .values(published_at=bindparam("now", type_=OUTBOX.c.published_at.type))
+        .cte("marked"))
 _OURS = select(JOBS.c.status, RUNS.c.status.label("run_status")) \
     .select_from(JOBS.join(RUNS, JOBS.c.run_id == RUNS.c.id)) \
     .where(JOBS.c.id == bindparam("job_id")).with_for_update(of=JOBS)
@@ -124,12 +133,21 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
 
 
 def _claim(request: JobRequest) -> JobRun:
+    """Mark the job started (one more delivery); the message arrived, so it was published:
+    the outbox sweep must not resend it."""
     now = utcnow()
+    engine = get_engine()
+    if engine.dialect.name == "postgresql":
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            row = connection.execute(_CLAIM_AT_ONCE,
+                                     {"job_id": request.job_id, "now": now}).first()
+        if row is not None and row.claimed:
+            return JobRun.SUCCEEDED
+        return _not_runnable(row.status if row is not None else None, request)
     with transaction() as session:
         claimed = session.execute(_CLAIM, {"job_id": request.job_id, "now": now}).first()
         if claimed is None:
             return _not_runnable(session.scalar(_STATUS, {"job_id": request.job_id}), request)
-        # The message arrived, so it was published: the outbox sweep must not resend it.
         session.execute(_MARK_PUBLISHED, {"job_id": request.job_id, "now": now})
     return JobRun.SUCCEEDED
 
