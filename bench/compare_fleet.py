@@ -20,7 +20,7 @@ from bench import sqlcount
 from bench.compare_db import DbWatch, drop_database, fresh_database
 from bench.compare_driver import WaitAnswerer, create_assessments, drive, new_owner, start_runs
 from bench.compare_latency import fleet_latencies
-from bench.compare_procs import cpu_s, own_cpu_s, peak_rss_mb
+from bench.compare_procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_mb
 from bench.compare_results import PhaseResult, RoundFigures
 from bench.compare_workers import BenchWorkers
 from orchestrator.db.migrate import upgrade
@@ -157,6 +157,7 @@ class _Meters:
     worker_cpu: float
     driver_cpu: float
     database_cpu: float
+    broker_cpu: float
 
     @classmethod
     def read(cls, fleet: Fleet, driver: Counter[str] | None = None) -> _Meters:
@@ -166,7 +167,7 @@ class _Meters:
         for role in WORKER_ROLES:
             statements.update(_scoped(fleet.statements(role), ": "))
         return cls(sql, statements, sum(cpu_s(pid) for pid in fleet.pids().values()),
-                   own_cpu_s(), fleet.watch.backend_cpu_s())
+                   own_cpu_s(), fleet.watch.backend_cpu_s(), broker_cpu_s())
 
     def fill(self, before: _Meters, figures: RoundFigures) -> None:
         delta = {role: self.sql[role] - before.sql[role] for role in self.sql}
@@ -182,6 +183,7 @@ class _Meters:
         figures.worker_cpu_s = self.worker_cpu - before.worker_cpu
         figures.driver_cpu_s = self.driver_cpu - before.driver_cpu
         figures.database_cpu_s = self.database_cpu - before.database_cpu
+        figures.broker_cpu_s = self.broker_cpu - before.broker_cpu
 
 
 def run_fleet(fleet: Fleet, runs: int, repeat: int, label: str = "fleet",

@@ -11,7 +11,7 @@ from pathlib import Path
 import redis
 
 from bench import floor
-from bench.compare_procs import cpu_s, peak_rss_mb
+from bench.compare_procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_mb
 from bench.compare_results import PhaseResult, RoundFigures
 from bench.compare_workers import BenchWorkers
 
@@ -31,9 +31,12 @@ def run_floor(env: dict[str, str], log_dir: Path, broker_url: str, chains: int, 
             _one_round(results, chains, hops)
         for _ in range(repeat):
             cpu_before = {name: cpu_s(pid) for name, pid in pids.items()}
+            driver_before, broker_before = own_cpu_s(), broker_cpu_s()
             rounds.append(_one_round(results, chains, hops))
             rounds[-1].worker_cpu_s = sum(cpu_s(pid) - cpu_before[name]
                                           for name, pid in pids.items())
+            rounds[-1].driver_cpu_s = own_cpu_s() - driver_before
+            rounds[-1].broker_cpu_s = broker_cpu_s() - broker_before
         single = _one_round(results, 1, hops)
         rss = {name: peak_rss_mb(pid) for name, pid in pids.items()}
     return (PhaseResult.of("floor", rounds, rss, units_per_lifecycle=hops),

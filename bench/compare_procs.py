@@ -30,3 +30,15 @@ def cpu_s(pid: int) -> float:
 def own_cpu_s() -> float:
     times = psutil.Process().cpu_times()
     return times.user + times.system
+
+
+def broker_cpu_s() -> float:
+    """CPU seconds of the local redis-server processes so far (0 when none is visible)."""
+    total = 0.0
+    for process in psutil.process_iter(["name"]):
+        if process.info["name"] == "redis-server":
+            try:
+                total += sum(process.cpu_times()[:2])
+            except psutil.Error:
+                continue
+    return total

@@ -94,18 +94,19 @@ def _round_times(r: Report) -> str:
 
 
 def _cpu_lines(r: Report) -> list[str]:
-    lines = ["| | workers | driver | PostgreSQL backends | Celery messages |",
-             "|---|---|---|---|---|"]
+    lines = ["| | workers | driver | PostgreSQL backends | Redis | all | Celery messages |",
+             "|---|---|---|---|---|---|---|"]
     phases = [("floor", r.floor), ("fleet", r.fleet)]
     if r.peer is not None:
         phases.append(("peer", r.peer))
     for label, phase in phases:
         lifecycles = sum(x.lifecycles for x in phase.rounds) or 1
         messages = sum(x.messages for x in phase.rounds) / lifecycles
-        lines.append(f"| {label} | {_f(phase.cpu_ms_per_lifecycle('worker_cpu_s'), 0)} | "
-                     f"{_f(phase.cpu_ms_per_lifecycle('driver_cpu_s'), 0)} | "
-                     f"{_f(phase.cpu_ms_per_lifecycle('database_cpu_s'), 0)} | "
-                     f"{_f(messages, 1) if messages else '—'} |")
+        parts = [phase.cpu_ms_per_lifecycle(f"{name}_cpu_s")
+                 for name in ("worker", "driver", "database", "broker")]
+        broker = _f(parts[3], 0) if label != "peer" else "—"
+        lines.append(f"| {label} | {_f(parts[0], 0)} | {_f(parts[1], 0)} | {_f(parts[2], 0)} | "
+                     f"{broker} | {_f(sum(parts), 0)} | {_f(messages, 1) if messages else '—'} |")
     return lines
 
 

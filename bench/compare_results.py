@@ -37,6 +37,8 @@ class RoundFigures:
     worker_cpu_s: float = 0.0
     driver_cpu_s: float = 0.0
     database_cpu_s: float = 0.0
+    broker_cpu_s: float = 0.0
+    """redis-server, the broker of the floor and the fleet (the peer has none)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
