@@ -1,0 +1,104 @@
+"""A job applies its own outcome in the transaction that commits it, on PostgreSQL.
+
+When no one holds the run, the next job is decided in that same commit. When a
+coordinator holds the run, the job neither waits for it nor deadlocks with it (the run is
+locked FOR NO KEY UPDATE, the outcome row only needs KEY SHARE): it commits its result and
+leaves the outcome pending. When applying fails, the savepoint keeps the job's work.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+from sqlalchemy import select
+
+import orchestrator.coordinator as coordinator_module
+from orchestrator.contracts.jobs import JobRequest
+from orchestrator.coordinator import coordinate
+from orchestrator.db.models import InboxSignal, Job
+from orchestrator.db.session import transaction
+from orchestrator.jobs.instant import instant_service
+from orchestrator.jobs.runtime import Delivered, Delivery, JobRun, run_job
+from orchestrator.runs import lock_run
+from orchestrator.worker_processes import WorkerProcesses
+from tests.integration.lifecycle_kit import new_tenant, start_assessment
+
+
+def _run_waiting_on_ingestion() -> tuple[uuid.UUID, JobRequest]:
+    owner, _ = new_tenant()
+    run = start_assessment(owner, documents=1)
+    coordinate(run.id)  # no worker runs here: this process plays the coordinator
+    with transaction() as session:
+        job = session.scalars(select(Job).where(Job.run_id == run.id,
+                                                Job.status == "queued")).one()
+        return run.id, JobRequest.model_validate(job.request)
+
+
+def _outcome_fate(request: JobRequest) -> str:
+    with transaction() as session:
+        return session.scalars(select(InboxSignal.fate).where(
+            InboxSignal.run_id == request.run_id,
+            InboxSignal.idempotency_key == f"outcome:{request.job_id}")).one()
+
+
+def _job_status(job_id: str) -> str:
+    with transaction() as session:
+        return session.scalars(select(Job.status).where(Job.id == job_id)).one()
+
+
+def _queued_job_ids(run_id: uuid.UUID) -> set[str]:
+    with transaction() as session:
+        return set(session.scalars(select(Job.id).where(Job.run_id == run_id,
+                                                        Job.status == "queued")))
+
+
+def test_the_jobs_commit_decides_the_next_job(fleet: WorkerProcesses) -> None:
+    run_id, request = _run_waiting_on_ingestion()
+
+    delivered = run_job(Delivery(request, retries_left=True), instant_service)
+
+    assert delivered.outcome is JobRun.SUCCEEDED and delivered.applied is not None
+    assert _outcome_fate(request) == "applied"
+    next_jobs = _queued_job_ids(run_id)
+    assert next_jobs == {f"{run_id}:index_kb:1"}
+    assert [entry.task_id for entry in delivered.applied.outbox] == list(next_jobs)
+
+
+def test_a_held_run_neither_blocks_nor_deadlocks_the_job(fleet: WorkerProcesses) -> None:
+    run_id, request = _run_waiting_on_ingestion()
+    results: list[Delivered] = []
+    with transaction() as holder:
+        assert lock_run(holder, run_id) is not None  # a coordinator busy with this run
+        worker = threading.Thread(target=lambda: results.append(
+            run_job(Delivery(request, retries_left=True), instant_service)))
+        worker.start()
+        worker.join(timeout=30)
+        assert not worker.is_alive(), "the job waited for the run's lock"
+    (delivered,) = results
+    assert delivered.outcome is JobRun.SUCCEEDED and delivered.applied is None
+    assert _job_status(request.job_id) == "succeeded"
+    assert _outcome_fate(request) == "pending", "left for the coordinator"
+
+    assert coordinate(run_id).decided == 1
+    assert _outcome_fate(request) == "applied"
+    assert _queued_job_ids(run_id) == {f"{run_id}:index_kb:1"}
+
+
+def test_a_failure_while_applying_keeps_the_jobs_work(fleet: WorkerProcesses,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id, request = _run_waiting_on_ingestion()
+
+    def broken_decide(*_: object) -> None:
+        raise RuntimeError("a defect in the decision")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(coordinator_module, "decide", broken_decide)
+        delivered = run_job(Delivery(request, retries_left=True), instant_service)
+
+    assert delivered.outcome is JobRun.SUCCEEDED and delivered.applied is None
+    assert _job_status(request.job_id) == "succeeded"
+    assert _outcome_fate(request) == "pending"
+    assert coordinate(run_id).decided == 1
+    assert _outcome_fate(request) == "applied"
