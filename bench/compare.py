@@ -57,7 +57,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="uncounted rounds per system before its counted ones")
     parser.add_argument("--waiting", type=int, default=10_000,
                         help="runs waiting for approval (0: skip that phase)")
-    parser.add_argument("--waiting-repeat", type=int, default=1,
+    parser.add_argument("--waiting-repeat", type=int, default=3,
                         help="fleet rounds with the waiting runs present")
     parser.add_argument("--idle-s", type=float, default=5.0)
     parser.add_argument("--database-url", default=os.environ.get(
