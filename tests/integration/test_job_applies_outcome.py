@@ -21,6 +21,7 @@ from orchestrator.db.models import InboxSignal, Job
 from orchestrator.db.session import transaction
 from orchestrator.jobs.instant import instant_service
 from orchestrator.jobs.runtime import Delivered, Delivery, JobRun, run_job
+from orchestrator.observability.metrics import SIGNALS_DECIDED
 from orchestrator.runs import lock_run
 from orchestrator.worker_processes import WorkerProcesses
 from tests.integration.lifecycle_kit import new_tenant, start_assessment
@@ -102,3 +103,22 @@ def test_a_failure_while_applying_keeps_the_jobs_work(fleet: WorkerProcesses,
     assert _outcome_fate(request) == "pending"
     assert coordinate(run_id).decided == 1
     assert _outcome_fate(request) == "applied"
+
+
+def test_decisions_rolled_back_with_the_savepoint_are_not_reported(
+        fleet: WorkerProcesses, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id, request = _run_waiting_on_ingestion()
+    decided = SIGNALS_DECIDED.labels("documents_ingested", "applied")
+    before = decided._value.get()
+
+    def lost_race(*_: object) -> None:  # after the decision was made and observed
+        raise RuntimeError("the run's version moved")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(coordinator_module, "save_state", lost_race)
+        delivered = run_job(Delivery(request, retries_left=True), instant_service)
+
+    assert delivered.applied is None and _outcome_fate(request) == "pending"
+    assert decided._value.get() == before, "a rolled back decision was reported"
+    coordinate(run_id)
+    assert decided._value.get() == before + 1
