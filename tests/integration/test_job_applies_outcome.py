@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import select
@@ -17,18 +18,33 @@ from sqlalchemy import select
 import orchestrator.coordinator as coordinator_module
 from orchestrator.contracts.jobs import JobRequest
 from orchestrator.coordinator import coordinate
-from orchestrator.db.models import InboxSignal, Job
+from orchestrator.db.models import InboxSignal, Job, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.jobs.instant import instant_service
 from orchestrator.jobs.runtime import Delivered, Delivery, JobRun, run_job
 from orchestrator.observability.metrics import SIGNALS_DECIDED
+from orchestrator.operations import cancel_run
+from orchestrator.producer import Actor
 from orchestrator.runs import lock_run
 from orchestrator.worker_processes import WorkerProcesses
 from tests.integration.lifecycle_kit import new_tenant, start_assessment
 
 
-def _run_waiting_on_ingestion() -> tuple[uuid.UUID, JobRequest]:
-    owner, _ = new_tenant()
+@pytest.fixture
+def owner(fleet: WorkerProcesses) -> Iterator[Actor]:
+    """Runs of this tenant are cancelled afterwards: no queued job of theirs is left for
+    the lost-job sweeps of later tests sharing the database."""
+    actor, _ = new_tenant()
+    yield actor
+    with transaction() as session:
+        runs = list(session.scalars(select(WorkflowRun.id).where(
+            WorkflowRun.tenant_id == actor.tenant_id)))
+    for run_id in runs:
+        cancel_run(actor, run_id, reason="test over", idempotency_key="test-over",
+                   kick=coordinate)
+
+
+def _run_waiting_on_ingestion(owner: Actor) -> tuple[uuid.UUID, JobRequest]:
     run = start_assessment(owner, documents=1)
     coordinate(run.id)  # no worker runs here: this process plays the coordinator
     with transaction() as session:
@@ -55,8 +71,8 @@ def _queued_job_ids(run_id: uuid.UUID) -> set[str]:
                                                         Job.status == "queued")))
 
 
-def test_the_jobs_commit_decides_the_next_job(fleet: WorkerProcesses) -> None:
-    run_id, request = _run_waiting_on_ingestion()
+def test_the_jobs_commit_decides_the_next_job(owner: Actor) -> None:
+    run_id, request = _run_waiting_on_ingestion(owner)
 
     delivered = run_job(Delivery(request, retries_left=True), instant_service)
 
@@ -67,8 +83,8 @@ def test_the_jobs_commit_decides_the_next_job(fleet: WorkerProcesses) -> None:
     assert [entry.task_id for entry in delivered.applied.outbox] == list(next_jobs)
 
 
-def test_a_held_run_neither_blocks_nor_deadlocks_the_job(fleet: WorkerProcesses) -> None:
-    run_id, request = _run_waiting_on_ingestion()
+def test_a_held_run_neither_blocks_nor_deadlocks_the_job(owner: Actor) -> None:
+    run_id, request = _run_waiting_on_ingestion(owner)
     results: list[Delivered] = []
     with transaction() as holder:
         assert lock_run(holder, run_id) is not None  # a coordinator busy with this run
@@ -87,9 +103,9 @@ def test_a_held_run_neither_blocks_nor_deadlocks_the_job(fleet: WorkerProcesses)
     assert _queued_job_ids(run_id) == {f"{run_id}:index_kb:1"}
 
 
-def test_a_failure_while_applying_keeps_the_jobs_work(fleet: WorkerProcesses,
+def test_a_failure_while_applying_keeps_the_jobs_work(owner: Actor,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    run_id, request = _run_waiting_on_ingestion()
+    run_id, request = _run_waiting_on_ingestion(owner)
 
     def broken_decide(*_: object) -> None:
         raise RuntimeError("a defect in the decision")
@@ -106,8 +122,8 @@ def test_a_failure_while_applying_keeps_the_jobs_work(fleet: WorkerProcesses,
 
 
 def test_decisions_rolled_back_with_the_savepoint_are_not_reported(
-        fleet: WorkerProcesses, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_id, request = _run_waiting_on_ingestion()
+        owner: Actor, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id, request = _run_waiting_on_ingestion(owner)
     decided = SIGNALS_DECIDED.labels("documents_ingested", "applied")
     before = decided._value.get()
 
