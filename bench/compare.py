@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                     profiles=profiles, floor_single_hop_ms=single_hop,
                     peer_version=version("dbos"), warmup=args.warmup)
     if waiting is not None:
-        report.fleet_waiting, report.load_absent, report.load_present = waiting
+        (report.fleet_before_waiting, report.fleet_waiting, report.load_absent,
+         report.load_present) = waiting
     body = render(report)
     print(body)
     if not args.no_docs:
@@ -138,17 +139,20 @@ def _floor(args: argparse.Namespace) -> tuple[PhaseResult, float]:
     return result
 
 
-def _waiting_phase(fleet: Fleet,
-                   args: argparse.Namespace) -> tuple[PhaseResult, LoadFigures, LoadFigures]:
+def _waiting_phase(fleet: Fleet, args: argparse.Namespace
+                   ) -> tuple[PhaseResult, PhaseResult, LoadFigures, LoadFigures]:
     print(f"waiting runs: absent, then {args.waiting:,} present", flush=True)
     template = template_run()
     absent = measure_load(fleet.watch, args.idle_s)
+    # Rounds right before the copies, after the same VACUUM ANALYZE: the planner's view of
+    # the tables, and the machine's load, as close as they get to the rounds after.
+    before = run_fleet(fleet, args.runs, args.waiting_repeat, label="fleet-before-waiting")
     with transaction() as session:
         rows = clone_waiting_runs(session, template, args.waiting)
     print(f"  inserted {rows:,} rows", flush=True)
     present = measure_load(fleet.watch, args.idle_s)
     result = run_fleet(fleet, args.runs, args.waiting_repeat, label="fleet-waiting")
-    return result, absent, present
+    return before, result, absent, present
 
 
 def _profile(fleet: Fleet, runs: int) -> list[Profile]:

@@ -26,6 +26,8 @@ class Report:
     peer: PhaseResult | None
     waiting: int
     fleet_waiting: PhaseResult | None = None
+    fleet_before_waiting: PhaseResult | None = None
+    """Rounds run just before the waiting runs were added (after the same VACUUM ANALYZE)."""
     load_absent: LoadFigures | None = None
     load_present: LoadFigures | None = None
     profiles: list[Profile] = field(default_factory=list)
@@ -140,13 +142,16 @@ def _load_table(r: Report) -> list[str]:
                      f"{p.statements}, {p.database_cpu_ms:.0f} |")
     if r.fleet_waiting is not None:
         fw = r.fleet_waiting
+        fa = r.fleet_before_waiting or r.fleet
         def fleet(p: PhaseResult) -> str:
+            statements = p.per_signal("stmt")
             return (f"{p.lifecycles_per_s:.2f}, {p.latency_ms(50):.0f}, "
                     f"{p.cpu_ms_per_lifecycle('database_cpu_s'):.0f}, "
-                    f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}")
+                    f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}, {statements:.1f}")
 
-        lines.append("| fleet: lifecycles/s, p50 dispatch ms, CPU ms per lifecycle of "
-                     f"PostgreSQL and of the workers | {fleet(r.fleet)} | {fleet(fw)} |")
+        lines.append("| fleet rounds: lifecycles/s, p50 dispatch ms, CPU ms per lifecycle of "
+                     "PostgreSQL and of the workers, coordinator statements per applied "
+                     f"signal | {fleet(fa)} | {fleet(fw)} |")
     return lines
 
 
