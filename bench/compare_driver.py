@@ -1,8 +1,9 @@
 """The people of the fleet benchmark: start N lifecycles and answer each wait as it opens.
 
-One query per poll reads only the runs of this round that wait now or have stopped (the
-tenant/status index); a run already answered at its current version is not looked at again. Each
-answer goes through the producer exactly as the API would send it: documents uploaded,
+One narrow query per poll reads the runs of this round that wait now or have stopped (the
+tenant/status index); a second one reads in full only the runs whose wait is new (a run
+already answered at its current version is not looked at again). Each answer goes
+through the producer exactly as the API would send it: documents uploaded,
 framework selected, approvals recorded and signalled.
 """
 
@@ -24,8 +25,9 @@ WAITING = ("waiting_for_input", "waiting_for_approval")
 #: A run in one of these needs nothing more from the driver (completed, or stuck visibly).
 STOPPED = ("completed", "cancelled", "failed", "blocked")
 RUNS = WorkflowRun.__table__
-_WAITING_OR_STOPPED = select(RUNS).where(RUNS.c.tenant_id == bindparam("tenant"),
-                                         RUNS.c.status.in_(WAITING + STOPPED))
+_WAITING_OR_STOPPED = select(RUNS.c.id, RUNS.c.version, RUNS.c.status).where(
+    RUNS.c.tenant_id == bindparam("tenant"), RUNS.c.status.in_(WAITING + STOPPED))
+_RUNS_BY_ID = select(RUNS).where(RUNS.c.id.in_(bindparam("ids", expanding=True)))
 
 
 class WaitAnswerer:
@@ -40,9 +42,11 @@ class WaitAnswerer:
         self.polls += 1
         with transaction() as session:
             rows = session.execute(_WAITING_OR_STOPPED, {"tenant": self.owner.tenant_id}).all()
+            ids = [row.id for row in rows
+                   if row.status in WAITING and self.seen.get(row.id) != row.version]
+            fresh = [RunView.of(row) for row in session.execute(_RUNS_BY_ID, {"ids": ids})] \
+                if ids else []
         finished = sum(1 for row in rows if row.status in STOPPED)
-        fresh = [RunView.of(row) for row in rows
-                 if row.status in WAITING and self.seen.get(row.id) != row.version]
         answered = 0
         for run in fresh:
             self.seen[run.id] = run.version
