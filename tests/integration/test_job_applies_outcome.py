@@ -18,7 +18,7 @@ from sqlalchemy import select
 import orchestrator.coordinator as coordinator_module
 from orchestrator.contracts.jobs import JobRequest
 from orchestrator.coordinator import coordinate
-from orchestrator.db.models import InboxSignal, Job, WorkflowRun
+from orchestrator.db.models import InboxSignal, Job, OutboxMessage, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.jobs.instant import instant_service
 from orchestrator.jobs.runtime import Delivered, Delivery, JobRun, run_job
@@ -138,3 +138,41 @@ def test_decisions_rolled_back_with_the_savepoint_are_not_reported(
     assert decided._value.get() == before, "a rolled back decision was reported"
     coordinate(run_id)
     assert decided._value.get() == before + 1
+
+
+def test_the_claim_marks_the_outbox_and_a_finished_or_cancelled_job_is_not_run_again(
+        owner: Actor) -> None:
+    run_id, request = _run_waiting_on_ingestion(owner)
+    with transaction() as session:
+        assert session.scalars(select(OutboxMessage.published_at).where(
+            OutboxMessage.task_id == request.job_id)).one() is None, "no worker published it"
+
+    assert run_job(Delivery(request, retries_left=True), instant_service).outcome \
+        is JobRun.SUCCEEDED
+    with transaction() as session:
+        job = session.get(Job, request.job_id)
+        assert job is not None and (job.status, job.deliveries) == ("succeeded", 1)
+        assert session.scalars(select(OutboxMessage.published_at).where(
+            OutboxMessage.task_id == request.job_id)).one() is not None, "marked on claim"
+
+    again = run_job(Delivery(request, retries_left=True), instant_service)
+    assert again.outcome is JobRun.ALREADY_FINISHED and again.applied is None
+    next_request = _queued_request(run_id)
+    cancel_run(owner, run_id, reason="changed our mind", idempotency_key="cancel",
+               kick=coordinate)
+    assert run_job(Delivery(next_request, retries_left=True), instant_service).outcome \
+        is JobRun.SKIPPED
+    unknown = next_request.model_copy(update={"job_id": f"{run_id}:index_kb:9"})
+    assert run_job(Delivery(unknown, retries_left=True), instant_service).outcome \
+        is JobRun.SKIPPED
+    with transaction() as session:
+        deliveries = {job_id: count for job_id, count in session.execute(
+            select(Job.id, Job.deliveries).where(Job.run_id == run_id))}
+    assert deliveries == {request.job_id: 1, next_request.job_id: 0}
+
+
+def _queued_request(run_id: uuid.UUID) -> JobRequest:
+    with transaction() as session:
+        job = session.scalars(select(Job).where(Job.run_id == run_id,
+                                                Job.status == "queued")).one()
+        return JobRequest.model_validate(job.request)
