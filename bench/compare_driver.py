@@ -15,8 +15,8 @@ import uuid
 from sqlalchemy import bindparam, select
 
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
+from orchestrator.db.tables import RUNS
 from orchestrator.producer import Actor, create_assessment, send_signal, start_lifecycle
 from orchestrator.reviewer import ScriptedReviewer
 from orchestrator.views import RunView
@@ -24,7 +24,6 @@ from orchestrator.views import RunView
 WAITING = ("waiting_for_input", "waiting_for_approval")
 #: A run in one of these needs nothing more from the driver (completed, or stuck visibly).
 STOPPED = ("completed", "cancelled", "failed", "blocked")
-RUNS = WorkflowRun.__table__
 _WAITING_OR_STOPPED = select(RUNS.c.id, RUNS.c.version, RUNS.c.status).where(
     RUNS.c.tenant_id == bindparam("tenant"), RUNS.c.status.in_(WAITING + STOPPED))
 _RUNS_BY_ID = select(RUNS).where(RUNS.c.id.in_(bindparam("ids", expanding=True)))

@@ -28,22 +28,11 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.notifications.sweep import sweep_deliveries
-from orchestrator.sweeps import (
-    publish_stale_outbox,
-    recover_lost_jobs,
-    rekick_pending_runs,
-    sweep_approval_waits,
-    sweep_sla,
-    sweep_stale,
-)
+from orchestrator.sweeps import SWEEPS as RUN_SWEEPS
 from orchestrator.views import RunView
 
 #: What `celery beat` runs (beat_schedule.py), in one cycle.
-SWEEPS: dict[str, Callable[[], Any]] = {
-    "outbox": publish_stale_outbox, "inbox": rekick_pending_runs,
-    "lost_jobs": recover_lost_jobs, "approval_waits": sweep_approval_waits,
-    "sla": sweep_sla, "stale": sweep_stale, "notifications": sweep_deliveries,
-}
+SWEEPS: dict[str, Callable[[], Any]] = {**RUN_SWEEPS, "notifications": sweep_deliveries}
 #: Per table: how its rows of the template run are found.
 CLONED = {
     "assessments": "id = :assessment", "workflow_runs": "id = :run",

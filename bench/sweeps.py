@@ -39,28 +39,13 @@ from orchestrator.db.migrate import upgrade  # noqa: E402
 from orchestrator.db.session import transaction  # noqa: E402
 from orchestrator.reset import reset_process_state  # noqa: E402
 from orchestrator.settings import get_settings  # noqa: E402
-from orchestrator.sweeps import (  # noqa: E402
-    publish_stale_outbox,
-    recover_lost_jobs,
-    rekick_pending_runs,
-    sweep_approval_waits,
-    sweep_sla,
-    sweep_stale,
-)
+from orchestrator.sweeps import SWEEPS  # noqa: E402
 from orchestrator.sweeps.settings import DAY, sweep_settings  # noqa: E402
 
 START = datetime(2031, 3, 2, 12, 0, tzinfo=UTC)
 ROUND = timedelta(seconds=60)
 SOA_WAIT = "wait_for_soa_approval"
 
-SWEEPS: dict[str, Callable[[], Any]] = {
-    "outbox": publish_stale_outbox,
-    "inbox": rekick_pending_runs,
-    "lost_jobs": recover_lost_jobs,
-    "approval_waits": sweep_approval_waits,
-    "sla": sweep_sla,
-    "stale": sweep_stale,
-}
 
 
 @dataclass

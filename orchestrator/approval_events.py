@@ -5,26 +5,21 @@ from __future__ import annotations
 import uuid
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Table, bindparam, insert, select
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from orchestrator import fleet
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
-from orchestrator.db.models import ApprovalEvent, Artifact
 from orchestrator.db.session import transaction
+from orchestrator.db.tables import APPROVALS
 from orchestrator.errors import InvalidInput, NotFound, SignalRejected
 from orchestrator.inbox import Recorded, insert_signal
+from orchestrator.jobs.artifacts import find_artifact
 from orchestrator.lifecycle.approvals import ApprovalDecision
 from orchestrator.precheck import reject_if_invalid
 from orchestrator.producer import Actor, Kick, _envelope, load_run
 from orchestrator.runs import RunRecord
-
-APPROVALS: Table = ApprovalEvent.__table__  # type: ignore[assignment]
-ARTIFACTS: Table = Artifact.__table__  # type: ignore[assignment]
-_ARTIFACT_ID = select(ARTIFACTS.c.id).where(
-    ARTIFACTS.c.run_id == bindparam("of_run"), ARTIFACTS.c.kind == bindparam("of_kind"),
-    ARTIFACTS.c.version == bindparam("of_version"))
 
 
 class ApprovalEventView(BaseModel):
@@ -51,10 +46,10 @@ def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifac
         raise InvalidInput("approver_role must not be empty")
     with transaction() as session:
         run = load_run(session, actor, run_id)
-        artifact_id = session.scalar(_ARTIFACT_ID, {"of_run": run.id, "of_kind": kind.value,
-                                                    "of_version": artifact_version})
-        if artifact_id is None:
+        artifact = find_artifact(session, run.id, kind, artifact_version)
+        if artifact is None:
             raise NotFound(f"run {run_id} has no {kind.value} version {artifact_version}")
+        artifact_id = artifact.artifact_id
         event_id = uuid.uuid4()
         session.execute(insert(APPROVALS), {
             "id": event_id, "tenant_id": run.tenant_id, "organization_id": run.organization_id,

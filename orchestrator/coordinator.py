@@ -7,23 +7,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind, SignalEnvelope, SignalFate
-from orchestrator.db.models import ApprovalEvent, InboxSignal
 from orchestrator.db.session import transaction
+from orchestrator.db.tables import APPROVALS, INBOX
 from orchestrator.effects_writer import EffectWriter, execute_rows
 from orchestrator.fleet import revoke
 from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
 from orchestrator.observability import events as observe
 from orchestrator.outbox import OutboxEntry, PublishedBatch, publish_messages
-from orchestrator.runs import LockedRun, lock_run, save_state, state_of, try_lock_run
-
-INBOX: Table = InboxSignal.__table__  # type: ignore[assignment]
-APPROVALS: Table = ApprovalEvent.__table__  # type: ignore[assignment]
+from orchestrator.runs import RunRecord, lock_run, save_state, state_of, try_lock_run
 
 _PENDING = select(INBOX.c.id, INBOX.c.envelope).where(
     INBOX.c.run_id == bindparam("run_id"), INBOX.c.fate == SignalFate.PENDING.value) \
@@ -82,7 +79,7 @@ def apply_pending(session: Session,
 
 
 def _apply_locked(session: Session,
-                  run: LockedRun) -> tuple[CoordinationResult, AfterCommit]:
+                  run: RunRecord) -> tuple[CoordinationResult, AfterCommit]:
     rows = session.execute(_PENDING, {"run_id": run.id}).all()
     if not rows:
         return CoordinationResult(0, 0, run.status), AfterCommit()
@@ -140,6 +137,12 @@ def _consumed(approval: ApprovalView, envelope: SignalEnvelope) -> _Loaded:
     return _Loaded(approval, envelope.signal_id)
 
 
+def approval_seen_by(session: Session, envelope: SignalEnvelope) -> ApprovalView | None:
+    """The approval event a signal names, as a decision on that signal sees it."""
+    return _as_seen_by(_approvals(session, [envelope]).get(envelope.approval_event_id),
+                       envelope)
+
+
 def _approvals(session: Session,
                envelopes: Iterable[SignalEnvelope]) -> dict[uuid.UUID | None, _Loaded]:
     ids = {e.approval_event_id for e in envelopes if e.approval_event_id}
@@ -159,4 +162,5 @@ def approval_view(row: Any) -> ApprovalView:
         approver_role=row.approver_role, consumed=row.consumed_at is not None)
 
 
-__all__ = ["AfterCommit", "CoordinationResult", "apply_if_free", "apply_pending", "coordinate"]
+__all__ = ["AfterCommit", "CoordinationResult", "apply_if_free", "apply_pending",
+           "approval_seen_by", "coordinate"]

@@ -11,20 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Executable, Table, bindparam, func, insert, update
+from sqlalchemy import Executable, bindparam, func, insert, update
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.jobs import JobRequest, JobStatus
 from orchestrator.contracts.steps import StepStatus
-from orchestrator.db.models import (
-    ApprovalEvent,
-    Artifact,
-    Assessment,
-    AuditEvent,
-    Job,
-    OutboxMessage,
-    StepExecution,
-)
+from orchestrator.db.tables import APPROVALS, ARTIFACTS, ASSESSMENTS, AUDIT, JOBS, OUTBOX, STEPS
 from orchestrator.dispatch import ROUTES
 from orchestrator.lifecycle.effects import (
     ArtifactStatusChanged,
@@ -41,13 +33,6 @@ from orchestrator.outbox import OutboxEntry
 
 _FINISHED = {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.CANCELLED}
 
-STEPS: Table = StepExecution.__table__  # type: ignore[assignment]
-JOBS: Table = Job.__table__  # type: ignore[assignment]
-OUTBOX: Table = OutboxMessage.__table__  # type: ignore[assignment]
-AUDIT: Table = AuditEvent.__table__  # type: ignore[assignment]
-ARTIFACTS: Table = Artifact.__table__  # type: ignore[assignment]
-APPROVALS: Table = ApprovalEvent.__table__  # type: ignore[assignment]
-ASSESSMENTS: Table = Assessment.__table__  # type: ignore[assignment]
 
 _STEP_UPDATE = update(STEPS).where(
     STEPS.c.run_id == bindparam("of_run"), STEPS.c.step == bindparam("step_name"),

@@ -5,15 +5,15 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import Table, select
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import SignalEnvelope, SignalFate
 from orchestrator.db.models import InboxSignal, SignalConflict
+from orchestrator.db.tables import INBOX
 
-INBOX: Table = InboxSignal.__table__  # type: ignore[assignment]
 #: INSERT ... ON CONFLICT (run, key) DO NOTHING RETURNING id, built once per dialect.
 _INSERT_ONCE = {
     name: dialect.insert(INBOX).on_conflict_do_nothing(

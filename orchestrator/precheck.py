@@ -8,29 +8,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlalchemy import Table, bindparam, select
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import SignalEnvelope, SignalFate
-from orchestrator.coordinator import approval_view
-from orchestrator.db.models import ApprovalEvent, InboxSignal
+from orchestrator.coordinator import approval_seen_by
+from orchestrator.db.models import InboxSignal
 from orchestrator.effects_writer import EffectWriter
 from orchestrator.inbox import Recorded
 from orchestrator.lifecycle.decide import decide
 from orchestrator.runs import RunRow, state_of
 
-APPROVALS: Table = ApprovalEvent.__table__  # type: ignore[assignment]
-_APPROVAL = select(APPROVALS).where(APPROVALS.c.id == bindparam("approval_id"))
-
 
 def reject_if_invalid(session: Session, run: RunRow, envelope: SignalEnvelope,
                       recorded: Recorded) -> Recorded:
-    approval = None
-    if envelope.approval_event_id is not None:
-        row = session.execute(_APPROVAL, {"approval_id": envelope.approval_event_id}).first()
-        approval = approval_view(row) if row is not None else None
-    decision = decide(state_of(run), envelope, approval)
+    decision = decide(state_of(run), envelope, approval_seen_by(session, envelope))
     if decision.fate is not SignalFate.REJECTED:
         return recorded
     now = utcnow()

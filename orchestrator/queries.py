@@ -102,17 +102,24 @@ def get_assessment(actor: Actor, assessment_id: uuid.UUID) -> AssessmentView:
         return AssessmentView.of(load_assessment(session, actor, assessment_id))
 
 
+def _newest_first(query: Select[Any], model: type[Assessment] | type[WorkflowRun],
+                  actor: Actor, cursor: str | None) -> Select[Any]:
+    """The caller's organizations only, past the cursor, newest first (keyset paging on
+    created_at, id)."""
+    if actor.organizations is not None:
+        query = query.where(model.organization_id.in_(actor.organizations))
+    if cursor:
+        at, ident = _time_and_id(cursor)
+        query = query.where(or_(model.created_at < at,
+                                and_(model.created_at == at, model.id < ident)))
+    return query.order_by(model.created_at.desc(), model.id.desc())
+
+
 def list_assessments(actor: Actor, *, limit: int = 50,
                      cursor: str | None = None) -> Page[AssessmentView]:
     """Newest first."""
-    query = select(Assessment).where(Assessment.tenant_id == actor.tenant_id)
-    if actor.organizations is not None:
-        query = query.where(Assessment.organization_id.in_(actor.organizations))
-    if cursor:
-        at, ident = _time_and_id(cursor)
-        query = query.where(or_(Assessment.created_at < at,
-                                and_(Assessment.created_at == at, Assessment.id < ident)))
-    query = query.order_by(Assessment.created_at.desc(), Assessment.id.desc())
+    query = _newest_first(select(Assessment).where(Assessment.tenant_id == actor.tenant_id),
+                          Assessment, actor, cursor)
     with transaction() as session:
         rows = _fetch(session, query, limit)
         views = [AssessmentView.of(row) for row in rows]
@@ -142,15 +149,9 @@ class RunFilter:
 def list_runs(actor: Actor, filters: RunFilter = RunFilter(), *, limit: int = 50,
               cursor: str | None = None) -> Page[RunView]:
     """The tenant's runs, newest first, narrowed by the filters."""
-    query = _run_filters(select(WorkflowRun).where(WorkflowRun.tenant_id == actor.tenant_id),
-                         filters)
-    if actor.organizations is not None:
-        query = query.where(WorkflowRun.organization_id.in_(actor.organizations))
-    if cursor:
-        at, ident = _time_and_id(cursor)
-        query = query.where(or_(WorkflowRun.created_at < at,
-                                and_(WorkflowRun.created_at == at, WorkflowRun.id < ident)))
-    query = query.order_by(WorkflowRun.created_at.desc(), WorkflowRun.id.desc())
+    query = _newest_first(_run_filters(
+        select(WorkflowRun).where(WorkflowRun.tenant_id == actor.tenant_id), filters),
+        WorkflowRun, actor, cursor)
     with transaction() as session:
         views = [RunView.of(row) for row in _fetch(session, query, limit)]
     return _page(views, limit, lambda v: (v.created_at.isoformat(), v.id))

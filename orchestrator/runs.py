@@ -9,21 +9,16 @@ from __future__ import annotations
 import uuid
 from typing import Any, Protocol, TypeAlias
 
-from sqlalchemy import Row, Table, bindparam, select, update
+from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
-from orchestrator.db.models import WorkflowRun
+from orchestrator.db.tables import RUNS
 from orchestrator.errors import ConcurrentUpdate
 from orchestrator.lifecycle.state import RunState
 
-RUNS: Table = WorkflowRun.__table__  # type: ignore[assignment]
-
-
 RunRecord: TypeAlias = Row[*tuple[Any, ...]]
 """A run read with Core: its columns as attributes (a `RunRow` and more)."""
-LockedRun: TypeAlias = RunRecord
-"""The columns of `RunRow`, read under the run's lock."""
 
 
 class RunRow(Protocol):
@@ -58,13 +53,13 @@ _SAVE = update(RUNS).where(RUNS.c.id == bindparam("run_id"),
     active_assessment_id=bindparam("active", type_=RUNS.c.active_assessment_id.type))
 
 
-def lock_run(session: Session, run_id: uuid.UUID) -> LockedRun | None:
+def lock_run(session: Session, run_id: uuid.UUID) -> RunRecord | None:
     """The run row under a write lock (FOR NO KEY UPDATE on PostgreSQL; SQLite locks the
     file)."""
     return session.execute(_LOCK, {"run_id": run_id}).first()
 
 
-def try_lock_run(session: Session, run_id: uuid.UUID) -> LockedRun | None:
+def try_lock_run(session: Session, run_id: uuid.UUID) -> RunRecord | None:
     """The run row if nobody holds its lock now, else None at once (SKIP LOCKED)."""
     return session.execute(_TRY_LOCK, {"run_id": run_id}).first()
 

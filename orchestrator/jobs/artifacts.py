@@ -6,19 +6,28 @@ import json
 import uuid
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, select
+from sqlalchemy import bindparam, insert, select
+from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.jobs import ArtifactRef
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.db.models import Artifact
+from orchestrator.db.tables import ARTIFACTS
 from orchestrator.jobs.interface import JobContext, JobFailure
 from orchestrator.storage import put_bytes, sha256_hex
 
-ARTIFACTS: Table = Artifact.__table__  # type: ignore[assignment]
-_EXISTING = select(ARTIFACTS.c.id, ARTIFACTS.c.sha256).where(
+_BY_VERSION = select(ARTIFACTS.c.id, ARTIFACTS.c.sha256).where(
     ARTIFACTS.c.run_id == bindparam("of_run"), ARTIFACTS.c.kind == bindparam("of_kind"),
     ARTIFACTS.c.version == bindparam("of_version"))
+
+
+def find_artifact(session: Session, run_id: uuid.UUID, kind: ArtifactKind,
+                  version: int) -> ArtifactRef | None:
+    """The run's artifact of this kind and version, if it was drafted."""
+    row = session.execute(_BY_VERSION, {"of_run": run_id, "of_kind": kind.value,
+                                        "of_version": version}).first()
+    return None if row is None else ArtifactRef(artifact_id=row.id, kind=kind,
+                                                version=version, sha256=row.sha256)
 
 
 def requested_version(context: JobContext, kind: ArtifactKind) -> int:
@@ -35,11 +44,9 @@ def save_artifact(context: JobContext, kind: ArtifactKind, content: dict[str, An
     """Store (kind, version) for the run once; a second call returns the first one."""
     request = context.request
     version = requested_version(context, kind)
-    existing = context.session.execute(_EXISTING, {
-        "of_run": request.run_id, "of_kind": kind.value, "of_version": version}).first()
+    existing = find_artifact(context.session, request.run_id, kind, version)
     if existing is not None:
-        return ArtifactRef(artifact_id=existing.id, kind=kind, version=version,
-                           sha256=existing.sha256)
+        return existing
     storage_path = None
     if file_bytes is not None:
         path, digest = put_bytes(context.storage_dir / "artifacts", file_bytes, file_suffix)

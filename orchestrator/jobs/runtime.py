@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from celery.exceptions import SoftTimeLimitExceeded
-from sqlalchemy import Table, bindparam, exists, func, select, update
+from sqlalchemy import bindparam, exists, func, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -25,8 +25,8 @@ from orchestrator.clock import utcnow
 from orchestrator.contracts.jobs import JobError, JobOutcome, JobRequest, JobStatus
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
 from orchestrator.coordinator import AfterCommit, apply_if_free
-from orchestrator.db.models import Job, OutboxMessage, WorkflowRun
 from orchestrator.db.session import get_engine, transaction
+from orchestrator.db.tables import JOBS, OUTBOX, RUNS
 from orchestrator.inbox import insert_signal
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService
 from orchestrator.lifecycle.definition import STEP_SPECS
@@ -34,9 +34,6 @@ from orchestrator.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-JOBS: Table = Job.__table__  # type: ignore[assignment]
-OUTBOX: Table = OutboxMessage.__table__  # type: ignore[assignment]
-RUNS: Table = WorkflowRun.__table__  # type: ignore[assignment]
 _RUNNABLE = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
 
 _CLAIM = update(JOBS).where(JOBS.c.id == bindparam("job_id"), JOBS.c.status.in_(_RUNNABLE)) \

@@ -4,6 +4,9 @@ One module per sweep; every effect is guarded (SKIP LOCKED, guarded UPDATEs, uni
 markers) so two sweeps at once produce it once, and each reads only what is due.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from orchestrator.sweeps.approval_waits import sweep_approval_waits
 from orchestrator.sweeps.inbox import rekick_pending_runs
 from orchestrator.sweeps.lost_jobs import recover_lost_jobs
@@ -11,7 +14,18 @@ from orchestrator.sweeps.outbox import publish_stale_outbox
 from orchestrator.sweeps.sla import sweep_sla
 from orchestrator.sweeps.stale import sweep_stale
 
+#: Every run sweep by its name in the sweep settings (beat_schedule.py uses the same names).
+SWEEPS: dict[str, Callable[[], Any]] = {
+    "outbox": publish_stale_outbox,
+    "inbox": rekick_pending_runs,
+    "lost_jobs": recover_lost_jobs,
+    "approval_waits": sweep_approval_waits,
+    "sla": sweep_sla,
+    "stale": sweep_stale,
+}
+
 __all__ = [
+    "SWEEPS",
     "publish_stale_outbox",
     "recover_lost_jobs",
     "rekick_pending_runs",

@@ -16,6 +16,7 @@ from orchestrator.db.models import AuditEvent, WorkflowRun
 from orchestrator.inbox import insert_signal
 from orchestrator.notifications.enqueue import dispatch, notify
 from orchestrator.notifications.events import NotificationEvent, event_id
+from orchestrator.outbox import OutboxEntry
 
 SWEEPER = "system:sweeper"
 
@@ -26,13 +27,13 @@ class AfterCommit:
 
     kicks: set[uuid.UUID] = field(default_factory=set)
     deliveries: list[int] = field(default_factory=list)
-    jobs: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)
+    jobs: list[OutboxEntry] = field(default_factory=list)
 
     def send(self) -> None:
         from orchestrator.fleet import kick, send_job
 
-        for task_name, queue, task_id, body in self.jobs:
-            send_job(task_name, queue, task_id, body)
+        for job in self.jobs:
+            send_job(job.task_name, job.queue, job.task_id, job.body)
         for run_id in sorted(self.kicks):
             kick(run_id)
         dispatch(self.deliveries)

@@ -28,6 +28,7 @@ from orchestrator.db.session import transaction
 from orchestrator.dispatch import ROUTES
 from orchestrator.jobs.runtime import fail_job
 from orchestrator.notifications.events import NotificationEvent
+from orchestrator.outbox import OutboxEntry
 from orchestrator.sweeps.effects import AfterCommit, Occasion, announce, append_audit
 from orchestrator.sweeps.settings import SweepSettings, sweep_settings
 from orchestrator.sweeps.sql import insert_for
@@ -96,7 +97,7 @@ def _redispatch(session: Session, job: Job, done: int, now: datetime,
     append_audit(session, run, AuditEventType.LIFECYCLE_WORKFLOW_JOB_REDISPATCHED, job.step,
                  details, now)
     route = ROUTES[JobKind(job.kind)]
-    after.jobs.append((route.task_name, route.queue, job.id, dict(job.request)))
+    after.jobs.append(OutboxEntry(route.task_name, route.queue, job.id, dict(job.request)))
     return 1
 
 
