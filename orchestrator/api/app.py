@@ -21,6 +21,7 @@ from orchestrator.api.routers import (
     operations,
     runs,
 )
+from orchestrator.console import install as install_console
 from orchestrator.observability.asgi import install as install_observability
 from orchestrator.settings import get_settings
 from workers.kb_index import routes as kb_routes
@@ -65,5 +66,6 @@ def create_app() -> FastAPI:
     for module in (assessments, lifecycle, runs, artifacts, approvals, operations, health):
         app.include_router(module.router)
     app.include_router(kb_routes.router)
+    install_console(app)
     install_observability(app)
     return app

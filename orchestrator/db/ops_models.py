@@ -127,6 +127,10 @@ class DeadLetter(Base):
     redispatches: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime]
     replayed_at: Mapped[datetime | None]
+    #: Closed by an operator without a replay (the job's work is not needed any more).
+    resolved_at: Mapped[datetime | None]
+    resolved_by: Mapped[str | None] = mapped_column(String(256))
+    resolution: Mapped[str | None] = mapped_column(Text)
 
 
 class WebhookSubscription(Base):

@@ -62,7 +62,8 @@ def _families(session: Session) -> Iterator[Metric]:
     yield breaches
     letters = GaugeMetricFamily("lifecycle_dead_letters", "Dead-lettered jobs.", labels=["state"])
     pending = _count(session, select(func.count()).select_from(DeadLetter)
-                     .where(DeadLetter.replayed_at.is_(None)))
+                     .where(DeadLetter.replayed_at.is_(None),
+                            DeadLetter.resolved_at.is_(None)))
     total = _count(session, select(func.count()).select_from(DeadLetter))
     letters.add_metric(["pending"], pending)
     letters.add_metric(["replayed"], total - pending)

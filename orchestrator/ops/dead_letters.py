@@ -39,6 +39,13 @@ class DeadLetterView(BaseModel):
     redispatches: int
     created_at: datetime
     replayed_at: datetime | None
+    resolved_at: datetime | None = None
+    resolved_by: str | None = None
+    resolution: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.replayed_at is None and self.resolved_at is None
 
     @classmethod
     def of(cls, row: DeadLetter) -> DeadLetterView:
@@ -46,7 +53,8 @@ class DeadLetterView(BaseModel):
                    step=row.step, kind=row.kind, queue=row.queue, task_name=row.task_name,
                    reason=row.reason, deliveries=row.deliveries,
                    redispatches=row.redispatches, created_at=row.created_at,
-                   replayed_at=row.replayed_at)
+                   replayed_at=row.replayed_at, resolved_at=row.resolved_at,
+                   resolved_by=row.resolved_by, resolution=row.resolution)
 
 
 def list_dead_letters(*, run_id: uuid.UUID | None = None, tenant_id: str | None = None,
@@ -57,8 +65,8 @@ def list_dead_letters(*, run_id: uuid.UUID | None = None, tenant_id: str | None 
         query = query.where(DeadLetter.run_id == run_id)
     if tenant_id is not None:
         query = query.where(DeadLetter.tenant_id == tenant_id)
-    if not include_replayed:
-        query = query.where(DeadLetter.replayed_at.is_(None))
+    if not include_replayed:  # open letters only: neither replayed nor resolved
+        query = query.where(DeadLetter.replayed_at.is_(None), DeadLetter.resolved_at.is_(None))
     query = query.order_by(DeadLetter.id.desc()).limit(max(1, min(limit, 1000)))
     with transaction() as session:
         return [DeadLetterView.of(row) for row in session.scalars(query)]
@@ -82,6 +90,8 @@ def replay_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> SignalR
     if letter.replayed_at is not None:
         raise InvalidInput(f"dead letter {letter.id} was replayed at "
                            f"{letter.replayed_at:%Y-%m-%d %H:%M:%S}")
+    if letter.resolved_at is not None:
+        raise InvalidInput(f"dead letter {letter.id} was resolved by {letter.resolved_by}")
     actor = Actor(tenant_id=letter.tenant_id, actor_id=actor_id)
     run = get_run(actor, letter.run_id)
     if run.status != WorkflowStatus.FAILED.value or run.current_step != letter.step:
@@ -95,3 +105,21 @@ def replay_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> SignalR
                                                  DeadLetter.replayed_at.is_(None))
                         .values(replayed_at=utcnow()))
     return receipt
+
+
+def resolve_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> DeadLetterView:
+    """Close a dead letter without a replay, saying who and why. Resolving twice keeps the
+    first resolution; a replayed letter is closed already."""
+    if not reason.strip():
+        raise InvalidInput("a reason is required")
+    with transaction() as session:
+        row = session.get(DeadLetter, letter_id, with_for_update=True)
+        if row is None:
+            raise NotFound(f"dead letter {letter_id} not found")
+        if row.replayed_at is not None:
+            raise InvalidInput(f"dead letter {letter_id} was replayed; nothing to resolve")
+        if row.resolved_at is None:
+            row.resolved_at = utcnow()
+            row.resolved_by = actor_id
+            row.resolution = reason.strip()
+        return DeadLetterView.of(row)
