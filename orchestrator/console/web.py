@@ -61,8 +61,8 @@ class ConsoleRoute(APIRoute):
                 return await error_page(request, status, _TITLES.get(status, "Refused"),
                                         error.message)
             except ApiProblem as error:
-                return await error_page(request, error.status_code,
-                                        _TITLES.get(error.status_code, "Refused"),
+                return await error_page(request, error.status,
+                                        _TITLES.get(error.status, "Refused"),
                                         str(error.detail))
             except RequestValidationError:
                 # A malformed id in the URL names nothing: the same page as an unknown id.

@@ -6,7 +6,7 @@
   function poll(section) {
     var url = section.getAttribute("data-live");
     var version = section.getAttribute("data-version");
-    var interval = 3000;
+    var interval = parseInt(section.getAttribute("data-interval"), 10) || 3000;
     function tick() {
       fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } })
         .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
