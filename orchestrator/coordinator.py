@@ -45,10 +45,16 @@ class AfterCommit:
 
     outbox: list[OutboxEntry] = field(default_factory=list)
     revoked: list[str] = field(default_factory=list)
+    deliveries: list[int] = field(default_factory=list)
+    """Webhook deliveries of the run's transitions (a lost one is found by the sweep)."""
 
     def run(self) -> PublishedBatch | None:
         if self.revoked:
             revoke(self.revoked)
+        if self.deliveries:
+            from orchestrator.notifications.enqueue import dispatch
+
+            dispatch(self.deliveries)
         return publish_messages(self.outbox) if self.outbox else None
 
 
@@ -116,7 +122,7 @@ def _apply_locked(session: Session,
         save_state(session, run, state)
     writer.flush()
     return (CoordinationResult(len(fates), len(pending), state.status.value),
-            AfterCommit(writer.outbox, writer.revoked))
+            AfterCommit(writer.outbox, writer.revoked, writer.deliveries))
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ scopes as the API's, uploads, operator pages, dead letters."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -331,3 +332,41 @@ def test_pages_use_only_the_apps_own_assets(client: TestClient) -> None:
         assert page.headers["cache-control"] == "no-store"
         assert "default-src 'self'" in page.headers["content-security-policy"]
         assert '<main id="main"' in page.text and "<h1>" in page.text, url
+
+
+# --- webhooks of run transitions -------------------------------------------------------
+
+def test_a_failed_run_is_told_once_and_only_to_subscribers(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No worker here: the deliveries are made one by one, as the sweep would."""
+    from sqlalchemy import select
+
+    from orchestrator.db.ops_models import Notification, NotificationDelivery
+    from orchestrator.db.session import transaction
+    from orchestrator.notifications import signing
+    from orchestrator.notifications.delivery import deliver
+    from orchestrator.notifications.subscriptions import subscribe
+    from tests.sweeps.receiver import webhook_receiver
+
+    secret = "s" * 32
+
+    quiet, _ = dead_lettered_run(OWNER, monkeypatch, "Nobody listens")
+    with transaction() as session:
+        told = session.scalars(select(Notification.event_type)).all()
+        assert [t for t in told if t.startswith("run.")] == [], \
+            "a tenant with no subscription gets no rows of run events"
+    with webhook_receiver() as receiver:
+        subscribe(OWNER, receiver.url, ["run.failed"], secret=secret)
+        failed, _ = dead_lettered_run(OWNER, monkeypatch, "Fails")
+        with transaction() as session:
+            deliveries = list(session.scalars(select(NotificationDelivery.id)))
+        for delivery_id in deliveries:
+            deliver(delivery_id)
+            assert deliver(delivery_id) is None, "delivered once"
+    [post] = receiver.received
+    signing.verify(secret, post.headers[signing.SIGNATURE_HEADER], post.body)
+    told = json.loads(post.body)
+    assert (told["type"], told["run_id"]) == ("run.failed", str(failed.id))
+    assert told["data"]["step"] == "ingest_documents"
+    assert told["data"]["console_url"].endswith(f"/console/runs/{failed.id}")
+    assert quiet.id != failed.id
