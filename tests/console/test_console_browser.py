@@ -229,7 +229,7 @@ def _review_to_completion(pages: Pages, run_url: str, owner_key: str, ana_key: s
     _sign_in_as(pages, who, owner_key)
     pages.open(run_url)
     pages.wait_text("close_assessment")
-    assert pages.run_status() == "completed"
+    pages.wait(lambda: pages.run_status() == "completed", "the completed status")
     pages.shot("run-completed")
     decided = [(a.artifact_kind, a.decision) for a in list_approvals(OWNER, run_id)]
     assert decided == [("soa", "approved"), ("gap_analysis", "rejected"),

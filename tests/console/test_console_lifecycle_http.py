@@ -1,20 +1,29 @@
 """A whole lifecycle taken to completed through the console's pages over HTTP, with a real
 in-process worker: two reviewers, one rejection answered by a new draft, a double-posted
 decision that acts once, the queue count, the diff, the live fragment, the report inline,
-and a reprocess planned (dry run) before it is confirmed."""
+a reprocess planned (dry run) before it is confirmed; and the webhooks of run transitions
+and approval requests, delivered by the worker, each once, signed, with a console link."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
+from collections import Counter
 
 from fastapi.testclient import TestClient
 
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.documents import upload_document
 from orchestrator.lifecycle.definition import APPROVED_AT
-from orchestrator.producer import Actor, get_run
+from orchestrator.notifications import signing
+from orchestrator.notifications.subscriptions import subscribe
+from orchestrator.operations import cancel_run
+from orchestrator.producer import Actor, create_assessment, get_run, start_lifecycle
 from orchestrator.queries import list_approvals, list_artifacts
+from orchestrator.reviewer import ScriptedReviewer, drive
 from tests.console.kit import SAMPLES, Browser, key, text, wait_for
+from tests.sweeps.receiver import webhook_receiver
 
 TENANT = "lifecycle-http"
 
@@ -105,7 +114,7 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(
             rejected_once = True
             sent = reviewer.post(f"{run_url}/artifacts/{gate}/decision", {
                 "key": _form_key(review.text, f"{run_url}/artifacts/{gate}/decision"),
-                "version": version, "decision": "rejected", "role": "assessor",
+                "version": version, "decision": "rejected", "role": "compliance_lead",
                 "comment": "cite the continuity plan"}, from_page=review_url)
             assert "rejected: recorded" in text(reviewer.get(sent.headers["location"]))
             _wait_status(run_id, "waiting_for_input")
@@ -114,7 +123,8 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(
             assert "Changes since v1" in review.text
         form_key = _form_key(review.text, f"{run_url}/artifacts/{gate}/decision")
         body = {"key": form_key, "version": version, "decision": "approved",
-                "role": "assessor", "comment": "reviewed"}
+                "role": "assessor" if reviewer is ana else "compliance_lead",
+                "comment": "reviewed"}
         first = reviewer.post(f"{run_url}/artifacts/{gate}/decision", body, from_page=review_url)
         again = reviewer.post(f"{run_url}/artifacts/{gate}/decision", body,
                               from_page=review_url)
@@ -139,7 +149,8 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(
     assert "0 waiting for you" in ana.get("/console/queue").text
     page = text(owner.get(run_url))
     assert "completed" in page and "close_assessment" in page
-    assert "gap_analysis v1 rejected by user:bo@x (assessor): “cite the continuity plan”" in page
+    assert "gap_analysis v1 rejected by user:bo@x (compliance_lead): “cite the continuity " \
+        "plan”" in page
     report = owner.get(f"{run_url}/artifacts/report?version=1")
     assert '<iframe class="report"' in report.text
     shown = owner.get(f"{run_url}/artifacts/report/1/file")
@@ -196,3 +207,70 @@ def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> Non
     assert re.search(r"cancel: (applied|pending)",
                      text(owner.get(cancelled.headers["location"])))
     _wait_status(run_id, "cancelled")
+
+
+# --- webhooks of run transitions, delivered by the worker ----------------------------------
+
+HOOKED = Actor(tenant_id="webhooks", actor_id="user:owner@hooks")
+REVIEWER = Actor(tenant_id="webhooks", actor_id="user:rev@hooks")
+SECRET = "s" * 32
+
+
+def _documents(received: list) -> list[dict]:
+    for post in received:
+        signing.verify(SECRET, post.headers[signing.SIGNATURE_HEADER], post.body)
+    return [json.loads(post.body) for post in received]
+
+
+def _arrived(received: list, run_id: object) -> set[tuple[str, int]]:
+    counts = Counter(d["type"] for d in _documents(received) if d["run_id"] == str(run_id))
+    return set(counts.items())
+
+
+def test_every_transition_is_told_once_and_approval_requests_link_the_console(
+        running: TestClient) -> None:
+    with webhook_receiver() as receiver:
+        subscribe(HOOKED, receiver.url, secret=SECRET)
+        assessment = create_assessment(HOOKED, "hooks-org", "Webhooks")
+        for path in sorted(SAMPLES.iterdir()):
+            upload_document(HOOKED, assessment.id, path.name, path.read_bytes())
+        run = start_lifecycle(HOOKED, assessment.id, "webhooks-1")
+        done = drive(ScriptedReviewer(REVIEWER, say=lambda _: None), run.id, 120)
+        assert done.status == "completed"
+        # Deliveries run concurrently and arrive in any order: wait for the last of each.
+        wait_for(lambda: _arrived(receiver.received, run.id) >= {
+            ("run.completed", 1), ("approval.requested", 5), ("run.step_started", 20),
+            ("run.step_completed", 20), ("run.waiting", 7)}, "the run's events delivered")
+        events = [d for d in _documents(receiver.received) if d["run_id"] == str(run.id)]
+
+        ids = [d["id"] for d in events]
+        assert len(ids) == len(set(ids)), "each event once"
+        types = Counter(d["type"] for d in events)
+        assert types["run.step_started"] == types["run.step_completed"] == 20
+        assert types["run.completed"] == 1 and types["approval.requested"] == 5
+        waits = [d["data"]["step"] for d in events if d["type"] == "run.waiting"]
+        # Deliveries run concurrently: receivers get them in any order.
+        assert sorted(waits) == sorted(["wait_for_documents", "wait_for_framework_selection",
+                         "wait_for_soa_approval", "wait_for_gap_approval",
+                         "wait_for_maturity_approval", "wait_for_poam_approval",
+                         "wait_for_report_approval"])
+        requested = [d["data"] for d in events if d["type"] == "approval.requested"]
+        assert sorted((r["gate"], r["version"]) for r in requested) == [
+            ("gap_analysis", 1), ("maturity_assessment", 1), ("poam", 1), ("report", 1),
+            ("soa", 1)]
+        [soa] = [r for r in requested if r["gate"] == "soa"]
+        assert soa["console_url"] == (
+            f"http://127.0.0.1:8000/console/runs/{run.id}/artifacts/soa?version=1")
+        started = {d["data"]["step"] for d in events if d["type"] == "run.step_started"}
+        assert started == {step.value for step in Step}
+
+        second = create_assessment(HOOKED, "hooks-org", "Cancelled")
+        cancelled = start_lifecycle(HOOKED, second.id, "webhooks-2")
+        wait_for(lambda: get_run(HOOKED, cancelled.id).status == "waiting_for_input",
+                 "the run to wait for documents")
+        cancel_run(HOOKED, cancelled.id, reason="not needed", idempotency_key="cancel-1")
+        wait_for(lambda: "run.cancelled" in {
+            d["type"] for d in _documents(receiver.received)}, "the cancellation told")
+    told = Counter((d["run_id"], d["type"]) for d in _documents(receiver.received))
+    assert told[(str(cancelled.id), "run.cancelled")] == 1
+
