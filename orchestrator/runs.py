@@ -13,6 +13,7 @@ from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.clock import utcnow
+from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.db.tables import RUNS
 from orchestrator.errors import ConcurrentUpdate
 from orchestrator.lifecycle.state import RunState
@@ -72,7 +73,12 @@ def state_of(run: RunRow) -> RunState:
 
 
 def save_state(session: Session, run: RunRow, state: RunState) -> None:
-    """UPDATE ... WHERE version = :seen; zero rows means someone else changed the run."""
+    """UPDATE ... WHERE version = :seen; zero rows means someone else changed the run.
+
+    A run that was already completed or cancelled is frozen: decisions on it only record
+    signals as ignored, so its row (completion time, version) is never written again."""
+    if WorkflowStatus(run.status).is_terminal:
+        return
     now = utcnow()
     terminal = state.status.is_terminal
     result = session.execute(_SAVE, {
