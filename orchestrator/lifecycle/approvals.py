@@ -30,6 +30,7 @@ class ApprovalView:
     approver_id: str
     approver_role: str = "assessor"
     consumed: bool = False
+    comment: str | None = None
 
 
 def approval_problem(state: RunState, kind: ArtifactKind, event_id: uuid.UUID | None,

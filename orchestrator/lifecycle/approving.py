@@ -108,6 +108,15 @@ def reject(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
                "decision": approval.decision.value, "approver_id": approval.approver_id}),
     ]
     state = state.with_entry("rejected", kind, version).without_entry("collected", kind)
+    # The reviewer's words are what the people watching the run need to act on.
+    state = state.evolve(reason=sent_back_reason(approval))
     if kind is not ArtifactKind.SCOPE:
         state = state.evolve(status=WorkflowStatus.WAITING_FOR_INPUT)
     return Outcome(state, effects)
+
+
+def sent_back_reason(approval: ApprovalView) -> str:
+    """The run's visible reason after a rejection: who, what, and the comment."""
+    said = (approval.comment or "").strip() or "no comment given"
+    return (f"{approval.artifact_kind.value} v{approval.artifact_version} "
+            f"{approval.decision.value} by {approval.approver_id}: {said}")

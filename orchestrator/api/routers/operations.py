@@ -8,10 +8,10 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from orchestrator import operations
-from orchestrator.api.auth import Operator
+from orchestrator.api.auth import Caller, Operator, check_scope
 from orchestrator.api.dependencies import IdempotencyHeader, Wait, await_fate, signal_key
 from orchestrator.api.paths import RunId, StepName
-from orchestrator.api.problems import problem_responses
+from orchestrator.api.problems import ApiProblem, problem_responses
 from orchestrator.api.schemas import (
     ControlRequest,
     NewVersionRequest,
@@ -19,6 +19,8 @@ from orchestrator.api.schemas import (
     ReprocessRequest,
     RetryRequest,
 )
+from orchestrator.apikeys import Scope
+from orchestrator.revision_rights import sent_back_by
 from orchestrator.views import SignalReceipt
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["operations"],
@@ -58,9 +60,19 @@ def reprocess(run_id: RunId, step: StepName, body: ReprocessRequest, principal: 
 
 
 @router.post("/{workflowRunId}/new-version", status_code=202, response_model=SignalReceipt,
-             summary="Draft a new version of an artifact", description=_ACCEPTED)
-def new_version(run_id: RunId, body: NewVersionRequest, principal: Operator, wait: Wait = 0,
+             summary="Draft a new version of an artifact",
+             description="Needs the operate scope, or the approve scope as the reviewer who "
+                         "rejected the current draft or asked for changes. " + _ACCEPTED)
+def new_version(run_id: RunId, body: NewVersionRequest, principal: Caller, wait: Wait = 0,
                 idempotency_key: IdempotencyHeader = None) -> SignalReceipt:
+    if not principal.allows(Scope.OPERATE):
+        check_scope(principal, Scope.OPERATE, Scope.APPROVE)
+        if not sent_back_by(principal.actor, run_id, body.artifact_kind):
+            raise ApiProblem(403, "insufficient_scope",
+                             "this needs the operate scope; with the approve scope, only the "
+                             f"reviewer who sent the current {body.artifact_kind.value} draft "
+                             "back may ask for its next version",
+                             required_scopes=[Scope.OPERATE.value])
     key = signal_key(idempotency_key, body.idempotency_key)
     receipt = operations.request_new_version(principal.actor, run_id, body.artifact_kind.value,
                                              reason=body.reason, idempotency_key=key)
