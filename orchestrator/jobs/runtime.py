@@ -27,6 +27,7 @@ from orchestrator.contracts.signals import SignalEnvelope, SignalType
 from orchestrator.coordinator import AfterCommit, apply_if_free
 from orchestrator.db.session import get_engine, transaction
 from orchestrator.db.tables import JOBS, OUTBOX, RUNS
+from orchestrator.dead_letter_resolution import resolve_by_success
 from orchestrator.inbox import insert_signal
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService
 from orchestrator.lifecycle.definition import STEP_SPECS
@@ -188,6 +189,8 @@ def _finish(session: Session, request: JobRequest, result: JobResult) -> None:
     signal_type = STEP_SPECS[request.step].completion_signal or SignalType.JOB_COMPLETED
     _set_status(session, request, JobStatus.SUCCEEDED, summary=result.summary)
     insert_signal(session, _outcome_signal(request, signal_type, outcome))
+    resolve_by_success(session, request.run_id, request.step.value, request.job_id,
+                       request.attempt, utcnow())
 
 
 def _record_failure(request: JobRequest, error: JobError) -> None:

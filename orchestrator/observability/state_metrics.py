@@ -61,11 +61,14 @@ def _families(session: Session) -> Iterator[Metric]:
                                    .where(SweepMark.mark == SLA_MARK)))
     yield breaches
     letters = GaugeMetricFamily("lifecycle_dead_letters", "Dead-lettered jobs.", labels=["state"])
+    resolved = _count(session, select(func.count()).select_from(DeadLetter)
+                      .where(DeadLetter.resolved_at.is_not(None)))
     pending = _count(session, select(func.count()).select_from(DeadLetter)
-                     .where(DeadLetter.replayed_at.is_(None)))
+                     .where(DeadLetter.replayed_at.is_(None), DeadLetter.resolved_at.is_(None)))
     total = _count(session, select(func.count()).select_from(DeadLetter))
     letters.add_metric(["pending"], pending)
-    letters.add_metric(["replayed"], total - pending)
+    letters.add_metric(["replayed"], total - pending - resolved)
+    letters.add_metric(["resolved"], resolved)
     yield letters
     yield GaugeMetricFamily("lifecycle_inbox_pending_signals", "Signals not decided yet.",
                             value=_count(session, select(func.count()).select_from(InboxSignal)

@@ -10,7 +10,11 @@ import click
 
 from orchestrator.fates import await_fate
 from orchestrator.ops.clickkit import RUN_ID, actor_option, json_option
-from orchestrator.ops.dead_letters import list_dead_letters, replay_dead_letter
+from orchestrator.ops.dead_letters import (
+    list_dead_letters,
+    replay_dead_letter,
+    resolve_dead_letter,
+)
 from orchestrator.ops.operators import operator_id
 from orchestrator.ops.output import emit_json, jsonable, short, table, when
 from orchestrator.producer import Actor
@@ -67,12 +71,14 @@ def dead_letters() -> None:
 @dead_letters.command("list")
 @click.option("--run", "run_id", type=RUN_ID, help="Only this run's.")
 @click.option("--tenant", help="Only this tenant's.")
-@click.option("--all", "include_replayed", is_flag=True, help="Include replayed ones.")
+@click.option("--all", "include_replayed", is_flag=True,
+              help="Include replayed and resolved ones.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=100, show_default=True)
 @json_option
 def dead_letters_list(run_id: uuid.UUID | None, tenant: str | None, include_replayed: bool,
                       limit: int, as_json: bool) -> None:
-    """List dead letters, newest first (pending ones only, unless --all)."""
+    """List dead letters, newest first (pending ones only: neither replayed nor resolved,
+    unless --all)."""
     letters = list_dead_letters(run_id=run_id, tenant_id=tenant,
                                 include_replayed=include_replayed, limit=limit)
     if as_json:
@@ -81,9 +87,10 @@ def dead_letters_list(run_id: uuid.UUID | None, tenant: str | None, include_repl
     if not letters:
         click.echo("no dead letters")
         return
-    click.echo(table(["id", "job", "tenant", "queue", "at", "replayed", "reason"],
+    click.echo(table(["id", "job", "tenant", "queue", "at", "replayed", "resolved", "reason"],
                      [[d.id, d.job_id, d.tenant_id, d.queue, when(d.created_at),
-                       when(d.replayed_at), short(d.reason.removeprefix(f"job {d.job_id} "), 90)]
+                       when(d.replayed_at), when(d.resolved_at),
+                       short(d.reason.removeprefix(f"job {d.job_id} "), 80)]
                       for d in letters]))
 
 
@@ -105,6 +112,22 @@ def dead_letters_replay(letter_id: int, reason: str, wait: float, actor: str | N
                    f"{receipt.run.id} {receipt.run.status} at {receipt.run.current_step}")
     if receipt.fate.value in ("ignored", "rejected", "conflict"):
         raise click.ClickException(f"the run {receipt.fate.value} the retry: {receipt.reason}")
+
+
+@dead_letters.command("resolve")
+@click.argument("letter_id", type=click.IntRange(min=1), metavar="ID")
+@click.option("--reason", required=True, help="How it was dealt with: kept on the letter.")
+@actor_option
+@json_option
+def dead_letters_resolve(letter_id: int, reason: str, actor: str | None, as_json: bool) -> None:
+    """Resolve a dead letter by hand: it stops being pending (its step's success resolves
+    it on its own)."""
+    letter = resolve_dead_letter(letter_id, actor_id=operator_id(actor), reason=reason)
+    if as_json:
+        emit_json(letter)
+        return
+    click.echo(f"resolved dead letter {letter.id} (job {letter.job_id}) at "
+               f"{when(letter.resolved_at)} by {letter.resolved_by}")
 
 
 # --- API keys ------------------------------------------------------------------------------
