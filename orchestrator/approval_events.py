@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from orchestrator import fleet
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
+from orchestrator.contracts.text import require_nul_free
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import APPROVALS
 from orchestrator.errors import InvalidInput, NotFound, SignalRejected
@@ -44,6 +45,7 @@ def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifac
         raise InvalidInput(str(error)) from error
     if not approver_role.strip():
         raise InvalidInput("approver_role must not be empty")
+    require_nul_free(approver_role=approver_role, comment=comment)
     with transaction() as session:
         run = load_run(session, actor, run_id)
         artifact = find_artifact(session, run.id, kind, artifact_version)

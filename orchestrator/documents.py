@@ -22,6 +22,7 @@ from sqlalchemy import select
 from orchestrator import fleet
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import SignalType
+from orchestrator.contracts.text import require_nul_free
 from orchestrator.db.models import Document, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.errors import InvalidInput
@@ -60,6 +61,7 @@ def _detect(filename: str, head: bytes, whole: BinaryIO, *, complete: bool) -> s
 
 
 def _clean_name(filename: str) -> str:
+    require_nul_free(filename=filename)
     filename = filename.strip().replace("/", "_").replace("\\", "_")[:500]
     if not filename:
         raise InvalidInput("a document needs a file name")

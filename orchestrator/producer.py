@@ -28,6 +28,7 @@ from orchestrator.contracts.signals import (
     SignalFate,
     SignalType,
 )
+from orchestrator.contracts.text import require_nul_free
 from orchestrator.db.models import Assessment, Document, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.errors import (
@@ -67,6 +68,7 @@ def new_trace_id() -> str:
 # --- assessments ---------------------------------------------------------------------------
 
 def create_assessment(actor: Actor, organization_id: str, name: str) -> AssessmentView:
+    require_nul_free(organization_id=organization_id, name=name)
     name = name.strip()
     if not name or len(name) > 300:
         raise InvalidInput("an assessment needs a name of 1 to 300 characters")
@@ -114,6 +116,7 @@ def start_lifecycle(actor: Actor, assessment_id: uuid.UUID, idempotency_key: str
     """
     if not idempotency_key.strip():
         raise InvalidInput("idempotency_key must not be empty")
+    require_nul_free(idempotency_key=idempotency_key, trace_id=trace_id, policies=policies)
     try:
         parsed = parse_policies(policies)
     except (ValueError, TypeError) as error:

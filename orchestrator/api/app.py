@@ -21,6 +21,7 @@ from orchestrator.api.routers import (
     operations,
     runs,
 )
+from orchestrator.api.unexpected import UnexpectedErrorMiddleware
 from orchestrator.observability.asgi import install as install_observability
 from orchestrator.settings import get_settings
 from workers.kb_index import routes as kb_routes
@@ -61,6 +62,8 @@ def create_app() -> FastAPI:
                   description=DESCRIPTION, lifespan=lifespan,
                   generate_unique_id_function=_operation_id)
     install_problem_handlers(app)
+    # Innermost of ours: the access log and metrics around it see the 500 it answers.
+    app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(BodyLimitMiddleware)
     for module in (assessments, lifecycle, runs, artifacts, approvals, operations, health):
         app.include_router(module.router)

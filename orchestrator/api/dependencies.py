@@ -10,19 +10,20 @@ from fastapi import Header, Query
 from orchestrator.api.config import get_api_settings
 from orchestrator.api.idempotency import check_key
 from orchestrator.api.problems import ApiProblem
+from orchestrator.contracts.text import Text
 from orchestrator.fates import await_fate as wait_for_fate
 from orchestrator.producer import Actor
 from orchestrator.views import SignalReceipt
 
 MAX_WAIT_S = 10.0
 
-IdempotencyHeader = Annotated[str | None, Header(
+IdempotencyHeader = Annotated[Text | None, Header(
     alias="Idempotency-Key", min_length=1, max_length=256,
     description="Makes the POST safe to retry: the same key and request give the same "
                 "result; the same key with a different request is a 409.")]
 
 Limit = Annotated[int, Query(ge=1, le=200, description="Page size.")]
-Cursor = Annotated[str | None, Query(min_length=1, max_length=512,
+Cursor = Annotated[Text | None, Query(min_length=1, max_length=512,
                                      description="`next_cursor` of the previous page.")]
 Wait = Annotated[float, Query(
     ge=0, le=MAX_WAIT_S,

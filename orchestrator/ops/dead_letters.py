@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 
 from orchestrator.clock import utcnow
 from orchestrator.contracts.statuses import WorkflowStatus
+from orchestrator.contracts.text import require_nul_free
 from orchestrator.db.ops_models import DeadLetter
 from orchestrator.db.session import transaction
 from orchestrator.errors import InvalidInput, NotFound
@@ -115,6 +116,7 @@ def resolve_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> DeadLe
     wanted): it stops being pending, with who and why kept on it."""
     if not reason.strip():
         raise InvalidInput("resolving a dead letter needs a reason")
+    require_nul_free(reason=reason, actor_id=actor_id)
     if not actor_id.strip():
         raise InvalidInput("resolving a dead letter needs an operator id")
     with transaction() as session:

@@ -19,6 +19,7 @@ from orchestrator.db.models import Assessment
 from orchestrator.db.session import transaction
 from orchestrator.reset import reset_process_state
 from tests.api.conftest import Api
+from tests.api.nul_text import assert_nul_refused_everywhere
 from tests.conftest import _LIFECYCLE_VARS
 from tests.integration.conftest import postgres_url, services  # noqa: F401  (fixtures)
 
@@ -90,3 +91,7 @@ def test_two_identical_requests_at_once_create_one_assessment(pg_api: Api) -> No
     assert {answer for status, answer in answers if status != 201} <= {
         "idempotency_in_progress"}
     assert _assessments("pg-race") == 1
+
+
+def test_nul_in_any_text_field_is_a_422_naming_it_and_stores_nothing(pg_api: Api) -> None:
+    assert_nul_refused_everywhere(pg_api)

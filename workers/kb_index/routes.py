@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from orchestrator.api.auth import Reader
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
+from orchestrator.contracts.text import Text
 from workers.ingestion.outcomes import DocumentOutcomeView, list_outcomes
 from workers.kb_index.query import MAX_K, MAX_QUERY_CHARS, search_kb
 
@@ -31,7 +32,7 @@ class SearchResult(BaseModel):
 @router.get("/{assessmentId}/kb/search", response_model=list[SearchResult],
             summary="Search the assessment's knowledge base")
 def kb_search(assessment_id: AssessmentId, principal: Reader,
-              q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+              q: Annotated[Text, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
               k: Annotated[int, Query(ge=1, le=MAX_K)] = 5,
               evidence_only: bool = False) -> list[dict[str, Any]]:
     hits = search_kb(principal.actor, assessment_id, q, k, evidence_only=evidence_only)
