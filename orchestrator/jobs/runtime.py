@@ -99,18 +99,11 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
     _hold_if_asked(request)
     try:
         with transaction() as session:
-            if not _still_ours(session, request):
-                return Delivered(JobRun.SKIPPED)
-            context = JobContext(request=request, session=session,
-                                 storage_dir=get_settings().resolved_storage_dir)
-            result = service(context)
-            _finish(session, request, result)
-            applied = _apply_here(session, request)
+            return _work(session, delivery, service)
     except JobFailure as failure:
         if failure.retryable and delivery.retries_left:
             raise
-        _record_failure(request, JobError(code=failure.code, message=failure.message,
-                                          retryable=failure.retryable))
+        _record_failure(request, _error_of(failure))
         return Delivered(JobRun.FAILED)
     except OperationalError as error:  # the database went away: worth another try
         if delivery.retries_left:
@@ -127,7 +120,29 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
         _record_failure(request, JobError(code="internal_error",
                                           message=f"{type(error).__name__}: {error}"))
         return Delivered(JobRun.FAILED)
-    return Delivered(JobRun.SUCCEEDED, applied)
+
+
+def _work(session: Session, delivery: Delivery, service: JobService) -> Delivered:
+    """The job's transaction: the service's work, the job's fate and its outcome signal."""
+    request = delivery.request
+    if not _still_ours(session, request):
+        return Delivered(JobRun.SKIPPED)
+    context = JobContext(request=request, session=session,
+                         storage_dir=get_settings().resolved_storage_dir)
+    try:
+        result = service(context)
+    except JobFailure as failure:
+        if not failure.keep_results or (failure.retryable and delivery.retries_left):
+            raise
+        # The service's writes commit with the failure and its outcome signal.
+        fail_job(session, request, _error_of(failure))
+        return Delivered(JobRun.FAILED, _apply_here(session, request))
+    _finish(session, request, result)
+    return Delivered(JobRun.SUCCEEDED, _apply_here(session, request))
+
+
+def _error_of(failure: JobFailure) -> JobError:
+    return JobError(code=failure.code, message=failure.message, retryable=failure.retryable)
 
 
 def _claim(request: JobRequest) -> JobRun:

@@ -73,11 +73,14 @@ def test_documents_uploaded_enqueues_the_ingestion_job() -> None:
     ]
 
 
-def test_duplicate_documents_uploaded_is_ignored_once_the_wait_is_over() -> None:
+def test_documents_uploaded_during_ingestion_queue_no_second_job_now() -> None:
+    """It marks the run for another attempt (test_uploads_during_ingestion); nothing starts
+    while the current attempt runs."""
     state = drive_to(Step.INGEST_DOCUMENTS)
     decision = decide(state, signal(state, S.DOCUMENTS_UPLOADED))
-    assert decision.fate is SignalFate.IGNORED
-    assert decision.state == state
+    assert decision.fate is SignalFate.APPLIED
+    assert decision.state == state.evolve(uploads_during_ingestion=True)
+    assert enqueued(decision) == []
 
 
 @pytest.mark.parametrize("step", JOB_STEPS)

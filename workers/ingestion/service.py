@@ -5,8 +5,8 @@ Run outcome policy:
   and a message; the job succeeds and lists it under `warnings`, and the run goes on.
 - When no document yields text (or there are none), the job fails with
   `no_extractable_text` (or `no_documents`), not retryable: retrying cannot help; what
-  helps is another document. The lifecycle should return the run to
-  `wait_for_documents` (waiting for input) on these two codes.
+  helps is another document. Each document's outcome is kept with the failure. The
+  lifecycle returns the run to `wait_for_documents` (waiting for input) on these codes.
 """
 
 from __future__ import annotations
@@ -107,7 +107,9 @@ def _result(session: Session, documents: list[Document]) -> JobResult:
             DocumentOutcome.document_id.in_([d.id for d in documents])))} if documents else {}
     if status[INGESTED] == 0:
         code = NO_DOCUMENTS if not documents else NO_EXTRACTABLE_TEXT
-        raise JobFailure(code, _no_text_message(documents, outcomes), retryable=False)
+        # Each document's typed outcome stays recorded: the failure is about the run.
+        raise JobFailure(code, _no_text_message(documents, outcomes), retryable=False,
+                         keep_results=True)
     ingested = [outcomes[d.id] for d in documents if d.status == INGESTED and d.id in outcomes]
     failed = [(d, outcomes.get(d.id)) for d in documents if d.status in (FAILED, DUPLICATE)]
     return JobResult(summary={
