@@ -84,7 +84,8 @@ def timeline(history: RunHistory) -> list[Entry]:
     entries += [_signal_entry(s) for s in history.signals]
     entries += [_job_entry(j) for j in history.jobs]
     entries += [Entry(d.created_at, "dead_letter", d.job_id,
-                      "replayed" if d.replayed_at else "pending",
+                      "resolved" if d.resolved_at else "replayed" if d.replayed_at
+                      else "pending",
                       f"#{d.id} {short(d.reason, 100)}") for d in history.dead_letters]
     return sorted(entries, key=lambda e: e.at)
 
