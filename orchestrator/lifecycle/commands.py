@@ -67,11 +67,22 @@ def revise(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> O
         return rejected(state, f"unknown artifact kind {signal.payload.get('artifact_kind')!r}")
     if kind not in PRODUCER_OF:
         return rejected(state, f"{kind.value} has no drafting step")
-    return _rewind(state, signal, PRODUCER_OF[kind], True, reason)
+    return _rewind(state, signal, PRODUCER_OF[kind], True, reason,
+                   requested_by=_drafted_for(state, kind, signal.actor_id))
+
+
+def _drafted_for(state: RunState, kind: ArtifactKind, actor: str) -> str:
+    """On whose behalf the next version is drafted (separation of duties). Asking for the
+    revision of a draft a reviewer sent back is part of reviewing it, not authoring: the
+    next version stays with whoever asked for the draft, and the reviewer may judge it."""
+    current = state.artifacts.get(kind)
+    if current is not None and state.rejected.get(kind) == current:
+        return state.drafted_by.get(kind, actor)
+    return actor
 
 
 def _rewind(state: RunState, signal: SignalEnvelope, target: Step, new_version: bool,
-            reason: str) -> Outcome:
+            reason: str, requested_by: str | None = None) -> Outcome:
     if state.status is WorkflowStatus.BLOCKED:
         return rejected(state, "the run is blocked; resume it before reprocessing")
     if state.status is WorkflowStatus.PENDING:
@@ -90,4 +101,5 @@ def _rewind(state: RunState, signal: SignalEnvelope, target: Step, new_version: 
     effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_REPROCESSED, target, signal.actor_id,
                          {"reason": reason, "new_version": new_version, **plan.to_json()}))
     state = forget_downstream(state, plan)
-    return Outcome(enter(state, target, effects, requested_by=signal.actor_id), effects)
+    return Outcome(enter(state, target, effects, requested_by=requested_by or signal.actor_id),
+                   effects)

@@ -4,7 +4,7 @@ next version of the draft without operator rights (no one else may)."""
 from __future__ import annotations
 
 from tests.api.conftest import Api, waiting_at
-from tests.api.lifecycle_http import select_framework
+from tests.api.lifecycle_http import approve_current, select_framework
 from tests.api.test_operations_http import _code, _run_to_framework
 
 
@@ -45,3 +45,6 @@ def test_a_rejection_shows_its_comment_and_its_reviewer_asks_for_the_next_versio
     # The right covered the version sent back, not the next one.
     again = api.client.post(f"{base}/new-version", headers=reviewer, json=ask)
     assert _code(again) == (403, "insufficient_scope")
+    # Asking for changes is reviewing, not drafting: the reviewer may judge version 2.
+    assert approve_current(api, reviewer, run)["fate"] == "applied"
+    api.follow(owner, run_id, lambda r: r["context"]["approved"].get("soa") == 2)
