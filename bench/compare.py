@@ -43,7 +43,7 @@ from bench.compare_waiting import (  # noqa: E402
 )
 from bench.compare_workers import BenchWorkers  # noqa: E402
 from orchestrator.db.session import transaction  # noqa: E402
-from orchestrator.reset import reset_process_state  # noqa: E402
+from orchestrator.testing.reset import reset_process_state  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 HOPS = 20

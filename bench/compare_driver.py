@@ -14,12 +14,13 @@ import uuid
 
 from sqlalchemy import bindparam, select
 
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import RUNS
-from orchestrator.producer import Actor, create_assessment, send_signal, start_lifecycle
-from orchestrator.reviewer import ScriptedReviewer
-from orchestrator.views import RunView
+from orchestrator.demo.reviewer import ScriptedReviewer
+from orchestrator.service.producer import create_assessment, send_signal, start_lifecycle
+from orchestrator.service.read_models import RunView
 
 WAITING = ("waiting_for_input", "waiting_for_approval")
 #: A run in one of these needs nothing more from the driver (completed, or stuck visibly).

@@ -26,7 +26,7 @@ from bench.compare_workers import BenchWorkers
 from orchestrator.db.migrate import upgrade
 from orchestrator.db.models import InboxSignal, StepExecution, WorkflowRun
 from orchestrator.db.session import transaction
-from orchestrator.reset import reset_process_state
+from orchestrator.testing.reset import reset_process_state
 
 JOB_QUEUES = "ingestion,kb_index,analysis,reporting"
 WORKER_ROLES = ("coordinator", "jobs")
@@ -52,7 +52,7 @@ class Fleet:
         self.url, self.database = fresh_database(options.server_url, "lifecycle_compare")
         self.watch = DbWatch(options.server_url, self.database)
         self.env = {"LIFECYCLE_DATABASE_URL": self.url, "LIFECYCLE_BROKER_URL": options.broker_url,
-                    "LIFECYCLE_HOME": str(self.home), "LIFECYCLE_INSTANT_JOBS": "true",
+                    "LIFECYCLE_HOME": str(self.home),
                     sqlcount.ENABLED_ENV: "1", sqlcount.DIR_ENV: str(self.count_dir)}
         self.workers = BenchWorkers(self.env, self.home / "logs")
         self.names: dict[str, str] = {}
@@ -70,7 +70,9 @@ class Fleet:
                 concurrency=self.options.coordinator_concurrency)
             self.names["jobs"] = self.workers.start_app(
                 "bench.sqlcount_app", JOB_QUEUES, role="jobs",
-                concurrency=self.options.job_concurrency)
+                concurrency=self.options.job_concurrency,
+                # Jobs skip their work: the comparison measures the orchestration.
+                include=("orchestrator.testing.instant_worker",))
         except BaseException as error:
             self.__exit__(type(error))  # no database or worker left behind
             raise

@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from bench.compare_results import percentile
-from orchestrator.worker_processes import ROOT
+from orchestrator.testing.worker_processes import ROOT
 
 
 @dataclass(frozen=True)

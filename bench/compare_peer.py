@@ -25,7 +25,7 @@ from bench.compare_results import PhaseResult, RoundFigures
 from bench.peer_dbos import QUEUE_NAME, SHAPE, WAIT_EVENT, WORKFLOW_NAME
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.lifecycle.definition import STEP_SPECS
-from orchestrator.worker_processes import ROOT
+from orchestrator.testing.worker_processes import ROOT
 
 #: The events that move a lifecycle, as the fleet counts applied signals: the start,
 #: each job step's completion, each external message.

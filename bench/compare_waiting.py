@@ -28,8 +28,8 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.notifications.sweep import sweep_deliveries
+from orchestrator.service.read_models import RunView
 from orchestrator.sweeps import SWEEPS as RUN_SWEEPS
-from orchestrator.views import RunView
 
 #: What `celery beat` runs (beat_schedule.py), in one cycle.
 SWEEPS: dict[str, Callable[[], Any]] = {**RUN_SWEEPS, "notifications": sweep_deliveries}

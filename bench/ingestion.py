@@ -32,18 +32,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy.orm import Session  # noqa: E402
 
-from orchestrator.clock import utcnow  # noqa: E402
+from orchestrator.config.ingestion import IngestionLimits  # noqa: E402
+from orchestrator.contracts.clock import utcnow  # noqa: E402
 from orchestrator.contracts.jobs import JobKind, JobRequest  # noqa: E402
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step  # noqa: E402
 from orchestrator.db.migrate import upgrade  # noqa: E402
 from orchestrator.db.models import Assessment, Document, WorkflowRun  # noqa: E402
 from orchestrator.db.session import make_engine  # noqa: E402
+from orchestrator.db.storage import put_bytes  # noqa: E402
+from orchestrator.formats import media  # noqa: E402
+from orchestrator.formats.document_errors import DocumentError  # noqa: E402
 from orchestrator.jobs.interface import JobContext  # noqa: E402
-from orchestrator.storage import put_bytes  # noqa: E402
-from workers.ingestion import media  # noqa: E402
 from workers.ingestion.chunking import chunk_blocks  # noqa: E402
-from workers.ingestion.errors import DocumentError  # noqa: E402
-from workers.ingestion.limits import IngestionLimits  # noqa: E402
 from workers.ingestion.sandbox import ParserSandbox  # noqa: E402
 from workers.ingestion.service import ingest_documents  # noqa: E402
 

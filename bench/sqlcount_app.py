@@ -19,10 +19,10 @@ from typing import Any
 
 from celery.signals import after_task_publish, import_modules, task_postrun
 
-import orchestrator.coordinator as coordinator_module
+import orchestrator.engine.coordinator as coordinator_module
 from bench import sqlcount
-from orchestrator.dispatch import COORDINATE_TASK
-from orchestrator.fleet import get_app
+from orchestrator.engine.messages import get_app
+from orchestrator.engine.routing import COORDINATE_TASK
 
 sqlcount.install_if_enabled()
 _publishes = sqlcount.PublishLog()
@@ -50,7 +50,7 @@ _COUNTED = {id(_coordinate): _counted_coordinate, id(_apply_if_free): _counted_a
 
 def _rebind(**_: Any) -> None:
     """Point every imported reference to the coordinator's functions at the counted ones
-    (modules that did `from orchestrator.coordinator import coordinate`)."""
+    (modules that did `from orchestrator.engine.coordinator import coordinate`)."""
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(("orchestrator", "workers")):
             continue

@@ -32,15 +32,17 @@ from typing import Any
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from orchestrator.config.settings import reset_settings
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.clock import set_clock  # noqa: E402
+from orchestrator.config.settings import get_settings  # noqa: E402
+from orchestrator.config.sweeps import DAY  # noqa: E402
+from orchestrator.contracts.clock import set_clock  # noqa: E402
 from orchestrator.db.migrate import upgrade  # noqa: E402
 from orchestrator.db.session import transaction  # noqa: E402
-from orchestrator.reset import reset_process_state  # noqa: E402
-from orchestrator.settings import get_settings  # noqa: E402
 from orchestrator.sweeps import SWEEPS  # noqa: E402
-from orchestrator.sweeps.settings import DAY, sweep_settings  # noqa: E402
+from orchestrator.testing.reset import reset_process_state  # noqa: E402
 
 START = datetime(2031, 3, 2, 12, 0, tzinfo=UTC)
 ROUND = timedelta(seconds=60)
@@ -143,7 +145,7 @@ def history(builder: Builder, count: int, end: datetime) -> None:
 def due(builder: Builder, per_kind: int, rounds: int) -> None:
     """For each round, `per_kind` items of every kind that become due in that round."""
     b = builder
-    grace = timedelta(seconds=sweep_settings().grace_s)
+    grace = timedelta(seconds=get_settings().sweeps.grace_s)
     for r in range(1, rounds + 1):
         prev, now = START + (r - 1) * ROUND, START + r * ROUND
         for _ in range(per_kind):
@@ -169,7 +171,7 @@ def due(builder: Builder, per_kind: int, rounds: int) -> None:
 
 def cursors() -> Iterator[tuple[str, datetime]]:
     """Where sweeps at START left their cursors."""
-    settings = sweep_settings()
+    settings = get_settings().sweeps
     policy = settings.approval_default
     for stage, after in (("reminded", policy.remind_after_s),
                          ("escalated", policy.escalate_after_s),
@@ -227,7 +229,7 @@ def measure(urls: dict[int, str], rounds: int) -> dict[int, tuple[Timings, Handl
 
 def use_database(url: str) -> None:
     os.environ["LIFECYCLE_DATABASE_URL"] = url
-    get_settings.cache_clear()
+    reset_settings()
     with transaction() as session:  # a warm connection, so no round pays for connecting
         session.execute(text("SELECT 1"))
 
@@ -303,7 +305,7 @@ def main() -> None:
     os.environ["LIFECYCLE_HOME"] = tempfile.mkdtemp(prefix="sweep-bench-")
     print(f"sweeps over {args.sizes[0]} and {args.sizes[1]} runs; {args.due} due per kind "
           f"per round, {args.rounds} rounds; defaults: approval remind after "
-          f"{sweep_settings().approval_default.remind_after_s / DAY:g} d")
+          f"{get_settings().sweeps.approval_default.remind_after_s / DAY:g} d")
     databases = {size: build(args.database_url, size, args.due, args.rounds, args.seed)
                  for size in args.sizes}
     try:

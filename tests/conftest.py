@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.db.migrate import upgrade
-from orchestrator.reset import reset_process_state
+from orchestrator.testing.reset import reset_process_state
 
 _LIFECYCLE_VARS = ("LIFECYCLE_DATABASE_URL", "LIFECYCLE_BROKER_URL", "LIFECYCLE_STORAGE_DIR",
                    "LIFECYCLE_HOLD_JOB_STEP")

@@ -2,7 +2,7 @@
 
 `api` gives a TestClient and a way to mint API keys, on a fresh database per test, with
 no worker: signals stay pending. `running_api` is one database per test module with a real
-Celery worker in this process (`orchestrator.embedded.embedded_worker`), so runs move;
+Celery worker in this process (`orchestrator.runtime.embedded.embedded_worker`), so runs move;
 tests using it pick their own tenant. The API's own lifespan worker stays off throughout.
 """
 
@@ -17,15 +17,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from orchestrator.api import app
-from orchestrator.api.config import get_api_settings
-from orchestrator.apikeys import create_key
+from orchestrator.config.settings import reset_settings
 from orchestrator.db.migrate import upgrade
-from orchestrator.embedded import embedded_worker
-from orchestrator.fleet import get_app
-from orchestrator.reset import reset_process_state
+from orchestrator.engine.messages import get_app
+from orchestrator.runtime.embedded import embedded_worker
+from orchestrator.service.apikeys import create_key
+from orchestrator.testing.reset import reset_process_state
 from tests.conftest import _LIFECYCLE_VARS
 
-SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 Headers = dict[str, str]
 
 
@@ -90,9 +90,9 @@ def waiting_at(step: str, status: str = "waiting_for_approval") -> Callable[[dic
 @pytest.fixture
 def api(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
     monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    get_api_settings.cache_clear()
+    reset_settings()
     yield Api(TestClient(app))
-    get_api_settings.cache_clear()
+    reset_settings()
 
 
 @pytest.fixture(scope="module")
@@ -105,9 +105,9 @@ def running_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
         patch.setenv("LIFECYCLE_HOME", str(tmp_path_factory.mktemp("running-api")))
         patch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
         reset_process_state()
-        get_api_settings.cache_clear()
+        reset_settings()
         upgrade()
         with embedded_worker(get_app(), concurrency=3):
             yield Api(TestClient(app))
         reset_process_state()
-        get_api_settings.cache_clear()
+        reset_settings()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.ingestion.limits import MIB, IngestionLimits
+from orchestrator.config.ingestion import MIB, IngestionLimits
 from workers.ingestion.sandbox import ParserSandbox
 
 #: Real documents written by others, beside the repository (never committed).

@@ -9,7 +9,7 @@ import os
 import signal
 from pathlib import Path
 
-from workers.ingestion.limits import IngestionLimits
+from orchestrator.config.ingestion import IngestionLimits
 from workers.ingestion.parse import ParsedDocument
 from workers.ingestion.readers.registry import register_reader
 

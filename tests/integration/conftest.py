@@ -18,8 +18,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from orchestrator.db.migrate import upgrade
-from orchestrator.reset import reset_process_state
-from orchestrator.worker_processes import WorkerProcesses as Fleet
+from orchestrator.testing.reset import reset_process_state
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 
 DATABASE_URL = os.environ.get("LIFECYCLE_TEST_DATABASE_URL")
 BROKER_URL = os.environ.get("LIFECYCLE_TEST_BROKER_URL")
@@ -76,7 +76,6 @@ def fleet(postgres_url: str, broker_url: str, tmp_path: Path,
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("LIFECYCLE_HOLD_JOB_STEP", raising=False)
-    monkeypatch.delenv("LIFECYCLE_INSTANT_JOBS", raising=False)
     reset_process_state()
     with Fleet(env, tmp_path / "logs") as running:
         yield running

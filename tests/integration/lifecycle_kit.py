@@ -10,13 +10,14 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
+from orchestrator.contracts.identity import Actor
 from orchestrator.db.models import AuditEvent, DocumentChunk, Job, StepExecution
 from orchestrator.db.session import transaction
-from orchestrator.documents import upload_document
-from orchestrator.producer import Actor, create_assessment, start_lifecycle
-from orchestrator.views import RunView
+from orchestrator.service.documents import upload_document
+from orchestrator.service.producer import create_assessment, start_lifecycle
+from orchestrator.service.read_models import RunView
 
-SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 
 
 def new_tenant() -> tuple[Actor, Actor]:

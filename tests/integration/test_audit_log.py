@@ -10,10 +10,10 @@ from sqlalchemy.exc import DBAPIError
 
 from orchestrator.db.models import AuditEvent
 from orchestrator.db.session import transaction
-from orchestrator.operations import block_run, cancel_run, resume_run
-from orchestrator.producer import get_run
-from orchestrator.reviewer import ScriptedReviewer, drive
-from orchestrator.worker_processes import WorkerProcesses
+from orchestrator.demo.reviewer import ScriptedReviewer, drive
+from orchestrator.service.operations import block_run, cancel_run, resume_run
+from orchestrator.service.producer import get_run
+from orchestrator.testing.worker_processes import WorkerProcesses
 from tests.integration.lifecycle_kit import SAMPLES, new_tenant, start_assessment, wait_for
 
 SPEC_EVENTS = {

@@ -10,19 +10,20 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.identity import Actor
+from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import Document, DocumentChunk, Job
 from orchestrator.db.session import transaction
-from orchestrator.documents import upload_document
-from orchestrator.producer import Actor, create_assessment, get_run, start_lifecycle
-from orchestrator.settings import get_settings
-from orchestrator.storage import put_bytes
-from orchestrator.worker_processes import WorkerProcesses as Fleet
+from orchestrator.db.storage import put_bytes
+from orchestrator.service.documents import upload_document
+from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.ingestion import files, hostile_readers
 from tests.integration.lifecycle_kit import new_tenant, wait_for
-from workers.ingestion.models import DocumentOutcome
 
-SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 HOSTILE_ENV = {
     "LIFECYCLE_INGEST_READER_PLUGINS": json.dumps(["tests.ingestion.hostile_readers"]),
     "LIFECYCLE_INGEST_PARSE_TIMEOUT_S": "3",

@@ -15,18 +15,18 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import select
 
-import orchestrator.coordinator as coordinator_module
+import orchestrator.engine.coordinator as coordinator_module
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobRequest
-from orchestrator.coordinator import coordinate
 from orchestrator.db.models import InboxSignal, Job, OutboxMessage, WorkflowRun
 from orchestrator.db.session import transaction
-from orchestrator.jobs.instant import instant_service
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.engine.run_rows import lock_run
 from orchestrator.jobs.runtime import Delivered, Delivery, JobRun, run_job
 from orchestrator.observability.metrics import SIGNALS_DECIDED
-from orchestrator.operations import cancel_run
-from orchestrator.producer import Actor
-from orchestrator.runs import lock_run
-from orchestrator.worker_processes import WorkerProcesses
+from orchestrator.service.operations import cancel_run
+from orchestrator.testing.instant_jobs import instant_service
+from orchestrator.testing.worker_processes import WorkerProcesses
 from tests.integration.lifecycle_kit import new_tenant, start_assessment
 
 

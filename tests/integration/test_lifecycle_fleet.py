@@ -9,10 +9,10 @@ from sqlalchemy import func, select
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.db.models import Artifact, InboxSignal
 from orchestrator.db.session import transaction
+from orchestrator.demo.reviewer import ScriptedReviewer, drive
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, STEP_SPECS
-from orchestrator.producer import get_run, send_signal
-from orchestrator.reviewer import ScriptedReviewer, drive
-from orchestrator.worker_processes import WorkerProcesses as Fleet
+from orchestrator.service.producer import get_run, send_signal
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import (
     audit_counts,
     jobs_of,
@@ -92,7 +92,8 @@ def test_worker_killed_mid_job_then_new_worker_completes_once(fleet: Fleet) -> N
     fleet.start("orchestrator", concurrency=2)
     fleet.start("kb_index,analysis,reporting", concurrency=2)
     doomed = fleet.start("ingestion", pool="solo", concurrency=1,
-                         extra_env={"LIFECYCLE_HOLD_JOB_STEP": "ingest_documents"})
+                         extra_env={"LIFECYCLE_HOLD_JOB_STEP": "ingest_documents"},
+                         include=("orchestrator.testing.held_jobs",))
     owner, reviewer = new_tenant()
     run = start_assessment(owner, documents=3)
     ingest_job = f"{run.id}:ingest_documents:1"

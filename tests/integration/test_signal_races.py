@@ -9,21 +9,22 @@ from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy import select
 
-from orchestrator.approval_events import record_approval
+from orchestrator.contracts.errors import LifecycleError
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.coordinator import coordinate
 from orchestrator.db.models import AuditEvent, InboxSignal, WorkflowRun
 from orchestrator.db.session import transaction
-from orchestrator.errors import LifecycleError
-from orchestrator.operations import cancel_run
-from orchestrator.producer import Actor, get_run, send_signal
-from orchestrator.replay import replay_run
-from orchestrator.reviewer import ScriptedReviewer
-from orchestrator.runs import state_of
-from orchestrator.worker_processes import WorkerProcesses
+from orchestrator.demo.reviewer import ScriptedReviewer
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.engine.replay import replay_run
+from orchestrator.engine.run_rows import state_of
+from orchestrator.service.approval_events import record_approval
+from orchestrator.service.operations import cancel_run
+from orchestrator.service.producer import get_run, send_signal
+from orchestrator.testing.worker_processes import WorkerProcesses
 from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
 
-INSTANT = {"LIFECYCLE_INSTANT_JOBS": "true"}
+INSTANT = ("orchestrator.testing.instant_worker",)
 SIGNAL_AUDITS = ("lifecycle_workflow_signal_received", "lifecycle_workflow_signal_ignored",
                  "lifecycle_workflow_signal_rejected")
 
@@ -34,8 +35,8 @@ def coordinate_now(run_id: uuid.UUID) -> None:
 
 
 def test_fifty_threads_end_in_one_consistent_outcome(fleet: WorkerProcesses) -> None:
-    fleet.start("orchestrator", concurrency=2, extra_env=INSTANT)
-    fleet.start("ingestion,kb_index,analysis,reporting", concurrency=2, extra_env=INSTANT)
+    fleet.start("orchestrator", concurrency=2, include=INSTANT)
+    fleet.start("ingestion,kb_index,analysis,reporting", concurrency=2, include=INSTANT)
     owner, _ = new_tenant()
     run = start_assessment(owner, documents=1)
 

@@ -20,6 +20,7 @@ import pytest
 import redis
 from sqlalchemy import select, update
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.db.models import Job, OutboxMessage
 from orchestrator.db.ops_models import DeadLetter, DeliveryAttempt, JobWatch, SweepMark
 from orchestrator.db.session import transaction
@@ -34,8 +35,7 @@ from orchestrator.sweeps import (
     sweep_sla,
     sweep_stale,
 )
-from orchestrator.sweeps.settings import sweep_settings
-from orchestrator.worker_processes import WorkerProcesses as Fleet
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.sweeps.kit import (
     T0,
     Clock,
@@ -169,7 +169,7 @@ def test_lost_jobs_are_redispatched_once_then_dead_lettered_once(
         assert audit_counts(run_id)["lifecycle_workflow_job_redispatched"] == 1
 
     monkeypatch.setenv("LIFECYCLE_SWEEP_REDISPATCH_LIMIT", "1")
-    sweep_settings.cache_clear()
+    reset_settings()
     clock.advance(hours=1, seconds=1)
     found = twice_at_once(recover_lost_jobs)
 

@@ -20,16 +20,16 @@ import pytest
 import redis
 from sqlalchemy import select
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.jobs import JobKind
 from orchestrator.contracts.steps import STEP_ORDER
 from orchestrator.db.models import InboxSignal, Job, OutboxMessage
 from orchestrator.db.ops_models import DeadLetter
 from orchestrator.db.session import transaction
-from orchestrator.producer import get_run, send_signal
-from orchestrator.reviewer import ScriptedReviewer, drive
-from orchestrator.sweeps.settings import sweep_settings
-from orchestrator.worker_processes import ROOT
-from orchestrator.worker_processes import WorkerProcesses as Fleet
+from orchestrator.demo.reviewer import ScriptedReviewer, drive
+from orchestrator.service.producer import get_run, send_signal
+from orchestrator.testing.worker_processes import ROOT
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import (
     audit_counts,
     new_tenant,
@@ -83,9 +83,9 @@ def _answers(client: redis.Redis) -> bool:
 def fast_sweeps(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name, value in FAST_SWEEPS.items():
         monkeypatch.setenv(name, value)
-    sweep_settings.cache_clear()
+    reset_settings()
     yield
-    sweep_settings.cache_clear()
+    reset_settings()
 
 
 @pytest.fixture

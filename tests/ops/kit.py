@@ -14,10 +14,11 @@ from typing import Any
 from click.testing import CliRunner, Result
 from sqlalchemy import select
 
+from orchestrator.contracts.identity import Actor
 from orchestrator.db.models import Job, StepExecution
 from orchestrator.db.session import transaction
-from orchestrator.producer import Actor, get_run
-from orchestrator.views import RunView
+from orchestrator.service.producer import get_run
+from orchestrator.service.read_models import RunView
 from tests.integration.lifecycle_kit import start_assessment, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +66,7 @@ def here_json(*args: str) -> Any:
 
 def add_consumer(queue: str, worker: str) -> None:
     """Have a running worker consume one more queue (`celery control add_consumer`)."""
-    from orchestrator.fleet import get_app
+    from orchestrator.engine.messages import get_app
 
     replies = get_app().control.add_consumer(queue, destination=[worker], reply=True,
                                              timeout=10)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-from orchestrator.apikeys import authenticate
-from orchestrator.producer import get_run
-from orchestrator.worker_processes import WorkerProcesses as Fleet
+from orchestrator.service.apikeys import authenticate
+from orchestrator.service.producer import get_run
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
 from tests.ops.kit import cli, cli_json, here, here_json
 

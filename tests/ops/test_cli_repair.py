@@ -4,10 +4,10 @@ runs as `python -m celery -A orchestrator lifecycle ...`."""
 
 from __future__ import annotations
 
-from orchestrator.approval_events import record_approval
-from orchestrator.producer import get_run, send_signal
-from orchestrator.queries import list_artifacts, list_audit
-from orchestrator.worker_processes import WorkerProcesses as Fleet
+from orchestrator.service.approval_events import record_approval
+from orchestrator.service.producer import get_run, send_signal
+from orchestrator.service.queries import list_artifacts, list_audit
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
 from tests.ops.kit import (
     add_consumer,

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.dispatch import QUEUES
-from orchestrator.producer import get_run
-from orchestrator.worker_processes import WorkerProcesses as Fleet
+from orchestrator.engine.routing import QUEUES
+from orchestrator.service.producer import get_run
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
 from tests.ops.kit import free_port
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.fleet import get_app
+from orchestrator.engine.messages import get_app
 from tests.sweeps.kit import Clock, installed_clock
 
 

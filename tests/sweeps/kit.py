@@ -16,20 +16,20 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from orchestrator.clock import set_clock
+from orchestrator.config.settings import reset_settings
+from orchestrator.contracts.clock import set_clock
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobRequest
-from orchestrator.coordinator import coordinate
 from orchestrator.db.models import AuditEvent, InboxSignal, Job
 from orchestrator.db.ops_models import Notification, NotificationDelivery, SweepMark
 from orchestrator.db.session import transaction
-from orchestrator.documents import upload_document
-from orchestrator.jobs.instant import instant_service
+from orchestrator.demo.reviewer import ScriptedReviewer
+from orchestrator.engine.coordinator import coordinate
 from orchestrator.jobs.runtime import Delivery, run_job
-from orchestrator.notifications.settings import webhook_settings
-from orchestrator.producer import Actor, create_assessment, get_run, start_lifecycle
-from orchestrator.reviewer import ScriptedReviewer
-from orchestrator.sweeps.settings import sweep_settings
-from orchestrator.views import RunView
+from orchestrator.service.documents import upload_document
+from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
+from orchestrator.service.read_models import RunView
+from orchestrator.testing.instant_jobs import instant_service
 
 T0 = datetime(2030, 1, 7, 9, 0, tzinfo=UTC)
 
@@ -48,14 +48,14 @@ class Clock:
 def installed_clock(start: datetime = T0) -> Iterator[Clock]:
     clock = Clock(start)
     set_clock(lambda: clock.now)
-    sweep_settings.cache_clear()
-    webhook_settings.cache_clear()
+    reset_settings()
+    reset_settings()
     try:
         yield clock
     finally:
         set_clock(None)
-        sweep_settings.cache_clear()
-        webhook_settings.cache_clear()
+        reset_settings()
+        reset_settings()
 
 
 def no_kick(_: uuid.UUID) -> None:

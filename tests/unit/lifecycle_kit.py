@@ -24,7 +24,7 @@ from orchestrator.contracts.signals import (
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import STEP_ORDER, StepKind, StepStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
+from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import Decision, decide
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, STEP_SPECS
 from orchestrator.lifecycle.effects import Audit, Effect, EnqueueJob, StepChanged

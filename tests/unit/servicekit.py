@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
@@ -30,9 +30,9 @@ from orchestrator.db.models import (
     WorkflowRun,
 )
 from orchestrator.db.session import make_engine
+from orchestrator.db.storage import put_bytes
 from orchestrator.jobs.interface import JobContext, JobResult, JobService
 from orchestrator.lifecycle.definition import STEP_SPECS
-from orchestrator.storage import put_bytes
 from workers.analysis.service import run_analysis_step
 from workers.ingestion.service import ingest_documents, ingest_soa
 from workers.kb_index.service import index_kb

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from orchestrator.clock import set_clock
+from orchestrator.contracts.clock import set_clock
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import Artifact, DocumentChunk

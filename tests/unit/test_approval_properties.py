@@ -38,7 +38,7 @@ from orchestrator.contracts.signals import SignalFate as Fate
 from orchestrator.contracts.statuses import WorkflowStatus as W
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepKind
-from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
+from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import Decision, decide
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, STEP_SPECS
 from orchestrator.lifecycle.effects import Audit, ConsumeApproval, EnqueueJob

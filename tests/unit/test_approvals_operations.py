@@ -12,20 +12,21 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from orchestrator.approval_events import record_approval
+from orchestrator.contracts.errors import InvalidInput, SignalRejected
+from orchestrator.contracts.identity import Actor
 from orchestrator.db.models import Artifact, InboxSignal, StepExecution, WorkflowRun
 from orchestrator.db.session import transaction
-from orchestrator.documents import upload_document
-from orchestrator.embedded import embedded_worker
-from orchestrator.errors import InvalidInput, SignalRejected
-from orchestrator.fleet import get_app
+from orchestrator.demo.reviewer import ScriptedReviewer
+from orchestrator.engine.messages import get_app
+from orchestrator.engine.replay import replay_run
+from orchestrator.engine.run_rows import state_of
 from orchestrator.lifecycle.rewind import RewindPlan
-from orchestrator.operations import reprocess_step, request_new_version, retry_step
-from orchestrator.producer import Actor, create_assessment, get_run, send_signal, start_lifecycle
-from orchestrator.replay import replay_run
-from orchestrator.reviewer import ScriptedReviewer
-from orchestrator.runs import state_of
-from orchestrator.views import RunView
+from orchestrator.runtime.embedded import embedded_worker
+from orchestrator.service.approval_events import record_approval
+from orchestrator.service.documents import upload_document
+from orchestrator.service.operations import reprocess_step, request_new_version, retry_step
+from orchestrator.service.producer import create_assessment, get_run, send_signal, start_lifecycle
+from orchestrator.service.read_models import RunView
 
 TENANT = "tenant-ops"
 OWNER = Actor(TENANT, "user:owner")

@@ -8,12 +8,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from orchestrator.coordinator import coordinate
+from orchestrator.contracts.errors import (
+    ActiveRunExists,
+    IdempotencyConflict,
+    InvalidInput,
+    NotFound,
+)
+from orchestrator.contracts.identity import Actor
 from orchestrator.db.models import AuditEvent, InboxSignal, Job, OutboxMessage, SignalConflict
 from orchestrator.db.session import transaction
-from orchestrator.documents import upload_document
-from orchestrator.errors import ActiveRunExists, IdempotencyConflict, InvalidInput, NotFound
-from orchestrator.producer import Actor, create_assessment, get_run, send_signal, start_lifecycle
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.service.documents import upload_document
+from orchestrator.service.producer import create_assessment, get_run, send_signal, start_lifecycle
 
 OWNER = Actor("tenant-a", "user:owner")
 STRANGER = Actor("tenant-b", "user:stranger")

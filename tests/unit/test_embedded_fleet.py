@@ -9,10 +9,10 @@ from sqlalchemy import func, select
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.db.models import Assessment, DocumentChunk, Job, OutboxMessage, StepExecution
 from orchestrator.db.session import transaction
-from orchestrator.demo import run_demo
-from orchestrator.embedded import embedded_worker
-from orchestrator.fleet import get_app
+from orchestrator.demo.run import run_demo
+from orchestrator.engine.messages import get_app
 from orchestrator.lifecycle.definition import STEP_SPECS
+from orchestrator.runtime.embedded import embedded_worker
 
 JOB_STEPS = sum(spec.kind is StepKind.JOB for spec in STEP_SPECS.values())
 

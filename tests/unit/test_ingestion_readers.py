@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.formats import media
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
 from tests.ingestion import files
-from workers.ingestion import media
 from workers.ingestion.chunking import chunk_blocks
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits
 from workers.ingestion.parse import Block, ParsedDocument
 from workers.ingestion.readers.registry import read_document
 

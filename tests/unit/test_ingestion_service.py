@@ -10,13 +10,13 @@ from sqlalchemy import select
 
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
 from orchestrator.jobs.interface import JobFailure
+from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
+from orchestrator.knowledge.vectors import search
 from tests.unit.servicekit import ACCESS_POLICY, INCIDENT_PLAN, Kit, open_kit
-from workers.ingestion.models import DocumentOutcome
 from workers.ingestion.service import ingest_documents, ingest_soa
-from workers.kb_index.store import search
-from workers.provenance import SYSTEM_UPLOADER
 
 
 @pytest.fixture

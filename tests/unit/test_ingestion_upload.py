@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.documents import upload_document, upload_document_file
-from orchestrator.errors import InvalidInput
-from orchestrator.producer import Actor, create_assessment
+from orchestrator.contracts.errors import InvalidInput
+from orchestrator.contracts.identity import Actor
+from orchestrator.formats import media
+from orchestrator.service.documents import upload_document, upload_document_file
+from orchestrator.service.producer import create_assessment
 from tests.ingestion import files
-from workers.ingestion import media
 
 OWNER = Actor("tenant-u", "user:owner")
 OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(1024)

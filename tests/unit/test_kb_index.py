@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import ChunkEmbedding
-from orchestrator.settings import get_settings
+from orchestrator.knowledge.embedder import Embedder, HashingEmbedder, features, stem
+from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
+from orchestrator.knowledge.vectors import KnowledgeBase, index_missing, search
 from tests.unit.servicekit import (
     ACCESS_POLICY,
     BACKUP_STANDARD,
@@ -21,10 +24,7 @@ from tests.unit.servicekit import (
     add_standard_documents,
     open_kit,
 )
-from workers.kb_index.embedder import Embedder, HashingEmbedder, features, stem
 from workers.kb_index.service import index_kb
-from workers.kb_index.store import KnowledgeBase, index_missing, search
-from workers.provenance import SYSTEM_UPLOADER
 
 
 @pytest.fixture

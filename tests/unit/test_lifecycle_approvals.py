@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from orchestrator.contracts.signals import ArtifactKind, SignalFate
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
+from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, APPROVED_AT, PRODUCER_OF
 from orchestrator.lifecycle.effects import ConsumeApproval

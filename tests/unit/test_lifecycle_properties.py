@@ -1,7 +1,7 @@
 """Property-based tests: random signal sequences through decide and an inbox model.
 
 The inbox model (`lifecycle_kit.Inbox`) retries pending signals after each decided one,
-like `orchestrator.coordinator.apply_pending`. Every call of `decide` is checked against
+like `orchestrator.engine.coordinator.apply_pending`. Every call of `decide` is checked against
 invariants that hold whatever the order, validity or duplication of the signals.
 
 The signals are the brief's (start, inputs, job outcomes, approvals, block/resume/cancel)
@@ -35,7 +35,7 @@ from orchestrator.contracts.signals import (
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import STEP_ORDER, StepKind, StepStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.lifecycle.approvals import ApprovalDecision, ApprovalView
+from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
 from orchestrator.lifecycle.definition import (
     APPROVAL_WAIT_FOR,

@@ -14,7 +14,7 @@ from orchestrator.db.migrate import alembic_config, downgrade, upgrade
 from orchestrator.db.models import Base
 
 MODEL_MODULES = ("orchestrator.db.apikey_models", "orchestrator.db.ops_models",
-                 "workers.ingestion.models", "workers.reporting.models")
+                 "orchestrator.db.ingestion_models", "orchestrator.db.report_models")
 
 
 def test_history_is_one_line_with_one_head() -> None:

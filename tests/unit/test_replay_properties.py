@@ -29,12 +29,12 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.approval_events import record_approval
 from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.errors import IdempotencyConflict, SignalRejected
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind, SignalType
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.coordinator import coordinate
 from orchestrator.db.models import (
     ApprovalEvent,
     Artifact,
@@ -45,12 +45,14 @@ from orchestrator.db.models import (
     WorkflowRun,
 )
 from orchestrator.db.session import transaction
-from orchestrator.errors import IdempotencyConflict, SignalRejected
-from orchestrator.jobs.instant import instant_service
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.engine.replay import replay_run
+from orchestrator.engine.run_rows import state_of
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
 from orchestrator.jobs.runtime import Delivery, run_job
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, APPROVED_AT
-from orchestrator.operations import (
+from orchestrator.service.approval_events import record_approval
+from orchestrator.service.operations import (
     block_run,
     cancel_run,
     reprocess_step,
@@ -58,10 +60,9 @@ from orchestrator.operations import (
     resume_run,
     retry_step,
 )
-from orchestrator.producer import Actor, create_assessment, get_run, send_signal, start_lifecycle
-from orchestrator.replay import replay_run
-from orchestrator.runs import state_of
-from orchestrator.views import RunView
+from orchestrator.service.producer import create_assessment, get_run, send_signal, start_lifecycle
+from orchestrator.service.read_models import RunView
+from orchestrator.testing.instant_jobs import instant_service
 from tests.unit.lifecycle_kit import APPROVAL_SIGNAL_FOR, JOB_STEPS, position
 from tests.unit.test_approval_properties import (
     APPROVABLE,

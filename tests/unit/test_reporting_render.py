@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from orchestrator.clock import set_clock
+from orchestrator.contracts.clock import set_clock
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import Artifact
+from orchestrator.db.report_models import ReportExport
 from orchestrator.jobs.interface import JobFailure
 from tests.unit.servicekit import FIXED_NOW, Kit, add_standard_documents, open_kit
-from workers.reporting.models import ReportExport
 from workers.reporting.render import ReportInput, render_report_html
 from workers.reporting.service import render_report
 
