@@ -8,7 +8,6 @@ tests using it pick their own tenant. The API's own lifespan worker stays off th
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from orchestrator.engine.messages import get_app
 from orchestrator.runtime.embedded import embedded_worker
 from orchestrator.service.apikeys import create_key
 from orchestrator.testing.reset import reset_process_state
-from tests.conftest import _LIFECYCLE_VARS
+from tests.support.embedded import LIFECYCLE_VARS
+from tests.support.polling import poll
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 Headers = dict[str, str]
@@ -72,14 +72,13 @@ class Api:
     def follow(self, headers: Headers, run_id: str, until: Callable[[dict[str, Any]], bool],
                timeout_s: float = 60) -> dict[str, Any]:
         """Poll the run through the API until `until` holds."""
-        deadline = time.monotonic() + timeout_s
-        run = self.run(headers, run_id)
-        while not until(run):
-            assert time.monotonic() < deadline, f"run never reached the state; last: {run}"
-            assert run["status"] not in ("failed", "cancelled", "completed"), run
-            time.sleep(0.02)
+        def observe() -> dict[str, Any]:
             run = self.run(headers, run_id)
-        return run
+            if not until(run):
+                assert run["status"] not in ("failed", "cancelled", "completed"), run
+            return run
+
+        return poll(observe, until, timeout_s=timeout_s, what=f"run {run_id}", interval_s=0.02)
 
 
 def waiting_at(step: str, status: str = "waiting_for_approval") -> Callable[[dict[str, Any]],
@@ -100,7 +99,7 @@ def running_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     """One embedded environment for the module, with a worker: stopping a worker costs
     seconds, so a module pays it once."""
     with pytest.MonkeyPatch.context() as patch:
-        for name in _LIFECYCLE_VARS:
+        for name in LIFECYCLE_VARS:
             patch.delenv(name, raising=False)
         patch.setenv("LIFECYCLE_HOME", str(tmp_path_factory.mktemp("running-api")))
         patch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")

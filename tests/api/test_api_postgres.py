@@ -19,8 +19,7 @@ from orchestrator.db.models import Assessment
 from orchestrator.db.session import transaction
 from orchestrator.testing.reset import reset_process_state
 from tests.api.conftest import Api
-from tests.conftest import _LIFECYCLE_VARS
-from tests.integration.conftest import postgres_url, services  # noqa: F401  (fixtures)
+from tests.support.embedded import LIFECYCLE_VARS
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def pg_api(postgres_url: str, tmp_path: Path,  # noqa: F811
            monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
-    for name in _LIFECYCLE_VARS:
+    for name in LIFECYCLE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
     monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))

@@ -19,8 +19,8 @@ from orchestrator.jobs.interface import JobContext
 from orchestrator.service.apikeys import create_key
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment
-from tests.ingestion import files
-from tests.unit.servicekit import ACCESS_POLICY
+from tests.support import documents as files
+from tests.support.services import ACCESS_POLICY
 from workers.ingestion.service import ingest_documents
 from workers.kb_index.service import index_kb
 

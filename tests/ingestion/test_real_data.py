@@ -17,7 +17,7 @@ from orchestrator.db.models import Document, DocumentChunk
 from orchestrator.formats.document_errors import DocumentError
 from orchestrator.formats.sniff import HEAD_BYTES, sniff_media_type
 from orchestrator.knowledge.vectors import search
-from tests.unit.servicekit import Kit, open_kit
+from tests.support.services import Kit, open_kit
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
 

@@ -16,8 +16,8 @@ from orchestrator.db.report_models import ReportExport
 from orchestrator.formats import media
 from orchestrator.jobs.interface import JobContext, JobResult
 from orchestrator.lifecycle.definition import STEP_SPECS
-from tests.ingestion import files
-from tests.unit.servicekit import SERVICES, Kit, add_standard_documents, open_kit
+from tests.support import documents as files
+from tests.support.services import SERVICES, Kit, add_standard_documents, open_kit
 
 TABLES = (Document, DocumentChunk, ChunkProvenance, DocumentOutcome, ChunkEmbedding, Artifact,
           ReportExport)

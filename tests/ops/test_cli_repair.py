@@ -8,8 +8,7 @@ from orchestrator.service.approval_events import record_approval
 from orchestrator.service.producer import get_run, send_signal
 from orchestrator.service.queries import list_artifacts, list_audit
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
-from tests.ops.kit import (
+from tests.support.cli import (
     add_consumer,
     cli_json,
     here,
@@ -18,6 +17,7 @@ from tests.ops.kit import (
     run_with_dead_lettered_ingestion,
     step_attempts,
 )
+from tests.support.fleet_runs import new_tenant, start_assessment, wait_for
 
 #: Every queue a run needs up to the SoA approval, but ingestion: added when "it is back".
 WITHOUT_INGESTION = "orchestrator,kb_index,analysis"

@@ -25,8 +25,8 @@ from orchestrator.service.producer import get_run, send_signal
 from orchestrator.service.queries import get_signal
 from orchestrator.sweeps import sweep_sla
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
-from tests.ops.kit import free_port
+from tests.support.cli import free_port
+from tests.support.fleet_runs import new_tenant, start_assessment, wait_for
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

@@ -12,7 +12,7 @@ from orchestrator.engine.coordinator import coordinate
 from orchestrator.notifications.subscriptions import subscribe
 from orchestrator.service.producer import get_run
 from orchestrator.sweeps import sweep_approval_waits
-from tests.sweeps.kit import (
+from tests.support.sweeps import (
     Clock,
     audit_counts,
     audits_of,

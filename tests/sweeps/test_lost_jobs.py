@@ -12,7 +12,7 @@ from orchestrator.engine.coordinator import coordinate
 from orchestrator.service.producer import get_run
 from orchestrator.sweeps import recover_lost_jobs
 from orchestrator.sweeps.lost_jobs import LostJobs
-from tests.sweeps.kit import (
+from tests.support.sweeps import (
     Clock,
     audit_counts,
     audits_of,

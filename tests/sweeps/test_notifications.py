@@ -19,8 +19,8 @@ from orchestrator.notifications.enqueue import notify
 from orchestrator.notifications.events import NotificationEvent, event_id
 from orchestrator.notifications.subscriptions import deactivate, list_subscriptions, subscribe
 from orchestrator.notifications.sweep import sweep_deliveries
-from tests.sweeps.kit import Clock, count, new_tenant
-from tests.sweeps.receiver import webhook_receiver
+from tests.support.sweeps import Clock, count, new_tenant
+from tests.support.webhook_receiver import webhook_receiver
 
 SECRET = "s" * 32
 

@@ -10,7 +10,7 @@ from orchestrator.engine.coordinator import coordinate
 from orchestrator.service.producer import get_run, send_signal
 from orchestrator.sweeps import sweep_sla, sweep_stale
 from orchestrator.sweeps.stale_actions import Resumed, cancel_stale, resume_stale, stale_runs
-from tests.sweeps.kit import (
+from tests.support.sweeps import (
     Clock,
     audit_counts,
     audits_of,
