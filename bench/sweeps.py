@@ -8,7 +8,7 @@ the clock moves round by round and each sweep is timed once per round; the media
 printed per size, with the ratio between sizes. A sweep that costs what is due, not what
 exists, keeps the ratio near 1.
 
-    python bench/sweeps.py --database-url postgresql://postgres@127.0.0.1:5432/test
+    python -m bench.sweeps --database-url postgresql://postgres@127.0.0.1:5432/test
 """
 
 from __future__ import annotations
@@ -19,30 +19,24 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from orchestrator.config.settings import reset_settings
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from orchestrator.config.settings import get_settings  # noqa: E402
-from orchestrator.config.sweeps import DAY  # noqa: E402
-from orchestrator.contracts.clock import set_clock  # noqa: E402
-from orchestrator.db.migrate import upgrade  # noqa: E402
-from orchestrator.db.session import transaction  # noqa: E402
-from orchestrator.sweeps import SWEEPS  # noqa: E402
-from orchestrator.testing.reset import reset_process_state  # noqa: E402
+from orchestrator.config.settings import get_settings, reset_settings
+from orchestrator.config.sweeps import DAY
+from orchestrator.contracts.clock import set_clock
+from orchestrator.db.migrate import upgrade
+from orchestrator.db.session import transaction
+from orchestrator.sweeps import SWEEPS
+from orchestrator.testing.reset import reset_process_state
 
 START = datetime(2031, 3, 2, 12, 0, tzinfo=UTC)
 ROUND = timedelta(seconds=60)

@@ -14,7 +14,8 @@ from orchestrator.demo.reviewer import ScriptedReviewer, drive
 from orchestrator.service.operations import block_run, cancel_run, resume_run
 from orchestrator.service.producer import get_run
 from orchestrator.testing.worker_processes import WorkerProcesses
-from tests.support.fleet_runs import SAMPLES, new_tenant, start_assessment, wait_for
+from tests.support.fleet_runs import SAMPLES, new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 SPEC_EVENTS = {
     "lifecycle_workflow_started", "lifecycle_workflow_step_started",

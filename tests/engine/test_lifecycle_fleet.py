@@ -19,8 +19,8 @@ from tests.support.fleet_runs import (
     new_tenant,
     start_assessment,
     step_counts,
-    wait_for,
 )
+from tests.support.polling import wait_for
 
 HEAVY = "ingestion,kb_index,analysis,reporting"
 

@@ -22,7 +22,8 @@ from orchestrator.service.approval_events import record_approval
 from orchestrator.service.operations import cancel_run
 from orchestrator.service.producer import get_run, send_signal
 from orchestrator.testing.worker_processes import WorkerProcesses
-from tests.support.fleet_runs import new_tenant, start_assessment, wait_for
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 INSTANT = ("orchestrator.testing.instant_worker",)
 SIGNAL_AUDITS = ("lifecycle_workflow_signal_received", "lifecycle_workflow_signal_ignored",

@@ -21,7 +21,8 @@ from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.ingestion import files, hostile_readers
-from tests.support.fleet_runs import new_tenant, wait_for
+from tests.support.fleet_runs import new_tenant
+from tests.support.polling import wait_for
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 HOSTILE_ENV = {

@@ -8,7 +8,8 @@ from orchestrator.service.apikeys import authenticate
 from orchestrator.service.producer import get_run
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.cli import cli, cli_json, here, here_json
-from tests.support.fleet_runs import new_tenant, start_assessment, wait_for
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 
 def test_block_resume_and_cancel_a_waiting_run_and_find_it_by_status(fleet: Fleet) -> None:

@@ -17,7 +17,8 @@ from tests.support.cli import (
     run_with_dead_lettered_ingestion,
     step_attempts,
 )
-from tests.support.fleet_runs import new_tenant, start_assessment, wait_for
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 #: Every queue a run needs up to the SoA approval, but ingestion: added when "it is back".
 WITHOUT_INGESTION = "orchestrator,kb_index,analysis"

@@ -20,8 +20,8 @@ from orchestrator.engine.routing import QUEUES
 from orchestrator.service.producer import get_run
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.cli import free_port
-from tests.support.fleet_runs import new_tenant, start_assessment, wait_for
-from tests.support.polling import poll
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import poll, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "orchestrator" / "ops" / "flowerconfig.py"

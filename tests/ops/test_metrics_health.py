@@ -26,7 +26,8 @@ from orchestrator.service.queries import get_signal
 from orchestrator.sweeps import sweep_sla
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.cli import free_port
-from tests.support.fleet_runs import new_tenant, start_assessment, wait_for
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

@@ -20,7 +20,8 @@ from orchestrator.service.apikeys import create_key
 from orchestrator.service.producer import get_run
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.cli import free_port, job_status
-from tests.support.fleet_runs import new_tenant, start_assessment, wait_for
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

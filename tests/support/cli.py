@@ -19,7 +19,8 @@ from orchestrator.db.models import Job, StepExecution
 from orchestrator.db.session import transaction
 from orchestrator.service.producer import get_run
 from orchestrator.service.read_models import RunView
-from tests.support.fleet_runs import start_assessment, wait_for
+from tests.support.fleet_runs import start_assessment
+from tests.support.polling import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The sweep gives up on a queued job at once: no re-dispatch, a deadline of 1 ms.

@@ -30,13 +30,8 @@ from orchestrator.demo.reviewer import ScriptedReviewer, drive
 from orchestrator.service.producer import get_run, send_signal
 from orchestrator.testing.worker_processes import ROOT
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.support.fleet_runs import (
-    audit_counts,
-    new_tenant,
-    start_assessment,
-    step_counts,
-    wait_for,
-)
+from tests.support.fleet_runs import audit_counts, new_tenant, start_assessment, step_counts
+from tests.support.polling import wait_for
 from tests.support.sweeps import count
 
 HEAVY = "ingestion,kb_index,analysis,reporting"

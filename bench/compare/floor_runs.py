@@ -10,10 +10,10 @@ from pathlib import Path
 
 import redis
 
-from bench import floor
-from bench.compare_procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_mb
-from bench.compare_results import PhaseResult, RoundFigures
-from bench.compare_workers import BenchWorkers
+from bench.compare import floor_app as floor
+from bench.compare.procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_mb
+from bench.compare.results import PhaseResult, RoundFigures
+from bench.compare.workers import BenchWorkers
 
 
 def run_floor(env: dict[str, str], log_dir: Path, broker_url: str, chains: int, hops: int,
@@ -25,7 +25,8 @@ def run_floor(env: dict[str, str], log_dir: Path, broker_url: str, chains: int, 
     with BenchWorkers(env, log_dir) as workers:
         # floor_a stands for the coordinator's worker, floor_b for the job worker.
         for queue, threads in zip(floor.QUEUES, concurrency, strict=True):
-            workers.start_app("bench.floor", queue, role=f"floor-{queue}", concurrency=threads)
+            workers.start_app("bench.compare.floor_app", queue, role=f"floor-{queue}",
+                              concurrency=threads)
         pids = workers.pids()
         for _ in range(warmup):  # imports, pools, caches: not what is compared
             _one_round(results, chains, hops)

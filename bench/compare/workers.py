@@ -6,13 +6,13 @@ import subprocess
 import sys
 import uuid
 
-from bench import sqlcount
+from bench.compare import sqlcount
 from orchestrator.testing.worker_processes import ROOT, WorkerProcesses
 
 
 class BenchWorkers(WorkerProcesses):
-    """WorkerProcesses that can start another app module (`bench.sqlcount_app`,
-    `bench.floor`) and knows each worker's pid and role."""
+    """WorkerProcesses that can start another app module (`bench.compare.sqlcount_app`,
+    `bench.compare.floor_app`) and knows each worker's pid and role."""
 
     log_level = "WARNING"  # the same for every system measured: logging costs CPU
 

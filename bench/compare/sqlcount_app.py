@@ -1,7 +1,7 @@
-"""`celery -A bench.sqlcount_app worker ...`: the fleet's own app, with SQL counting on.
+"""`celery -A bench.compare.sqlcount_app worker ...`: the fleet's own app, with SQL counting on.
 
 The worker runs exactly the orchestrator's tasks and settings. This module only installs
-the statement/transaction counters (bench.sqlcount), counts the SQL of every coordinator
+the statement/transaction counters (bench.compare.sqlcount), counts the SQL of every coordinator
 call apart (`coordinate.*`, whether the coordinator task or a job applying its own
 outcome made the call), counts finished tasks by name and logs when each job message was
 handed to the broker.
@@ -20,7 +20,7 @@ from typing import Any
 from celery.signals import after_task_publish, import_modules, task_postrun
 
 import orchestrator.engine.coordinator as coordinator_module
-from bench import sqlcount
+from bench.compare import sqlcount
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.routing import COORDINATE_TASK
 

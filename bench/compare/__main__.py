@@ -8,9 +8,9 @@
 
 Prints the table and writes it between the markers in docs/benchmarks.md.
 
-    python bench/compare.py                      # N=30, 3 rounds, 10,000 waiting runs
-    python bench/compare.py --runs 10 --repeat 1 --waiting 1000 --no-docs
-    python bench/compare.py --profile            # + py-spy of the fleet's workers (2 rounds)
+    python -m bench.compare                      # N=30, 3 rounds, 10,000 waiting runs
+    python -m bench.compare --runs 10 --repeat 1 --waiting 1000 --no-docs
+    python -m bench.compare --profile            # + py-spy of the fleet's workers (2 rounds)
 """
 
 from __future__ import annotations
@@ -25,27 +25,26 @@ from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench import floor, sqlcount  # noqa: E402
-from bench.compare_fleet import Fleet, FleetOptions, run_fleet  # noqa: E402
-from bench.compare_floor import run_floor  # noqa: E402
-from bench.compare_machine import describe_machine  # noqa: E402
-from bench.compare_peer import run_peer  # noqa: E402
-from bench.compare_profile import Profile, Recorder  # noqa: E402
-from bench.compare_report import Report, render, write_docs  # noqa: E402
-from bench.compare_results import PhaseResult  # noqa: E402
-from bench.compare_waiting import (  # noqa: E402
+from bench.compare import floor_app as floor
+from bench.compare import sqlcount  # noqa: E402
+from bench.compare.fleet import Fleet, FleetOptions, run_fleet
+from bench.compare.floor_runs import run_floor
+from bench.compare.machine import describe_machine
+from bench.compare.peer_runs import run_peer
+from bench.compare.profile import Profile, Recorder
+from bench.compare.report import Report, render, write_docs
+from bench.compare.results import PhaseResult
+from bench.compare.waiting import (
     LoadFigures,
     clone_waiting_runs,
     measure_load,
     template_run,
 )
-from bench.compare_workers import BenchWorkers  # noqa: E402
-from orchestrator.db.session import transaction  # noqa: E402
-from orchestrator.testing.reset import reset_process_state  # noqa: E402
+from bench.compare.workers import BenchWorkers
+from orchestrator.db.session import transaction
+from orchestrator.testing.reset import reset_process_state
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 HOPS = 20
 
 

@@ -1,4 +1,4 @@
-"""Phase 3, the peer: DBOS Transact running the lifecycle's shape (bench.peer_dbos) in two
+"""Phase 3, the peer: DBOS Transact running the lifecycle's shape (bench.compare.peer_app) in two
 worker processes on its own fresh PostgreSQL database, driven like the fleet: N workflows
 enqueued at once, each wait answered (DBOSClient.send) as soon as its event appears."""
 
@@ -17,12 +17,12 @@ from pathlib import Path
 from dbos import DBOS, DBOSClient
 from sqlalchemy import create_engine, text
 
-from bench import sqlcount
-from bench.compare_db import DbWatch, drop_database, fresh_database
-from bench.compare_latency import job_to_job_pairs
-from bench.compare_procs import cpu_s, own_cpu_s, peak_rss_mb
-from bench.compare_results import PhaseResult, RoundFigures
-from bench.peer_dbos import QUEUE_NAME, SHAPE, WAIT_EVENT, WORKFLOW_NAME
+from bench.compare import sqlcount
+from bench.compare.db import DbWatch, drop_database, fresh_database
+from bench.compare.latency import job_to_job_pairs
+from bench.compare.peer_app import QUEUE_NAME, SHAPE, WAIT_EVENT, WORKFLOW_NAME
+from bench.compare.procs import cpu_s, own_cpu_s, peak_rss_mb
+from bench.compare.results import PhaseResult, RoundFigures
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.testing.worker_processes import ROOT
@@ -68,7 +68,7 @@ class Peer:
             ready = self.home / f"ready-{i}"
             log = (self.home / f"peer-{i}.log").open("ab")
             self.workers.append(subprocess.Popen(
-                [sys.executable, "-m", "bench.peer_dbos", "--url", self.url,
+                [sys.executable, "-m", "bench.compare.peer_app", "--url", self.url,
                  "--executor-id", f"peer-{i}", "--worker-concurrency", str(per_process),
                  "--poll-s", str(self.queue_poll_s), "--ready-file", str(ready)],
                 cwd=ROOT, env=env, stdout=log, stderr=log))

@@ -20,10 +20,10 @@ from typing import Any
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from bench import sqlcount
-from bench.compare_db import DbStats, DbWatch
-from bench.compare_driver import WaitAnswerer, create_assessments, new_owner, start_runs
-from bench.compare_results import transactions
+from bench.compare import sqlcount
+from bench.compare.db import DbStats, DbWatch
+from bench.compare.driver import WaitAnswerer, create_assessments, new_owner, start_runs
+from bench.compare.results import transactions
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction

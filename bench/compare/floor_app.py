@@ -1,6 +1,6 @@
 """The floor: bare Celery ping-pong on the fleet's broker and settings, no orchestration.
 
-`celery -A bench.floor worker -Q floor_a` and `-Q floor_b`: hop k runs on one queue and
+`celery -A bench.compare.floor_app worker -Q floor_a` and `-Q floor_b`: hop k runs on one queue and
 sends hop k+1 to the other, like a job completion waking the coordinator and the
 coordinator dispatching the next job. Each hop pushes its latency (send -> start) to Redis.
 Its Celery settings are the fleet app's own (every one that differs from Celery's
@@ -22,7 +22,7 @@ from kombu import Queue
 from orchestrator.config.settings import get_settings
 
 QUEUES = ("floor_a", "floor_b")
-HOP_TASK = "bench.floor.hop"
+HOP_TASK = "bench.compare.floor_app.hop"
 LATENCY_KEY = "bench:floor:latency_ms"
 DONE_KEY = "bench:floor:done"
 
@@ -66,7 +66,8 @@ def get_floor_app() -> Celery:
 
 
 def __getattr__(name: str) -> Any:
-    # `celery -A bench.floor` finds the app here; built lazily, after the environment is set.
+    # `celery -A bench.compare.floor_app` finds the app here; built lazily, once the
+    # environment is set.
     if name == "app":
         return get_floor_app()
     raise AttributeError(name)

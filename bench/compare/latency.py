@@ -4,7 +4,7 @@ Fleet: for each job whose next step is also a job (ingest -> index -> pre-analys
 scope -> SoA draft, SoA ingest -> evidence -> gap analysis: 5 pairs a lifecycle), from
 the job's `finished_at` (set in the transaction that commits its result and completion
 signal) to the moment the coordinator handed the next job's message to the broker
-(Celery's after_task_publish in the coordinator process, logged by bench.sqlcount_app;
+(Celery's after_task_publish in the coordinator process, logged by bench.compare.sqlcount_app;
 the next job row's `created_at` if no publish was logged). It spans: the job's commit,
 the kick message, the coordinator's wake-up, its transaction, the publish. Split at the
 next job row's `created_at`, the time the coordinator's transaction began deciding.

@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.compare_machine import Machine
-from bench.compare_profile import Profile, is_project_frame
-from bench.compare_results import PhaseResult
-from bench.compare_waiting import LoadFigures
+from bench.compare.machine import Machine
+from bench.compare.profile import Profile, is_project_frame
+from bench.compare.results import PhaseResult
+from bench.compare.waiting import LoadFigures
 
 START = "<!-- bench:compare:start -->"
 END = "<!-- bench:compare:end -->"

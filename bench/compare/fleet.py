@@ -16,13 +16,13 @@ from pathlib import Path
 import redis
 from sqlalchemy import func, select
 
-from bench import sqlcount
-from bench.compare_db import DbWatch, drop_database, fresh_database
-from bench.compare_driver import WaitAnswerer, create_assessments, drive, new_owner, start_runs
-from bench.compare_latency import fleet_latencies
-from bench.compare_procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_mb
-from bench.compare_results import PhaseResult, RoundFigures
-from bench.compare_workers import BenchWorkers
+from bench.compare import sqlcount
+from bench.compare.db import DbWatch, drop_database, fresh_database
+from bench.compare.driver import WaitAnswerer, create_assessments, drive, new_owner, start_runs
+from bench.compare.latency import fleet_latencies
+from bench.compare.procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_mb
+from bench.compare.results import PhaseResult, RoundFigures
+from bench.compare.workers import BenchWorkers
 from orchestrator.db.migrate import upgrade
 from orchestrator.db.models import InboxSignal, StepExecution, WorkflowRun
 from orchestrator.db.session import transaction
@@ -66,10 +66,10 @@ class Fleet:
             sqlcount.install_if_enabled()
             self.workers.__enter__()
             self.names["coordinator"] = self.workers.start_app(
-                "bench.sqlcount_app", "orchestrator", role="coordinator",
+                "bench.compare.sqlcount_app", "orchestrator", role="coordinator",
                 concurrency=self.options.coordinator_concurrency)
             self.names["jobs"] = self.workers.start_app(
-                "bench.sqlcount_app", JOB_QUEUES, role="jobs",
+                "bench.compare.sqlcount_app", JOB_QUEUES, role="jobs",
                 concurrency=self.options.job_concurrency,
                 # Jobs skip their work: the comparison measures the orchestration.
                 include=("orchestrator.testing.instant_worker",))

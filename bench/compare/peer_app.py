@@ -5,9 +5,9 @@ framework, five approvals) announce themselves with `DBOS.set_event("waiting:<st
 and block in `DBOS.recv(topic=<step>)` until the driver's `send`; every other step is a
 `@DBOS.step` that returns at once (like the fleet's instant jobs) and is checkpointed.
 
-`python -m bench.peer_dbos --url URL --executor-id ID --worker-concurrency K` runs one
+`python -m bench.compare.peer_app --url URL --executor-id ID --worker-concurrency K` runs one
 worker process: it launches DBOS, registers the queue and runs what it dequeues until
-SIGTERM. SQL counting (bench.sqlcount) is on when the environment asks for it.
+SIGTERM. SQL counting (bench.compare.sqlcount) is on when the environment asks for it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 from dbos import DBOS, DBOSConfig
 
-from bench import sqlcount
+from bench.compare import sqlcount
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.lifecycle.definition import STEP_SPECS
 

@@ -14,7 +14,7 @@ import psutil
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from bench.compare_results import percentile
+from bench.compare.results import percentile
 from orchestrator.testing.worker_processes import ROOT
 
 
