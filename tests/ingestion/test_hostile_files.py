@@ -17,7 +17,8 @@ from orchestrator.db.models import Document
 from orchestrator.formats import media
 from orchestrator.formats.archive import check_archive
 from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
-from tests.ingestion import files, hostile_readers
+from tests.support import documents as files
+from tests.support import hostile_readers
 from tests.support.services import ACCESS_POLICY, Kit, open_kit
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents

@@ -20,7 +20,8 @@ from orchestrator.db.storage import put_bytes
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.ingestion import files, hostile_readers
+from tests.support import documents as files
+from tests.support import hostile_readers
 from tests.support.fleet_runs import new_tenant
 from tests.support.polling import wait_for
 

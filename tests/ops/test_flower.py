@@ -24,7 +24,7 @@ from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.polling import poll, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-CONF = ROOT / "orchestrator" / "ops" / "flowerconfig.py"
+CONF = ROOT / "orchestrator" / "runtime" / "flowerconfig.py"
 USER, PASSWORD = "operator", "Flower-test-7f3a91c2d4"
 
 
