@@ -25,6 +25,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -219,6 +220,10 @@ def _child_peak_kib(pid: int | None) -> int:
     return 0
 
 
+def raw_total(reader: Callable[[Path], int], paths: list[Path]) -> int:
+    return sum(reader(p) for p in paths)
+
+
 def timed(run: Callable[[], int], sandbox: ParserSandbox | None = None) -> Timing:
     pid = sandbox.pid if sandbox else None
     child_before = _child_cpu(pid)
@@ -333,9 +338,8 @@ def main() -> None:
         ours_runs: list[Timing] = []
         reader = RAW[media_type]
         for _ in range(args.rounds):
-            raw_runs.append(timed(lambda files=files, reader=reader: sum(reader(p)
-                                                                         for p in files)))
-            ours_runs.append(timed(lambda files=files: pipeline(sandbox, files), sandbox))
+            raw_runs.append(timed(partial(raw_total, reader, files)))
+            ours_runs.append(timed(partial(pipeline, sandbox, files), sandbox))
         raw, ours = best(raw_runs), best(ours_runs)
         print(f"{media_type.rsplit('.', 1)[-1]} ({len(files)} files, {size / 1e6:.2f} MB)")
         print(_row(f"raw {RAW_NAMES[media_type]}", size, raw, None))

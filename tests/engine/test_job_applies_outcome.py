@@ -30,6 +30,11 @@ from orchestrator.testing.worker_processes import WorkerProcesses
 from tests.support.fleet_runs import new_tenant, start_assessment
 
 
+def coordinate_now(run_id: uuid.UUID) -> None:
+    """Apply the run's pending signals in this process (a kick returns nothing)."""
+    coordinate(run_id)
+
+
 @pytest.fixture
 def owner(fleet: WorkerProcesses) -> Iterator[Actor]:
     """Runs of this tenant are cancelled afterwards: no queued job of theirs is left for
@@ -41,7 +46,7 @@ def owner(fleet: WorkerProcesses) -> Iterator[Actor]:
             WorkflowRun.tenant_id == actor.tenant_id)))
     for run_id in runs:
         cancel_run(actor, run_id, reason="test over", idempotency_key="test-over",
-                   kick=coordinate)
+                   kick=coordinate_now)
 
 
 def _run_waiting_on_ingestion(owner: Actor) -> tuple[uuid.UUID, JobRequest]:
@@ -159,7 +164,7 @@ def test_the_claim_marks_the_outbox_and_a_finished_or_cancelled_job_is_not_run_a
     assert again.outcome is JobRun.ALREADY_FINISHED and again.applied is None
     next_request = _queued_request(run_id)
     cancel_run(owner, run_id, reason="changed our mind", idempotency_key="cancel",
-               kick=coordinate)
+               kick=coordinate_now)
     assert run_job(Delivery(next_request, retries_left=True), instant_service).outcome \
         is JobRun.SKIPPED
     unknown = next_request.model_copy(update={"job_id": f"{run_id}:index_kb:9"})

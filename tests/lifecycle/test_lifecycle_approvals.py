@@ -30,6 +30,7 @@ from tests.support.decisions import (
     effects_of,
     entered,
     new_state,
+    only_audits,
     positioned,
     signal,
     step_changes,
@@ -72,8 +73,8 @@ def _assert_rejected_unchanged(state: RunState, envelope: Any, view: ApprovalVie
     assert decision.reason == reason
     assert decision.state == state
     assert not effects_of(decision, ConsumeApproval)
-    assert [a.event_type for a in decision.effects] == [E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
-    assert decision.effects[0].metadata["reason"] == reason
+    assert [a.event_type for a in only_audits(decision)] == [E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
+    assert only_audits(decision)[0].metadata["reason"] == reason
 
 
 def test_five_approval_waits_one_per_approvable_artifact() -> None:
@@ -185,7 +186,7 @@ def test_an_approval_after_its_gate_opened_is_ignored(kind: ArtifactKind) -> Non
             "run is completed" if terminal else f"the {wait.value} gate is already open")
         assert decision.state == after
         assert not effects_of(decision, ConsumeApproval)
-        assert [a.event_type for a in decision.effects] == [
+        assert [a.event_type for a in only_audits(decision)] == [
             E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED]
 
 

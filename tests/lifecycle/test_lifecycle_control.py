@@ -32,6 +32,7 @@ from tests.support.decisions import (
     job_failed,
     new_state,
     next_signal,
+    only_audits,
     outcome_payload,
     resume_signal,
     run_to_completion,
@@ -72,14 +73,14 @@ def test_block_then_resume_restores_the_exact_state(step: Step) -> None:
     assert b.active_job_id == state.active_job_id
     assert b.attempts == state.attempts
     assert step_changes(blocked) == []
-    assert [(a.event_type, a.actor_id, a.metadata) for a in blocked.effects[1:]] == [
+    assert [(a.event_type, a.actor_id, a.metadata) for a in only_audits(blocked.effects[1:])] == [
         (E.LIFECYCLE_WORKFLOW_BLOCKED, HUMAN, {"reason": "auditor away"})]
 
     resumed = decide(b, resume_signal(b))
     assert resumed.fate is SignalFate.APPLIED
     assert resumed.state == state
     assert step_changes(resumed) == []
-    assert [a.event_type for a in resumed.effects] == [
+    assert [a.event_type for a in only_audits(resumed)] == [
         E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED, E.LIFECYCLE_WORKFLOW_RESUMED]
 
 
@@ -256,7 +257,7 @@ def test_terminal_runs_ignore_every_signal(terminal: RunState, type_: S) -> None
     assert decision.fate is SignalFate.IGNORED
     assert decision.reason == f"run is {terminal.status.value}"
     assert decision.state == terminal
-    assert [a.event_type for a in decision.effects] == [E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED]
+    assert [a.event_type for a in only_audits(decision)] == [E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED]
 
 
 def test_the_eight_statuses() -> None:
@@ -287,7 +288,7 @@ def test_signals_for_another_run_are_rejected(field: str, type_: S) -> None:
         assert decision.fate is SignalFate.REJECTED
         assert decision.reason == "signal does not belong to this run"
         assert decision.state == state
-        assert [a.event_type for a in decision.effects] == [
+        assert [a.event_type for a in only_audits(decision)] == [
             E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
 
 

@@ -32,6 +32,7 @@ from tests.support.decisions import (
     new_state,
     run_to_completion,
     signal,
+    step_changes,
 )
 
 
@@ -101,8 +102,7 @@ def test_no_decision_enters_more_than_twenty_steps() -> None:
     for d in decisions:
         steps = entered(d)
         assert len(steps) == len(set(steps))
-        assert all(c.attempt == 1 for c in d.effects
-                   if getattr(c, "status", None) is StepStatus.RUNNING)
+        assert all(c.attempt == 1 for c in step_changes(d, StepStatus.RUNNING))
 
 
 def test_every_human_signal_sent_early_still_completes_the_run() -> None:

@@ -20,6 +20,7 @@ from tests.support.decisions import (
     framework_signal,
     new_state,
     next_signal,
+    only_audits,
     signal,
     step_changes,
 )
@@ -72,7 +73,7 @@ def test_framework_selected_needs_a_framework(step: Step, framework: object) -> 
     assert decision.fate is SignalFate.REJECTED
     assert decision.reason == "framework_selected needs a non-empty 'framework'"
     assert decision.state == state
-    assert [a.event_type for a in decision.effects] == [E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
+    assert [a.event_type for a in only_audits(decision)] == [E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
 
 
 def test_an_early_framework_choice_applies_when_the_wait_opens() -> None:

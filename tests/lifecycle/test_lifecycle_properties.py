@@ -321,7 +321,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                   variant: str) -> tuple[SignalEnvelope, ApprovalView | None]:
         state = self.state
         current = state.artifacts.get(kind, 1)
-        changes: dict[str, Any] = {
+        variants: dict[str, dict[str, Any]] = {
             "valid": {},
             "stale_version": {"version": current - 1 if current > 1 else current + 1},
             "future_version": {"version": current + 1},
@@ -330,7 +330,8 @@ class LifecycleMachine(RuleBasedStateMachine):
             "consumed": {"consumed": True},
             "missing": {},
             "other_tenant": {"tenant_id": "tenant-b"},
-        }[variant]
+        }
+        changes = variants[variant]
         envelope, view = approval(state, kind, **changes)
         return envelope, (None if variant == "missing" else view)
 

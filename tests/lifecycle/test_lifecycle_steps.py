@@ -144,7 +144,7 @@ def test_job_steps_enqueue_their_job(step: Step, journey: list[Decision]) -> Non
     assert job.kind is spec.job_kind
     assert (job.step, job.attempt) == (step, 1)
     framework = FRAMEWORK if position(step) > position(Step.WAIT_FOR_FRAMEWORK_SELECTION) else None
-    expected = {"framework": framework}
+    expected: dict[str, object] = {"framework": framework}
     if spec.produces is not None:
         expected |= {"artifact_kind": spec.produces.value, "artifact_version": 1}
     assert job.parameters == expected
@@ -157,9 +157,11 @@ def test_approval_waits_announce_the_artifact_version(step: Step,
                                                       journey: list[Decision]) -> None:
     entering, finishing, _ = _split(journey, step)
     kind = APPROVED_AT[step]
+    awaits = STEP_SPECS[step].awaits
+    assert awaits is not None
     waiting = audits(entering, E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL)
     assert [(a.step, a.metadata) for a in waiting] == [(step, {
-        "awaits": STEP_SPECS[step].awaits.value, "artifact_kind": kind.value,
+        "awaits": awaits.value, "artifact_kind": kind.value,
         "artifact_version": 1})]
     consumed = effects_of(finishing, ConsumeApproval)
     assert len(consumed) == 1
@@ -172,9 +174,10 @@ def test_approval_waits_announce_the_artifact_version(step: Step,
                                   if STEP_SPECS[s].kind is StepKind.WAIT_FOR_INPUT])
 def test_input_waits_announce_what_they_await(step: Step, journey: list[Decision]) -> None:
     entering, _, _ = _split(journey, step)
+    awaits = STEP_SPECS[step].awaits
+    assert awaits is not None
     waiting = audits(entering, E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT)
-    assert [(a.step, a.metadata) for a in waiting] == [
-        (step, {"awaits": STEP_SPECS[step].awaits.value})]
+    assert [(a.step, a.metadata) for a in waiting] == [(step, {"awaits": awaits.value})]
 
 
 @pytest.mark.parametrize("step", NON_INLINE_STEPS)

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.jobs import ArtifactRef, JobError, JobOutcome
@@ -33,6 +33,7 @@ from orchestrator.lifecycle.transitions import job_id_for
 
 S = SignalType
 E = AuditEventType
+EffectT = TypeVar("EffectT")
 
 TENANT = "tenant-a"
 ORG = "org-a"
@@ -335,8 +336,17 @@ def completed(source: Decision | Sequence[Effect]) -> list[Step]:
     return [c.step for c in step_changes(source, StepStatus.COMPLETED)]
 
 
-def effects_of(source: Decision | Sequence[Effect], kind: type) -> list[Any]:
+def effects_of(source: Decision | Sequence[Effect], kind: type[EffectT]) -> list[EffectT]:
+    """The effects of one type, in order."""
     return [e for e in _effects(source) if isinstance(e, kind)]
+
+
+def only_audits(source: Decision | Sequence[Effect]) -> list[Audit]:
+    """Every effect, each of which must be an audit (a refused or ignored signal)."""
+    effects = _effects(source)
+    found = effects_of(effects, Audit)
+    assert len(found) == len(effects), f"effects other than audits: {effects}"
+    return found
 
 
 def enqueued(source: Decision | Sequence[Effect]) -> list[EnqueueJob]:
