@@ -8,13 +8,13 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.signals import ArtifactKind, SignalType
 from orchestrator.contracts.text import NulFree, Text
-from orchestrator.errors import InvalidInput
-from orchestrator.lifecycle.approvals import ApprovalDecision
+from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.lifecycle.policies import SignoffMode
-from orchestrator.producer import _public_signal_type
-from orchestrator.views import ArtifactView
+from orchestrator.service.producer import public_signal_type
+from orchestrator.service.read_models import ArtifactView
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ TraceId = Annotated[Text, Field(min_length=1, max_length=128)]
 
 def _accepted_by_producer(kind: SignalType) -> bool:
     try:
-        _public_signal_type(kind)
+        public_signal_type(kind)
     except InvalidInput:
         return False
     return True

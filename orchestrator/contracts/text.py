@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 from pydantic_core import PydanticCustomError
 
-from orchestrator.errors import InvalidInput
+from orchestrator.contracts.errors import InvalidInput
 
 NUL = "\x00"
 Path = tuple[str | int, ...]

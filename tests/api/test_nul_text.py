@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.approval_events import record_approval
-from orchestrator.errors import InvalidInput
-from orchestrator.operations import block_run, cancel_run
-from orchestrator.producer import Actor, create_assessment, send_signal, start_lifecycle
+from orchestrator.service.approval_events import record_approval
+from orchestrator.contracts.errors import InvalidInput
+from orchestrator.service.operations import block_run, cancel_run
+from orchestrator.contracts.identity import Actor
+from orchestrator.service.producer import create_assessment, send_signal, start_lifecycle
 from tests.api.conftest import Api
 from tests.api.nul_text import NUL, assert_nul_refused_everywhere
 

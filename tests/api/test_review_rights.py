@@ -4,7 +4,7 @@ next version of the draft without operator rights (no one else may)."""
 from __future__ import annotations
 
 from tests.api.conftest import Api, waiting_at
-from tests.api.lifecycle_http import approve_current, select_framework
+from tests.support.http_lifecycle import approve_current, select_framework
 from tests.api.test_operations_http import _code, _run_to_framework
 
 

@@ -13,18 +13,18 @@ import pytest
 from sqlalchemy import select
 
 from orchestrator.contracts.jobs import JobRequest
-from orchestrator.coordinator import coordinate
+from orchestrator.engine.coordinator import coordinate
 from orchestrator.db.models import Job, StepExecution
 from orchestrator.db.session import transaction
-from orchestrator.documents import upload_document
+from orchestrator.service.documents import upload_document
 from orchestrator.jobs.interface import JobContext, JobResult, JobService
 from orchestrator.jobs.runtime import Delivery, JobRun, run_job
-from orchestrator.producer import Actor, create_assessment, get_run, start_lifecycle
-from orchestrator.reset import reset_process_state
-from tests.conftest import _LIFECYCLE_VARS
-from tests.ingestion import files
-from tests.integration.conftest import postgres_url, services  # noqa: F401  (fixtures)
-from workers.ingestion.outcomes import list_outcomes
+from orchestrator.contracts.identity import Actor
+from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
+from orchestrator.testing.reset import reset_process_state
+from tests.support.embedded import LIFECYCLE_VARS
+from tests.support import documents as files
+from orchestrator.service.document_outcomes import list_outcomes
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
 
@@ -38,7 +38,7 @@ def no_kick(_: uuid.UUID) -> None:
 @pytest.fixture
 def on_postgres(postgres_url: str, tmp_path: Path,  # noqa: F811
                 monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in _LIFECYCLE_VARS:
+    for name in LIFECYCLE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
     monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))

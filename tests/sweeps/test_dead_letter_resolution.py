@@ -6,27 +6,28 @@ import uuid
 
 import pytest
 
-from orchestrator.coordinator import coordinate
-from orchestrator.errors import InvalidInput
-from orchestrator.operations import retry_step
-from orchestrator.ops.dead_letters import (
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.contracts.errors import InvalidInput
+from orchestrator.service.operations import retry_step
+from orchestrator.service.dead_letters import (
     DeadLetterView,
     list_dead_letters,
     replay_dead_letter,
     resolve_dead_letter,
 )
-from orchestrator.producer import Actor, get_run
+from orchestrator.contracts.identity import Actor
+from orchestrator.service.producer import get_run
 from orchestrator.sweeps import recover_lost_jobs
 from orchestrator.sweeps.lost_jobs import LostJobs
-from orchestrator.sweeps.settings import sweep_settings
-from tests.ops.kit import here, here_json
-from tests.sweeps.kit import Clock, job, new_tenant, no_kick, run_queued_jobs, run_until_job_queued
+from orchestrator.config.settings import reset_settings
+from tests.support.cli import here, here_json
+from tests.support.sweeps import Clock, job, new_tenant, no_kick, run_queued_jobs, run_until_job_queued
 
 
 @pytest.fixture
 def give_up_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIFECYCLE_SWEEP_REDISPATCH_LIMIT", "0")
-    sweep_settings.cache_clear()
+    reset_settings()
 
 
 def _dead_lettered_run(owner: Actor, clock: Clock) -> tuple[uuid.UUID, DeadLetterView]:
