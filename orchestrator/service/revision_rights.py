@@ -11,13 +11,13 @@ import uuid
 
 from sqlalchemy import exists, select
 
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import APPROVALS
-from orchestrator.lifecycle.approval_checks import ApprovalDecision
-from orchestrator.contracts.identity import Actor
-from orchestrator.service.producer import load_run
 from orchestrator.engine.run_rows import state_of
+from orchestrator.lifecycle.approval_checks import ApprovalDecision
+from orchestrator.service.producer import load_run
 
 _SENT_BACK = (ApprovalDecision.REJECTED.value, ApprovalDecision.CHANGES_REQUESTED.value)
 

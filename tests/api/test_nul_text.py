@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.service.approval_events import record_approval
 from orchestrator.contracts.errors import InvalidInput
-from orchestrator.service.operations import block_run, cancel_run
 from orchestrator.contracts.identity import Actor
+from orchestrator.service.approval_events import record_approval
+from orchestrator.service.operations import block_run, cancel_run
 from orchestrator.service.producer import create_assessment, send_signal, start_lifecycle
 from tests.api.conftest import Api
 from tests.api.nul_text import NUL, assert_nul_refused_everywhere

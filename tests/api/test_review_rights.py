@@ -4,8 +4,8 @@ next version of the draft without operator rights (no one else may)."""
 from __future__ import annotations
 
 from tests.api.conftest import Api, waiting_at
-from tests.support.http_lifecycle import approve_current, select_framework
 from tests.api.test_operations_http import _code, _run_to_framework
+from tests.support.http_lifecycle import approve_current, select_framework
 
 
 def test_a_rejection_shows_its_comment_and_its_reviewer_asks_for_the_next_version(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from orchestrator.engine.coordinator import coordinate
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
+from orchestrator.engine.coordinator import coordinate
 from orchestrator.service.producer import send_signal
 from tests.engine.test_coordinator_inbox import OWNER, fates, no_kick, started_run
 

@@ -12,19 +12,19 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobRequest
-from orchestrator.engine.coordinator import coordinate
 from orchestrator.db.models import Job, StepExecution
 from orchestrator.db.session import transaction
-from orchestrator.service.documents import upload_document
+from orchestrator.engine.coordinator import coordinate
 from orchestrator.jobs.interface import JobContext, JobResult, JobService
 from orchestrator.jobs.runtime import Delivery, JobRun, run_job
-from orchestrator.contracts.identity import Actor
+from orchestrator.service.document_outcomes import list_outcomes
+from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
 from orchestrator.testing.reset import reset_process_state
-from tests.support.embedded import LIFECYCLE_VARS
 from tests.support import documents as files
-from orchestrator.service.document_outcomes import list_outcomes
+from tests.support.embedded import LIFECYCLE_VARS
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
 

@@ -6,22 +6,29 @@ import uuid
 
 import pytest
 
-from orchestrator.engine.coordinator import coordinate
+from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.errors import InvalidInput
-from orchestrator.service.operations import retry_step
+from orchestrator.contracts.identity import Actor
+from orchestrator.engine.coordinator import coordinate
 from orchestrator.service.dead_letters import (
     DeadLetterView,
     list_dead_letters,
     replay_dead_letter,
     resolve_dead_letter,
 )
-from orchestrator.contracts.identity import Actor
+from orchestrator.service.operations import retry_step
 from orchestrator.service.producer import get_run
 from orchestrator.sweeps import recover_lost_jobs
 from orchestrator.sweeps.lost_jobs import LostJobs
-from orchestrator.config.settings import reset_settings
 from tests.support.cli import here, here_json
-from tests.support.sweeps import Clock, job, new_tenant, no_kick, run_queued_jobs, run_until_job_queued
+from tests.support.sweeps import (
+    Clock,
+    job,
+    new_tenant,
+    no_kick,
+    run_queued_jobs,
+    run_until_job_queued,
+)
 
 
 @pytest.fixture
