@@ -20,7 +20,6 @@ def install(app: FastAPI) -> None:
         pages_runs,
     )
 
-    for module in (pages_auth, pages_queue, pages_assessments, pages_runs, pages_review,
-                   pages_ops):
+    for module in (pages_auth, pages_queue, pages_assessments, pages_runs, pages_review, pages_ops):
         app.include_router(module.router)
     app.mount("/console/static", StaticFiles(directory=STATIC_DIR), name="console-static")

@@ -13,16 +13,20 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobStatus
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.ops_models import SweepMark
 from orchestrator.db.session import transaction
-from orchestrator.producer import Actor
+from orchestrator.service.producer import Actor
 
-_MOVING = (WorkflowStatus.PENDING.value, WorkflowStatus.RUNNING.value,
-           WorkflowStatus.BLOCKED.value, WorkflowStatus.FAILED.value)
+_MOVING = (
+    WorkflowStatus.PENDING.value,
+    WorkflowStatus.RUNNING.value,
+    WorkflowStatus.BLOCKED.value,
+    WorkflowStatus.FAILED.value,
+)
 
 
 @dataclass(frozen=True)
@@ -34,13 +38,15 @@ class StatusCount:
 
 def counts_by_status_and_step(actor: Actor) -> list[StatusCount]:
     query = select(WorkflowRun.status, WorkflowRun.current_step, func.count()).where(
-        WorkflowRun.tenant_id == actor.tenant_id)
+        WorkflowRun.tenant_id == actor.tenant_id
+    )
     if actor.organizations is not None:
         query = query.where(WorkflowRun.organization_id.in_(actor.organizations))
     query = query.group_by(WorkflowRun.status, WorkflowRun.current_step)
     with transaction() as session:
-        rows = [StatusCount(status, step, int(count))
-                for status, step, count in session.execute(query)]
+        rows = [
+            StatusCount(status, step, int(count)) for status, step, count in session.execute(query)
+        ]
     return sorted(rows, key=lambda r: (r.status, r.step or ""))
 
 
@@ -64,25 +70,58 @@ def stuck_runs(actor: Actor, threshold_s: float) -> list[StuckRun]:
         scoped.append(WorkflowRun.organization_id.in_(actor.organizations))
     found: list[StuckRun] = []
     with transaction() as session:
-        for run in session.scalars(select(WorkflowRun).where(
-                *scoped, WorkflowRun.status.in_(_MOVING), WorkflowRun.updated_at < cutoff)
-                .order_by(WorkflowRun.updated_at).limit(200)):
-            found.append(StuckRun(run.id, run.status, run.current_step,
-                                  "unchanged past the threshold", _aware(run.updated_at)))
-        for job, run in session.execute(select(Job, WorkflowRun).join(
-                WorkflowRun, WorkflowRun.id == Job.run_id).where(
-                *scoped, Job.status == JobStatus.QUEUED.value, Job.deliveries == 0,
-                Job.created_at < cutoff).order_by(Job.created_at).limit(200)):
-            found.append(StuckRun(run.id, run.status, run.current_step,
-                                  f"job {job.id} queued on {job.queue} with no consumer",
-                                  _aware(job.created_at)))
+        for run in session.scalars(
+            select(WorkflowRun)
+            .where(*scoped, WorkflowRun.status.in_(_MOVING), WorkflowRun.updated_at < cutoff)
+            .order_by(WorkflowRun.updated_at)
+            .limit(200)
+        ):
+            found.append(
+                StuckRun(
+                    run.id,
+                    run.status,
+                    run.current_step,
+                    "unchanged past the threshold",
+                    _aware(run.updated_at),
+                )
+            )
+        for job, run in session.execute(
+            select(Job, WorkflowRun)
+            .join(WorkflowRun, WorkflowRun.id == Job.run_id)
+            .where(
+                *scoped,
+                Job.status == JobStatus.QUEUED.value,
+                Job.deliveries == 0,
+                Job.created_at < cutoff,
+            )
+            .order_by(Job.created_at)
+            .limit(200)
+        ):
+            found.append(
+                StuckRun(
+                    run.id,
+                    run.status,
+                    run.current_step,
+                    f"job {job.id} queued on {job.queue} with no consumer",
+                    _aware(job.created_at),
+                )
+            )
         waiting = WorkflowStatus.WAITING_FOR_APPROVAL.value
-        for mark, run in session.execute(select(SweepMark, WorkflowRun).join(
-                WorkflowRun, WorkflowRun.id == SweepMark.run_id).where(
-                *scoped, SweepMark.mark == "escalated", WorkflowRun.status == waiting)
-                .order_by(SweepMark.created_at).limit(200)):
+        for mark, run in session.execute(
+            select(SweepMark, WorkflowRun)
+            .join(WorkflowRun, WorkflowRun.id == SweepMark.run_id)
+            .where(*scoped, SweepMark.mark == "escalated", WorkflowRun.status == waiting)
+            .order_by(SweepMark.created_at)
+            .limit(200)
+        ):
             if mark.key.split(":")[0] == run.current_step:
-                found.append(StuckRun(run.id, run.status, run.current_step,
-                                      "approval past its escalation",
-                                      _aware(mark.created_at)))
+                found.append(
+                    StuckRun(
+                        run.id,
+                        run.status,
+                        run.current_step,
+                        "approval past its escalation",
+                        _aware(mark.created_at),
+                    )
+                )
     return sorted(found, key=lambda s: s.since)

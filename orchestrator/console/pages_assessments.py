@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse
 from starlette.datastructures import UploadFile
 
 from orchestrator.api.limits import CONSOLE_UPLOAD_FILES
-from orchestrator.apikeys import Scope
+from orchestrator.config.settings import get_settings
 from orchestrator.console.web import (
     ConsoleRoute,
     PageError,
@@ -26,12 +26,12 @@ from orchestrator.console.web import (
     render,
     see_other,
 )
-from orchestrator.documents import upload_document_file
-from orchestrator.errors import LifecycleError, NotFound
-from orchestrator.producer import Actor, create_assessment, get_lifecycle, start_lifecycle
-from orchestrator.queries import get_assessment, list_assessments
-from orchestrator.settings import get_settings
-from workers.ingestion.outcomes import list_outcomes
+from orchestrator.contracts.errors import LifecycleError, NotFound
+from orchestrator.service.apikeys import Scope
+from orchestrator.service.document_outcomes import list_outcomes
+from orchestrator.service.documents import upload_document_file
+from orchestrator.service.producer import Actor, create_assessment, get_lifecycle, start_lifecycle
+from orchestrator.service.queries import get_assessment, list_assessments
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -46,16 +46,20 @@ def assessments(request: Request, session: Session, cursor: str | None = None) -
 
 
 @router.post("/assessments", name="console_assessment_create")
-def create(session: Posted, organization_id: Annotated[str, Form(max_length=128)] = "",
-           name: Annotated[str, Form(max_length=300)] = "") -> Response:
+def create(
+    session: Posted,
+    organization_id: Annotated[str, Form(max_length=128)] = "",
+    name: Annotated[str, Form(max_length=300)] = "",
+) -> Response:
     need(session, Scope.SIGNAL)
     view = create_assessment(session.principal.actor, organization_id.strip(), name)
     return see_other(f"/console/assessments/{view.id}")
 
 
 @router.get("/assessments/{assessment_id}", name="console_assessment")
-def assessment(request: Request, session: Session, assessment_id: uuid.UUID,
-               uploaded: str | None = None) -> HTMLResponse:
+def assessment(
+    request: Request, session: Session, assessment_id: uuid.UUID, uploaded: str | None = None
+) -> HTMLResponse:
     need(session, Scope.READ)
     actor = session.principal.actor
     view = get_assessment(actor, assessment_id)
@@ -63,8 +67,15 @@ def assessment(request: Request, session: Session, assessment_id: uuid.UUID,
         run = get_lifecycle(actor, assessment_id)
     except NotFound:
         run = None
-    return render(request, session, "assessment.html", assessment=view, run=run,
-                  documents=list_outcomes(actor, assessment_id), start_key=action_key())
+    return render(
+        request,
+        session,
+        "assessment.html",
+        assessment=view,
+        run=run,
+        documents=list_outcomes(actor, assessment_id),
+        start_key=action_key(),
+    )
 
 
 @dataclass(frozen=True)
@@ -82,31 +93,36 @@ async def upload(request: Request, session: Posted, assessment_id: uuid.UUID) ->
     actor = session.principal.actor
     view = await run_in_threadpool(get_assessment, actor, assessment_id)
     form = await request.form()
-    files = [item for item in form.getlist("files") if isinstance(item, UploadFile)
-             and item.filename]
+    files = [
+        item for item in form.getlist("files") if isinstance(item, UploadFile) and item.filename
+    ]
     if not files:
         raise PageError(422, "No files", "Choose one or more files to upload.")
     if len(files) > MAX_FILES:
         raise PageError(422, "Too many files", f"Upload at most {MAX_FILES} files at once.")
     incoming = get_settings().resolved_storage_dir / "incoming"
     incoming.mkdir(parents=True, exist_ok=True)
-    results = [await run_in_threadpool(_store_one, actor, assessment_id, item, incoming)
-               for item in files]
+    results = [
+        await run_in_threadpool(_store_one, actor, assessment_id, item, incoming) for item in files
+    ]
     documents = await run_in_threadpool(list_outcomes, actor, assessment_id)
-    return render(request, session, "uploaded.html", assessment=view, results=results,
-                  documents=documents)
+    return render(
+        request, session, "uploaded.html", assessment=view, results=results, documents=documents
+    )
 
 
-def _store_one(actor: Actor, assessment_id: uuid.UUID, item: UploadFile,
-               incoming: Path) -> UploadResult:
+def _store_one(
+    actor: Actor, assessment_id: uuid.UUID, item: UploadFile, incoming: Path
+) -> UploadResult:
     name = item.filename or "upload"
     handle, temp = tempfile.mkstemp(dir=incoming, prefix=".console-")
     try:
         with open(handle, "wb") as sink:
             item.file.seek(0)
             shutil.copyfileobj(item.file, sink)
-        view = upload_document_file(actor, assessment_id, name, Path(temp),
-                                    declared_media_type=item.content_type)
+        view = upload_document_file(
+            actor, assessment_id, name, Path(temp), declared_media_type=item.content_type
+        )
     except LifecycleError as error:
         return UploadResult(name, "refused", error.message)
     finally:
@@ -117,8 +133,11 @@ def _store_one(actor: Actor, assessment_id: uuid.UUID, item: UploadFile,
 
 
 @router.post("/assessments/{assessment_id}/start", name="console_start")
-def start(session: Posted, assessment_id: uuid.UUID,
-          key: Annotated[str, Form(min_length=8, max_length=64)]) -> Response:
+def start(
+    session: Posted,
+    assessment_id: uuid.UUID,
+    key: Annotated[str, Form(min_length=8, max_length=64)],
+) -> Response:
     need(session, Scope.SIGNAL)
     run = start_lifecycle(session.principal.actor, assessment_id, f"console:{key}")
     return see_other(f"/console/runs/{run.id}")

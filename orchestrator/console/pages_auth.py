@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from orchestrator.apikeys import authenticate
 from orchestrator.console.sessions import (
     LOGIN_CSRF_COOKIE,
     SESSION_COOKIE,
@@ -16,6 +15,7 @@ from orchestrator.console.sessions import (
     same_token,
 )
 from orchestrator.console.web import ConsoleRoute, Posted, Session, render, see_other
+from orchestrator.service.apikeys import authenticate
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -41,35 +41,70 @@ def home(session: Session) -> Response:
 def login_page(request: Request, next: str | None = None) -> Response:
     token = new_login_token()
     response = render(request, None, "login.html", login_token=token, next=_safe_next(next))
-    response.set_cookie(LOGIN_CSRF_COOKIE, token, max_age=1800, httponly=True,
-                        samesite="strict", secure=_secure(request), path="/console")
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE,
+        token,
+        max_age=1800,
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request),
+        path="/console",
+    )
     return response
 
 
 @router.post("/login", name="console_login_post")
-async def login(request: Request, api_key: Annotated[str, Form(max_length=300)] = "",
-                csrf_token: Annotated[str, Form(max_length=200)] = "",
-                next: Annotated[str, Form(max_length=2000)] = "") -> Response:
+async def login(
+    request: Request,
+    api_key: Annotated[str, Form(max_length=300)] = "",
+    csrf_token: Annotated[str, Form(max_length=200)] = "",
+    next: Annotated[str, Form(max_length=2000)] = "",
+) -> Response:
     if not same_token(request.cookies.get(LOGIN_CSRF_COOKIE), csrf_token):
-        return _login_again(request, 403, "The sign-in form expired or was not sent from "
-                            "this console. Try again.", next)
+        return _login_again(
+            request,
+            403,
+            "The sign-in form expired or was not sent from this console. Try again.",
+            next,
+        )
     principal = await run_in_threadpool(authenticate, api_key.strip())
     if principal is None:
         return _login_again(request, 401, "That API key is unknown or revoked.", next)
     value, ttl = issue_cookie(principal)
     response = see_other(_safe_next(next))
-    response.set_cookie(SESSION_COOKIE, value, max_age=ttl, httponly=True, samesite="lax",
-                        secure=_secure(request), path="/console")
+    response.set_cookie(
+        SESSION_COOKIE,
+        value,
+        max_age=ttl,
+        httponly=True,
+        samesite="lax",
+        secure=_secure(request),
+        path="/console",
+    )
     response.delete_cookie(LOGIN_CSRF_COOKIE, path="/console")
     return response
 
 
 def _login_again(request: Request, status: int, message: str, next: str) -> Response:
     token = new_login_token()
-    response = render(request, None, "login.html", status_code=status, error=message,
-                      login_token=token, next=_safe_next(next))
-    response.set_cookie(LOGIN_CSRF_COOKIE, token, max_age=1800, httponly=True,
-                        samesite="strict", secure=_secure(request), path="/console")
+    response = render(
+        request,
+        None,
+        "login.html",
+        status_code=status,
+        error=message,
+        login_token=token,
+        next=_safe_next(next),
+    )
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE,
+        token,
+        max_age=1800,
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request),
+        path="/console",
+    )
     return response
 
 

@@ -9,7 +9,6 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import HTMLResponse
 
-from orchestrator.apikeys import Scope
 from orchestrator.console.operating import counts_by_status_and_step, stuck_runs
 from orchestrator.console.sessions import ConsoleSession
 from orchestrator.console.settings import get_console_settings
@@ -22,15 +21,16 @@ from orchestrator.console.web import (
     render,
     see_other,
 )
-from orchestrator.errors import NotFound
-from orchestrator.ops.dead_letters import (
+from orchestrator.contracts.errors import NotFound
+from orchestrator.service.apikeys import Scope
+from orchestrator.service.dead_letters import (
     DeadLetterView,
     get_dead_letter,
     list_dead_letters,
     replay_dead_letter,
     resolve_dead_letter,
 )
-from orchestrator.producer import get_run
+from orchestrator.service.producer import get_run
 
 router = APIRouter(prefix="/console/ops", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -38,27 +38,34 @@ router = APIRouter(prefix="/console/ops", route_class=ConsoleRoute, include_in_s
 @router.get("", name="console_ops")
 def overview(request: Request, session: Session) -> HTMLResponse:
     need(session, Scope.OPERATE)
-    return render(request, session, "ops.html",
-                  counts=counts_by_status_and_step(session.principal.actor))
+    return render(
+        request, session, "ops.html", counts=counts_by_status_and_step(session.principal.actor)
+    )
 
 
 @router.get("/stuck", name="console_stuck")
 def stuck(request: Request, session: Session) -> HTMLResponse:
     need(session, Scope.OPERATE)
     threshold = get_console_settings().stuck_after_s
-    return render(request, session, "stuck.html", threshold_s=threshold,
-                  stuck=stuck_runs(session.principal.actor, threshold))
+    return render(
+        request,
+        session,
+        "stuck.html",
+        threshold_s=threshold,
+        stuck=stuck_runs(session.principal.actor, threshold),
+    )
 
 
 @router.get("/dead-letters", name="console_dead_letters")
-def dead_letters(request: Request, session: Session, show: str = "open",
-                 notice: str | None = None) -> HTMLResponse:
+def dead_letters(
+    request: Request, session: Session, show: str = "open", notice: str | None = None
+) -> HTMLResponse:
     need(session, Scope.OPERATE)
-    letters = list_dead_letters(tenant_id=session.principal.tenant_id,
-                                include_replayed=show == "all", limit=200)
+    letters = list_dead_letters(
+        tenant_id=session.principal.tenant_id, include_replayed=show == "all", limit=200
+    )
     visible = [letter for letter in letters if _visible(session, letter)]
-    return render(request, session, "dead_letters.html", letters=visible, show=show,
-                  notice=notice)
+    return render(request, session, "dead_letters.html", letters=visible, show=show, notice=notice)
 
 
 def _visible(session: ConsoleSession, letter: DeadLetterView) -> bool:
@@ -81,24 +88,31 @@ def _confirmed(confirm: str) -> None:
 
 
 @router.post("/dead-letters/{letter_id}/replay", name="console_replay")
-def replay(session: Posted, letter_id: int, reason: Annotated[str, Form(max_length=2000)] = "",
-           confirm: Annotated[str, Form()] = "") -> Response:
+def replay(
+    session: Posted,
+    letter_id: int,
+    reason: Annotated[str, Form(max_length=2000)] = "",
+    confirm: Annotated[str, Form()] = "",
+) -> Response:
     need(session, Scope.OPERATE)
     _confirmed(confirm)
     letter = _letter(session, letter_id)
-    receipt = replay_dead_letter(letter.id, actor_id=session.principal.principal,
-                                 reason=reason)
+    receipt = replay_dead_letter(letter.id, actor_id=session.principal.principal, reason=reason)
     notice = f"dead letter {letter.id} replayed: retry {receipt.fate.value}"
     return see_other(f"/console/runs/{letter.run_id}?notice={quote(notice)}")
 
 
 @router.post("/dead-letters/{letter_id}/resolve", name="console_resolve")
-def resolve(session: Posted, letter_id: int,
-            reason: Annotated[str, Form(max_length=2000)] = "",
-            confirm: Annotated[str, Form()] = "") -> Response:
+def resolve(
+    session: Posted,
+    letter_id: int,
+    reason: Annotated[str, Form(max_length=2000)] = "",
+    confirm: Annotated[str, Form()] = "",
+) -> Response:
     need(session, Scope.OPERATE)
     _confirmed(confirm)
     letter = _letter(session, letter_id)
     resolve_dead_letter(letter.id, actor_id=session.principal.principal, reason=reason)
-    return see_other(f"/console/ops/dead-letters?notice="
-                     f"{quote(f'dead letter {letter.id} resolved')}")
+    return see_other(
+        f"/console/ops/dead-letters?notice={quote(f'dead letter {letter.id} resolved')}"
+    )

@@ -16,10 +16,19 @@ router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schem
 
 
 @router.get("/queue", name="console_queue")
-def queue(request: Request, session: Session, gate: str | None = None,
-          assessment: uuid.UUID | None = None) -> HTMLResponse:
+def queue(
+    request: Request, session: Session, gate: str | None = None, assessment: uuid.UUID | None = None
+) -> HTMLResponse:
     gates = [kind.value for kind in APPROVAL_WAIT_FOR]
     chosen = gate if gate in gates else None
     items = my_queue(session.principal, kind=chosen, assessment_id=assessment)
-    return render(request, session, "queue.html", items=items, gates=gates, gate=chosen,
-                  assessment=assessment, kinds=ArtifactKind)
+    return render(
+        request,
+        session,
+        "queue.html",
+        items=items,
+        gates=gates,
+        gate=chosen,
+        assessment=assessment,
+        kinds=ArtifactKind,
+    )

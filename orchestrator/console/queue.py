@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.apikeys import Principal, Scope
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
@@ -28,7 +27,8 @@ from orchestrator.db.session import transaction
 from orchestrator.lifecycle.definition import APPROVED_AT
 from orchestrator.lifecycle.policies import GatePolicy
 from orchestrator.lifecycle.state import RunState
-from orchestrator.views import RunView
+from orchestrator.service.apikeys import Principal, Scope
+from orchestrator.service.read_models import RunView
 
 MAX_QUEUE = 500
 
@@ -57,10 +57,16 @@ def granted_roles(principal: Principal, policy: GatePolicy) -> tuple[str, ...]:
 
 
 def state_of_view(run: RunView) -> RunState:
-    return RunState.from_row(run_id=run.id, tenant_id=run.tenant_id,
-                             organization_id=run.organization_id,
-                             assessment_id=run.assessment_id, status=run.status,
-                             step=run.current_step, reason=run.reason, context=run.context)
+    return RunState.from_row(
+        run_id=run.id,
+        tenant_id=run.tenant_id,
+        organization_id=run.organization_id,
+        assessment_id=run.assessment_id,
+        status=run.status,
+        step=run.current_step,
+        reason=run.reason,
+        context=run.context,
+    )
 
 
 def acting_roles(principal: Principal, state: RunState, kind: ArtifactKind) -> tuple[str, ...]:
@@ -73,24 +79,34 @@ def acting_roles(principal: Principal, state: RunState, kind: ArtifactKind) -> t
         return ()
     if me in state.collected.get(kind, ()):
         return ()
-    return tuple(role for role in granted_roles(principal, policy)
-                 if policy.eligibility_problem(me, role) is None)
+    return tuple(
+        role
+        for role in granted_roles(principal, policy)
+        if policy.eligibility_problem(me, role) is None
+    )
 
 
-def my_queue(principal: Principal, *, kind: str | None = None,
-             assessment_id: uuid.UUID | None = None) -> list[QueueItem]:
+def my_queue(
+    principal: Principal, *, kind: str | None = None, assessment_id: uuid.UUID | None = None
+) -> list[QueueItem]:
     """Oldest wait first: the one most overdue is on top."""
     waiting = WorkflowStatus.WAITING_FOR_APPROVAL.value
-    query = select(WorkflowRun, Assessment.name).join(
-        Assessment, Assessment.id == WorkflowRun.assessment_id).where(
-        WorkflowRun.tenant_id == principal.tenant_id, WorkflowRun.status == waiting)
+    query = (
+        select(WorkflowRun, Assessment.name)
+        .join(Assessment, Assessment.id == WorkflowRun.assessment_id)
+        .where(WorkflowRun.tenant_id == principal.tenant_id, WorkflowRun.status == waiting)
+    )
     if principal.organizations is not None:
         query = query.where(WorkflowRun.organization_id.in_(principal.organizations))
     if assessment_id is not None:
         query = query.where(WorkflowRun.assessment_id == assessment_id)
     with transaction() as session:
-        rows = [(RunView.of(run), name) for run, name in
-                session.execute(query.order_by(WorkflowRun.updated_at).limit(MAX_QUEUE))]
+        rows = [
+            (RunView.of(run), name)
+            for run, name in session.execute(
+                query.order_by(WorkflowRun.updated_at).limit(MAX_QUEUE)
+            )
+        ]
         items = _items(principal, rows, kind)
         waits = _waits(session, [item[0] for item in items])
         marks = _marks(session, [item[0].id for item in items])
@@ -98,16 +114,27 @@ def my_queue(principal: Principal, *, kind: str | None = None,
     for run, name, gate, version, step, roles in items:
         started, attempt = waits.get(run.id, (run.updated_at, 1))
         stage = marks.get((run.id, f"{step.value}:{attempt}"))
-        queue.append(QueueItem(run=run, assessment_name=name, kind=gate, version=version,
-                               step=step, waiting_since=started, stage=stage, roles=roles))
+        queue.append(
+            QueueItem(
+                run=run,
+                assessment_name=name,
+                kind=gate,
+                version=version,
+                step=step,
+                waiting_since=started,
+                stage=stage,
+                roles=roles,
+            )
+        )
     return sorted(queue, key=lambda item: item.waiting_since)
 
 
 _Item = tuple[RunView, str, ArtifactKind, int, Step, tuple[str, ...]]
 
 
-def _items(principal: Principal, rows: Iterable[tuple[RunView, str]],
-           kind: str | None) -> list[_Item]:
+def _items(
+    principal: Principal, rows: Iterable[tuple[RunView, str]], kind: str | None
+) -> list[_Item]:
     found: list[_Item] = []
     for run, name in rows:
         try:
@@ -130,9 +157,14 @@ def _waits(session: Session, runs: list[RunView]) -> dict[uuid.UUID, tuple[datet
     """When each run's current wait began, and its attempt."""
     if not runs:
         return {}
-    rows = session.execute(select(StepExecution.run_id, StepExecution.step,
-                                  StepExecution.attempt, StepExecution.started_at).where(
-        StepExecution.run_id.in_([r.id for r in runs]), StepExecution.status == "waiting"))
+    rows = session.execute(
+        select(
+            StepExecution.run_id,
+            StepExecution.step,
+            StepExecution.attempt,
+            StepExecution.started_at,
+        ).where(StepExecution.run_id.in_([r.id for r in runs]), StepExecution.status == "waiting")
+    )
     current = {r.id: r.current_step for r in runs}
     found: dict[uuid.UUID, tuple[datetime, int]] = {}
     for run_id, step, attempt, started in rows:
@@ -149,9 +181,11 @@ def _marks(session: Session, run_ids: list[uuid.UUID]) -> dict[tuple[uuid.UUID, 
     if not run_ids:
         return {}
     found: dict[tuple[uuid.UUID, str], str] = {}
-    for run_id, mark, key in session.execute(select(
-            SweepMark.run_id, SweepMark.mark, SweepMark.key).where(
-            SweepMark.run_id.in_(run_ids), SweepMark.mark.in_(("reminded", "escalated")))):
+    for run_id, mark, key in session.execute(
+        select(SweepMark.run_id, SweepMark.mark, SweepMark.key).where(
+            SweepMark.run_id.in_(run_ids), SweepMark.mark.in_(("reminded", "escalated"))
+        )
+    ):
         if found.get((run_id, key)) != "escalated":
             found[(run_id, key)] = mark
     return found

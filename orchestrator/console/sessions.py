@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from orchestrator.apikeys import Principal, Scope
 from orchestrator.console.settings import get_console_settings, signing_secret
 from orchestrator.db.apikey_models import ApiKey
 from orchestrator.db.session import transaction
+from orchestrator.service.apikeys import Principal, Scope
 
 SESSION_COOKIE = "lifecycle_console"
 LOGIN_CSRF_COOKIE = "lifecycle_console_login"
@@ -47,10 +47,16 @@ def _mac(message: str) -> str:
 def issue_cookie(principal: Principal, now: float | None = None) -> tuple[str, int]:
     """The cookie value of a new session, and its lifetime in seconds."""
     ttl = get_console_settings().session_ttl_s
-    body = {"k": principal.key_id, "s": secrets.token_urlsafe(18),
-            "e": int((now or time.time()) + ttl)}
-    payload = base64.urlsafe_b64encode(json.dumps(body, separators=(",", ":")).encode()) \
-        .decode().rstrip("=")
+    body = {
+        "k": principal.key_id,
+        "s": secrets.token_urlsafe(18),
+        "e": int((now or time.time()) + ttl),
+    }
+    payload = (
+        base64.urlsafe_b64encode(json.dumps(body, separators=(",", ":")).encode())
+        .decode()
+        .rstrip("=")
+    )
     return f"{payload}.{_mac('session:' + payload)}", ttl
 
 
@@ -78,10 +84,13 @@ def principal_of_key(key_id: str) -> Principal | None:
         row = session.scalar(select(ApiKey).where(ApiKey.key_id == key_id))
         if row is None or row.revoked_at is not None:
             return None
-        return Principal(key_id=row.key_id, tenant_id=row.tenant_id, principal=row.principal,
-                         scopes=frozenset(Scope(s) for s in row.scopes),
-                         organizations=frozenset(row.organizations)
-                         if row.organizations is not None else None)
+        return Principal(
+            key_id=row.key_id,
+            tenant_id=row.tenant_id,
+            principal=row.principal,
+            scopes=frozenset(Scope(s) for s in row.scopes),
+            organizations=frozenset(row.organizations) if row.organizations is not None else None,
+        )
 
 
 def new_login_token() -> str:

@@ -1,4 +1,4 @@
-"""Settings of the console (prefix LIFECYCLE_CONSOLE_)."""
+"""The console's signing secret: the configured one, or one generated once per home."""
 
 from __future__ import annotations
 
@@ -7,31 +7,12 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from orchestrator.settings import get_settings
+from orchestrator.config.console import ConsoleSettings
+from orchestrator.config.settings import get_settings
 
 
-class ConsoleSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="LIFECYCLE_CONSOLE_", env_file=".env",
-                                      extra="ignore")
-
-    secret: str | None = Field(
-        None, min_length=32,
-        description="Signs session cookies and CSRF tokens. Default: a random secret kept in "
-                    "the home directory, shared by every API process on this machine.")
-    session_ttl_s: int = Field(8 * 3600, ge=60, description="How long a sign-in lasts.")
-    stuck_after_s: float = Field(3600.0, gt=0,
-                                 description="A run unchanged this long is listed as stuck.")
-    public_url: str = Field("http://127.0.0.1:8000",
-                            description="Where people reach the API; links in webhooks.")
-    poll_interval_s: float = Field(3.0, gt=0, description="How often a run page refreshes.")
-
-
-@lru_cache(maxsize=1)
 def get_console_settings() -> ConsoleSettings:
-    return ConsoleSettings()
+    return get_settings().console
 
 
 def signing_secret() -> bytes:

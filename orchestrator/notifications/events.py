@@ -15,7 +15,7 @@ class NotificationEvent(StrEnum):
     SLA_BREACHED = "run.sla_breached"
     RUN_STALE = "run.stale"
     JOB_DEAD_LETTERED = "job.dead_lettered"
-    # Told when the run changes (orchestrator.notifications.run_events).
+    # Told when the run changes (orchestrator.engine.run_events, same names).
     APPROVAL_REQUESTED = "approval.requested"
     RUN_STEP_STARTED = "run.step_started"
     RUN_STEP_COMPLETED = "run.step_completed"

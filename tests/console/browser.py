@@ -58,15 +58,37 @@ def uvicorn_server(home: Path, extra_env: dict[str, str] | None = None) -> Itera
     """`uvicorn orchestrator.api:app` on a free loopback port, on the embedded default
     under `home`; yields its base URL once it answers."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("LIFECYCLE_") or k.startswith("LIFECYCLE_TEST_")}
-    env.update({"LIFECYCLE_HOME": str(home), "LIFECYCLE_CONSOLE_POLL_INTERVAL_S": "0.5",
-                **(extra_env or {})})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("LIFECYCLE_") or k.startswith("LIFECYCLE_TEST_")
+    }
+    env.update(
+        {
+            "LIFECYCLE_HOME": str(home),
+            "LIFECYCLE_CONSOLE_POLL_INTERVAL_S": "0.5",
+            **(extra_env or {}),
+        }
+    )
     log = (home / "server.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "orchestrator.api:app", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "orchestrator.api:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -100,11 +122,19 @@ def chromium_driver() -> Iterator[object]:
     profile = tempfile.mkdtemp(prefix="console-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                 "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-default-apps", "--window-size=1366,900",
-                 f"--user-data-dir={profile}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-default-apps",
+        "--window-size=1366,900",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     try:

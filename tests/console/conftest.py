@@ -1,5 +1,5 @@
 """The console on the embedded default: a fresh SQLite database per test, no worker
-(`console`), or one database per module with a real in-process worker (`running`)."""
+(`client`), or one database per module with a real in-process worker (`running`)."""
 
 from __future__ import annotations
 
@@ -10,39 +10,34 @@ import pytest
 from fastapi.testclient import TestClient
 
 from orchestrator.api import app
-from orchestrator.api.config import get_api_settings
-from orchestrator.console.settings import get_console_settings
+from orchestrator.config.settings import reset_settings
 from orchestrator.db.migrate import upgrade
-from orchestrator.embedded import embedded_worker
-from orchestrator.fleet import get_app
-from orchestrator.reset import reset_process_state
-from tests.conftest import _LIFECYCLE_VARS
+from orchestrator.engine.messages import get_app
+from orchestrator.runtime.embedded import embedded_worker
+from orchestrator.testing.reset import reset_process_state
+from tests.support.embedded import LIFECYCLE_VARS
 
 
 @pytest.fixture
 def client(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
     monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    get_api_settings.cache_clear()
-    get_console_settings.cache_clear()
+    reset_settings()
     yield TestClient(app)
-    get_api_settings.cache_clear()
-    get_console_settings.cache_clear()
+    reset_settings()
 
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     """One embedded environment for the module, with a worker in this process."""
     with pytest.MonkeyPatch.context() as patch:
-        for name in _LIFECYCLE_VARS:
+        for name in LIFECYCLE_VARS:
             patch.delenv(name, raising=False)
         patch.setenv("LIFECYCLE_HOME", str(tmp_path_factory.mktemp("console")))
         patch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
         reset_process_state()
-        get_api_settings.cache_clear()
-        get_console_settings.cache_clear()
+        reset_settings()
         upgrade()
         with embedded_worker(get_app(), concurrency=3):
             yield TestClient(app)
         reset_process_state()
-        get_api_settings.cache_clear()
-        get_console_settings.cache_clear()
+        reset_settings()

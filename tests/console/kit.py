@@ -16,21 +16,25 @@ import pytest
 from fastapi.testclient import TestClient
 from httpx import Response
 
-from orchestrator.apikeys import create_key
-from orchestrator.coordinator import coordinate
-from orchestrator.documents import upload_document
-from orchestrator.ops.dead_letters import DeadLetterView, list_dead_letters
-from orchestrator.producer import Actor, create_assessment, get_run, start_lifecycle
+from orchestrator.config.settings import reset_settings
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.service.apikeys import create_key
+from orchestrator.service.dead_letters import DeadLetterView, list_dead_letters
+from orchestrator.service.documents import upload_document
+from orchestrator.service.producer import Actor, create_assessment, get_run, start_lifecycle
+from orchestrator.service.read_models import RunView
 from orchestrator.sweeps.lost_jobs import recover_lost_jobs
-from orchestrator.sweeps.settings import sweep_settings
-from orchestrator.views import RunView
 
-SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
-def key(*scopes: str, tenant: str = "acme", principal: str = "user:ana@acme",
-        organizations: list[str] | None = None) -> str:
+def key(
+    *scopes: str,
+    tenant: str = "acme",
+    principal: str = "user:ana@acme",
+    organizations: list[str] | None = None,
+) -> str:
     return create_key(tenant, principal, scopes or ("admin",), organizations=organizations)[1]
 
 
@@ -42,19 +46,23 @@ class Browser:
 
     def sign_in(self, api_key: str) -> Response:
         page = self.client.get("/console/login")
-        return self.client.post("/console/login", data={
-            "api_key": api_key, "csrf_token": token(page.text), "next": "/console/queue"},
-            follow_redirects=False)
+        return self.client.post(
+            "/console/login",
+            data={"api_key": api_key, "csrf_token": token(page.text), "next": "/console/queue"},
+            follow_redirects=False,
+        )
 
     def get(self, url: str, **kwargs: Any) -> Response:
         return self.client.get(url, follow_redirects=False, **kwargs)
 
-    def post(self, url: str, data: dict[str, Any], *, from_page: str | None = None,
-             **kwargs: Any) -> Response:
+    def post(
+        self, url: str, data: dict[str, Any], *, from_page: str | None = None, **kwargs: Any
+    ) -> Response:
         """Post a form the way a page would: with the CSRF token of a console page."""
         page = self.client.get(from_page or "/console/queue")
-        return self.client.post(url, data={"csrf_token": token(page.text), **data},
-                                follow_redirects=False, **kwargs)
+        return self.client.post(
+            url, data={"csrf_token": token(page.text), **data}, follow_redirects=False, **kwargs
+        )
 
 
 def token(page: str) -> str:
@@ -80,22 +88,26 @@ def _no_kick(_: uuid.UUID) -> None:
     """Nothing consumes here: the test runs the coordinator itself."""
 
 
-def dead_lettered_run(owner: Actor, monkeypatch: pytest.MonkeyPatch,
-                      name: str = "Lost ingestion") -> tuple[RunView, DeadLetterView]:
+def dead_lettered_run(
+    owner: Actor, monkeypatch: pytest.MonkeyPatch, name: str = "Lost ingestion"
+) -> tuple[RunView, DeadLetterView]:
     """A run failed at ingest_documents because its job was never consumed: the lost-jobs
     sweep gave up on it at once (no re-dispatch) and dead-lettered it."""
     assessment = create_assessment(owner, "acme-org", name)
     sample = sorted(SAMPLES.iterdir())[0]
     upload_document(owner, assessment.id, sample.name, sample.read_bytes(), kick=_no_kick)
     run = start_lifecycle(owner, assessment.id, f"lost-{uuid.uuid4()}", kick=_no_kick)
-    wait_for(lambda: coordinate(run.id) and get_run(owner, run.id).current_step
-             == "ingest_documents", "the ingestion job to be queued", 10)
+    wait_for(
+        lambda: coordinate(run.id) and get_run(owner, run.id).current_step == "ingest_documents",
+        "the ingestion job to be queued",
+        10,
+    )
     with monkeypatch.context() as patch:
         patch.setenv("LIFECYCLE_SWEEP_REDISPATCH_LIMIT", "0")
         patch.setenv("LIFECYCLE_SWEEP_QUEUED_DEADLINE_S", "0.001")
-        sweep_settings.cache_clear()
+        reset_settings()
         wait_for(lambda: recover_lost_jobs().dead_lettered == 1, "the job dead-lettered", 10)
-    sweep_settings.cache_clear()
+    reset_settings()
     coordinate(run.id)
     failed = get_run(owner, run.id)
     assert failed.status == "failed", failed

@@ -1,4 +1,4 @@
-"""Dead letters can be resolved by an operator without a replay (who, when and why).
+"""Dead letters are resolved: by their step succeeding later, or by an operator.
 
 Revision ID: 0006
 Revises: 0005
