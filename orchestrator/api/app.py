@@ -19,6 +19,7 @@ from orchestrator.api.routers import (
     assessments,
     lifecycle,
     operations,
+    roles,
     runs,
 )
 from orchestrator.observability.asgi import install as install_observability
@@ -62,7 +63,8 @@ def create_app() -> FastAPI:
                   generate_unique_id_function=_operation_id)
     install_problem_handlers(app)
     app.add_middleware(BodyLimitMiddleware)
-    for module in (assessments, lifecycle, runs, artifacts, approvals, operations, health):
+    for module in (assessments, lifecycle, runs, artifacts, approvals, operations, roles,
+                   health):
         app.include_router(module.router)
     app.include_router(kb_routes.router)
     install_observability(app)

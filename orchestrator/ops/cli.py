@@ -26,10 +26,11 @@ COMMANDS = {
     "sweep": f"{_ADMIN}:sweep_command",
     "dead-letters": f"{_ADMIN}:dead_letters",
     "apikey": f"{_ADMIN}:apikey",
+    "role": f"{_ADMIN}:role",
 }
 
 
 @click.group(cls=LifecycleGroup, name="lifecycle", lazy=COMMANDS)
 def lifecycle() -> None:
     """Operate assessment lifecycle runs: list, show, retry, reprocess, cancel, resume,
-    sweeps, dead letters and API keys."""
+    sweeps, dead letters, API keys and approver roles."""

@@ -56,7 +56,8 @@ class Tenant:
 
 def _prepare(api: Api, name: str) -> tuple[Tenant, Headers]:
     owner = api.key("signal", "read", tenant=name, principal=f"user:owner@{name}")
-    reviewer = api.key("approve", tenant=name, principal=f"user:reviewer@{name}")
+    reviewer = api.key("approve", tenant=name, principal=f"user:reviewer@{name}",
+                       roles=("assessor",))
     assessment = api.create_assessment(owner, organization=f"{name}-org")
     api.upload_samples(owner, assessment["id"])
     run_id = api.start(owner, assessment["id"], "start").json()["id"]

@@ -30,6 +30,7 @@ from orchestrator.producer import Actor, create_assessment, get_run, start_lifec
 from orchestrator.reviewer import ScriptedReviewer
 from orchestrator.sweeps.settings import sweep_settings
 from orchestrator.views import RunView
+from tests.roles_kit import grant
 
 T0 = datetime(2030, 1, 7, 9, 0, tzinfo=UTC)
 
@@ -64,7 +65,8 @@ def no_kick(_: uuid.UUID) -> None:
 
 def new_tenant() -> tuple[Actor, Actor]:
     tenant = f"tenant-{uuid.uuid4().hex[:8]}"
-    return Actor(tenant, "user:owner@example.org"), Actor(tenant, "user:reviewer@example.org")
+    return (Actor(tenant, "user:owner@example.org"),
+            grant(Actor(tenant, "user:reviewer@example.org")))
 
 
 def start_run(owner: Actor) -> uuid.UUID:

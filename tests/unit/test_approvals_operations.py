@@ -26,6 +26,7 @@ from orchestrator.replay import replay_run
 from orchestrator.reviewer import ScriptedReviewer
 from orchestrator.runs import state_of
 from orchestrator.views import RunView
+from tests.roles_kit import grant
 
 TENANT = "tenant-ops"
 OWNER = Actor(TENANT, "user:owner")
@@ -35,6 +36,10 @@ SAMPLE = b"# Access\n\nAccess reviews happen every quarter. MFA is required for 
 
 @pytest.fixture
 def fleet(embedded: Path) -> Iterator[None]:
+    for principal in (OWNER, REVIEWER, *(Actor(TENANT, f"user:{p}") for p in
+                                         ("other", "a", "b", "c"))):
+        grant(principal)
+    grant(Actor(TENANT, "user:intern"), "intern")
     with embedded_worker(get_app(), concurrency=3):
         yield
 

@@ -62,6 +62,7 @@ from orchestrator.producer import Actor, create_assessment, get_run, send_signal
 from orchestrator.replay import replay_run
 from orchestrator.runs import state_of
 from orchestrator.views import RunView
+from tests.roles_kit import grant
 from tests.unit.lifecycle_kit import APPROVAL_SIGNAL_FOR, JOB_STEPS, position
 from tests.unit.test_approval_properties import (
     APPROVABLE,
@@ -116,6 +117,8 @@ class Scenario:
     conflicts: Counter[str] = field(default_factory=Counter)
 
     def start(self, policies: dict[str, Any]) -> None:
+        for person in (*PEOPLE, OUTSIDER, OWNER.actor_id):  # each may act in every role
+            grant(Actor(TENANT, person), *ROLES)
         assessment = create_assessment(OWNER, "org-1", "Replay properties")
         self.run_id = start_lifecycle(OWNER, assessment.id, f"start-{assessment.id}",
                                       policies=policies, kick=no_kick).id
@@ -415,7 +418,7 @@ def check_gates(session: Session, scenario: Scenario, run: WorkflowRun,
         approvals = [e for e in counted if used[str(e.id)][0].type != REJECTION]
         assert len(approvals) == len(counted), f"{kind.value} v{version} was rejected"
         signoff = scenario.signoffs.get(kind, Signoff())
-        assert all(signoff.allows(e.approver_id, e.approver_role) for e in approvals)
+        assert all(signoff.allows(e.approver_id, e.approver_roles) for e in approvals)
         assert all(APPROVAL_SIGNALS[SignalType(used[str(e.id)][0].type)] is kind
                    for e in approvals)
         assert signoff.met_by(e.approver_id for e in approvals), (kind, signoff, approvals)
