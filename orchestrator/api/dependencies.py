@@ -7,12 +7,12 @@ from typing import Annotated
 
 from fastapi import Header, Query
 
-from orchestrator.api.config import get_api_settings
 from orchestrator.api.idempotency import check_key
 from orchestrator.api.problems import ApiProblem
-from orchestrator.fates import await_fate as wait_for_fate
-from orchestrator.producer import Actor
-from orchestrator.views import SignalReceipt
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.identity import Actor
+from orchestrator.service.fates import await_fate as wait_for_fate
+from orchestrator.service.read_models import SignalReceipt
 
 MAX_WAIT_S = 10.0
 
@@ -40,6 +40,6 @@ def signal_key(header: str | None, body: str | None) -> str:
     return header or body or f"api:{uuid.uuid4()}"
 
 
-def await_fate(actor: Actor, receipt: SignalReceipt, wait_s: float) -> SignalReceipt:
+def await_fate_capped(actor: Actor, receipt: SignalReceipt, wait_s: float) -> SignalReceipt:
     """Wait for the signal's fate, at most the API's configured maximum."""
-    return wait_for_fate(actor, receipt, min(wait_s, get_api_settings().max_signal_wait_s))
+    return wait_for_fate(actor, receipt, min(wait_s, get_settings().api.max_signal_wait_s))

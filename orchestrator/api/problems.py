@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from orchestrator.errors import LifecycleError
+from orchestrator.contracts.errors import LifecycleError
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger(__name__)

@@ -8,12 +8,12 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.signals import ArtifactKind, SignalType
-from orchestrator.errors import InvalidInput
-from orchestrator.lifecycle.approvals import ApprovalDecision
+from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.lifecycle.policies import SignoffMode
-from orchestrator.producer import _public_signal_type
-from orchestrator.views import ArtifactView
+from orchestrator.service.producer import public_signal_type
+from orchestrator.service.read_models import ArtifactView
 
 T = TypeVar("T")
 
@@ -23,7 +23,7 @@ Reason = Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S")]
 
 def _accepted_by_producer(kind: SignalType) -> bool:
     try:
-        _public_signal_type(kind)
+        public_signal_type(kind)
     except InvalidInput:
         return False
     return True

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -21,16 +20,16 @@ from sqlalchemy import bindparam, exists, func, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobError, JobOutcome, JobRequest, JobStatus
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
-from orchestrator.coordinator import AfterCommit, apply_if_free
 from orchestrator.db.session import get_engine, transaction
 from orchestrator.db.tables import JOBS, OUTBOX, RUNS
-from orchestrator.inbox import insert_signal
+from orchestrator.engine.coordinator import AfterCommit, apply_if_free
+from orchestrator.engine.inbox import insert_signal
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService
 from orchestrator.lifecycle.definition import STEP_SPECS
-from orchestrator.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +94,6 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
     claim = _claim(request)
     if claim is not JobRun.SUCCEEDED:
         return Delivered(claim)
-    _hold_if_asked(request)
     try:
         with transaction() as session:
             if not _still_ours(session, request):
@@ -232,9 +230,3 @@ def _outcome_signal(request: JobRequest, signal_type: SignalType,
         idempotency_key=f"outcome:{request.job_id}", step=request.step,
         payload=outcome.model_dump(mode="json"), received_at=utcnow())
 
-
-def _hold_if_asked(request: JobRequest) -> None:
-    """Fault injection for crash tests: park the job mid-flight until the process dies."""
-    if get_settings().hold_job_step == request.step.value:
-        log.warning("holding job %s for fault injection", request.job_id)
-        threading.Event().wait()

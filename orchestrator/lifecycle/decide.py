@@ -14,9 +14,9 @@ from orchestrator.contracts.signals import SignalType as S
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepStatus
-from orchestrator.lifecycle import approving, commands
-from orchestrator.lifecycle.approvals import ApprovalView
-from orchestrator.lifecycle.approving import position
+from orchestrator.lifecycle import approval_signals, operator_commands
+from orchestrator.lifecycle.approval_checks import ApprovalView
+from orchestrator.lifecycle.approval_signals import position
 from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.lifecycle.effects import Audit, CancelJobs, Effect, StepChanged
 from orchestrator.lifecycle.outcome import Outcome, ignored, pending, rejected
@@ -83,9 +83,9 @@ def _route(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
     if signal.type.is_job_outcome:
         return _job_outcome(state, signal)
     if signal.type.is_approval:
-        return approving.approve(state, signal, approval)
+        return approval_signals.approve(state, signal, approval)
     if signal.type is S.APPROVAL_REJECTED:
-        return approving.reject(state, signal, approval)
+        return approval_signals.reject(state, signal, approval)
     return _input(state, signal)
 
 
@@ -183,9 +183,9 @@ _ANY_TIME: dict[S, Handler] = {
     S.ASSESSMENT_CANCELLED: _cancel,
     S.ASSESSMENT_BLOCKED: _block,
     S.ASSESSMENT_RESUMED: _resume,
-    S.STEP_RETRY_REQUESTED: commands.retry,
-    S.STEP_REPROCESS_REQUESTED: commands.reprocess,
-    S.ARTIFACT_REVISION_REQUESTED: commands.revise,
+    S.STEP_RETRY_REQUESTED: operator_commands.retry,
+    S.STEP_REPROCESS_REQUESTED: operator_commands.reprocess,
+    S.ARTIFACT_REVISION_REQUESTED: operator_commands.revise,
 }
 
 

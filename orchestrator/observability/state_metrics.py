@@ -16,7 +16,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.steps import StepStatus
 from orchestrator.db.models import InboxSignal, OutboxMessage, StepExecution, WorkflowRun

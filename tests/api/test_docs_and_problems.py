@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.api.problem_catalog import PROBLEMS
-from orchestrator.errors import LifecycleError
+from orchestrator.contracts.errors import LifecycleError
 from tests.api.conftest import Api
 
 ROOT = Path(__file__).resolve().parents[2]

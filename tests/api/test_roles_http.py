@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api.conftest import Api, Headers, waiting_at
-from tests.api.lifecycle_http import select_framework
+from tests.support.http_lifecycle import select_framework
 
 TENANT = "tenant-roles"
 REVIEWER, CISO = "user:reviewer@roles", "user:ciso@roles"

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -18,17 +17,19 @@ from typing import Any
 
 import pytest
 
-from orchestrator.dispatch import COORDINATE_TASK, ORCHESTRATOR_QUEUE, QUEUES
-from orchestrator.documents import upload_document
-from orchestrator.fleet import get_app
-from orchestrator.producer import create_assessment, get_run, start_lifecycle
-from orchestrator.worker_processes import WorkerProcesses as Fleet
-from tests.ingestion.files import image_only_pdf
-from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
-from tests.ops.kit import free_port
+from orchestrator.engine.messages import get_app
+from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE, QUEUES
+from orchestrator.service.documents import upload_document
+from orchestrator.service.operations import cancel_run
+from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support.cli import free_port
+from tests.support.documents import image_only_pdf
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import poll, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-CONF = ROOT / "orchestrator" / "ops" / "flowerconfig.py"
+CONF = ROOT / "orchestrator" / "runtime" / "flowerconfig.py"
 USER, PASSWORD = "operator", "Flower-test-7f3a91c2d4"
 
 
@@ -58,11 +59,11 @@ def flower(fleet: Fleet, tmp_path: Path) -> Iterator[str]:
                                env={**os.environ, "FLOWER_BASIC_AUTH": f"{USER}:{PASSWORD}"})
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while not _answers(f"{base}/healthcheck"):
+        def started() -> bool:
             assert process.poll() is None, (tmp_path / "flower.log").read_text()
-            assert time.monotonic() < deadline, "Flower did not start"
-            time.sleep(0.2)
+            return _answers(f"{base}/healthcheck")
+
+        poll(started, bool, timeout_s=60, what="Flower to start", interval_s=0.2)
         yield base
     finally:
         process.terminate()
@@ -149,9 +150,14 @@ def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
     assert ours.get("task-failed", 0) >= 1, "the worker's Failed count includes the job"
 
     queued_id = f"{readable.id}:index_kb:1"
-    wait_for(lambda: task(queued_id).get("state") == "PENDING",
-             what="Flower to list the index job nobody consumes")
-    queued = task(queued_id)
+    try:
+        wait_for(lambda: task(queued_id).get("state") == "PENDING",
+                 what="Flower to list the index job nobody consumes")
+        queued = task(queued_id)
+    finally:  # the waiting job is this test's: later tests' workers must not run it
+        cancel_run(owner, readable.id, reason="test over", idempotency_key="test-over")
+        with get_app().connection_for_write() as connection:
+            connection.default_channel.queue_purge("kb_index")
     assert (queued["name"], queued.get("worker")) == ("kb_index.index_kb[index_kb]", None), queued
     assert queued["routing_key"] == "kb_index", "Flower names the queue it waits in"
     assert queued["args"] == f"(run={readable.id}, step=index_kb, job={queued_id}, attempt=1)"

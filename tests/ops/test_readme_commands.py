@@ -21,7 +21,7 @@ import click
 import pytest
 
 from orchestrator.api import app
-from orchestrator.dispatch import QUEUES
+from orchestrator.engine.routing import QUEUES
 from tests.ops.test_compose import celery_context
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,11 +85,10 @@ def _command(tokens: list[str], background: bool) -> Command:
     return Command(tokens, env, background)
 
 
-def resolved_celery(argv: list[str]) -> click.Context:
-    """celery's own parse, through groups (`lifecycle role grant`) to the last command."""
-    context = celery_context(argv)
+def _down_to_the_command(context: click.Context, argv: list[str]) -> click.Context:
+    """Through groups (`lifecycle role grant`) to the command that runs."""
     while isinstance(context.command, click.Group):
-        protected = getattr(context, "_protected_args", None) or []
+        protected: list[str] = list(getattr(context, "_protected_args", None) or [])
         name, *rest = [*protected, *context.args]
         command = context.command.get_command(context, name)
         assert command is not None, f"no command {name!r} in {argv}"
@@ -97,10 +96,15 @@ def resolved_celery(argv: list[str]) -> click.Context:
     return context
 
 
-def _check_lifecycle(argv: list[str]) -> None:
-    from orchestrator.cli import build_parser
+def resolved_celery(argv: list[str]) -> click.Context:
+    """celery's own parse, down to the last command."""
+    return _down_to_the_command(celery_context(argv), argv)
 
-    assert callable(build_parser().parse_args(argv[1:]).handler)
+
+def _check_lifecycle(argv: list[str]) -> None:
+    from orchestrator.cli.group import lifecycle
+
+    _down_to_the_command(lifecycle.make_context("lifecycle", argv[1:]), argv)
 
 
 def _routes() -> list[re.Pattern[str]]:

@@ -3,9 +3,9 @@ does) nor worker events; every other message announces itself under its shadow n
 
 from __future__ import annotations
 
-from beat_schedule import BEAT_SCHEDULE, SWEEP_TASKS
-from orchestrator import tasks as _tasks  # noqa: F401 (registers the sweeps)
-from orchestrator.fleet import get_app
+from orchestrator.engine.messages import get_app
+from orchestrator.engine.schedule import BEAT_SCHEDULE, SWEEP_TASKS
+from orchestrator.runtime import tasks as _tasks  # noqa: F401 (registers the sweeps)
 
 
 def test_every_scheduled_sweep_sends_no_events() -> None:

@@ -18,15 +18,18 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import Document
+from orchestrator.db.storage import put_bytes
+from orchestrator.formats.document_errors import DocumentError
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
-from orchestrator.storage import put_bytes
+from orchestrator.knowledge.embedder import Embedder
+from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
+from orchestrator.knowledge.vectors import index_missing
 from workers.ingestion.chunking import chunk_blocks
-from workers.ingestion.errors import DocumentError
 from workers.ingestion.extract import precheck, require_text
-from workers.ingestion.models import DocumentOutcome
 from workers.ingestion.parse import MARKDOWN, ParsedDocument, parse
 from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
 from workers.ingestion.soa_markdown import render_soa_markdown
@@ -44,9 +47,6 @@ from workers.ingestion.store import (
     write_chunks,
 )
 from workers.inputs import latest_artifact
-from workers.kb_index.embedder import Embedder
-from workers.kb_index.store import index_missing
-from workers.provenance import SYSTEM_UPLOADER
 
 NO_DOCUMENTS = "no_documents"
 NO_EXTRACTABLE_TEXT = "no_extractable_text"

@@ -12,12 +12,12 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator import roles
 from orchestrator.api.auth import Admin, Caller
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.idempotency import Outcome, check_key, request_hash, run_once
+from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
 from orchestrator.api.problems import problem_responses
-from orchestrator.roles import RoleChange, RoleEventView, RoleGrantView
+from orchestrator.service import roles
+from orchestrator.service.roles import RoleChange, RoleEventView, RoleGrantView
 
 router = APIRouter(prefix="/api/v1/roles", tags=["roles"],
                    responses=problem_responses(400, 401, 403, 404, 422))
@@ -67,10 +67,10 @@ def history(principal: Admin, of: PrincipalFilter = None,
              description="201 when granted, 200 when the principal already held it.")
 def grant(body: RoleRequest, request: Request, principal: Admin,
           idempotency_key: IdempotencyHeader = None) -> JSONResponse:
-    def action() -> Outcome:
+    def action() -> StoredResponse:
         change = roles.grant_role(principal.tenant_id, body.principal, body.role,
                                   actor_id=principal.principal, reason=body.reason)
-        return Outcome(201 if change.changed else 200, change.model_dump(mode="json"), {})
+        return StoredResponse(201 if change.changed else 200, change.model_dump(mode="json"), {})
 
     return run_once(principal, check_key(idempotency_key),
                     request_hash("POST", request.url.path, body.model_dump(mode="json")), action)
@@ -83,10 +83,10 @@ def grant(body: RoleRequest, request: Request, principal: Admin,
                          "404 when the principal does not hold it.")
 def revoke(body: RoleRequest, request: Request, principal: Admin,
            idempotency_key: IdempotencyHeader = None) -> JSONResponse:
-    def action() -> Outcome:
+    def action() -> StoredResponse:
         change = roles.revoke_role(principal.tenant_id, body.principal, body.role,
                                    actor_id=principal.principal, reason=body.reason)
-        return Outcome(200, change.model_dump(mode="json"), {})
+        return StoredResponse(200, change.model_dump(mode="json"), {})
 
     return run_once(principal, check_key(idempotency_key),
                     request_hash("POST", request.url.path, body.model_dump(mode="json")), action)
