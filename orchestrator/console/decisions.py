@@ -37,7 +37,7 @@ def decide(
     version: int,
     *,
     decision: ApprovalDecision,
-    role: str,
+    role: str | None,
     comment: str | None,
     key: str,
 ) -> Decided:

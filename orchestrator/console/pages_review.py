@@ -160,7 +160,7 @@ def decision(
         artifact_kind,
         version,
         decision=verdict,
-        role=role or "assessor",
+        role=role or None,
         comment=comment.strip() or None,
         key=key,
     )

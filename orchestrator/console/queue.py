@@ -1,10 +1,9 @@
 """My queue: the approval waits a person can act on now.
 
 A wait is in someone's queue when their key may approve (approve scope), they hold a role
-the gate's policy accepts, they are a designated approver when the policy names some, they
-did not ask for the draft (separation of duties), and they have not approved this version
-yet. Which roles a person holds comes from `granted_roles`: today any role the policy
-accepts may be claimed; a grant table narrows it without changing this module's callers.
+the gate's policy accepts (granted by an admin: orchestrator.service.roles), they are a
+designated approver when the policy names some, they did not ask for the draft
+(separation of duties), and they have not approved this version yet.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from orchestrator.lifecycle.policies import GatePolicy
 from orchestrator.lifecycle.state import RunState
 from orchestrator.service.apikeys import Principal, Scope
 from orchestrator.service.read_models import RunView
+from orchestrator.service.roles import held_roles, roles_of
 
 MAX_QUEUE = 500
 
@@ -51,9 +51,12 @@ class QueueItem:
         return max(0.0, (utcnow() - self.waiting_since).total_seconds())
 
 
-def granted_roles(principal: Principal, policy: GatePolicy) -> tuple[str, ...]:
-    """The gate's roles this person holds (extension point for per-principal grants)."""
-    return policy.roles
+def granted_roles(
+    principal: Principal, policy: GatePolicy, held: Iterable[str] | None = None
+) -> tuple[str, ...]:
+    """The gate's roles this person holds (granted, never claimed)."""
+    mine = set(roles_of(principal.tenant_id, principal.principal) if held is None else held)
+    return tuple(role for role in policy.roles if role in mine)
 
 
 def state_of_view(run: RunView) -> RunState:
@@ -69,8 +72,11 @@ def state_of_view(run: RunView) -> RunState:
     )
 
 
-def acting_roles(principal: Principal, state: RunState, kind: ArtifactKind) -> tuple[str, ...]:
-    """The roles with which this person may decide on `kind` now; empty: not theirs."""
+def acting_roles(
+    principal: Principal, state: RunState, kind: ArtifactKind, held: Iterable[str] | None = None
+) -> tuple[str, ...]:
+    """The roles with which this person may decide on `kind` now; empty: not theirs.
+    `held`: the roles they hold, when the caller read them already."""
     if not principal.allows(Scope.APPROVE):
         return ()
     policy = state.policy(kind)
@@ -81,8 +87,8 @@ def acting_roles(principal: Principal, state: RunState, kind: ArtifactKind) -> t
         return ()
     return tuple(
         role
-        for role in granted_roles(principal, policy)
-        if policy.eligibility_problem(me, role) is None
+        for role in granted_roles(principal, policy, held)
+        if policy.eligibility_problem(me, (role,)) is None
     )
 
 
@@ -107,7 +113,8 @@ def my_queue(
                 query.order_by(WorkflowRun.updated_at).limit(MAX_QUEUE)
             )
         ]
-        items = _items(principal, rows, kind)
+        held = held_roles(session, principal.tenant_id, principal.principal)
+        items = _items(principal, rows, kind, held)
         waits = _waits(session, [item[0] for item in items])
         marks = _marks(session, [item[0].id for item in items])
     queue = []
@@ -133,7 +140,7 @@ _Item = tuple[RunView, str, ArtifactKind, int, Step, tuple[str, ...]]
 
 
 def _items(
-    principal: Principal, rows: Iterable[tuple[RunView, str]], kind: str | None
+    principal: Principal, rows: Iterable[tuple[RunView, str]], kind: str | None, held: list[str]
 ) -> list[_Item]:
     found: list[_Item] = []
     for run, name in rows:
@@ -146,7 +153,7 @@ def _items(
             continue
         state = state_of_view(run)
         version = state.artifacts.get(gate)
-        roles = acting_roles(principal, state, gate)
+        roles = acting_roles(principal, state, gate, held)
         if version is None or not roles:
             continue
         found.append((run, name, gate, version, step, roles))

@@ -19,6 +19,7 @@ from orchestrator.service.producer import Actor, get_run
 from orchestrator.service.queries import list_approvals, list_steps
 from tests.console.browser import artifacts_dir, chromium_driver, require_browser, uvicorn_server
 from tests.console.kit import SAMPLES, dead_lettered_run, key
+from tests.support.roles import grant
 
 pytestmark = pytest.mark.browser
 
@@ -118,6 +119,8 @@ def test_the_console_in_a_real_browser(embedded: Path, monkeypatch: pytest.Monke
     ana_key = key("read", "approve", tenant=TENANT, principal="user:ana@browser.example")
     bo_key = key("read", "approve", tenant=TENANT, principal="user:bo@browser.example")
     other_key = key("admin", tenant="other-co", principal="user:eve@other.example")
+    grant(Actor(tenant_id=TENANT, actor_id="user:ana@browser.example"), "assessor")
+    grant(Actor(tenant_id=TENANT, actor_id="user:bo@browser.example"), "ciso")
     failed, _ = dead_lettered_run(OWNER, monkeypatch, "Failed ingestion")
     lost, letter = dead_lettered_run(OWNER, monkeypatch, "Abandoned")
 

@@ -23,6 +23,7 @@ from orchestrator.service.operations import cancel_run
 from orchestrator.service.producer import Actor, create_assessment, get_run, start_lifecycle
 from orchestrator.service.queries import list_approvals, list_artifacts
 from tests.console.kit import SAMPLES, Browser, key, text, token, wait_for
+from tests.support.roles import grant
 from tests.support.webhook_receiver import webhook_receiver
 
 TENANT = "lifecycle-http"
@@ -61,6 +62,8 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: 
     owner = _person(running, "read", "signal", "operate", principal="user:owner@x")
     ana = _person(running, "read", "approve", principal="user:ana@x")
     bo = _person(running, "read", "approve", principal="user:bo@x")
+    grant(Actor(tenant_id=TENANT, actor_id="user:ana@x"), "assessor")
+    grant(Actor(tenant_id=TENANT, actor_id="user:bo@x"), "compliance_lead")
 
     created = owner.post(
         "/console/assessments",
@@ -196,6 +199,26 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: 
     assert "Your decision" not in evidence.text, "evidence analysis has no gate"
 
 
+def _a_queue_follows_granted_roles(running: TestClient, run_url: str) -> None:
+    """Approve scope alone puts nothing in a queue: a role must be granted; a role not
+    held is refused even when posted by hand."""
+    cy = _person(running, "read", "approve", principal="user:cy@y")
+    assert "Nothing is waiting for you" in text(cy.get("/console/queue"))
+    review_url = f"{run_url}/artifacts/soa?version=1"
+    assert "Your decision" not in cy.get(review_url).text
+    grant(Actor(tenant_id=TENANT, actor_id="user:cy@y"), "ciso")
+    queue = cy.get("/console/queue").text
+    assert "1 waiting for you" in queue and "Review soa v1" in queue
+    review = cy.get(review_url).text
+    assert '<option value="ciso">' in review and '<option value="assessor">' not in review
+    claimed = cy.post(
+        f"{run_url}/artifacts/soa/decision",
+        {"key": "claimed-role-1", "version": "1", "decision": "approved", "role": "assessor"},
+        from_page=review_url,
+    )
+    assert claimed.status_code == 422 and "assessor" in text(claimed)
+
+
 def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> None:
     owner = _person(running, "read", "signal", "operate", principal="user:owner@y")
     created = owner.post(
@@ -223,6 +246,7 @@ def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> Non
     )
     _wait_status(run_id, "waiting_for_approval")
 
+    _a_queue_follows_granted_roles(running, run_url)
     page = owner.get(run_url).text
     form_key = _form_key(page, f"{run_url}/reprocess/plan")
     body = {
@@ -283,6 +307,7 @@ def test_every_transition_is_told_once_and_approval_requests_link_the_console(
         for path in sorted(SAMPLES.iterdir()):
             upload_document(HOOKED, assessment.id, path.name, path.read_bytes())
         run = start_lifecycle(HOOKED, assessment.id, "webhooks-1")
+        grant(REVIEWER, "assessor")
         done = drive(ScriptedReviewer(REVIEWER, say=lambda _: None), run.id, 120)
         assert done.status == "completed"
         # Deliveries run concurrently and arrive in any order: wait for the last of each.
