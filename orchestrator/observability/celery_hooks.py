@@ -112,9 +112,13 @@ def on_setup_logging(loglevel: Any = None, logfile: str | None = None, **_: Any)
 def on_worker_init(**_: Any) -> None:
     """Before the pool forks: a fresh multiprocess directory (files of a previous run's
     processes would be added to this one's)."""
+    from orchestrator.config.settings import get_settings
     from orchestrator.observability.exposition import prepare_multiprocess_dir
 
     prepare_multiprocess_dir()
+    problem = get_settings().storage_problem
+    if problem is not None:
+        log.warning("storage is not shared: %s", problem)
 
 
 def on_worker_ready(**_: Any) -> None:
