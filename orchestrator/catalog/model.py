@@ -63,8 +63,8 @@ class CatalogControl:
 
     @property
     def search_query(self) -> str:
-        """What the knowledge base is searched with: the control's own words."""
-        return f"{self.title}. {self.description}"
+        """What the knowledge base is searched with: the control's name, verbatim."""
+        return self.title
 
     def header(self) -> dict[str, str]:
         """The fields every artifact repeats for a control."""
