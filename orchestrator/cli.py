@@ -54,8 +54,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_CLICK_COMMANDS = ("catalog", "framework")
+"""Served by the operator commands (`orchestrator.ops`), under the same names."""
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args_list = sys.argv[1:] if argv is None else argv
+    if args_list and args_list[0] in _CLICK_COMMANDS:
+        from orchestrator.ops.cli import lifecycle
+
+        lifecycle.main(args_list, prog_name="lifecycle")  # exits with the command's status
+        return 0
     args = build_parser().parse_args(argv)
     return int(args.handler(args))
 

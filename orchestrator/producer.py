@@ -206,6 +206,9 @@ def send_signal(actor: Actor, run_id: uuid.UUID, signal_type: str | SignalType,
                 kick: Kick = fleet.kick) -> SignalReceipt:
     """Record a signal durably, then wake the coordinator. Duplicates change nothing."""
     kind = _public_signal_type(signal_type)
+    if kind is SignalType.FRAMEWORK_SELECTED:
+        with transaction() as session:
+            _refuse_unknown_frameworks(session, load_run(session, actor, run_id), payload or {})
     return record_signal(actor, run_id, kind, idempotency_key, payload=payload,
                          approval_event_id=approval_event_id, trace_id=trace_id, kick=kick)
 
@@ -218,8 +221,6 @@ def record_signal(actor: Actor, run_id: uuid.UUID, kind: SignalType, idempotency
     and the caller gets the reason at once; valid ones are applied by the coordinator."""
     with transaction() as session:
         run = load_run(session, actor, run_id)
-        if kind is SignalType.FRAMEWORK_SELECTED:
-            _refuse_unknown_frameworks(session, run, payload or {})
         envelope = _envelope(run, actor.actor_id, kind, idempotency_key,
                              trace_id or run.trace_id, payload, approval_event_id)
         recorded = insert_signal(session, envelope)

@@ -17,6 +17,7 @@ from orchestrator.api.routers import (
     approvals,
     artifacts,
     assessments,
+    catalogs,
     lifecycle,
     operations,
     runs,
@@ -62,7 +63,8 @@ def create_app() -> FastAPI:
                   generate_unique_id_function=_operation_id)
     install_problem_handlers(app)
     app.add_middleware(BodyLimitMiddleware)
-    for module in (assessments, lifecycle, runs, artifacts, approvals, operations, health):
+    for module in (assessments, lifecycle, runs, artifacts, approvals, operations, catalogs,
+                   health):
         app.include_router(module.router)
     app.include_router(kb_routes.router)
     install_observability(app)

@@ -135,6 +135,14 @@ def _prop(control: Control, name: str) -> str | None:
     return next((str(p.value) for p in control.props or [] if p.name == name), None)
 
 
+def _label(control: Control) -> str:
+    """The label as SP 800-53 writes it ("AC-2(1)"); newer catalogs add zero-padded ones
+    ("AC-02(01)") marked with a class."""
+    labels = [p for p in control.props or [] if p.name == "label"]
+    plain = next((p for p in labels if not p.class_), labels[0] if labels else None)
+    return str(plain.value) if plain is not None else control.id.upper()
+
+
 def _prose(parts: Sequence[Part] | None, depth: int = 0) -> Iterator[str]:
     for part in parts or []:
         label = next((str(p.value) for p in part.props or [] if p.name == "label"), "")
@@ -148,7 +156,7 @@ def _controls(catalog: Catalog) -> Iterator[CatalogControl]:
     def walk(controls: Sequence[Control] | None, family: str, family_title: str,
              parent: str | None) -> Iterator[CatalogControl]:
         for control in controls or []:
-            label = _prop(control, "label") or control.id.upper()
+            label = _label(control)
             statement = [p for p in control.parts or [] if p.name == "statement"]
             yield CatalogControl(
                 id=label, domain=family.upper(), domain_name=family_title,

@@ -14,6 +14,7 @@ from orchestrator.ops.clickkit import LifecycleGroup
 
 _RUNS, _CONTROL, _ADMIN = ("orchestrator.ops.cmd_runs", "orchestrator.ops.cmd_control",
                            "orchestrator.ops.cmd_admin")
+_CATALOG = "orchestrator.ops.cmd_catalog"
 COMMANDS = {
     "list": f"{_RUNS}:list_command",
     "show": f"{_RUNS}:show_command",
@@ -26,10 +27,12 @@ COMMANDS = {
     "sweep": f"{_ADMIN}:sweep_command",
     "dead-letters": f"{_ADMIN}:dead_letters",
     "apikey": f"{_ADMIN}:apikey",
+    "catalog": f"{_CATALOG}:catalog",
+    "framework": f"{_CATALOG}:framework",
 }
 
 
 @click.group(cls=LifecycleGroup, name="lifecycle", lazy=COMMANDS)
 def lifecycle() -> None:
     """Operate assessment lifecycle runs: list, show, retry, reprocess, cancel, resume,
-    sweeps, dead letters and API keys."""
+    sweeps, dead letters, API keys, control catalogues and frameworks."""
