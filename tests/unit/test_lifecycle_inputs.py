@@ -67,6 +67,13 @@ def test_the_catalogue_pins_of_the_start_reach_every_job() -> None:
     assert dict(state.catalogs) == pins
     decision = decide(state, framework_signal(state, "SOC 2"))
     assert enqueued(decision)[0].parameters["catalogs"] == pins
+    # Reprocessing the scope later drafts it on the same pinned versions.
+    at_soa = drive_to(Step.WAIT_FOR_SOA_APPROVAL, decision.state)
+    again = decide(at_soa, signal(at_soa, S.STEP_REPROCESS_REQUESTED,
+                                  {"step": "create_scope", "new_version": True,
+                                   "reason": "new input"}))
+    assert again.fate is SignalFate.APPLIED
+    assert enqueued(again)[0].parameters["catalogs"] == pins
 
 
 def test_malformed_catalogue_pins_are_rejected() -> None:
