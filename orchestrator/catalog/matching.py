@@ -113,9 +113,13 @@ def suggest(catalogs: Sequence[LoadedCatalog], requested: str) -> list[str]:
             by_key.setdefault(key, choice.framework.name)
     close = [by_key[k] for k in difflib.get_close_matches(wanted, list(by_key), n=10,
                                                            cutoff=0.6)]
+    starting = sorted({name for key, name in by_key.items() if wanted and key.startswith(wanted)})
     containing = sorted({name for key, name in by_key.items() if wanted and wanted in key})
     out: list[str] = []
-    for name in [*close, *containing]:
+    # "ISO" asks for the ISO standards before names that merely look alike ("US SOX").
+    ordered = [*starting, *close, *containing] if len(wanted) <= 4 else [
+        *close, *starting, *containing]
+    for name in ordered:
         if name not in out:
             out.append(name)
     return out[:MAX_SUGGESTIONS]

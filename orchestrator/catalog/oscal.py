@@ -114,7 +114,8 @@ def profile_from_oscal(path: Path, *, sha256: str,
     framework = Framework(
         id=framework_id_for(info.id, name), catalog_id=info.id, name=name, version=version,
         kind="oscal_profile", requirements=requirements, crosswalk=_crosswalk(base_name),
-        details={"aliases": [str(metadata.title), f"{name} baseline"],
+        details={"aliases": [str(metadata.title), f"{name} baseline",
+                             name.replace(" rev5", "")],
                  "base_catalog_id": str(base.id), "base_catalog_version": base.info.version})
     return LoadedCatalog(info=info, controls=(), frameworks=(framework,),
                          details={"title": str(metadata.title), "base_catalog_id": str(base.id),

@@ -88,7 +88,10 @@ def scf_framework_name(header: str, version: str) -> tuple[str, str, tuple[str, 
         name = f"NIST SP {number}" + (f" rev{revision}" if revision else "")
         if level:
             name += " " + (level.title() if level.islower() else level)
-        return name + rest, version, (header,)
+        # The current revision also answers without it ("NIST SP 800-53 Moderate").
+        current = (name.replace(" rev5", "") + rest,) if number == "800-53" and revision == "5" \
+            else ()
+        return name + rest, version, (header, *current)
     iso = _ISO.match(header)
     if iso:
         number, year = iso.groups()
