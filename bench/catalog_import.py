@@ -12,6 +12,7 @@ Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import tempfile
 import time
@@ -26,8 +27,13 @@ from sqlalchemy.engine import make_url
 
 T = TypeVar("T")
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "catalogs"
-TABLES = ("catalogs", "catalog_controls", "frameworks", "framework_requirements",
-          "requirement_links")
+TABLES = (
+    "catalogs",
+    "catalog_controls",
+    "frameworks",
+    "framework_requirements",
+    "requirement_links",
+)
 
 
 def timed(label: str, action: Callable[[], T]) -> T:
@@ -65,8 +71,10 @@ def size_mb(url: str) -> float:
             page = connection.exec_driver_sql("PRAGMA page_size").scalar() or 0
             total = int(pages) * int(page)
         else:
-            total = sum(int(connection.execute(text(
-                f"SELECT pg_total_relation_size('{t}')")).scalar() or 0) for t in TABLES)
+            total = sum(
+                int(connection.execute(text(f"SELECT pg_total_relation_size('{t}')")).scalar() or 0)
+                for t in TABLES
+            )
     engine.dispose()
     return total / 1e6
 
@@ -97,29 +105,38 @@ def run(url: str, workbook: Path, nist: Path, moderate: Path) -> None:
     upgrade(url)
     print(f"database: {make_url(url).get_backend_name()}")
     base = size_mb(url)
-    parsed = timed("read the SCF workbook (openpyxl read-only)",
-                   lambda: read_scf_workbook(workbook))
-    print(f"    {len(parsed.controls)} controls, {len(parsed.mapping_columns)} mapping columns, "
-          f"{len(parsed.links)} links")
+    parsed = timed(
+        "read the SCF workbook (openpyxl read-only)", lambda: read_scf_workbook(workbook)
+    )
+    print(
+        f"    {len(parsed.controls)} controls, {len(parsed.mapping_columns)} mapping columns, "
+        f"{len(parsed.links)} links"
+    )
     result = timed("import the SCF workbook", lambda: import_file(workbook))
     scf_size = size_mb(url)
-    print(f"    {result.frameworks} frameworks, {result.requirements} requirements, "
-          f"{result.links} links; database +{scf_size - base:.1f} MB")
+    print(
+        f"    {result.frameworks} frameworks, {result.requirements} requirements, "
+        f"{result.links} links; database +{scf_size - base:.1f} MB"
+    )
     timed("import it again (no-op)", lambda: import_file(workbook))
     result = timed("import the SP 800-53 rev5 catalog (OSCAL)", lambda: import_file(nist))
     nist_size = size_mb(url)
-    print(f"    {result.controls} controls, {result.requirements} requirements; "
-          f"database +{nist_size - scf_size:.1f} MB")
+    print(
+        f"    {result.controls} controls, {result.requirements} requirements; "
+        f"database +{nist_size - scf_size:.1f} MB"
+    )
     timed("import the MODERATE baseline profile", lambda: import_file(moderate))
     print(f"  database size after the imports: {size_mb(url):.1f} MB")
 
     with transaction() as session:
         registry.forget_loaded()
-        catalogs = timed("load the current catalogues (cold cache)",
-                         lambda: registry.pinned(session, None))
+        catalogs = timed(
+            "load the current catalogues (cold cache)", lambda: registry.pinned(session, None)
+        )
     scf = next(c for c in catalogs if c.info.kind == "scf_workbook")
-    largest = max((f for f in scf.frameworks if f.kind == "scf_mapping"),
-                  key=lambda f: len(f.requirements))
+    largest = max(
+        (f for f in scf.frameworks if f.kind == "scf_mapping"), key=lambda f: len(f.requirements)
+    )
     print(f"  largest crosswalk: {largest.name} ({len(largest.requirements)} requirements)")
     registry.forget_loaded()
     timed(f"framework show {largest.name!r} (cold)", lambda: show_framework(largest.name))
@@ -128,9 +145,13 @@ def run(url: str, workbook: Path, nist: Path, moderate: Path) -> None:
     for name in (largest.name, "SCF", "NIST SP 800-53 rev5 Moderate"):
         choice = resolve(catalogs, name)
         assert choice is not None
-        scope = timed(f"draft the scope for {name!r}", lambda c=choice: draft_scope(catalogs, [c]))
-        print(f"    {scope['summary']['requirements']} requirement rows, "
-              f"{scope['summary']['controls_in_scope']} SCF controls")
+        scope = timed(
+            f"draft the scope for {name!r}", functools.partial(draft_scope, catalogs, [choice])
+        )
+        print(
+            f"    {scope['summary']['requirements']} requirement rows, "
+            f"{scope['summary']['controls_in_scope']} SCF controls"
+        )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,13 @@ class CatalogSummary:
     frameworks: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.info.as_dict(), "shipped": self.shipped, "current": self.current,
-                "controls": self.controls, "frameworks": self.frameworks}
+        return {
+            **self.info.as_dict(),
+            "shipped": self.shipped,
+            "current": self.current,
+            "controls": self.controls,
+            "frameworks": self.frameworks,
+        }
 
 
 def list_catalogs() -> list[CatalogSummary]:
@@ -46,10 +51,15 @@ def list_catalogs() -> list[CatalogSummary]:
         out = []
         for info in registry.available(session):
             catalog = registry.load(session, info.id)
-            out.append(CatalogSummary(info=info, shipped=registry.is_shipped(info),
-                                      current=str(info.id) in current,
-                                      controls=len(catalog.controls),
-                                      frameworks=len(catalog.frameworks)))
+            out.append(
+                CatalogSummary(
+                    info=info,
+                    shipped=registry.is_shipped(info),
+                    current=str(info.id) in current,
+                    controls=len(catalog.controls),
+                    frameworks=len(catalog.frameworks),
+                )
+            )
         return out
 
 
@@ -80,16 +90,21 @@ def diff_catalogs(old_spec: str, new_spec: str) -> dict[str, Any]:
     changed = []
     for control_id in (i for i in after if i in before):
         a, b = before[control_id], after[control_id]
-        fields = [f for f in ("title", "description", "domain", "domain_name")
-                  if getattr(a, f) != getattr(b, f)]
-        fields += sorted(k for k in {*a.details, *b.details}
-                         if a.details.get(k) != b.details.get(k))
+        fields = [
+            f
+            for f in ("title", "description", "domain", "domain_name")
+            if getattr(a, f) != getattr(b, f)
+        ]
+        fields += sorted(
+            k for k in {*a.details, *b.details} if a.details.get(k) != b.details.get(k)
+        )
         if fields:
             changed.append({"control_id": control_id, "fields": fields})
     old_frameworks = {f.name for f in old.frameworks}
     new_frameworks = {f.name for f in new.frameworks}
     return {
-        "old": old.info.as_dict(), "new": new.info.as_dict(),
+        "old": old.info.as_dict(),
+        "new": new.info.as_dict(),
         "added": [i for i in after if i not in before],
         "removed": [i for i in before if i not in after],
         "changed": changed,
@@ -101,12 +116,20 @@ def diff_catalogs(old_spec: str, new_spec: str) -> dict[str, Any]:
 def _framework_dict(choice: FrameworkChoice, catalogs: list[LoadedCatalog]) -> dict[str, Any]:
     framework = choice.framework
     requirements = linked_requirements(choice, catalogs)
-    return {"id": str(framework.id), "name": framework.name, "version": framework.version,
-            "kind": framework.kind, "aliases": list(framework.aliases),
-            "catalog": {"id": str(choice.catalog.id), "name": choice.catalog.info.name,
-                        "version": choice.catalog.info.version},
-            "requirements": len(requirements),
-            "linked_controls": len({c for r in requirements for c in r.control_ids})}
+    return {
+        "id": str(framework.id),
+        "name": framework.name,
+        "version": framework.version,
+        "kind": framework.kind,
+        "aliases": list(framework.aliases),
+        "catalog": {
+            "id": str(choice.catalog.id),
+            "name": choice.catalog.info.name,
+            "version": choice.catalog.info.version,
+        },
+        "requirements": len(requirements),
+        "linked_controls": len({c for r in requirements for c in r.control_ids}),
+    }
 
 
 def list_frameworks(catalog_spec: str | None = None) -> list[dict[str, Any]]:
@@ -120,8 +143,7 @@ def list_frameworks(catalog_spec: str | None = None) -> list[dict[str, Any]]:
         owners = [chosen]
     else:
         owners = catalogs
-    return [_framework_dict(FrameworkChoice(f, c), catalogs) for c in owners
-            for f in c.frameworks]
+    return [_framework_dict(FrameworkChoice(f, c), catalogs) for c in owners for f in c.frameworks]
 
 
 def find_framework(spec: str) -> tuple[FrameworkChoice, list[LoadedCatalog]]:
@@ -151,6 +173,10 @@ def show_framework(spec: str) -> dict[str, Any]:
     """A framework with every requirement and its linked SCF controls."""
     choice, catalogs = find_framework(spec)
     requirements = linked_requirements(choice, catalogs)
-    return {**_framework_dict(choice, catalogs),
-            "items": [{"requirement_id": r.id, "title": r.title,
-                       "controls": list(r.control_ids)} for r in requirements]}
+    return {
+        **_framework_dict(choice, catalogs),
+        "items": [
+            {"requirement_id": r.id, "title": r.title, "controls": list(r.control_ids)}
+            for r in requirements
+        ],
+    }

@@ -15,9 +15,11 @@ def _pending_run(api: Api, owner: Headers) -> str:
 
 
 def _select(api: Api, owner: Headers, run_id: str, payload: dict[str, Any], key: str) -> Any:
-    return api.client.post(f"/api/v1/workflows/{run_id}/signals",
-                           headers={**owner, "Idempotency-Key": key},
-                           json={"type": "framework_selected", "payload": payload})
+    return api.client.post(
+        f"/api/v1/workflows/{run_id}/signals",
+        headers={**owner, "Idempotency-Key": key},
+        json={"type": "framework_selected", "payload": payload},
+    )
 
 
 def _framework_signals(api: Api, owner: Headers, run_id: str) -> list[dict[str, Any]]:
@@ -34,7 +36,11 @@ def test_catalogs_list_the_shipped_workbook_with_its_licence(api: Api) -> None:
     assert response.status_code == 200, response.text
     [scf] = response.json()["items"]
     assert (scf["name"], scf["version"], scf["shipped"], scf["current"]) == (
-        "Secure Controls Framework (SCF)", "2022.3", True, True)
+        "Secure Controls Framework (SCF)",
+        "2022.3",
+        True,
+        True,
+    )
     assert scf["licence"] == "CC BY-ND 4.0" and scf["controls"] == 1090
     assert scf["attribution"].startswith("Secure Controls Framework (SCF), CC BY-ND 4.0")
     assert api.client.get("/api/v1/catalogs").status_code == 401
@@ -52,16 +58,15 @@ def test_frameworks_and_their_requirements(api: Api) -> None:
     assert len({c for r in body["items"] for c in r["controls"]}) == 284
     cc61 = next(r for r in body["items"] if r["requirement_id"] == "CC6.1")
     assert cc61["controls"] and all("-" in c for c in cc61["controls"])
-    missing = api.client.get("/api/v1/frameworks/00000000-0000-0000-0000-000000000000/"
-                             "requirements", headers=reader)
+    missing = api.client.get(
+        "/api/v1/frameworks/00000000-0000-0000-0000-000000000000/requirements", headers=reader
+    )
     assert missing.status_code == 404
-    unknown = api.client.get("/api/v1/frameworks", params={"catalog": "1999.1"},
-                             headers=reader)
+    unknown = api.client.get("/api/v1/frameworks", params={"catalog": "1999.1"}, headers=reader)
     assert unknown.status_code == 404
 
 
-def test_an_unknown_framework_is_refused_with_suggestions_and_nothing_applied(
-        api: Api) -> None:
+def test_an_unknown_framework_is_refused_with_suggestions_and_nothing_applied(api: Api) -> None:
     owner = api.key("signal", "read")
     run_id = _pending_run(api, owner)
     response = _select(api, owner, run_id, {"framework": "ISO 27001 2023"}, "f1")
@@ -80,8 +85,15 @@ def test_an_unknown_framework_is_refused_with_suggestions_and_nothing_applied(
 def test_known_frameworks_are_accepted_by_name_and_version(api: Api) -> None:
     owner = api.key("signal", "read")
     run_id = _pending_run(api, owner)
-    names = ["SOC 2", "ISO/IEC 27001:2022", "NIST CSF 1.1", "NIST SP 800-53 rev5 Moderate",
-             "PCI DSS 4.0", "HIPAA", "GDPR"]
+    names = [
+        "SOC 2",
+        "ISO/IEC 27001:2022",
+        "NIST CSF 1.1",
+        "NIST SP 800-53 rev5 Moderate",
+        "PCI DSS 4.0",
+        "HIPAA",
+        "GDPR",
+    ]
     response = _select(api, owner, run_id, {"frameworks": names}, "ok")
     assert response.status_code == 202, response.text
     assert len(_framework_signals(api, owner, run_id)) == 1

@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import SignalType
-from orchestrator.producer import Actor, record_signal
+from orchestrator.service.producer import record_signal
 from tests.api.conftest import Api, Headers, waiting_at
-from tests.api.lifecycle_http import select_framework
+from tests.support.http_lifecycle import select_framework
 
 
 def _code(response: Any) -> tuple[int, str]:

@@ -40,8 +40,9 @@ def _column_rows(path: Path) -> dict[str, set[str]]:
         for i, cell in enumerate(row):
             if row[at_id] and cell is not None and str(cell).strip():
                 filled[header[i]].add(str(row[at_id]))
-                ids[header[i]] |= {normalise_requirement_id(x) for x in str(cell).splitlines()
-                                   if x.strip()}
+                ids[header[i]] |= {
+                    normalise_requirement_id(x) for x in str(cell).splitlines() if x.strip()
+                }
     book.close()
     return {"__ids__" + h: v for h, v in ids.items()} | filled
 
@@ -75,8 +76,12 @@ def test_annex_a_controls_and_clauses_are_distinct(scf_workbook_path: Path) -> N
     requirements = {r.id: set(r.control_ids) for r in choice.framework.requirements}
     annex = {i for i in requirements if i.startswith("A.")}
     clauses = set(requirements) - annex
-    expected_annex = ({f"A.5.{n}" for n in range(1, 38)} | {f"A.6.{n}" for n in range(1, 9)}
-                      | {f"A.7.{n}" for n in range(1, 15)} | {f"A.8.{n}" for n in range(1, 35)})
+    expected_annex = (
+        {f"A.5.{n}" for n in range(1, 38)}
+        | {f"A.6.{n}" for n in range(1, 9)}
+        | {f"A.7.{n}" for n in range(1, 15)}
+        | {f"A.8.{n}" for n in range(1, 35)}
+    )
     assert annex <= expected_annex and len(annex) >= 90
     assert all(i[0].isdigit() for i in clauses)
     assert {"5.1", "A.5.1", "10.2", "A.8.34"} <= set(requirements)
@@ -103,35 +108,41 @@ def test_reimport_is_a_no_op(embedded: Path, scf_workbook_path: Path, nist_dir: 
     shipped = registry.shipped_catalog()
     assert stored.controls == shipped.controls
     assert [f.requirements for f in stored.frameworks] == [
-        f.requirements for f in shipped.frameworks]
+        f.requirements for f in shipped.frameworks
+    ]
 
 
 def test_the_shipped_workbook_is_the_official_file_unmodified(scf_workbook_path: Path) -> None:
-    assert registry.file_sha256(registry.shipped_path()) == registry.file_sha256(
-        scf_workbook_path)
+    assert registry.file_sha256(registry.shipped_path()) == registry.file_sha256(scf_workbook_path)
     assert registry.shipped_info() == registry.shipped_catalog().info
     notice = registry.shipped_path().with_name("NOTICE.md").read_text(encoding="utf-8")
     assert "Secure Controls Framework (SCF), CC BY-ND 4.0" in notice
 
 
 @pytest.mark.parametrize("baseline", ["LOW", "MODERATE"])
-def test_an_oscal_profile_resolves_to_its_baseline(embedded: Path, nist_dir: Path,
-                                                   baseline: str) -> None:
+def test_an_oscal_profile_resolves_to_its_baseline(
+    embedded: Path, nist_dir: Path, baseline: str
+) -> None:
     service.import_file(nist_dir / "NIST_SP-800-53_rev5.0.1_catalog.json")
     result = service.import_file(nist_dir / f"NIST_SP-800-53_rev5_{baseline}-baseline_profile.json")
-    resolved = json.loads((nist_dir / f"NIST_SP-800-53_rev5_{baseline}-baseline-resolved-"
-                           "profile_catalog.json").read_text(encoding="utf-8"))
+    resolved = json.loads(
+        (
+            nist_dir / f"NIST_SP-800-53_rev5_{baseline}-baseline-resolved-profile_catalog.json"
+        ).read_text(encoding="utf-8")
+    )
 
     def labels(controls: list[dict]) -> set[str]:  # type: ignore[type-arg]
         out: set[str] = set()
         for control in controls:
-            out |= {p["value"] for p in control.get("props", [])
-                    if p["name"] == "label" and "class" not in p}
+            out |= {
+                p["value"]
+                for p in control.get("props", [])
+                if p["name"] == "label" and "class" not in p
+            }
             out |= labels(control.get("controls", []))
         return out
 
-    expected = set().union(*(labels(g.get("controls", []))
-                             for g in resolved["catalog"]["groups"]))
+    expected = set().union(*(labels(g.get("controls", [])) for g in resolved["catalog"]["groups"]))
     name = f"NIST SP 800-53 rev5 {baseline.title()}"
     shown = service.show_framework(name)
     assert shown["id"] == str(result.info.id) or shown["catalog"]["id"] == str(result.info.id)
@@ -141,8 +152,9 @@ def test_an_oscal_profile_resolves_to_its_baseline(embedded: Path, nist_dir: Pat
     ac2 = next(r for r in shown["items"] if r["requirement_id"] == "AC-2")
     column = resolve([registry.shipped_catalog()], "NIST 800-53 rev5")
     assert column is not None
-    assert ac2["controls"] == list(next(r.control_ids for r in column.framework.requirements
-                                        if r.id == "AC-2"))
+    assert ac2["controls"] == list(
+        next(r.control_ids for r in column.framework.requirements if r.id == "AC-2")
+    )
 
 
 def test_a_profile_without_its_catalog_is_refused(embedded: Path, nist_dir: Path) -> None:
@@ -154,8 +166,9 @@ def test_a_profile_without_its_catalog_is_refused(embedded: Path, nist_dir: Path
 @pytest.fixture(scope="module")
 def newer_release(scf_workbook_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     began = time.monotonic()
-    path = write_newer_release(scf_workbook_path,
-                               tmp_path_factory.mktemp("scf") / f"SCF_{NEW_RELEASE}.xlsx")
+    path = write_newer_release(
+        scf_workbook_path, tmp_path_factory.mktemp("scf") / f"SCF_{NEW_RELEASE}.xlsx"
+    )
     print(f"newer release written in {time.monotonic() - began:.1f} s")
     return path
 
@@ -170,8 +183,7 @@ def test_a_newer_release_is_a_new_version_and_diffs(embedded: Path, newer_releas
     assert diff["changed"] == [{"control_id": REWORDED, "fields": ["description"]}]
 
 
-def test_a_pinned_run_is_unaffected_by_a_newer_import(embedded: Path,
-                                                      newer_release: Path) -> None:
+def test_a_pinned_run_is_unaffected_by_a_newer_import(embedded: Path, newer_release: Path) -> None:
     with transaction() as session:
         pins = registry.current_pins(session)
     assert pins == {SCF_NAME: str(registry.shipped_info().id)}
@@ -185,8 +197,9 @@ def test_a_pinned_run_is_unaffected_by_a_newer_import(embedded: Path,
     assert WITHDRAWN not in _linked(current[0], "SOC 2")
 
 
-def test_the_same_version_from_another_file_is_refused(embedded: Path, newer_release: Path,
-                                                       tmp_path: Path) -> None:
+def test_the_same_version_from_another_file_is_refused(
+    embedded: Path, newer_release: Path, tmp_path: Path
+) -> None:
     service.import_file(newer_release)
     other = tmp_path / "other.xlsx"
     book = openpyxl.load_workbook(newer_release)

@@ -15,7 +15,7 @@ from orchestrator.catalog.matching import resolve
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.jobs.interface import JobFailure
-from tests.unit.servicekit import Kit, add_standard_documents, open_kit
+from tests.support.services import Kit, add_standard_documents, open_kit
 from workers.analysis.service import run_analysis_step
 
 
@@ -47,16 +47,19 @@ def test_several_frameworks_scope_the_union_of_their_crosswalks(kit: Kit) -> Non
     scope = _scope(kit, frameworks=["SOC 2", "ISO 27001:2022"])
     soc2, iso = _crosswalk("SOC 2"), _crosswalk("ISO/IEC 27001:2022")
     assert [f["name"] for f in scope["frameworks"]] == ["SOC 2", "ISO/IEC 27001:2022"]
-    rows = {f["name"]: {r["requirement_id"]: set(r["controls"]) for r in f["requirements"]}
-            for f in scope["frameworks"]}
+    rows = {
+        f["name"]: {r["requirement_id"]: set(r["controls"]) for r in f["requirements"]}
+        for f in scope["frameworks"]
+    }
     assert rows == {"SOC 2": soc2, "ISO/IEC 27001:2022": iso}
     union = set().union(*soc2.values(), *iso.values())
     controls = _controls(scope)
     assert set(controls) == union
     assert scope["summary"]["controls_in_scope"] == len(union)
     assert scope["summary"]["requirements"] == len(soc2) + len(iso)
-    both = next(c for c in union if any(c in s for s in soc2.values())
-                and any(c in s for s in iso.values()))
+    both = next(
+        c for c in union if any(c in s for s in soc2.values()) and any(c in s for s in iso.values())
+    )
     named = {r.split(" ", 1)[0] for r in controls[both]["requirements"]}
     assert {"SOC", "ISO/IEC"} <= named
     assert scope["framework"] == "SOC 2; ISO/IEC 27001:2022"
@@ -68,8 +71,7 @@ def test_a_single_framework_still_works(kit: Kit) -> None:
     assert set(_controls(scope)) == set().union(*_crosswalk("PCI DSS 4.0").values())
 
 
-def test_an_oscal_baseline_is_scoped_through_the_scf_crosswalk(kit: Kit,
-                                                               nist_dir: Path) -> None:
+def test_an_oscal_baseline_is_scoped_through_the_scf_crosswalk(kit: Kit, nist_dir: Path) -> None:
     import_catalog(kit.session, nist_dir / "NIST_SP-800-53_rev5.0.1_catalog.json")
     import_catalog(kit.session, nist_dir / "NIST_SP-800-53_rev5_MODERATE-baseline_profile.json")
     kit.session.commit()

@@ -6,7 +6,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from orchestrator.catalog.model import LoadedCatalog
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
 from workers.analysis.catalog import run_scf_catalog
