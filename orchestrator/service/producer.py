@@ -196,7 +196,11 @@ def send_signal(actor: Actor, run_id: uuid.UUID, signal_type: str | SignalType,
     kind = public_signal_type(signal_type)
     if kind is SignalType.FRAMEWORK_SELECTED:
         with transaction() as session:
-            _refuse_unknown_frameworks(session, load_run(session, actor, run_id), payload or {})
+            run = load_run(session, actor, run_id)
+            # A malformed signal (a NUL, a bad key) is told so first, as for any signal.
+            signal_envelope(run, actor.actor_id, kind, idempotency_key,
+                            trace_id or run.trace_id, payload, approval_event_id)
+            _refuse_unknown_frameworks(session, run, payload or {})
     return record_signal(actor, run_id, kind, idempotency_key, payload=payload,
                          approval_event_id=approval_event_id, trace_id=trace_id, kick=kick)
 
