@@ -32,6 +32,7 @@ COMMANDS = {
     "sweep": f"{_ADMIN}:sweep_command",
     "dead-letters": f"{_ADMIN}:dead_letters",
     "apikey": f"{_ADMIN}:apikey",
+    "role": f"{_ADMIN}:role",
     "catalog": f"{_CATALOG}:catalog",
     "framework": f"{_CATALOG}:framework",
 }
@@ -40,5 +41,5 @@ COMMANDS = {
 @click.group(cls=LifecycleGroup, name="lifecycle", lazy=COMMANDS)
 def lifecycle() -> None:
     """Run and operate assessment lifecycles: the demo, migrations, the HTTP API; list,
-    show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys, control
-    catalogues and frameworks."""
+    show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys, approver
+    roles, control catalogues and frameworks."""

@@ -71,6 +71,18 @@ class Settings(BaseSettings):
     def is_embedded_broker(self) -> bool:
         return self.broker_url.startswith("memory://")
 
+    @property
+    def storage_problem(self) -> str | None:
+        """Why this process may not share its files with the fleet's other processes: on a
+        real broker, a relative home or storage resolves against each one's own directory."""
+        configured = self.storage_dir or self.home
+        if self.is_embedded_broker or configured.is_absolute():
+            return None
+        return (f"the storage directory {configured} is relative: this process uses "
+                f"{self.resolved_storage_dir}, another process started elsewhere would not; "
+                "set LIFECYCLE_HOME (or LIFECYCLE_STORAGE_DIR) to one absolute path shared "
+                "by every API and worker process")
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

@@ -159,7 +159,7 @@ def approval_view(row: Any) -> ApprovalView:
         organization_id=row.organization_id, assessment_id=row.assessment_id,
         artifact_kind=ArtifactKind(row.artifact_kind), artifact_version=row.artifact_version,
         decision=ApprovalDecision(row.decision), approver_id=row.approver_id,
-        approver_role=row.approver_role, consumed=row.consumed_at is not None,
+        approver_roles=tuple(row.approver_roles), consumed=row.consumed_at is not None,
         comment=row.comment)
 
 

@@ -30,6 +30,7 @@ from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
 from orchestrator.service.read_models import RunView
 from orchestrator.testing.instant_jobs import instant_service
+from tests.support.roles import grant
 
 T0 = datetime(2030, 1, 7, 9, 0, tzinfo=UTC)
 
@@ -64,7 +65,8 @@ def no_kick(_: uuid.UUID) -> None:
 
 def new_tenant() -> tuple[Actor, Actor]:
     tenant = f"tenant-{uuid.uuid4().hex[:8]}"
-    return Actor(tenant, "user:owner@example.org"), Actor(tenant, "user:reviewer@example.org")
+    return (Actor(tenant, "user:owner@example.org"),
+            grant(Actor(tenant, "user:reviewer@example.org")))
 
 
 def start_run(owner: Actor) -> uuid.UUID:
