@@ -17,6 +17,7 @@ from orchestrator.api.routers import (
     approval_events,
     artifacts,
     assessments,
+    catalogs,
     kb,
     lifecycle,
     operations,
@@ -73,7 +74,7 @@ def create_app() -> FastAPI:
     app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(BodyLimitMiddleware)
     for module in (assessments, lifecycle, runs, artifacts, approval_events, operations, roles,
-                   kb, health, problems):
+                   kb, catalogs, health, problems):
         app.include_router(module.router)
     install_console(app)
     install_observability(app)

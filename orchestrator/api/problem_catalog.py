@@ -86,6 +86,13 @@ PROBLEMS = _entries(
      "holds no role at all. Roles are granted by an admin, never claimed in a request.",
      "Leave `approver_role` out to act in the roles you hold, or ask an admin to grant the "
      "role (`celery -A orchestrator lifecycle role grant` or `POST /api/v1/roles/grant`)."),
+    ("unknown_framework", 422, "Unknown framework",
+     "`framework_selected` named a framework the run's pinned control catalogues do not "
+     "have; nothing was recorded. `unknown` lists the names refused, `suggestions` the "
+     "close matches for each, `available` every framework the run can be scoped to.",
+     "Send a name from `available` (versions count: \"ISO/IEC 27001:2022\", \"PCI DSS "
+     "4.0\"); `GET /api/v1/frameworks` lists them, or import the catalogue that has it "
+     "(`lifecycle catalog import`)."),
     ("invalid_idempotency_key", 422, "Invalid idempotency key",
      "The `Idempotency-Key` header is empty, too long or not printable.",
      "Send 1 to 256 printable characters."),

@@ -6,7 +6,7 @@ import click
 
 
 @click.command("demo")
-@click.option("--framework", default="SCF", show_default=True,
+@click.option("--framework", default="SOC 2", show_default=True,
               help="The framework the scripted reviewer selects.")
 @click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True,
               help="Threads of the in-process worker.")

@@ -16,6 +16,7 @@ from orchestrator.cli.clickkit import LifecycleGroup
 _RUNS, _CONTROL, _ADMIN = ("orchestrator.cli.cmd_runs", "orchestrator.cli.cmd_control",
                            "orchestrator.cli.cmd_admin")
 _LOCAL = "orchestrator.cli.cmd_local"
+_CATALOG = "orchestrator.cli.cmd_catalog"
 COMMANDS = {
     "demo": f"{_LOCAL}:demo_command",
     "migrate": f"{_LOCAL}:migrate_command",
@@ -32,11 +33,13 @@ COMMANDS = {
     "dead-letters": f"{_ADMIN}:dead_letters",
     "apikey": f"{_ADMIN}:apikey",
     "role": f"{_ADMIN}:role",
+    "catalog": f"{_CATALOG}:catalog",
+    "framework": f"{_CATALOG}:framework",
 }
 
 
 @click.group(cls=LifecycleGroup, name="lifecycle", lazy=COMMANDS)
 def lifecycle() -> None:
     """Run and operate assessment lifecycles: the demo, migrations, the HTTP API; list,
-    show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys and approver
-    roles."""
+    show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys, approver
+    roles, control catalogues and frameworks."""

@@ -5,12 +5,13 @@ block, resume. Each action form carries its own key, so posting it twice acts on
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import HTMLResponse
 
+from orchestrator.catalog.door import selectable_names
 from orchestrator.cli.timeline import load_history
 from orchestrator.console.run_page import actions, document_progress, step_rows
 from orchestrator.console.web import (
@@ -27,6 +28,7 @@ from orchestrator.contracts.signals import SignalType
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import STEP_ORDER
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.session import transaction
 from orchestrator.service import operations
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.document_outcomes import list_outcomes
@@ -34,7 +36,6 @@ from orchestrator.service.fates import await_fate
 from orchestrator.service.producer import get_run, send_signal
 from orchestrator.service.queries import RunFilter, get_assessment, list_runs
 from orchestrator.service.read_models import SignalReceipt
-from workers.analysis.catalog import supported_frameworks
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -92,7 +93,7 @@ def run(
         key=action_key(),
         notice=notice,
         step_names=[s.value for s in STEP_ORDER],
-        frameworks=supported_frameworks(),
+        frameworks=_selectable(history.run.context),
     )
 
 
@@ -251,3 +252,8 @@ def control(
     actor = session.principal.actor
     receipt = command_function(actor, run_id, reason=reason, idempotency_key=f"console:{key}")
     return _done(run_id, command, await_fate(actor, receipt, FATE_WAIT_S))
+
+
+def _selectable(run_context: dict[str, Any]) -> list[str]:
+    with transaction() as db:
+        return selectable_names(db, run_context)

@@ -55,3 +55,10 @@ class RoleNotHeld(InvalidInput):
     """An approval named a role its principal was never granted (or holds no role at all)."""
 
     code = "role_not_held"
+
+
+class UnknownFrameworkSelected(InvalidInput):
+    """A framework_selected signal names a framework the run's catalogues do not have;
+    nothing is recorded. Details list the available frameworks and the close matches."""
+
+    code = "unknown_framework"

@@ -27,7 +27,7 @@ _SIGNAL_FOR_KIND = {kind: signal for signal, kind in APPROVAL_SIGNALS.items()}
 @dataclass
 class ScriptedReviewer:
     actor: Actor
-    framework: str = "SCF"
+    framework: str = "SOC 2"
     say: Callable[[str], None] = lambda _: None
     answered: set[tuple[str, str, int]] = field(default_factory=set)
 

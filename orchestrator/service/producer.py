@@ -16,6 +16,9 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from orchestrator.catalog.door import check_selection
+from orchestrator.catalog.matching import UnknownFramework
+from orchestrator.catalog.registry import current_pins
 from orchestrator.contracts.audit import SYSTEM_ACTOR
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import (
@@ -24,6 +27,7 @@ from orchestrator.contracts.errors import (
     InvalidInput,
     NotFound,
     SignalRejected,
+    UnknownFrameworkSelected,
 )
 from orchestrator.contracts.identity import Actor, Kick
 from orchestrator.contracts.signals import (
@@ -40,6 +44,7 @@ from orchestrator.engine import messages as fleet
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
 from orchestrator.engine.run_rows import RUNS, RunRecord, RunRow
+from orchestrator.lifecycle.decide import selected_frameworks
 from orchestrator.lifecycle.policies import parse_policies
 from orchestrator.observability import events as observe
 from orchestrator.service.read_models import AssessmentView, RunView, SignalReceipt
@@ -153,7 +158,9 @@ def _create_run(session: Session, actor: Actor, assessment_id: uuid.UUID, key: s
                             f"start:{key}",
                       trace_id, payload={"assessment": {"name": assessment.name,
                                                         "status": assessment.status},
-                                         "approval_policies": policies})
+                                         "approval_policies": policies,
+                                         # The run keeps these catalogue versions for life.
+                                         "catalogs": current_pins(session)})
     insert_signal(session, start)
     documents = session.scalar(select(func.count()).select_from(Document).where(
         Document.assessment_id == assessment.id))
@@ -187,6 +194,13 @@ def send_signal(actor: Actor, run_id: uuid.UUID, signal_type: str | SignalType,
                 kick: Kick = fleet.kick) -> SignalReceipt:
     """Record a signal durably, then wake the coordinator. Duplicates change nothing."""
     kind = public_signal_type(signal_type)
+    if kind is SignalType.FRAMEWORK_SELECTED:
+        with transaction() as session:
+            run = load_run(session, actor, run_id)
+            # A malformed signal (a NUL, a bad key) is told so first, as for any signal.
+            signal_envelope(run, actor.actor_id, kind, idempotency_key,
+                            trace_id or run.trace_id, payload, approval_event_id)
+            _refuse_unknown_frameworks(session, run, payload or {})
     return record_signal(actor, run_id, kind, idempotency_key, payload=payload,
                          approval_event_id=approval_event_id, trace_id=trace_id, kick=kick)
 
@@ -216,6 +230,20 @@ def record_signal(actor: Actor, run_id: uuid.UUID, kind: SignalType, idempotency
         kick(run_id)
     return SignalReceipt(signal_id=recorded.signal_id, fate=recorded.fate,
                          reason=recorded.reason, duplicate=recorded.duplicate, run=view)
+
+
+def _refuse_unknown_frameworks(session: Session, run: RunRecord,
+                               payload: dict[str, Any]) -> None:
+    """A framework the run's catalogues do not know is refused before anything is recorded."""
+    names = selected_frameworks(payload)
+    if not names:
+        return  # the lifecycle rejects (and records) an empty choice itself
+    try:
+        check_selection(session, run.context, names)
+    except UnknownFramework as error:
+        raise UnknownFrameworkSelected(str(error), unknown=error.unknown,
+                                       suggestions=error.suggestions,
+                                       available=error.available) from error
 
 
 def public_signal_type(signal_type: str | SignalType) -> SignalType:

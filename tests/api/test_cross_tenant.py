@@ -45,6 +45,9 @@ QUERIES: dict[str, dict[str, str]] = {
 
 PROBLEM_FIELDS = {"type", "title", "status", "detail", "instance", "code"}
 
+#: Reference data every tenant shares (control catalogues): their ids are no tenant's.
+SHARED_PREFIXES = ("/api/v1/frameworks/",)
+
 
 @dataclass
 class Tenant:
@@ -105,7 +108,8 @@ def _routes_with_ids() -> list[tuple[str, str]]:
     paths = app.openapi()["paths"]
     # Tenant data lives under /api/v1 (/problems/{code} documents the API, for everyone).
     routes = [(method.upper(), path) for path, operations in paths.items() if "{" in path
-              and path.startswith("/api/v1/") for method in sorted(operations)]
+              and path.startswith("/api/v1/") and not path.startswith(SHARED_PREFIXES)
+              for method in sorted(operations)]
     posts = {path for method, path in routes if method == "POST"}
     assert posts == set(BODIES), "every POST with an id needs a body in BODIES"
     return routes

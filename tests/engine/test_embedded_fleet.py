@@ -6,6 +6,8 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
+from orchestrator.catalog.model import SCF_NAME
+from orchestrator.catalog.registry import shipped_info
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.db.models import Assessment, DocumentChunk, Job, OutboxMessage, StepExecution
 from orchestrator.db.session import transaction
@@ -41,3 +43,8 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
     assert unpublished == 0  # every job marked its outbox row when its message arrived
     assert assessment is not None and assessment.status == "closed"
     assert any("reviewer approved report v1" in line for line in lines)
+    # On the shipped SCF workbook, pinned at start, named with its attribution.
+    assert result.run.context["catalogs"] == {SCF_NAME: str(shipped_info().id)}
+    html = report.read_text()
+    assert "Secure Controls Framework (SCF) 2022.3" in html
+    assert "Secure Controls Framework (SCF), CC BY-ND 4.0" in html

@@ -12,6 +12,7 @@ from orchestrator.lifecycle.decide import decide
 from orchestrator.lifecycle.effects import StepChanged
 from tests.support.decisions import (
     MISSING,
+    VALID_ASSESSMENT,
     E,
     Inbox,
     S,
@@ -45,6 +46,45 @@ def test_framework_selected_at_the_wait_completes_it_and_records_the_framework()
     assert enqueued(decision)[0].parameters["framework"] == "NIST CSF 2.0"
 
 
+def test_several_frameworks_are_selected_at_once() -> None:
+    state = drive_to(Step.WAIT_FOR_FRAMEWORK_SELECTION)
+    chosen = signal(state, S.FRAMEWORK_SELECTED,
+                    {"frameworks": [" SOC 2", "ISO 27001:2022", "SOC 2", ""]})
+    decision = decide(state, chosen)
+    assert decision.fate is SignalFate.APPLIED
+    assert decision.state.frameworks == ("SOC 2", "ISO 27001:2022")
+    assert decision.state.framework == "SOC 2; ISO 27001:2022"
+    parameters = enqueued(decision)[0].parameters
+    assert parameters["frameworks"] == ["SOC 2", "ISO 27001:2022"]
+
+
+def test_the_catalogue_pins_of_the_start_reach_every_job() -> None:
+    pins = {"Secure Controls Framework (SCF)": "43dc5897-ea2b-58bc-b915-506b59f3480b"}
+    fresh = new_state()
+    started = decide(fresh, signal(fresh, S.WORKFLOW_START_REQUESTED,
+                                   {"assessment": VALID_ASSESSMENT, "catalogs": pins}))
+    assert dict(started.state.catalogs) == pins
+    state = drive_to(Step.WAIT_FOR_FRAMEWORK_SELECTION, started.state)
+    assert dict(state.catalogs) == pins
+    decision = decide(state, framework_signal(state, "SOC 2"))
+    assert enqueued(decision)[0].parameters["catalogs"] == pins
+    # Reprocessing the scope later drafts it on the same pinned versions.
+    at_soa = drive_to(Step.WAIT_FOR_SOA_APPROVAL, decision.state)
+    again = decide(at_soa, signal(at_soa, S.STEP_REPROCESS_REQUESTED,
+                                  {"step": "create_scope", "new_version": True,
+                                   "reason": "new input"}))
+    assert again.fate is SignalFate.APPLIED
+    assert enqueued(again)[0].parameters["catalogs"] == pins
+
+
+def test_malformed_catalogue_pins_are_rejected() -> None:
+    fresh = new_state()
+    decision = decide(fresh, signal(fresh, S.WORKFLOW_START_REQUESTED,
+                                    {"assessment": VALID_ASSESSMENT, "catalogs": ["x"]}))
+    assert decision.fate is SignalFate.REJECTED
+    assert decision.reason == "catalogs must map catalogue names to version ids"
+
+
 @pytest.mark.parametrize("step", BEFORE_FRAMEWORK)
 def test_framework_selected_before_the_wait_stays_pending(step: Step) -> None:
     state = drive_to(step)
@@ -71,7 +111,8 @@ def test_framework_selected_needs_a_framework(step: Step, framework: object) -> 
     state = drive_to(step)
     decision = decide(state, framework_signal(state, framework))
     assert decision.fate is SignalFate.REJECTED
-    assert decision.reason == "framework_selected needs a non-empty 'framework'"
+    assert decision.reason == ("framework_selected needs a non-empty 'framework' or "
+                               "'frameworks' list")
     assert decision.state == state
     assert [a.event_type for a in only_audits(decision)] == [E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
 

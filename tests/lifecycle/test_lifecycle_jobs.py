@@ -67,7 +67,7 @@ def test_documents_uploaded_enqueues_the_ingestion_job() -> None:
     assert new.active_job_id == job_id
     assert [e for e in decision.effects if isinstance(e, EnqueueJob)] == [
         EnqueueJob(job_id, JobKind.INGEST_DOCUMENTS, Step.INGEST_DOCUMENTS, 1,
-                   {"framework": None})]
+                   {"framework": None, "frameworks": [], "catalogs": {}})]
     assert step_changes(decision) == [
         StepChanged(Step.WAIT_FOR_DOCUMENTS, 1, StepStatus.COMPLETED),
         StepChanged(Step.INGEST_DOCUMENTS, 1, StepStatus.RUNNING),

@@ -144,7 +144,9 @@ def test_job_steps_enqueue_their_job(step: Step, journey: list[Decision]) -> Non
     assert job.kind is spec.job_kind
     assert (job.step, job.attempt) == (step, 1)
     framework = FRAMEWORK if position(step) > position(Step.WAIT_FOR_FRAMEWORK_SELECTION) else None
-    expected: dict[str, object] = {"framework": framework}
+    expected: dict[str, object] = {"framework": framework,
+                                   "frameworks": [framework] if framework else [],
+                                   "catalogs": {}}
     if spec.produces is not None:
         expected |= {"artifact_kind": spec.produces.value, "artifact_version": 1}
     assert job.parameters == expected
