@@ -61,7 +61,7 @@ class ParserSandbox:
         the caller's loop included), gives the sandbox back ready for the next job."""
         return Parsing(self, files)
 
-    def _pipeline(self, files: Sequence[tuple[Path, str]]) -> Iterator[Parsed]:
+    def _pipeline(self, files: Sequence[tuple[Path, str]]) -> Generator[Parsed, None, None]:
         """Parse files in order, yielding each one's document or DocumentError.
 
         Runs only inside `Parsing`, which holds the lock and always closes this generator.
@@ -193,8 +193,8 @@ class Parsing:
 
     def __enter__(self) -> Iterator[Parsed]:
         self._sandbox._lock.acquire()
-        self._outcomes = self._sandbox._pipeline(self._files)
-        return self._outcomes
+        outcomes = self._outcomes = self._sandbox._pipeline(self._files)
+        return outcomes
 
     def __exit__(self, *exc: object) -> None:
         try:
