@@ -25,6 +25,11 @@ class Settings(BaseSettings):
     unacked_restore_interval_s: int = Field(10, ge=1)
     job_max_retries: int = Field(3, ge=0)
     job_retry_backoff_s: int = Field(2, ge=0)
+    job_retry_backoff_max_s: int = Field(30, ge=0, description="Longest wait between retries.")
+    job_database_retries: int = Field(
+        20, ge=0, description="Retries of a job while the database is unavailable (about "
+                              "9 minutes with the default backoff): an outage is not the job's "
+                              "fault, so it gets more than job_max_retries.")
     max_document_bytes: int = Field(25 * 1024 * 1024, ge=1)
     embedding_dim: int = Field(256, ge=8, le=4096)
     inline_coordination: bool = Field(

@@ -88,18 +88,25 @@ class Delivery:
     request: JobRequest
     retries_left: bool
     """False on the last delivery Celery will make: a retryable error then fails the step."""
+    database_retries_left: bool = True
+    """The same for a database error: an outage is waited out longer than a job's error."""
+
+
+#: The code of a retry caused by the database, not the job: it gets the outage's budget.
+DATABASE_UNAVAILABLE = "database_unavailable"
 
 
 def run_job(delivery: Delivery, service: JobService) -> Delivered:
     request = delivery.request
-    claim = _claim(request)
-    if claim is not JobRun.SUCCEEDED:
-        return Delivered(claim)
-    _hold_if_asked(request)
     try:
+        # The claim is a database call like any other: a lost connection here is retried.
+        claim = _claim(request)
+        if claim is not JobRun.SUCCEEDED:
+            return Delivered(claim)
         with transaction() as session:
             if not _still_ours(session, request):
                 return Delivered(JobRun.SKIPPED)
+            _hold_if_asked(request)
             context = JobContext(request=request, session=session,
                                  storage_dir=get_settings().resolved_storage_dir)
             result = service(context)
@@ -112,9 +119,9 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
                                           retryable=failure.retryable))
         return Delivered(JobRun.FAILED)
     except OperationalError as error:  # the database went away: worth another try
-        if delivery.retries_left:
-            raise JobFailure("database_unavailable", str(error.orig), retryable=True) from error
-        _record_failure(request, JobError(code="database_unavailable",
+        if delivery.database_retries_left:
+            raise JobFailure(DATABASE_UNAVAILABLE, str(error.orig), retryable=True) from error
+        _record_failure(request, JobError(code=DATABASE_UNAVAILABLE,
                                           message="database unavailable", retryable=True))
         return Delivered(JobRun.FAILED)
     except SoftTimeLimitExceeded:
@@ -234,7 +241,8 @@ def _outcome_signal(request: JobRequest, signal_type: SignalType,
 
 
 def _hold_if_asked(request: JobRequest) -> None:
-    """Fault injection for crash tests: park the job mid-flight until the process dies."""
+    """Fault injection for crash tests: park the job mid-flight, inside its transaction
+    (holding its row, as a hung job does), until the process dies."""
     if get_settings().hold_job_step == request.step.value:
         log.warning("holding job %s for fault injection", request.job_id)
         threading.Event().wait()

@@ -14,7 +14,7 @@ from orchestrator.coordinator import coordinate
 from orchestrator.fleet import kick
 from orchestrator.jobs.instant import instant_service
 from orchestrator.jobs.interface import JobFailure, JobService
-from orchestrator.jobs.runtime import Delivery, JobRun, run_job
+from orchestrator.jobs.runtime import DATABASE_UNAVAILABLE, Delivery, JobRun, run_job
 from orchestrator.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -35,12 +35,17 @@ def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
         # Nothing to attribute it to; the sweep re-dispatches the real job from its row.
         log.error("dropping malformed job message: %s", error)
         return "malformed"
-    max_retries = get_settings().job_max_retries
-    delivery = Delivery(request, retries_left=task.request.retries < max_retries)
+    settings = get_settings()
+    retries = task.request.retries
+    delivery = Delivery(request, retries_left=retries < settings.job_max_retries,
+                        database_retries_left=retries < settings.job_database_retries)
     try:
-        delivered = run_job(delivery, instant_service if get_settings().instant_jobs else service)
+        delivered = run_job(delivery, instant_service if settings.instant_jobs else service)
     except JobFailure as failure:
-        backoff = get_settings().job_retry_backoff_s * (2 ** task.request.retries)
+        max_retries = (settings.job_database_retries if failure.code == DATABASE_UNAVAILABLE
+                       else settings.job_max_retries)
+        backoff = min(settings.job_retry_backoff_s * (2 ** retries),
+                      settings.job_retry_backoff_max_s)
         raise task.retry(exc=failure, countdown=backoff, max_retries=max_retries) from failure
     if delivered.applied is not None:
         delivered.applied.run()
