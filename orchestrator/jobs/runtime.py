@@ -137,8 +137,8 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
 
 
 def _claim(request: JobRequest) -> JobRun:
-    """Mark the job started (one more delivery); the message arrived, so it was published:
-    the outbox sweep must not resend it."""
+    """Mark the job started (one more delivery); the message arrived, so it was published
+    (even if its send reported an error): the outbox sweep must not resend it."""
     now = utcnow()
     engine = get_engine()
     if engine.dialect.name == "postgresql":
