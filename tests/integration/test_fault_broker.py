@@ -1,0 +1,101 @@
+"""Redis restarts (empty: no persistence) under busy workers of every queue, five times.
+
+Every worker stays up and every run completes: what the restarts dropped from the queues
+the sweeps send again, and no job is dead-lettered.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from orchestrator.db.models import Job
+from orchestrator.db.session import transaction
+from orchestrator.fleet import get_app
+from orchestrator.sweeps.settings import sweep_settings
+from orchestrator.worker_processes import WorkerProcesses as Fleet
+from tests.integration.fault_kit import (
+    FAST_SWEEPS,
+    Reviewers,
+    beat,
+    dead_letters,
+    unrecoverable,
+)
+from tests.integration.lifecycle_kit import new_tenant, start_assessment
+from tests.integration.private_services import PrivateRedis
+from tests.timing import wait_for
+
+pytestmark = pytest.mark.integration
+RESTARTS = 5
+RUNS = 6
+WORKERS = ("orchestrator", "ingestion,kb_index", "analysis,reporting")
+
+
+@pytest.fixture
+def private_redis(services: tuple[str, str], tmp_path: Path) -> Iterator[PrivateRedis]:
+    server = PrivateRedis(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def broker_url(private_redis: PrivateRedis) -> str:
+    """This test's fleet uses the private server (overrides the shared test broker)."""
+    return private_redis.url
+
+
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name, value in FAST_SWEEPS.items():
+        monkeypatch.setenv(name, value)
+    sweep_settings.cache_clear()
+    yield
+    sweep_settings.cache_clear()
+
+
+def _jobs_running(run_ids: list[uuid.UUID]) -> int:
+    with transaction() as session:
+        return int(session.scalar(select(func.count()).select_from(Job).where(
+            Job.run_id.in_(run_ids), Job.status == "started")) or 0)
+
+
+def _all_answer(names: list[str]) -> bool:
+    try:
+        replies = get_app().control.ping(destination=names, timeout=0.5)
+    except Exception:  # the broker is still coming back
+        return False
+    return {name for reply in replies for name in reply} >= set(names)
+
+
+def test_workers_survive_five_broker_restarts_and_every_run_completes(
+        fast: None, fleet: Fleet, private_redis: PrivateRedis, tmp_path: Path) -> None:
+    fleet.env.update(FAST_SWEEPS)
+    names = [fleet.start(queues, concurrency=2) for queues in WORKERS]
+    owner, reviewer = new_tenant()
+    reviewers = Reviewers(reviewer)
+    with beat(fleet, tmp_path):
+        run_ids = [start_assessment(owner, documents=2).id for _ in range(RUNS)]
+        recoveries = []
+        for restart in range(RESTARTS):
+            # Busy: a job is running (its message delivered, not yet acknowledged).
+            wait_for(lambda: reviewers.step(run_ids) or _jobs_running(run_ids) > 0,
+                     timeout_s=60, what=f"a running job before restart {restart + 1}")
+            began = time.monotonic()
+            private_redis.restart()
+            wait_for(lambda: _all_answer(names), timeout_s=60,
+                     what=f"every worker to answer after restart {restart + 1}")
+            recoveries.append(time.monotonic() - began)
+            assert not unrecoverable(fleet), [fleet.log_of(n)[-3000:] for n in unrecoverable(fleet)]
+        finals = reviewers.drive(run_ids, timeout_s=240)
+
+    assert not unrecoverable(fleet)
+    assert {run.status for run in finals.values()} == {"completed"}, finals
+    assert dead_letters(run_ids) == 0
+    print(f"\nbroker restarts: {RESTARTS}, runs completed: {len(finals)}/{RUNS}, "
+          f"workers answering again after {', '.join(f'{s:.1f}' for s in recoveries)} s")
