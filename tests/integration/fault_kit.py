@@ -16,15 +16,20 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from orchestrator.clock import utcnow
 from orchestrator.contracts.jobs import JobKind
-from orchestrator.db.models import InboxSignal
+from orchestrator.db.models import Document, InboxSignal, Job
 from orchestrator.db.ops_models import DeadLetter
 from orchestrator.db.session import transaction
-from orchestrator.producer import Actor, get_run
+from orchestrator.documents import upload_document
+from orchestrator.producer import Actor, create_assessment, get_run, start_lifecycle
 from orchestrator.reviewer import ScriptedReviewer
+from orchestrator.settings import get_settings
+from orchestrator.storage import put_bytes
 from orchestrator.views import RunView
 from orchestrator.worker_processes import ROOT
 from orchestrator.worker_processes import WorkerProcesses as Fleet
+from tests.ingestion import hostile_readers
 from tests.timing import scaled
 
 #: Sweeps every second; a queued job is taken for lost after a few seconds.
@@ -38,6 +43,11 @@ FAST_SWEEPS = {
     "LIFECYCLE_JOB_RETRY_BACKOFF_S": "1",
     "LIFECYCLE_JOB_RETRY_BACKOFF_MAX_S": "4",
 }
+#: Ingestion workers that also read slow documents (tests/ingestion/hostile_readers.py).
+SLOW_READER_ENV = {
+    "LIFECYCLE_INGEST_READER_PLUGINS": json.dumps(["tests.ingestion.hostile_readers"]),
+}
+SAMPLES = ROOT / "orchestrator" / "samples"
 STOPPED = frozenset({"completed", "cancelled", "failed", "blocked"})
 OUTAGE_ERRORS = (SQLAlchemyError, BrokerUnavailable, OSError)
 
@@ -55,6 +65,32 @@ def beat(fleet: Fleet, log_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
     finally:
         process.terminate()
         process.wait(timeout=scaled(20))
+
+
+def start_slow_run(owner: Actor) -> uuid.UUID:
+    """A run whose ingestion job takes a few seconds: a sample upload and a slow document
+    (stored directly: uploads refuse its test-only type)."""
+    assessment = create_assessment(owner, "org-1", "Fault test assessment")
+    sample = sorted(SAMPLES.iterdir())[0]
+    upload_document(owner, assessment.id, sample.name, sample.read_bytes())
+    data = sorted(SAMPLES.iterdir())[1].read_bytes()
+    path, digest = put_bytes(get_settings().resolved_storage_dir / "documents", data)
+    with transaction() as session:
+        session.add(Document(tenant_id=owner.tenant_id, assessment_id=assessment.id,
+                             filename="slow.md", media_type=hostile_readers.SLOW,
+                             size_bytes=len(data), sha256=digest, storage_path=str(path),
+                             status="uploaded", uploaded_by=owner.actor_id,
+                             created_at=utcnow()))
+    return start_lifecycle(owner, assessment.id, idempotency_key=f"start-{assessment.id}").id
+
+
+def jobs_running(run_ids: list[uuid.UUID], step: str | None = None) -> int:
+    with transaction() as session:
+        query = select(func.count()).select_from(Job).where(
+            Job.run_id.in_(run_ids), Job.status == "started")
+        if step is not None:
+            query = query.where(Job.step == step)
+        return int(session.scalar(query) or 0)
 
 
 class Reviewers:

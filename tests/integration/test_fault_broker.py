@@ -7,23 +7,22 @@ the sweeps send again, and no job is dead-lettered.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 
-from orchestrator.db.models import Job
-from orchestrator.db.session import transaction
 from orchestrator.fleet import get_app
 from orchestrator.sweeps.settings import sweep_settings
 from orchestrator.worker_processes import WorkerProcesses as Fleet
 from tests.integration.fault_kit import (
     FAST_SWEEPS,
+    SLOW_READER_ENV,
     Reviewers,
     beat,
     dead_letters,
+    jobs_running,
+    start_slow_run,
     unrecoverable,
 )
 from tests.integration.lifecycle_kit import new_tenant, start_assessment
@@ -32,7 +31,7 @@ from tests.timing import wait_for
 
 pytestmark = pytest.mark.integration
 RESTARTS = 5
-RUNS = 6
+RUNS = 7
 WORKERS = ("orchestrator", "ingestion,kb_index", "analysis,reporting")
 
 
@@ -59,12 +58,6 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     sweep_settings.cache_clear()
 
 
-def _jobs_running(run_ids: list[uuid.UUID]) -> int:
-    with transaction() as session:
-        return int(session.scalar(select(func.count()).select_from(Job).where(
-            Job.run_id.in_(run_ids), Job.status == "started")) or 0)
-
-
 def _all_answer(names: list[str]) -> bool:
     try:
         replies = get_app().control.ping(destination=names, timeout=0.5)
@@ -76,22 +69,31 @@ def _all_answer(names: list[str]) -> bool:
 def test_workers_survive_five_broker_restarts_and_every_run_completes(
         fast: None, fleet: Fleet, private_redis: PrivateRedis, tmp_path: Path) -> None:
     fleet.env.update(FAST_SWEEPS)
-    names = [fleet.start(queues, concurrency=2) for queues in WORKERS]
+    names = [fleet.start(queues, concurrency=2, extra_env=SLOW_READER_ENV)
+             for queues in WORKERS]
     owner, reviewer = new_tenant()
     reviewers = Reviewers(reviewer)
     with beat(fleet, tmp_path):
-        run_ids = [start_assessment(owner, documents=2).id for _ in range(RUNS)]
+        run_ids = [start_assessment(owner, documents=2).id for _ in range(RUNS - RESTARTS)]
         recoveries = []
         for restart in range(RESTARTS):
-            # Busy: a job is running (its message delivered, not yet acknowledged).
-            wait_for(lambda: reviewers.step(run_ids) or _jobs_running(run_ids) > 0,
-                     timeout_s=60, what=f"a running job before restart {restart + 1}")
+            # Busy: a slow ingestion job runs (its message delivered, not acknowledged),
+            # and the runs started before it keep the other queues busy.
+            run_ids.append(start_slow_run(owner))
+
+            def slow_job_running() -> bool:
+                reviewers.step(run_ids)  # the other runs go on meanwhile
+                return jobs_running(run_ids[-1:], "ingest_documents") > 0
+
+            wait_for(slow_job_running, timeout_s=60,
+                     what=f"a running job before restart {restart + 1}")
             began = time.monotonic()
             private_redis.restart()
-            wait_for(lambda: _all_answer(names), timeout_s=60,
+            wait_for(lambda: bool(unrecoverable(fleet)) or _all_answer(names), timeout_s=60,
                      what=f"every worker to answer after restart {restart + 1}")
             recoveries.append(time.monotonic() - began)
-            assert not unrecoverable(fleet), [fleet.log_of(n)[-3000:] for n in unrecoverable(fleet)]
+            assert not unrecoverable(fleet), [fleet.log_of(n)[-3000:]
+                                              for n in unrecoverable(fleet)]
         finals = reviewers.drive(run_ids, timeout_s=240)
 
     assert not unrecoverable(fleet)
