@@ -78,6 +78,7 @@ class PrivatePostgres:
         self.name = f"faults_{uuid.uuid4().hex[:8]}"
         self.port = free_port()
         self.server_url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+        self.url = ""
 
     def _ctl(self, *args: str) -> None:
         subprocess.run(["pg_ctlcluster", self.version, self.name, *args], check=True,
@@ -93,9 +94,9 @@ class PrivatePostgres:
             connection.execute(text('CREATE DATABASE "lifecycle"'))
         admin.dispose()
         url = make_url(self.server_url).set(database="lifecycle")
-        rendered = url.render_as_string(hide_password=False)
-        upgrade(rendered)
-        return rendered
+        self.url = url.render_as_string(hide_password=False)
+        upgrade(self.url)
+        return self.url
 
     def restart(self) -> None:
         """Fast shutdown (every session terminated, transactions rolled back), then start."""
