@@ -24,6 +24,7 @@ from orchestrator.embedded import embedded_worker
 from orchestrator.fleet import get_app
 from orchestrator.reset import reset_process_state
 from tests.conftest import _LIFECYCLE_VARS
+from tests.timing import scaled
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
 Headers = dict[str, str]
@@ -72,7 +73,7 @@ class Api:
     def follow(self, headers: Headers, run_id: str, until: Callable[[dict[str, Any]], bool],
                timeout_s: float = 60) -> dict[str, Any]:
         """Poll the run through the API until `until` holds."""
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + scaled(timeout_s)
         run = self.run(headers, run_id)
         while not until(run):
             assert time.monotonic() < deadline, f"run never reached the state; last: {run}"

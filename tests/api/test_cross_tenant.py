@@ -20,6 +20,7 @@ from orchestrator.db.models import ApprovalEvent, Assessment, Document, InboxSig
 from orchestrator.db.session import transaction
 from tests.api.conftest import Api, Headers
 from tests.api.lifecycle_http import approve_current, select_framework
+from tests.timing import scaled
 
 #: A valid body for every POST, so validation passes and only tenancy can refuse.
 BODIES: dict[str, dict[str, Any] | None] = {
@@ -67,7 +68,7 @@ def _prepare(api: Api, name: str) -> tuple[Tenant, Headers]:
 
 def _drive_all(api: Api, tenants: list[tuple[Tenant, Headers]]) -> None:
     """Answer both runs' waits, interleaved, until both are completed."""
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + scaled(90)
     done: set[str] = set()
     while len(done) < len(tenants):
         assert time.monotonic() < deadline, "runs did not complete"

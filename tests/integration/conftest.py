@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from orchestrator.db.migrate import upgrade
 from orchestrator.reset import reset_process_state
 from orchestrator.worker_processes import WorkerProcesses as Fleet
+from tests.timing import scaled
 
 DATABASE_URL = os.environ.get("LIFECYCLE_TEST_DATABASE_URL")
 BROKER_URL = os.environ.get("LIFECYCLE_TEST_BROKER_URL")
@@ -78,6 +79,6 @@ def fleet(postgres_url: str, broker_url: str, tmp_path: Path,
     monkeypatch.delenv("LIFECYCLE_HOLD_JOB_STEP", raising=False)
     monkeypatch.delenv("LIFECYCLE_INSTANT_JOBS", raising=False)
     reset_process_state()
-    with Fleet(env, tmp_path / "logs") as running:
+    with Fleet(env, tmp_path / "logs", ready_timeout_s=scaled(60)) as running:
         yield running
     reset_process_state()

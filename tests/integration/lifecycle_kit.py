@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from orchestrator.db.session import transaction
 from orchestrator.documents import upload_document
 from orchestrator.producer import Actor, create_assessment, start_lifecycle
 from orchestrator.views import RunView
+from tests import timing
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
 
@@ -32,13 +32,9 @@ def start_assessment(owner: Actor, documents: int = 2) -> RunView:
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float = 60, what: str = "") -> None:
-    """Poll a database condition until it holds (observing state, not racing it)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"timed out waiting for {what or condition}")
+    """Poll a database condition until it holds (observing state, not racing it); the
+    time limit scales with LIFECYCLE_TEST_TIME_SCALE."""
+    timing.wait_for(condition, timeout_s, what)
 
 
 def step_counts(run_id: uuid.UUID) -> Counter[tuple[str, str]]:

@@ -20,12 +20,14 @@ from orchestrator.storage import put_bytes
 from orchestrator.worker_processes import WorkerProcesses as Fleet
 from tests.ingestion import files, hostile_readers
 from tests.integration.lifecycle_kit import new_tenant, wait_for
+from tests.timing import scaled
 from workers.ingestion.models import DocumentOutcome
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
 HOSTILE_ENV = {
     "LIFECYCLE_INGEST_READER_PLUGINS": json.dumps(["tests.ingestion.hostile_readers"]),
-    "LIFECYCLE_INGEST_PARSE_TIMEOUT_S": "3",
+    # Short, for hangs.bin (a parser that hangs by design); longer on a slow machine.
+    "LIFECYCLE_INGEST_PARSE_TIMEOUT_S": str(scaled(3)),
 }
 FRAMEWORK_WAIT = "wait_for_framework_selection"
 

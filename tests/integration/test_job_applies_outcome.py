@@ -28,6 +28,7 @@ from orchestrator.producer import Actor
 from orchestrator.runs import lock_run
 from orchestrator.worker_processes import WorkerProcesses
 from tests.integration.lifecycle_kit import new_tenant, start_assessment
+from tests.timing import scaled
 
 
 @pytest.fixture
@@ -91,7 +92,7 @@ def test_a_held_run_neither_blocks_nor_deadlocks_the_job(owner: Actor) -> None:
         worker = threading.Thread(target=lambda: results.append(
             run_job(Delivery(request, retries_left=True), instant_service)))
         worker.start()
-        worker.join(timeout=30)
+        worker.join(timeout=scaled(30))
         assert not worker.is_alive(), "the job waited for the run's lock"
     (delivered,) = results
     assert delivered.outcome is JobRun.SUCCEEDED and delivered.applied is None

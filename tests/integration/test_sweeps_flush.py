@@ -38,6 +38,7 @@ from tests.integration.lifecycle_kit import (
     wait_for,
 )
 from tests.sweeps.kit import count
+from tests.timing import scaled
 
 HEAVY = "ingestion,kb_index,analysis,reporting"
 FAST_SWEEPS = {
@@ -69,7 +70,7 @@ def broker_url(services: tuple[str, str], tmp_path: Path) -> Iterator[str]:
     yield url
     client.close()
     server.terminate()
-    server.wait(timeout=20)
+    server.wait(timeout=scaled(20))
 
 
 def _answers(client: redis.Redis) -> bool:
@@ -99,7 +100,7 @@ def beat(fast_sweeps: None, fleet: Fleet, tmp_path: Path) -> Iterator[subprocess
         cwd=ROOT, env=fleet.env, stdout=log, stderr=log)
     yield process
     process.terminate()
-    process.wait(timeout=20)
+    process.wait(timeout=scaled(20))
 
 
 def test_flushing_the_broker_mid_lifecycle_loses_nothing(
@@ -127,7 +128,7 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
     broker.flushall()
     assert _job_status(scope_job) == "queued"
     fleet.start(HEAVY, concurrency=2)
-    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=120)
+    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=scaled(120))
 
     assert final.status == "completed", (final, beat.poll())
     with transaction() as session:

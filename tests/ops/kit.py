@@ -19,6 +19,7 @@ from orchestrator.db.session import transaction
 from orchestrator.producer import Actor, get_run
 from orchestrator.views import RunView
 from tests.integration.lifecycle_kit import start_assessment, wait_for
+from tests.timing import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The sweep gives up on a queued job at once: no re-dispatch, a deadline of 1 ms.
@@ -38,7 +39,7 @@ def cli(*args: str, env: dict[str, str] | None = None,
     return subprocess.run(
         [sys.executable, "-m", "celery", "-A", "orchestrator", "lifecycle", *args],
         cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True, text=True,
-        timeout=timeout, check=False)
+        timeout=scaled(timeout), check=False)
 
 
 def cli_json(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -68,7 +69,7 @@ def add_consumer(queue: str, worker: str) -> None:
     from orchestrator.fleet import get_app
 
     replies = get_app().control.add_consumer(queue, destination=[worker], reply=True,
-                                             timeout=10)
+                                             timeout=scaled(10))
     assert replies and "ok" in next(iter(replies[0].values())), replies
 
 

@@ -22,6 +22,7 @@ from orchestrator.producer import get_run
 from orchestrator.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
 from tests.ops.kit import free_port
+from tests.timing import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "orchestrator" / "ops" / "flowerconfig.py"
@@ -39,7 +40,7 @@ def get(url: str, credentials: tuple[str, str] | None = None) -> tuple[int, Any]
         token = base64.b64encode(":".join(credentials).encode()).decode()
         request.add_header("Authorization", f"Basic {token}")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=scaled(10)) as response:
             body = response.read()
             return response.status, json.loads(body) if body[:1] in (b"{", b"[") else body
     except urllib.error.HTTPError as error:
@@ -54,7 +55,7 @@ def flower(fleet: Fleet, tmp_path: Path) -> Iterator[str]:
                                env={**os.environ, "FLOWER_BASIC_AUTH": f"{USER}:{PASSWORD}"})
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while not _answers(f"{base}/healthcheck"):
             assert process.poll() is None, (tmp_path / "flower.log").read_text()
             assert time.monotonic() < deadline, "Flower did not start"
@@ -62,7 +63,7 @@ def flower(fleet: Fleet, tmp_path: Path) -> Iterator[str]:
         yield base
     finally:
         process.terminate()
-        process.wait(timeout=20)
+        process.wait(timeout=scaled(20))
 
 
 def _answers(url: str) -> bool:
@@ -109,7 +110,7 @@ def test_flower_shows_workers_queues_and_tasks_of_a_run(fleet: Fleet, flower: st
 
 def test_flower_refuses_to_start_with_a_placeholder_password() -> None:
     done = subprocess.run(flower_command(free_port()), cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False,
+                          text=True, timeout=scaled(60), check=False,
                           env={**os.environ, "FLOWER_BASIC_AUTH": "operator:change-me-too"})
     assert done.returncode == 2
     assert "refusing to start" in done.stderr and "placeholder" in done.stderr

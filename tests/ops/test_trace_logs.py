@@ -21,6 +21,7 @@ from orchestrator.producer import get_run
 from orchestrator.worker_processes import WorkerProcesses as Fleet
 from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
 from tests.ops.kit import free_port, job_status
+from tests.timing import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,12 +43,12 @@ def api_server(fleet: Fleet, tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield base, log_path
     finally:
         process.terminate()
-        process.wait(timeout=20)
+        process.wait(timeout=scaled(20))
 
 
 def _alive(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
+        with urllib.request.urlopen(url, timeout=scaled(2)) as response:
             return response.status == 200
     except OSError:
         return False
@@ -79,7 +80,7 @@ def test_one_trace_id_from_the_api_through_the_coordinator_to_the_job(
                          "trace_id": trace}).encode(),
         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json",
                  "Idempotency-Key": f"framework-{run.id}"})
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(request, timeout=scaled(30)) as response:
         assert response.status == 202
         assert response.headers["X-Trace-Id"] == trace
     scope_job = f"{run.id}:create_scope:1"

@@ -26,6 +26,7 @@ from orchestrator.replay import replay_run
 from orchestrator.reviewer import ScriptedReviewer
 from orchestrator.runs import state_of
 from orchestrator.views import RunView
+from tests.timing import scaled
 
 TENANT = "tenant-ops"
 OWNER = Actor(TENANT, "user:owner")
@@ -42,7 +43,7 @@ def fleet(embedded: Path) -> Iterator[None]:
 def follow(run_id: uuid.UUID, until: Callable[[RunView], bool],
            reviewer: ScriptedReviewer | None = None, timeout_s: float = 60) -> RunView:
     """Watch the run (answering waits when a reviewer is given) until `until` holds."""
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + scaled(timeout_s)
     while time.monotonic() < deadline:
         run = get_run(OWNER, run_id)
         if until(run):
