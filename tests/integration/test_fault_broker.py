@@ -73,7 +73,7 @@ def test_workers_survive_five_broker_restarts_and_every_run_completes(
              for queues in WORKERS]
     owner, reviewer = new_tenant()
     reviewers = Reviewers(reviewer)
-    with beat(fleet, tmp_path):
+    with beat(fleet, tmp_path) as scheduler:
         run_ids = [start_assessment(owner, documents=2).id for _ in range(RUNS - RESTARTS)]
         recoveries = []
         for restart in range(RESTARTS):
@@ -95,6 +95,7 @@ def test_workers_survive_five_broker_restarts_and_every_run_completes(
             assert not unrecoverable(fleet), [fleet.log_of(n)[-3000:]
                                               for n in unrecoverable(fleet)]
         finals = reviewers.drive(run_ids, timeout_s=240)
+        assert scheduler.poll() is None, "celery beat exited"
 
     assert not unrecoverable(fleet)
     assert {run.status for run in finals.values()} == {"completed"}, finals
