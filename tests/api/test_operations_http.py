@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api.conftest import Api, Headers, waiting_at
-from tests.api.lifecycle_http import select_framework
+from tests.support.http_lifecycle import select_framework
 
 
 def _code(response: Any) -> tuple[int, str]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.timing import scaled
-from workers.ingestion.limits import MIB, IngestionLimits
+from orchestrator.config.ingestion import MIB, IngestionLimits
+from tests.support.polling import scaled
 from workers.ingestion.sandbox import ParserSandbox
 
 #: Real documents written by others, beside the repository (never committed).
@@ -20,7 +20,7 @@ def hostile_sandbox() -> Iterator[ParserSandbox]:
     """A parser process that also knows the misbehaving test readers. Its time limit is
     the usual one: only a test of the hanging reader shortens it (see `hang_limit`)."""
     limits = IngestionLimits(parse_timeout_s=scaled(60), parser_memory_bytes=512 * MIB,
-                             reader_plugins=["tests.ingestion.hostile_readers"])
+                             reader_plugins=["tests.support.hostile_readers"])
     sandbox = ParserSandbox(limits)
     yield sandbox
     sandbox.close()

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import OperationalError
 
+from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from tests.timing import scaled
-from tests.unit.servicekit import ACCESS_POLICY, INCIDENT_PLAN, Kit, open_kit
-from workers.ingestion import media
+from orchestrator.formats import media
+from tests.support.polling import scaled
+from tests.support.services import ACCESS_POLICY, INCIDENT_PLAN, Kit, open_kit
 from workers.ingestion import service as ingestion_service
-from workers.ingestion.limits import IngestionLimits
 from workers.ingestion.sandbox import ParserSandbox
 
 
@@ -48,14 +48,17 @@ def _parses_within_time(sandbox: ParserSandbox, path: Path) -> bool:
 
 
 def test_a_database_error_while_storing_frees_the_sandbox_for_the_next_job(
-        kit: Kit, sandbox: ParserSandbox, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    kit: Kit, sandbox: ParserSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kit.add_document("access.md", ACCESS_POLICY)
     kit.add_document("incident.md", INCIDENT_PLAN)  # queued in the parser when it fails
 
     def connection_lost(*_: object) -> None:
-        raise OperationalError("INSERT INTO document_chunks", {},
-                               Exception("terminating connection due to administrator command"))
+        raise OperationalError(
+            "INSERT INTO document_chunks",
+            {},
+            Exception("terminating connection due to administrator command"),
+        )
 
     monkeypatch.setattr(ingestion_service, "store_parsed", connection_lost)
     with pytest.raises(OperationalError) as kept:  # kept alive, as a retry keeps it
@@ -67,13 +70,13 @@ def test_a_database_error_while_storing_frees_the_sandbox_for_the_next_job(
     assert _parses_within_time(sandbox, good), "the failed job still holds the sandbox"
     assert kept.value is not None
     # And the whole next job runs in the same sandbox.
-    result = ingestion_service.ingest_documents(kit.context(Step.INGEST_DOCUMENTS),
-                                                sandbox=sandbox)
+    result = ingestion_service.ingest_documents(kit.context(Step.INGEST_DOCUMENTS), sandbox=sandbox)
     assert result.summary["ingested"] == 2
 
 
 def test_a_batch_left_part_way_stops_the_reply_in_flight(
-        sandbox: ParserSandbox, tmp_path: Path) -> None:
+    sandbox: ParserSandbox, tmp_path: Path
+) -> None:
     paths = []
     for name in ("a.md", "b.md", "c.md"):
         path = tmp_path / name

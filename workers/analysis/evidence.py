@@ -6,11 +6,11 @@ from typing import Any
 
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.knowledge.vectors import KnowledgeBase
 from workers.analysis.catalog import load_catalog
 from workers.analysis.output import publish
 from workers.analysis.scoring import EVIDENCE_THRESHOLD, TOP_EVIDENCE, coverage
 from workers.inputs import require_artifact, source
-from workers.kb_index.store import KnowledgeBase
 
 
 def run_evidence_analysis(context: JobContext) -> JobResult:

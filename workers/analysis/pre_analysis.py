@@ -7,6 +7,8 @@ from typing import Any
 
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.knowledge.embedder import default_embedder
+from orchestrator.knowledge.vectors import KnowledgeBase
 from workers.analysis.catalog import Control, load_catalog
 from workers.analysis.output import publish
 from workers.analysis.scoring import (
@@ -15,8 +17,6 @@ from workers.analysis.scoring import (
     TOP_EVIDENCE,
     coverage,
 )
-from workers.kb_index.embedder import default_embedder
-from workers.kb_index.store import KnowledgeBase
 
 
 def run_scf_pre_analysis(context: JobContext) -> JobResult:
