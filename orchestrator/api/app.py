@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
+from fastapi_offline import FastAPIOffline
 
 from orchestrator.api import health
 from orchestrator.api.limits import BodyLimitMiddleware
@@ -19,10 +20,13 @@ from orchestrator.api.routers import (
     kb,
     lifecycle,
     operations,
+    problems,
+    roles,
     runs,
 )
 from orchestrator.api.unexpected import UnexpectedErrorMiddleware
 from orchestrator.config.settings import get_settings
+from orchestrator.console import install as install_console
 from orchestrator.observability.asgi import install as install_observability
 
 DESCRIPTION = """\
@@ -30,7 +34,8 @@ Start and drive SCF assessment lifecycles: durable, resumable runs with mandator
 approvals.
 
 Every request carries an API key (`Authorization: Bearer <key>`) bound to one tenant;
-another tenant's ids answer 404. Errors are RFC 9457 problem details with a stable `code`.
+another tenant's ids answer 404. Errors are RFC 9457 problem details with a stable `code`;
+their `type` (`/problems/{code}`) is a page explaining the code.
 Every POST honours an `Idempotency-Key` header.
 """
 
@@ -57,15 +62,19 @@ def _operation_id(route: APIRoute) -> str:
 
 
 def create_app() -> FastAPI:
-    app = FastAPI(title="Assessment lifecycle producer API", version="1.0.0",
-                  description=DESCRIPTION, lifespan=lifespan,
-                  generate_unique_id_function=_operation_id)
+    # /docs and /redoc load their scripts and styles from the app, never from a CDN.
+    app = FastAPIOffline(title="Assessment lifecycle producer API", version="1.0.0",
+                         description=DESCRIPTION, lifespan=lifespan,
+                         generate_unique_id_function=_operation_id,
+                         static_url="/docs-assets",
+                         swagger_ui_parameters={"validatorUrl": None})
     install_problem_handlers(app)
     # Innermost of ours: the access log and metrics around it see the 500 it answers.
     app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(BodyLimitMiddleware)
-    for module in (assessments, lifecycle, runs, artifacts, approval_events, operations, kb,
-                   health):
+    for module in (assessments, lifecycle, runs, artifacts, approval_events, operations, roles,
+                   kb, health, problems):
         app.include_router(module.router)
+    install_console(app)
     install_observability(app)
     return app

@@ -13,6 +13,9 @@ from orchestrator.api.problems import problem_response
 from orchestrator.config.settings import get_settings
 
 _UPLOAD_PATH = re.compile(r"^/api/v1/assessments/[^/]+/documents/?$")
+#: The console's upload form carries several documents at once.
+_CONSOLE_UPLOAD_PATH = re.compile(r"^/console/assessments/[^/]+/documents/?$")
+CONSOLE_UPLOAD_FILES = 20
 
 
 class BodyTooLarge(HTTPException):
@@ -28,6 +31,9 @@ def body_limit(scope: Scope) -> int:
     api = get_settings().api
     if scope.get("method") == "POST" and _UPLOAD_PATH.match(scope.get("path", "")):
         return get_settings().max_document_bytes + api.multipart_overhead_bytes
+    if scope.get("method") == "POST" and _CONSOLE_UPLOAD_PATH.match(scope.get("path", "")):
+        return CONSOLE_UPLOAD_FILES * (get_settings().max_document_bytes
+                                       + api.multipart_overhead_bytes)
     return api.max_body_bytes
 
 

@@ -94,7 +94,11 @@ class ApprovalRequest(_Request):
     artifact_kind: ArtifactKind
     artifact_version: int = Field(ge=1, le=1_000_000)
     decision: ApprovalDecision = ApprovalDecision.APPROVED
-    approver_role: Text = Field("assessor", min_length=1, max_length=64, pattern=r"\S")
+    approver_role: Text | None = Field(
+        None, min_length=1, max_length=64, pattern=r"\S",
+        description="Act in this one role, which an admin must have granted to the key's "
+                    "principal (422 `role_not_held` otherwise). Left out, the event carries "
+                    "every role the principal holds.")
     comment: Text | None = Field(None, max_length=4000)
 
 

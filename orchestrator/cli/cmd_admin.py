@@ -1,4 +1,4 @@
-"""Fleet-wide commands: run a sweep now, dead letters (list, replay), API keys."""
+"""Fleet-wide commands: run a sweep now, dead letters (list, replay), API keys, roles."""
 
 from __future__ import annotations
 
@@ -195,3 +195,87 @@ def apikey_list(tenant: str | None, as_json: bool) -> None:
                      [[k.key_id, k.tenant_id, k.principal, ",".join(s.value for s in k.scopes),
                        f"revoked {when(k.revoked_at)}" if k.revoked_at else "active", k.name]
                       for k in keys]))
+
+
+# --- approver roles ------------------------------------------------------------------------
+
+@click.group("role")
+def role() -> None:
+    """Grant, revoke and list the approver roles of principals (every change is audited)."""
+
+
+def _role_change_line(change: Any) -> str:
+    verb = change.action.value if change.changed else f"already {change.action.value}"
+    held = ", ".join(change.roles) or "none"
+    return f"{verb}: {change.role} for {change.principal} (tenant {change.tenant_id}); " \
+           f"now holds: {held}"
+
+
+@role.command("grant")
+@click.option("--tenant", required=True, help="The tenant the principal acts for.")
+@click.option("--principal", required=True, help="Who gets the role, e.g. user:ana@acme.example")
+@click.option("--role", "role_name", required=True, help="e.g. assessor, compliance_lead, ciso")
+@click.option("--reason", help="Why: kept in the audit trail.")
+@actor_option
+@json_option
+def role_grant(tenant: str, principal: str, role_name: str, reason: str | None,
+               actor: str | None, as_json: bool) -> None:
+    """Grant a role; granting one already held changes nothing."""
+    from orchestrator.service.roles import grant_role
+
+    change = grant_role(tenant, principal, role_name, actor_id=operator_id(actor), reason=reason)
+    if as_json:
+        emit_json(change)
+        return
+    click.echo(_role_change_line(change))
+
+
+@role.command("revoke")
+@click.option("--tenant", required=True, help="The tenant the principal acts for.")
+@click.option("--principal", required=True, help="Who loses the role.")
+@click.option("--role", "role_name", required=True, help="The role to revoke.")
+@click.option("--reason", help="Why: kept in the audit trail.")
+@actor_option
+@json_option
+def role_revoke(tenant: str, principal: str, role_name: str, reason: str | None,
+                actor: str | None, as_json: bool) -> None:
+    """Revoke a role at once; approval events recorded later no longer carry it."""
+    from orchestrator.service.roles import revoke_role
+
+    change = revoke_role(tenant, principal, role_name, actor_id=operator_id(actor),
+                         reason=reason)
+    if as_json:
+        emit_json(change)
+        return
+    click.echo(_role_change_line(change))
+
+
+@role.command("list")
+@click.option("--tenant", help="Only this tenant's.")
+@click.option("--principal", help="Only this principal's.")
+@click.option("--history", is_flag=True, help="Grants and revocations instead, newest first.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=100, show_default=True,
+              help="Most history entries shown.")
+@json_option
+def role_list(tenant: str | None, principal: str | None, history: bool, limit: int,
+              as_json: bool) -> None:
+    """List the roles held (or, with --history, who granted and revoked what)."""
+    from orchestrator.service.roles import list_grants, role_history
+
+    if history:
+        events = role_history(tenant, principal, limit=limit)
+        if as_json:
+            emit_json({"items": events})
+            return
+        click.echo(table(["at", "action", "tenant", "principal", "role", "by", "reason"],
+                         [[when(e.created_at), e.action.value, e.tenant_id, e.principal,
+                           e.role, e.actor_id, short(e.reason or "", 60)] for e in events])
+                   if events else "no role changes")
+        return
+    grants = list_grants(tenant, principal)
+    if as_json:
+        emit_json({"items": grants})
+        return
+    click.echo(table(["tenant", "principal", "role", "granted by", "granted at"],
+                     [[g.tenant_id, g.principal, g.role, g.granted_by, when(g.granted_at)]
+                      for g in grants]) if grants else "no roles granted")

@@ -31,10 +31,12 @@ COMMANDS = {
     "sweep": f"{_ADMIN}:sweep_command",
     "dead-letters": f"{_ADMIN}:dead_letters",
     "apikey": f"{_ADMIN}:apikey",
+    "role": f"{_ADMIN}:role",
 }
 
 
 @click.group(cls=LifecycleGroup, name="lifecycle", lazy=COMMANDS)
 def lifecycle() -> None:
     """Run and operate assessment lifecycles: the demo, migrations, the HTTP API; list,
-    show, retry, reprocess, cancel, resume; sweeps, dead letters and API keys."""
+    show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys and approver
+    roles."""

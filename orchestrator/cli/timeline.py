@@ -147,9 +147,9 @@ def render(history: RunHistory, *, audit: bool = True) -> str:
              for a in history.artifacts]))]
     if history.approvals:
         lines += ["", "Approvals", _indent(table(
-            ["artifact", "decision", "approver", "role", "at", "used by signal"],
+            ["artifact", "decision", "approver", "roles", "at", "used by signal"],
             [[f"{a.artifact_kind} v{a.artifact_version}", a.decision, a.approver_id,
-              a.approver_role, when(a.created_at), a.consumed_by_signal_id or "-"]
+              ",".join(a.approver_roles), when(a.created_at), a.consumed_by_signal_id or "-"]
              for a in history.approvals]))]
     if audit and history.audit:
         lines += ["", f"Audit trail ({len(history.audit)} events)", _indent(table(

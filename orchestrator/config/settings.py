@@ -1,5 +1,6 @@
 """The one settings object: the fleet's own fields (prefix LIFECYCLE_) and one section per
-part (api, sweeps, webhooks, observability, ingestion, embedding), each with its own prefix.
+part (api, sweeps, webhooks, observability, ingestion, embedding, console), each with its
+own prefix.
 
 Read once per process (`get_settings()`); `reset_settings()` forgets it after the
 environment changed (tests).
@@ -14,6 +15,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orchestrator.config.api import ApiSettings
+from orchestrator.config.console import ConsoleSettings
 from orchestrator.config.embedding import EmbeddingSettings
 from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.config.observability import ObservabilitySettings
@@ -60,6 +62,7 @@ class Settings(BaseSettings):
     observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
     ingestion: IngestionLimits = Field(default_factory=IngestionLimits)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
 
     @field_validator("database_url")
     @classmethod
@@ -80,6 +83,18 @@ class Settings(BaseSettings):
     @property
     def is_embedded_broker(self) -> bool:
         return self.broker_url.startswith("memory://")
+
+    @property
+    def storage_problem(self) -> str | None:
+        """Why this process may not share its files with the fleet's other processes: on a
+        real broker, a relative home or storage resolves against each one's own directory."""
+        configured = self.storage_dir or self.home
+        if self.is_embedded_broker or configured.is_absolute():
+            return None
+        return (f"the storage directory {configured} is relative: this process uses "
+                f"{self.resolved_storage_dir}, another process started elsewhere would not; "
+                "set LIFECYCLE_HOME (or LIFECYCLE_STORAGE_DIR) to one absolute path shared "
+                "by every API and worker process")
 
 
 @lru_cache(maxsize=1)

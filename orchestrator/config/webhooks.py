@@ -19,6 +19,8 @@ class WebhookSettings(BaseSettings):
     backoff_max_s: float = Field(3600, ge=0)
     lease_s: float = Field(120, gt=0, description="A delivery still 'delivering' after "
                            "this was interrupted and is tried again.")
+    console_url: str = Field("http://127.0.0.1:8000/console",
+                             description="Where people open the console: links in events.")
 
     def backoff(self, attempts: int) -> timedelta:
         seconds = min(self.backoff_base_s * 2 ** max(attempts - 1, 0), self.backoff_max_s)

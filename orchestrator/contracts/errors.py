@@ -49,3 +49,9 @@ class SignalRejected(LifecycleError):
 
     code = "signal_rejected"
     http_status = 422
+
+
+class RoleNotHeld(InvalidInput):
+    """An approval named a role its principal was never granted (or holds no role at all)."""
+
+    code = "role_not_held"

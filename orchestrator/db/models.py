@@ -189,7 +189,10 @@ class ApprovalEvent(Base):
     artifact_kind: Mapped[str] = mapped_column(String(64))
     artifact_version: Mapped[int] = mapped_column(Integer)
     approver_id: Mapped[str] = mapped_column(String(256))
-    approver_role: Mapped[str] = mapped_column(String(64))
+    approver_role: Mapped[str | None] = mapped_column(String(64))
+    """The role the reviewer named, if any (it must be one they held)."""
+    approver_roles: Mapped[list[str]] = mapped_column(JsonDoc)
+    """The roles the event carries: the one named, or every role held at the time."""
     decision: Mapped[str] = mapped_column(String(32))
     comment: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]

@@ -2,6 +2,8 @@
 
 Used by the demo, the integration tests and the benchmarks. It records a real approval
 event for the exact artifact version waiting, then sends the approval signal naming it.
+Its actor needs an approver role granted first (orchestrator.roles.grant_role): the
+event carries the roles the actor holds.
 """
 
 from __future__ import annotations

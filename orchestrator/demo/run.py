@@ -22,10 +22,12 @@ from orchestrator.demo.reviewer import ScriptedReviewer, drive
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, start_lifecycle
 from orchestrator.service.read_models import RunView
+from orchestrator.service.roles import grant_role
 
 SAMPLES = Path(__file__).parent / "samples"
 OWNER = Actor(tenant_id="demo-tenant", actor_id="user:owner@example.org")
 REVIEWER = Actor(tenant_id="demo-tenant", actor_id="user:reviewer@example.org")
+DEMO_ADMIN = "user:admin@example.org"
 
 
 @dataclass
@@ -45,6 +47,9 @@ def run_demo(say: Callable[[str], None] = print, framework: str = "SCF",
         upload_document(OWNER, assessment.id, path.name, path.read_bytes())
         say(f"  uploaded {path.name}")
     run = start_lifecycle(OWNER, assessment.id, idempotency_key=f"demo-{assessment.id}")
+    # Roles are granted, never claimed: the demo's admin makes the reviewer an assessor.
+    grant_role(REVIEWER.tenant_id, REVIEWER.actor_id, "assessor", actor_id=DEMO_ADMIN,
+               reason="the demo's reviewer")
     say(f"lifecycle run {run.id} started")
     reviewer = ScriptedReviewer(REVIEWER, framework=framework, say=say)
     run = drive(reviewer, run.id, timeout_s,

@@ -35,7 +35,8 @@ def _transport_options(settings: Settings) -> dict[str, Any]:
 
 def create_app(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
-    app = Celery("orchestrator", broker=settings.broker_url, include=list(TASK_MODULES))
+    app = Celery("orchestrator", broker=settings.broker_url, include=list(TASK_MODULES),
+                 amqp="orchestrator.engine.monitoring:MonitoredAMQP")
     celery_hooks.install()  # trace context in headers, JSON logs, task metrics
     routes: dict[str, dict[str, str]] = {r.task_name: {"queue": r.queue} for r in ROUTES.values()}
     routes[COORDINATE_TASK] = {"queue": ORCHESTRATOR_QUEUE}
@@ -52,10 +53,11 @@ def create_app(settings: Settings | None = None) -> Celery:
         task_default_queue=ORCHESTRATOR_QUEUE,
         task_queues=[Queue(name, routing_key=name) for name in QUEUES],
         task_routes=routes,
-        # Workers report received/started/succeeded to Flower; publishers send no
-        # task-sent event: one less message per hop, and Flower keeps the shadow name
-        # (run step) that only the worker's events carry.
-        task_send_sent_event=False,
+        # Publishers announce each message (task-sent), so a job queued with no consumer
+        # shows in Flower as queued; workers report received/started/succeeded/failed.
+        # Sweeps send neither (orchestrator.engine.monitoring). `track_started`
+        # would only write to the result backend, which is not used.
+        task_send_sent_event=True,
         worker_send_task_events=True,
         broker_transport_options=_transport_options(settings),
         broker_connection_retry_on_startup=True,

@@ -17,6 +17,7 @@ from orchestrator.db.tables import APPROVALS, INBOX
 from orchestrator.engine.effect_rows import EffectWriter, execute_rows
 from orchestrator.engine.messages import revoke
 from orchestrator.engine.outbox import OutboxEntry, PublishedBatch, publish_messages
+from orchestrator.engine.run_events import dispatch_deliveries
 from orchestrator.engine.run_rows import RunRecord, lock_run, save_state, state_of, try_lock_run
 from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
@@ -45,10 +46,14 @@ class AfterCommit:
 
     outbox: list[OutboxEntry] = field(default_factory=list)
     revoked: list[str] = field(default_factory=list)
+    deliveries: list[int] = field(default_factory=list)
+    """Webhook deliveries of the run's transitions (a lost one is found by the sweep)."""
 
     def run(self) -> PublishedBatch | None:
         if self.revoked:
             revoke(self.revoked)
+        if self.deliveries:
+            dispatch_deliveries(self.deliveries)
         return publish_messages(self.outbox) if self.outbox else None
 
 
@@ -116,7 +121,7 @@ def _apply_locked(session: Session,
         save_state(session, run, state)
     writer.flush()
     return (CoordinationResult(len(fates), len(pending), state.status.value),
-            AfterCommit(writer.outbox, writer.revoked))
+            AfterCommit(writer.outbox, writer.revoked, writer.deliveries))
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,7 @@ def approval_view(row: Any) -> ApprovalView:
         organization_id=row.organization_id, assessment_id=row.assessment_id,
         artifact_kind=ArtifactKind(row.artifact_kind), artifact_version=row.artifact_version,
         decision=ApprovalDecision(row.decision), approver_id=row.approver_id,
-        approver_role=row.approver_role, consumed=row.consumed_at is not None,
+        approver_roles=tuple(row.approver_roles), consumed=row.consumed_at is not None,
         comment=row.comment)
 
 

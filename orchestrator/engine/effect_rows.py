@@ -19,6 +19,7 @@ from orchestrator.contracts.steps import StepStatus
 from orchestrator.db.tables import APPROVALS, ARTIFACTS, ASSESSMENTS, AUDIT, JOBS, OUTBOX, STEPS
 from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.engine.routing import ROUTES
+from orchestrator.engine.run_events import RunEvents
 from orchestrator.lifecycle.effects import (
     ArtifactStatusChanged,
     Audit,
@@ -88,6 +89,9 @@ class EffectWriter:
     outbox: list[OutboxEntry] = field(default_factory=list)
     revoked: list[str] = field(default_factory=list)
     """Jobs cancelled in this transaction: workers are told to drop them after commit."""
+    deliveries: list[int] = field(default_factory=list)
+    """Webhook deliveries of run events recorded here: dispatched after commit."""
+    events: RunEvents | None = None
     _jobs: list[dict[str, Any]] = field(default_factory=list)
     _messages: list[dict[str, Any]] = field(default_factory=list)
     _audits: list[dict[str, Any]] = field(default_factory=list)
@@ -97,7 +101,7 @@ class EffectWriter:
             case StepChanged():
                 self._step(effect)
             case Audit():
-                self._audit(effect, trace_id)
+                self._audit(effect, trace_id, signal_id)
             case EnqueueJob():
                 self._job(effect, trace_id)
             case ConsumeApproval():
@@ -114,6 +118,8 @@ class EffectWriter:
 
     def flush(self) -> None:
         """Insert every buffered row, one statement per table, in the order made."""
+        if self.events is not None and self.events.pending:
+            self.deliveries += self.events.write(self.session, self.now)
         for table, rows in ((STEPS, list(self.new_steps.values())), (JOBS, self._jobs),
                             (OUTBOX, self._messages), (AUDIT, self._audits)):
             if rows:
@@ -144,8 +150,13 @@ class EffectWriter:
         self.session.execute(_SUPERSEDE, {"of_run": self.run.id, "now": self.now,
                                           "names": [step.value for step in effect.steps]})
 
-    def _audit(self, effect: Audit, trace_id: str) -> None:
+    def _audit(self, effect: Audit, trace_id: str, cause: object) -> None:
         run = self.run
+        if self.events is None:
+            self.events = RunEvents(run.id, run.tenant_id, run.organization_id,
+                                    run.assessment_id)
+        self.events.collect(effect.event_type, effect.step.value if effect.step else None,
+                            effect.metadata, cause)
         self._audits.append({
             "tenant_id": run.tenant_id, "organization_id": run.organization_id,
             "assessment_id": run.assessment_id, "run_id": run.id,

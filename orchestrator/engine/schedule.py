@@ -25,6 +25,9 @@ _SWEEPS = {
                                   NOTIFICATIONS_QUEUE),
 }
 
+#: The sweep tasks: they send no task events (orchestrator.engine.monitoring).
+SWEEP_TASKS = frozenset(task for task, _, _ in _SWEEPS.values())
+
 
 def build_schedule() -> dict[str, dict[str, Any]]:
     settings = get_settings().sweeps

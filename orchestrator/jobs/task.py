@@ -9,11 +9,15 @@ from typing import Any
 
 from celery import Task
 from pydantic import ValidationError
+from sqlalchemy import select
 
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import JobRequest
+from orchestrator.db.session import transaction
+from orchestrator.db.tables import JOBS
 from orchestrator.engine.coordinator import coordinate
 from orchestrator.engine.messages import kick
+from orchestrator.jobs.failed import JobFailedForGood
 from orchestrator.jobs.interface import JobFailure, JobService
 from orchestrator.jobs.runtime import DATABASE_UNAVAILABLE, Delivery, JobRun, run_job
 
@@ -25,6 +29,9 @@ JOB_TASK_OPTIONS: dict[str, Any] = {
     "acks_late": True,
     "reject_on_worker_lost": True,
     "ignore_result": True,
+    # A job that failed for good raises this once its failure is durable: FAILURE in
+    # Flower, logged as an expected outcome.
+    "throws": (JobFailedForGood,),
 }
 
 ServiceWrapper = Callable[[JobService], JobService]
@@ -66,7 +73,20 @@ def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
         delivered.applied.run()
     elif delivered.outcome in (JobRun.SUCCEEDED, JobRun.FAILED, JobRun.ALREADY_FINISHED):
         continue_run(request.run_id)
+    if delivered.outcome is JobRun.FAILED:
+        raise JobFailedForGood(request.job_id, _recorded_error(request.job_id))
     return delivered.outcome.value
+
+
+def _recorded_error(job_id: str) -> dict[str, Any] | None:
+    """The error the job row keeps, for the task's failure message (best effort)."""
+    try:
+        with transaction() as session:
+            error = session.scalar(select(JOBS.c.error).where(JOBS.c.id == job_id))
+    except Exception:  # the failure is recorded already; the message is a courtesy
+        log.warning("could not read the error of job %s", job_id, exc_info=True)
+        return None
+    return dict(error) if isinstance(error, dict) else None
 
 
 def continue_run(run_id: uuid.UUID) -> None:

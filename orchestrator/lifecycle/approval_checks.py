@@ -28,7 +28,8 @@ class ApprovalView:
     artifact_version: int
     decision: ApprovalDecision
     approver_id: str
-    approver_role: str = "assessor"
+    approver_roles: tuple[str, ...] = ("assessor",)
+    """The roles the event carries: held by its principal when it was recorded."""
     consumed: bool = False
     comment: str | None = None
 
@@ -72,7 +73,7 @@ def _decision_problem(state: RunState, kind: ArtifactKind, approval: ApprovalVie
     if approval.consumed:
         return "approval event was already used"
     policy = state.policy(kind)
-    problem = policy.eligibility_problem(approval.approver_id, approval.approver_role)
+    problem = policy.eligibility_problem(approval.approver_id, approval.approver_roles)
     if problem is not None:
         return problem
     if policy.separation_of_duties and state.drafted_by.get(kind) == approval.approver_id:

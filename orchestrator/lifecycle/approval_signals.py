@@ -71,7 +71,8 @@ def approve(state: RunState, signal: SignalEnvelope, approval: ApprovalView | No
         Audit(_E.LIFECYCLE_WORKFLOW_APPROVAL_ACCEPTED, state.step, signal.actor_id,
               {"approval_event_id": str(approval.approval_event_id),
                "artifact_kind": kind.value, "artifact_version": approval.artifact_version,
-               "approver_id": approval.approver_id, "approver_role": approval.approver_role,
+               "approver_id": approval.approver_id,
+               "approver_roles": list(approval.approver_roles),
                "policy": policy.mode.value, "collected": len(collected),
                "gate_open": met}),
     ]

@@ -47,9 +47,12 @@ class GatePolicy:
         if not self.roles:
             raise ValueError("a policy needs at least one approver role")
 
-    def eligibility_problem(self, approver_id: str, role: str) -> str | None:
-        if role not in self.roles:
-            return f"approver role {role!r} may not approve this gate (allowed: " \
+    def eligibility_problem(self, approver_id: str, roles: Iterable[str]) -> str | None:
+        """Why an event by `approver_id`, carrying `roles`, may not count here (or None)."""
+        carried = tuple(roles)
+        if not set(carried) & set(self.roles):
+            held = ", ".join(repr(role) for role in carried) or "none"
+            return f"approver role {held} may not approve this gate (allowed: " \
                    f"{', '.join(self.roles)})"
         if self.approvers and approver_id not in self.approvers:
             return f"{approver_id} is not a designated approver of this gate"

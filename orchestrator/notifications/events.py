@@ -15,6 +15,14 @@ class NotificationEvent(StrEnum):
     SLA_BREACHED = "run.sla_breached"
     RUN_STALE = "run.stale"
     JOB_DEAD_LETTERED = "job.dead_lettered"
+    # Told when the run changes (orchestrator.engine.run_events, same names).
+    APPROVAL_REQUESTED = "approval.requested"
+    RUN_STEP_STARTED = "run.step_started"
+    RUN_STEP_COMPLETED = "run.step_completed"
+    RUN_WAITING = "run.waiting"
+    RUN_COMPLETED = "run.completed"
+    RUN_FAILED = "run.failed"
+    RUN_CANCELLED = "run.cancelled"
 
 
 def event_id(*parts: object) -> uuid.UUID:

@@ -16,6 +16,6 @@ def deliver_notification(delivery_id: int) -> str | None:
 
 
 @shared_task(name="notifications.sweep", ignore_result=True, soft_time_limit=60,
-             time_limit=90)
+             time_limit=90, send_events=False)  # a sweep: no task events (see beat_schedule)
 def sweep_notifications() -> int:
     return sweep_deliveries().dispatched

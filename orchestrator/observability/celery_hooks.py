@@ -87,8 +87,9 @@ def on_postrun(task_id: str | None = None, task: Task | None = None, args: Any =
     with _started_lock:
         began = _started.pop(task_id or "", None)
     seconds = time.monotonic() - began if began is not None else 0.0
+    # A job failed for good raises an exception naming its outcome (orchestrator.jobs.failed).
     outcome = retval if state == "SUCCESS" and isinstance(retval, str) else \
-        (state or "unknown").lower()
+        getattr(retval, "outcome", None) or (state or "unknown").lower()
     kind = (args[0].get("kind") if job_fields(args) else None)
     if kind:
         metrics.job_finished(str(kind), outcome, seconds)
@@ -111,9 +112,13 @@ def on_setup_logging(loglevel: Any = None, logfile: str | None = None, **_: Any)
 def on_worker_init(**_: Any) -> None:
     """Before the pool forks: a fresh multiprocess directory (files of a previous run's
     processes would be added to this one's)."""
+    from orchestrator.config.settings import get_settings
     from orchestrator.observability.exposition import prepare_multiprocess_dir
 
     prepare_multiprocess_dir()
+    problem = get_settings().storage_problem
+    if problem is not None:
+        log.warning("storage is not shared: %s", problem)
 
 
 def on_worker_ready(**_: Any) -> None:

@@ -16,7 +16,9 @@ except FlowerAuthError as _error:
     sys.stderr.write(f"flower: refusing to start: {_error}\n")
     raise SystemExit(2) from None
 
-# Keep enough history to follow a busy fleet; forget workers gone for an hour.
+# Flower keeps this many tasks, dropping the least recent. Sweeps send no task events
+# (orchestrator.engine.monitoring), so these are jobs and coordinator wake-ups
+# only. Forget workers gone for an hour.
 max_tasks = 20000
 purge_offline_workers = 3600
 # Operators read times in the fleet's own clock (UTC), like the CLI and the logs.

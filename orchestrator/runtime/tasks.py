@@ -25,7 +25,9 @@ def coordinate(self: object, run_id: str) -> dict[str, object]:
     return {"run_id": run_id, "decided": result.decided, "status": result.status}
 
 
-_SWEEP_OPTIONS = {"ignore_result": True, "soft_time_limit": 60, "time_limit": 90}
+#: Sweeps send no task events: thousands a day would push jobs out of Flower's history.
+_SWEEP_OPTIONS = {"ignore_result": True, "soft_time_limit": 60, "time_limit": 90,
+                  "send_events": False}
 
 
 @shared_task(name="orchestrator.sweep_outbox", **_SWEEP_OPTIONS)

@@ -9,7 +9,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.errors import InvalidInput, NotFound, SignalRejected
+from orchestrator.contracts.errors import InvalidInput, NotFound, RoleNotHeld, SignalRejected
 from orchestrator.contracts.identity import Actor, Kick
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
 from orchestrator.contracts.text import require_nul_free
@@ -22,6 +22,7 @@ from orchestrator.engine.run_rows import RunRecord
 from orchestrator.jobs.artifacts import find_artifact
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.service.producer import load_run, signal_envelope
+from orchestrator.service.roles import GRANT_HINT, held_roles
 
 
 class ApprovalEventView(BaseModel):
@@ -32,33 +33,43 @@ class ApprovalEventView(BaseModel):
     artifact_kind: ArtifactKind
     artifact_version: int
     approver_id: str
-    approver_role: str
+    approver_role: str | None
+    """The role the request named, if any."""
+    approver_roles: list[str]
+    """The roles the event carries: the one named, or every role held when it was recorded."""
     decision: ApprovalDecision
 
 
 def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifact_version: int,
-                    *, decision: str = "approved", approver_role: str = "assessor",
+                    *, decision: str = "approved", approver_role: str | None = None,
                     comment: str | None = None, kick: Kick = fleet.kick) -> ApprovalEventView:
-    """The approval event the approval signal will name (approval_event_id)."""
+    """The approval event the approval signal will name (approval_event_id).
+
+    The event carries the roles its principal holds now: the one `approver_role` names
+    (refused unless held), or, when none is named, every role held.
+    """
     try:
         kind, verdict = ArtifactKind(artifact_kind), ApprovalDecision(decision)
     except ValueError as error:
         raise InvalidInput(str(error)) from error
-    if not approver_role.strip():
-        raise InvalidInput("approver_role must not be empty")
-    require_nul_free(approver_role=approver_role, comment=comment)
+    named = approver_role.strip() if approver_role is not None else None
+    if named == "":
+        raise InvalidInput("approver_role must not be empty (leave it out to act in every "
+                           "role you hold)")
+    require_nul_free(approver_role=named, comment=comment)
     with transaction() as session:
         run = load_run(session, actor, run_id)
         artifact = find_artifact(session, run.id, kind, artifact_version)
         if artifact is None:
             raise NotFound(f"run {run_id} has no {kind.value} version {artifact_version}")
+        roles = _acting_roles(session, run.tenant_id, actor.actor_id, named)
         artifact_id = artifact.artifact_id
         event_id = uuid.uuid4()
         session.execute(insert(APPROVALS), {
             "id": event_id, "tenant_id": run.tenant_id, "organization_id": run.organization_id,
             "assessment_id": run.assessment_id, "run_id": run.id, "artifact_id": artifact_id,
             "artifact_kind": kind.value, "artifact_version": artifact_version,
-            "approver_id": actor.actor_id, "approver_role": approver_role,
+            "approver_id": actor.actor_id, "approver_role": named, "approver_roles": roles,
             "decision": verdict.value, "comment": comment, "created_at": utcnow(),
             "consumed_by_signal_id": None, "consumed_at": None})
         recorded = None
@@ -66,13 +77,28 @@ def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifac
             recorded = _announce_rejection(session, run, actor, event_id)
         view = ApprovalEventView(id=event_id, artifact_id=artifact_id, artifact_kind=kind,
                                  artifact_version=artifact_version, approver_id=actor.actor_id,
-                                 approver_role=approver_role, decision=verdict)
+                                 approver_role=named, approver_roles=roles,
+                                 decision=verdict)
     if recorded is not None and recorded.fate is SignalFate.REJECTED:
         raise SignalRejected(recorded.reason or "rejection refused",
                              approval_event_id=str(view.id))
     if recorded is not None:
         kick(run_id)
     return view
+
+
+def _acting_roles(session: Session, tenant_id: str, principal: str,
+                  named: str | None) -> list[str]:
+    """The roles an event carries; a role not held, or no role at all, is refused."""
+    held = held_roles(session, tenant_id, principal)
+    if named is not None and named not in held:
+        holds = f"holds: {', '.join(held)}" if held else "holds no role"
+        raise RoleNotHeld(f"{principal} does not hold the role {named!r} ({holds}); "
+                          f"{GRANT_HINT}", approver_role=named, held_roles=held)
+    if named is None and not held:
+        raise RoleNotHeld(f"{principal} holds no approver role, so their decision could "
+                          f"count for no gate; {GRANT_HINT}", held_roles=held)
+    return [named] if named is not None else held
 
 
 def _announce_rejection(session: Session, run: RunRecord, actor: Actor,

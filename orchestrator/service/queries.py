@@ -314,7 +314,8 @@ def list_approvals(actor: Actor, run_id: uuid.UUID) -> list[ApprovalRecordView]:
         return [ApprovalRecordView(
             id=r.id, artifact_id=r.artifact_id, artifact_kind=r.artifact_kind,
             artifact_version=r.artifact_version, approver_id=r.approver_id,
-            approver_role=r.approver_role, decision=r.decision, comment=r.comment,
+            approver_role=r.approver_role, approver_roles=list(r.approver_roles),
+            decision=r.decision, comment=r.comment,
             created_at=r.created_at, consumed_by_signal_id=r.consumed_by_signal_id)
             for r in rows]
 

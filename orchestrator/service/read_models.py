@@ -154,7 +154,10 @@ class ApprovalRecordView(_View):
     artifact_kind: str
     artifact_version: int
     approver_id: str
-    approver_role: str
+    approver_role: str | None
+    """The role the reviewer named, if any."""
+    approver_roles: list[str]
+    """The roles the event carried: the one named, or every role held when it was recorded."""
     decision: str
     comment: str | None
     created_at: datetime

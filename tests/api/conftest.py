@@ -21,6 +21,7 @@ from orchestrator.db.migrate import upgrade
 from orchestrator.engine.messages import get_app
 from orchestrator.runtime.embedded import embedded_worker
 from orchestrator.service.apikeys import create_key
+from orchestrator.service.roles import grant_role
 from orchestrator.testing.reset import reset_process_state
 from tests.support.embedded import LIFECYCLE_VARS
 from tests.support.polling import poll
@@ -36,9 +37,11 @@ class Api:
         self.client = client
 
     def key(self, *scopes: str, tenant: str = "acme", principal: str = "user:owner@acme",
-            organizations: list[str] | None = None) -> Headers:
+            organizations: list[str] | None = None, roles: tuple[str, ...] = ()) -> Headers:
         _, key = create_key(tenant, principal, scopes or ("admin",),
                             organizations=organizations)
+        for role in roles:
+            grant_role(tenant, principal, role, actor_id="user:admin@tests")
         return {"Authorization": f"Bearer {key}"}
 
     def create_assessment(self, headers: Headers, organization: str = "acme-org",

@@ -27,7 +27,7 @@ def test_a_whole_lifecycle_through_http(running_api: Api) -> None:
     api = running_api
     owner = api.key("signal", "read", tenant="tenant-happy", principal="user:owner@acme")
     reviewer = api.key("approve", "read", tenant="tenant-happy",
-                       principal="user:reviewer@acme")
+                       principal="user:reviewer@acme", roles=("assessor",))
     assessment = api.create_assessment(owner)
     api.upload_samples(owner, assessment["id"])
 

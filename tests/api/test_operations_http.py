@@ -58,7 +58,8 @@ def test_reprocess_and_new_version_draft_new_artifact_versions(running_api: Api)
     tenant = "tenant-reprocess"
     owner = api.key("signal", "read", tenant=tenant)
     operator = api.key("operate", "read", tenant=tenant, principal="user:ops@acme")
-    reviewer = api.key("approve", "read", tenant=tenant, principal="user:reviewer@acme")
+    reviewer = api.key("approve", "read", tenant=tenant, principal="user:reviewer@acme",
+                       roles=("assessor",))
     run_id = _run_to_framework(api, owner)
     select_framework(api, owner, run_id)
     api.follow(owner, run_id, waiting_at("wait_for_soa_approval"))

@@ -13,8 +13,10 @@ def test_a_rejection_shows_its_comment_and_its_reviewer_asks_for_the_next_versio
     api = running_api
     tenant = "tenant-review-rights"
     owner = api.key("signal", "read", tenant=tenant)
-    reviewer = api.key("approve", "read", tenant=tenant, principal="user:reviewer@acme")
-    other_reviewer = api.key("approve", "read", tenant=tenant, principal="user:other@acme")
+    reviewer = api.key("approve", "read", tenant=tenant, principal="user:reviewer@acme",
+                       roles=("assessor",))
+    other_reviewer = api.key("approve", "read", tenant=tenant, principal="user:other@acme",
+                             roles=("assessor",))
     run_id = _run_to_framework(api, owner)
     select_framework(api, owner, run_id)
     api.follow(owner, run_id, waiting_at("wait_for_soa_approval"))

@@ -14,6 +14,7 @@ from orchestrator.db.migrate import alembic_config, downgrade, upgrade
 from orchestrator.db.models import Base
 
 MODEL_MODULES = ("orchestrator.db.apikey_models", "orchestrator.db.ops_models",
+                 "orchestrator.db.role_models",
                  "orchestrator.db.ingestion_models", "orchestrator.db.report_models")
 
 
@@ -43,3 +44,35 @@ def test_migrations_create_exactly_what_the_models_declare(tmp_path: Path) -> No
     with create_engine(url).connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     assert differences == []
+
+
+def test_events_recorded_before_role_grants_carry_the_role_they_named(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'roles.db'}"
+    upgrade(url, "0006")
+    engine = create_engine(url)
+    at = "'2026-01-01 00:00:00'"
+    with engine.begin() as connection:
+        for statement in (
+            "INSERT INTO assessments (id, tenant_id, organization_id, name, status, "
+            f"created_by, created_at) VALUES ('x', 't', 'o', 'n', 'open', 'u', {at})",
+            "INSERT INTO workflow_runs (id, assessment_id, tenant_id, organization_id, status, "
+            "context, version, trace_id, started_by, start_idempotency_key, "
+            "start_request_hash, created_at, updated_at) VALUES ('r', 'x', 't', 'o', "
+            f"'running', '{{}}', 1, 'tr', 'u', 'k', 'h', {at}, {at})",
+            "INSERT INTO artifacts (id, tenant_id, assessment_id, run_id, kind, version, "
+            "status, content, media_type, sha256, created_by_job_id, created_at) VALUES "
+            f"('f', 't', 'x', 'r', 'soa', 1, 'draft', '{{}}', 'application/json', 's', 'j', {at})",
+            "INSERT INTO approval_events (id, tenant_id, organization_id, assessment_id, "
+            "run_id, artifact_id, artifact_kind, artifact_version, approver_id, "
+            "approver_role, decision, created_at) VALUES ('a', 't', 'o', 'x', 'r', 'f', "
+            f"'soa', 1, 'user:a', 'ciso', 'approved', {at})"):
+            connection.exec_driver_sql(statement)
+    upgrade(url)
+    with engine.connect() as connection:
+        row = connection.exec_driver_sql(
+            "SELECT approver_role, approver_roles FROM approval_events").one()
+    assert (row[0], row[1]) == ("ciso", '["ciso"]')
+    downgrade(url, "0006")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql(
+            "SELECT approver_role FROM approval_events").scalar() == "ciso"

@@ -24,6 +24,7 @@ from orchestrator.service.producer import get_run, send_signal
 from orchestrator.testing.worker_processes import WorkerProcesses
 from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.polling import wait_for
+from tests.support.roles import grant
 
 INSTANT = ("orchestrator.testing.instant_worker",)
 SIGNAL_AUDITS = ("lifecycle_workflow_signal_received", "lifecycle_workflow_signal_ignored",
@@ -45,9 +46,9 @@ def test_fifty_threads_end_in_one_consistent_outcome(fleet: WorkerProcesses) -> 
         def answer(self, view):  # type: ignore[no-untyped-def]
             return False if view.current_step == "wait_for_soa_approval" else super().answer(view)
 
-    wait_for(lambda: _answer(StopAtSoa(Actor(owner.tenant_id, "user:setup")), run.id, owner),
-             what="the SoA approval wait")
-    reviewers = [Actor(owner.tenant_id, f"user:reviewer-{i}") for i in range(10)]
+    setup = grant(Actor(owner.tenant_id, "user:setup"))
+    wait_for(lambda: _answer(StopAtSoa(setup), run.id, owner), what="the SoA approval wait")
+    reviewers = [grant(Actor(owner.tenant_id, f"user:reviewer-{i}")) for i in range(10)]
     events = [record_approval(r, run.id, "soa", 1) for r in reviewers]
     stale = record_approval(reviewers[0], run.id, "scope", 1)  # wrong kind for soa_approved
     rng = random.Random(7)

@@ -94,8 +94,8 @@ class Signoff:
         return cls(policy["mode"], frozenset(policy["approvers"]), frozenset(policy["roles"]),
                    policy.get("required", 1), policy["separation_of_duties"])
 
-    def allows(self, approver: str, role: str) -> bool:
-        return role in self.roles and (not self.approvers or approver in self.approvers)
+    def allows(self, approver: str, roles: Iterable[str]) -> bool:
+        return bool(self.roles & set(roles)) and (not self.approvers or approver in self.approvers)
 
     def met_by(self, approvers: Iterable[str]) -> bool:
         counted = set(approvers)
@@ -201,7 +201,7 @@ class Ledger:
             "superseded": self.superseded.get(kind) == version,
             "decision": (view.decision is ApprovalDecision.APPROVED) is not approving,
             "consumed": view.approval_event_id in self.used | self.born_used,
-            "ineligible": not signoff.allows(view.approver_id, view.approver_role),
+            "ineligible": not signoff.allows(view.approver_id, view.approver_roles),
             "drafter": signoff.separation and self.drafter.get(kind) == view.approver_id,
         }
         return {fault for fault, found in checks.items() if found}

@@ -10,16 +10,21 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from orchestrator.engine.routing import QUEUES
-from orchestrator.service.producer import get_run
+from orchestrator.engine.messages import get_app
+from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE, QUEUES
+from orchestrator.service.documents import upload_document
+from orchestrator.service.operations import cancel_run
+from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.cli import free_port
+from tests.support.documents import image_only_pdf
 from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.polling import poll, scaled, wait_for
 
@@ -113,3 +118,57 @@ def test_flower_refuses_to_start_with_a_placeholder_password() -> None:
                           env={**os.environ, "FLOWER_BASIC_AUTH": "operator:change-me-too"})
     assert done.returncode == 2
     assert "refusing to start" in done.stderr and "placeholder" in done.stderr
+
+
+def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
+        fleet: Fleet, flower: str) -> None:
+    """A job that fails for good is a FAILURE (and counts as failed for its worker); a job
+    whose queue no worker consumes is listed as queued; a sweep leaves no trace."""
+    worker = fleet.start("orchestrator,ingestion")  # nobody consumes kb_index
+    owner, _ = new_tenant()
+    auth = (USER, PASSWORD)
+    scanned = create_assessment(owner, "org-1", "Only a scan")
+    upload_document(owner, scanned.id, "scan.pdf", image_only_pdf())
+    doomed = start_lifecycle(owner, scanned.id, idempotency_key=f"start-{scanned.id}")
+    readable = start_assessment(owner, documents=1)
+
+    def task(task_id: str) -> dict[str, Any]:
+        status, tasks = get(f"{flower}/api/tasks", auth)
+        return dict(tasks.get(task_id, {})) if status == 200 else {}
+
+    failed_id = f"{doomed.id}:ingest_documents:1"
+    wait_for(lambda: task(failed_id).get("state") == "FAILURE",
+             what="Flower to see the scan's ingestion fail")
+    failed = task(failed_id)
+    assert failed["name"] == "ingestion.ingest_documents[ingest_documents]"
+    assert "JobFailedForGood" in failed["exception"] and "no_extractable_text" in \
+        failed["exception"]
+    assert get_run(owner, doomed.id).current_step == "wait_for_documents", \
+        "the durable outcome is the same: the run waits for a readable document"
+    status, counters = get(f"{flower}/workers?json=1", auth)
+    [ours] = [w for w in counters["data"] if w["hostname"] == worker]
+    assert ours.get("task-failed", 0) >= 1, "the worker's Failed count includes the job"
+
+    queued_id = f"{readable.id}:index_kb:1"
+    try:
+        wait_for(lambda: task(queued_id).get("state") == "PENDING",
+                 what="Flower to list the index job nobody consumes")
+        queued = task(queued_id)
+    finally:  # the waiting job is this test's: later tests' workers must not run it
+        cancel_run(owner, readable.id, reason="test over", idempotency_key="test-over")
+        with get_app().connection_for_write() as connection:
+            connection.default_channel.queue_purge("kb_index")
+    assert (queued["name"], queued.get("worker")) == ("kb_index.index_kb[index_kb]", None), queued
+    assert queued["routing_key"] == "kb_index", "Flower names the queue it waits in"
+    assert queued["args"] == f"(run={readable.id}, step=index_kb, job={queued_id}, attempt=1)"
+
+    sweep_id = f"sweep-{uuid.uuid4()}"
+    get_app().send_task("orchestrator.sweep_inbox", task_id=sweep_id, queue="orchestrator")
+    wait_for(lambda: f'"task_id": "{sweep_id}"' in fleet.log_of(worker),
+             what="the worker to run the sweep")
+    marker_id = f"marker-{uuid.uuid4()}"
+    get_app().send_task(COORDINATE_TASK, args=[str(uuid.uuid4())], task_id=marker_id,
+                        queue=ORCHESTRATOR_QUEUE)
+    wait_for(lambda: task(marker_id).get("state") == "SUCCESS",
+             what="Flower to see a wake-up sent after the sweep")
+    assert task(sweep_id) == {}, "a sweep sends no task events"

@@ -27,6 +27,7 @@ from orchestrator.service.operations import reprocess_step, request_new_version,
 from orchestrator.service.producer import create_assessment, get_run, send_signal, start_lifecycle
 from orchestrator.service.read_models import RunView
 from tests.support.polling import poll
+from tests.support.roles import grant
 
 TENANT = "tenant-ops"
 OWNER = Actor(TENANT, "user:owner")
@@ -36,6 +37,10 @@ SAMPLE = b"# Access\n\nAccess reviews happen every quarter. MFA is required for 
 
 @pytest.fixture
 def fleet(embedded: Path) -> Iterator[None]:
+    for principal in (OWNER, REVIEWER, *(Actor(TENANT, f"user:{p}") for p in
+                                         ("other", "a", "b", "c"))):
+        grant(principal)
+    grant(Actor(TENANT, "user:intern"), "intern")
     with embedded_worker(get_app(), concurrency=3):
         yield
 

@@ -240,6 +240,8 @@ def approval_view(state: RunState, kind: ArtifactKind, *, version: int | None = 
         "approver_id": "user:approver",
         "consumed": consumed,
     }
+    if "approver_role" in overrides:  # one role named: the event carries that one
+        overrides["approver_roles"] = (overrides.pop("approver_role"),)
     fields.update(overrides)
     return ApprovalView(**fields)
 

@@ -14,13 +14,15 @@ from orchestrator.db.session import transaction
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, start_lifecycle
 from orchestrator.service.read_models import RunView
+from tests.support.roles import grant
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 
 
 def new_tenant() -> tuple[Actor, Actor]:
     tenant = f"tenant-{uuid.uuid4().hex[:8]}"
-    return (Actor(tenant, "user:owner@example.org"), Actor(tenant, "user:reviewer@example.org"))
+    return (Actor(tenant, "user:owner@example.org"),
+            grant(Actor(tenant, "user:reviewer@example.org")))
 
 
 def start_assessment(owner: Actor, documents: int = 2) -> RunView:

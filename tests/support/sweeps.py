@@ -25,11 +25,13 @@ from orchestrator.db.ops_models import Notification, NotificationDelivery, Sweep
 from orchestrator.db.session import transaction
 from orchestrator.demo.reviewer import ScriptedReviewer
 from orchestrator.engine.coordinator import coordinate
+from orchestrator.engine.run_events import RunEventType
 from orchestrator.jobs.runtime import Delivery, run_job
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
 from orchestrator.service.read_models import RunView
 from orchestrator.testing.instant_jobs import instant_service
+from tests.support.roles import grant
 
 T0 = datetime(2030, 1, 7, 9, 0, tzinfo=UTC)
 
@@ -64,7 +66,8 @@ def no_kick(_: uuid.UUID) -> None:
 
 def new_tenant() -> tuple[Actor, Actor]:
     tenant = f"tenant-{uuid.uuid4().hex[:8]}"
-    return Actor(tenant, "user:owner@example.org"), Actor(tenant, "user:reviewer@example.org")
+    return (Actor(tenant, "user:owner@example.org"),
+            grant(Actor(tenant, "user:reviewer@example.org")))
 
 
 def start_run(owner: Actor) -> uuid.UUID:
@@ -123,17 +126,24 @@ def marks_of(run_id: uuid.UUID) -> Counter[tuple[str, str]]:
     return Counter((mark, key) for mark, key in rows)
 
 
+#: The run's transitions are told too (orchestrator.engine.run_events): not the sweeps'.
+_TRANSITIONS = [event.value for event in RunEventType]
+
+
 def notifications_of(run_id: uuid.UUID) -> Counter[str]:
+    """The sweeps' notifications of the run."""
     with transaction() as session:
         return Counter(session.scalars(select(Notification.event_type).where(
-            Notification.run_id == run_id)))
+            Notification.run_id == run_id, Notification.event_type.not_in(_TRANSITIONS))))
 
 
 def deliveries_of(run_id: uuid.UUID) -> list[NotificationDelivery]:
+    """The deliveries of the sweeps' notifications of the run."""
     with transaction() as session:
         return list(session.scalars(select(NotificationDelivery).join(
             Notification, Notification.id == NotificationDelivery.notification_id)
-            .where(Notification.run_id == run_id)))
+            .where(Notification.run_id == run_id,
+                   Notification.event_type.not_in(_TRANSITIONS))))
 
 
 def signals_of(run_id: uuid.UUID, signal_type: str) -> list[InboxSignal]:

@@ -1,0 +1,207 @@
+"""Each artifact kind as readable tables, and what changed since the previous version.
+
+A draft's content is JSON; a reviewer reads it as tables: one per list in the content
+(SoA per requirement, evidence with its cited passages, gaps, maturity per domain with its
+criteria, POA&M items). Rows are matched across versions by their key (control, domain or
+item id), so the diff says which rows were added, removed or changed, and how.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.contracts.signals import ArtifactKind
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    title: str
+    rows: str
+    """The content key holding the list of rows."""
+    key: str
+    columns: tuple[tuple[str, str], ...]
+    """(field, heading) pairs, in order."""
+
+
+_CONTROL = (("control_id", "Control"), ("title", "Requirement"))
+SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
+    ArtifactKind.SCF_PRE_ANALYSIS: (
+        TableSpec(
+            "Controls found in the documents",
+            "controls",
+            "control_id",
+            (*_CONTROL, ("domain", "Domain"), ("coverage", "Coverage"), ("best_score", "Score")),
+        ),
+    ),
+    ArtifactKind.SCOPE: (
+        TableSpec(
+            "Requirements in scope",
+            "scope_rows",
+            "control_id",
+            (("domain", "Domain"), *_CONTROL, ("coverage", "Coverage"), ("best_score", "Score")),
+        ),
+        TableSpec(
+            "Domains out of scope",
+            "out_of_scope",
+            "domain",
+            (("domain", "Domain"), ("name", "Name"), ("reason", "Reason")),
+        ),
+    ),
+    ArtifactKind.SOA: (
+        TableSpec(
+            "Statement of applicability",
+            "controls",
+            "control_id",
+            (
+                *_CONTROL,
+                ("domain", "Domain"),
+                ("applicable", "Applicable"),
+                ("justification", "Justification"),
+            ),
+        ),
+    ),
+    ArtifactKind.EVIDENCE_ANALYSIS: (
+        TableSpec(
+            "Evidence per requirement",
+            "controls",
+            "control_id",
+            (
+                *_CONTROL,
+                ("coverage", "Coverage"),
+                ("best_score", "Score"),
+                ("citations", "Cited passages"),
+            ),
+        ),
+    ),
+    ArtifactKind.GAP_ANALYSIS: (
+        TableSpec(
+            "Gaps",
+            "gaps",
+            "control_id",
+            (*_CONTROL, ("severity", "Severity"), ("best_score", "Score"), ("finding", "Finding")),
+        ),
+        TableSpec(
+            "Requirements met",
+            "met",
+            "control_id",
+            (*_CONTROL, ("coverage", "Coverage"), ("best_score", "Score")),
+        ),
+    ),
+    ArtifactKind.MATURITY_ASSESSMENT: (
+        TableSpec(
+            "Maturity per domain",
+            "domains",
+            "domain",
+            (
+                ("domain", "Domain"),
+                ("name", "Name"),
+                ("level", "Level"),
+                ("label", "Label"),
+                ("controls", "Controls"),
+                ("with_evidence", "With evidence"),
+                ("gaps", "Gaps"),
+                ("high_severity_gaps", "High-severity gaps"),
+                ("rationale", "Criteria"),
+            ),
+        ),
+    ),
+    ArtifactKind.POAM: (
+        TableSpec(
+            "Plan of action and milestones",
+            "items",
+            "id",
+            (
+                ("id", "Item"),
+                *_CONTROL,
+                ("priority", "Priority"),
+                ("severity", "Severity"),
+                ("milestone_date", "Milestone"),
+                ("owner_role", "Owner"),
+                ("weakness", "Weakness"),
+                ("remediation", "Remediation"),
+                ("status", "Status"),
+            ),
+        ),
+    ),
+    ArtifactKind.REPORT: (),
+}
+
+
+@dataclass
+class Table:
+    title: str
+    headings: list[str]
+    rows: list[list[Any]]
+    keys: list[str]
+
+
+@dataclass
+class RowChange:
+    key: str
+    change: str
+    """added, removed or changed."""
+    fields: list[tuple[str, Any, Any]] = field(default_factory=list)
+    """(heading, before, after) of each changed field."""
+
+
+@dataclass
+class TableDiff:
+    title: str
+    changes: list[RowChange]
+
+
+def _rows(kind: ArtifactKind, spec: TableSpec, content: dict[str, Any]) -> list[dict[str, Any]]:
+    if kind is ArtifactKind.SCOPE and spec.rows == "scope_rows":
+        # Scope nests its requirements under domains: flattened, one row per requirement.
+        return [
+            {"domain": domain.get("domain"), **control}
+            for domain in content.get("domains", [])
+            if isinstance(domain, dict)
+            for control in domain.get("controls", [])
+            if isinstance(control, dict)
+        ]
+    rows = content.get(spec.rows, [])
+    return [row for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
+
+
+def tables(kind: ArtifactKind, content: dict[str, Any]) -> list[Table]:
+    found = []
+    for spec in SPECS.get(kind, ()):
+        rows = _rows(kind, spec, content)
+        found.append(
+            Table(
+                spec.title,
+                [heading for _, heading in spec.columns],
+                [[row.get(name) for name, _ in spec.columns] for row in rows],
+                [str(row.get(spec.key)) for row in rows],
+            )
+        )
+    return found
+
+
+def summary(content: dict[str, Any]) -> list[tuple[str, Any]]:
+    block = content.get("summary", {})
+    return (
+        [(str(k).replace("_", " "), v) for k, v in block.items()] if isinstance(block, dict) else []
+    )
+
+
+def diff(kind: ArtifactKind, before: dict[str, Any], after: dict[str, Any]) -> list[TableDiff]:
+    """Rows added, removed or changed from `before` to `after`, per table."""
+    found = []
+    for spec in SPECS.get(kind, ()):
+        old = {str(r.get(spec.key)): r for r in _rows(kind, spec, before)}
+        new = {str(r.get(spec.key)): r for r in _rows(kind, spec, after)}
+        changes = [RowChange(key, "added") for key in new if key not in old]
+        changes += [RowChange(key, "removed") for key in old if key not in new]
+        for key in new.keys() & old.keys():
+            fields = [
+                (heading, old[key].get(name), new[key].get(name))
+                for name, heading in spec.columns
+                if old[key].get(name) != new[key].get(name)
+            ]
+            if fields:
+                changes.append(RowChange(key, "changed", fields))
+        found.append(TableDiff(spec.title, sorted(changes, key=lambda c: (c.change, c.key))))
+    return found

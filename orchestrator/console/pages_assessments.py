@@ -1,0 +1,143 @@
+"""Assessments: list and create, upload several documents at once, start the lifecycle."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse
+from starlette.datastructures import UploadFile
+
+from orchestrator.api.limits import CONSOLE_UPLOAD_FILES
+from orchestrator.config.settings import get_settings
+from orchestrator.console.web import (
+    ConsoleRoute,
+    PageError,
+    Posted,
+    Session,
+    action_key,
+    need,
+    render,
+    see_other,
+)
+from orchestrator.contracts.errors import LifecycleError, NotFound
+from orchestrator.service.apikeys import Scope
+from orchestrator.service.document_outcomes import list_outcomes
+from orchestrator.service.documents import upload_document_file
+from orchestrator.service.producer import Actor, create_assessment, get_lifecycle, start_lifecycle
+from orchestrator.service.queries import get_assessment, list_assessments
+
+router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
+
+MAX_FILES = CONSOLE_UPLOAD_FILES
+
+
+@router.get("/assessments", name="console_assessments")
+def assessments(request: Request, session: Session, cursor: str | None = None) -> HTMLResponse:
+    need(session, Scope.READ)
+    page = list_assessments(session.principal.actor, limit=50, cursor=cursor)
+    return render(request, session, "assessments.html", page=page)
+
+
+@router.post("/assessments", name="console_assessment_create")
+def create(
+    session: Posted,
+    organization_id: Annotated[str, Form(max_length=128)] = "",
+    name: Annotated[str, Form(max_length=300)] = "",
+) -> Response:
+    need(session, Scope.SIGNAL)
+    view = create_assessment(session.principal.actor, organization_id.strip(), name)
+    return see_other(f"/console/assessments/{view.id}")
+
+
+@router.get("/assessments/{assessment_id}", name="console_assessment")
+def assessment(
+    request: Request, session: Session, assessment_id: uuid.UUID, uploaded: str | None = None
+) -> HTMLResponse:
+    need(session, Scope.READ)
+    actor = session.principal.actor
+    view = get_assessment(actor, assessment_id)
+    try:
+        run = get_lifecycle(actor, assessment_id)
+    except NotFound:
+        run = None
+    return render(
+        request,
+        session,
+        "assessment.html",
+        assessment=view,
+        run=run,
+        documents=list_outcomes(actor, assessment_id),
+        start_key=action_key(),
+    )
+
+
+@dataclass(frozen=True)
+class UploadResult:
+    filename: str
+    outcome: str
+    detail: str
+
+
+@router.post("/assessments/{assessment_id}/documents", name="console_upload")
+async def upload(request: Request, session: Posted, assessment_id: uuid.UUID) -> Response:
+    """Several files in one form: each is checked and stored on its own, and a refused one
+    says why without stopping the others."""
+    need(session, Scope.SIGNAL)
+    actor = session.principal.actor
+    view = await run_in_threadpool(get_assessment, actor, assessment_id)
+    form = await request.form()
+    files = [
+        item for item in form.getlist("files") if isinstance(item, UploadFile) and item.filename
+    ]
+    if not files:
+        raise PageError(422, "No files", "Choose one or more files to upload.")
+    if len(files) > MAX_FILES:
+        raise PageError(422, "Too many files", f"Upload at most {MAX_FILES} files at once.")
+    incoming = get_settings().resolved_storage_dir / "incoming"
+    incoming.mkdir(parents=True, exist_ok=True)
+    results = [
+        await run_in_threadpool(_store_one, actor, assessment_id, item, incoming) for item in files
+    ]
+    documents = await run_in_threadpool(list_outcomes, actor, assessment_id)
+    return render(
+        request, session, "uploaded.html", assessment=view, results=results, documents=documents
+    )
+
+
+def _store_one(
+    actor: Actor, assessment_id: uuid.UUID, item: UploadFile, incoming: Path
+) -> UploadResult:
+    name = item.filename or "upload"
+    handle, temp = tempfile.mkstemp(dir=incoming, prefix=".console-")
+    try:
+        with open(handle, "wb") as sink:
+            item.file.seek(0)
+            shutil.copyfileobj(item.file, sink)
+        view = upload_document_file(
+            actor, assessment_id, name, Path(temp), declared_media_type=item.content_type
+        )
+    except LifecycleError as error:
+        return UploadResult(name, "refused", error.message)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+    if view.duplicate:
+        return UploadResult(name, "duplicate", "the same content was uploaded before")
+    return UploadResult(name, "uploaded", f"{view.media_type}, {view.size_bytes} bytes")
+
+
+@router.post("/assessments/{assessment_id}/start", name="console_start")
+def start(
+    session: Posted,
+    assessment_id: uuid.UUID,
+    key: Annotated[str, Form(min_length=8, max_length=64)],
+) -> Response:
+    need(session, Scope.SIGNAL)
+    run = start_lifecycle(session.principal.actor, assessment_id, f"console:{key}")
+    return see_other(f"/console/runs/{run.id}")

@@ -1,0 +1,115 @@
+"""Signing in with an API key, and out."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request, Response
+from fastapi.concurrency import run_in_threadpool
+
+from orchestrator.console.sessions import (
+    LOGIN_CSRF_COOKIE,
+    SESSION_COOKIE,
+    issue_cookie,
+    new_login_token,
+    same_token,
+)
+from orchestrator.console.web import ConsoleRoute, Posted, Session, render, see_other
+from orchestrator.service.apikeys import authenticate
+
+router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
+
+
+def _secure(request: Request) -> bool:
+    """Secure cookies behind TLS (uvicorn's proxy headers set the scheme)."""
+    return request.url.scheme == "https"
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a console path: never an open redirect to another site."""
+    if target and target.startswith("/console") and not target.startswith("//"):
+        return target
+    return "/console/queue"
+
+
+@router.get("", name="console_home")
+def home(session: Session) -> Response:
+    return see_other("/console/queue")
+
+
+@router.get("/login", name="console_login")
+def login_page(request: Request, next: str | None = None) -> Response:
+    token = new_login_token()
+    response = render(request, None, "login.html", login_token=token, next=_safe_next(next))
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE,
+        token,
+        max_age=1800,
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request),
+        path="/console",
+    )
+    return response
+
+
+@router.post("/login", name="console_login_post")
+async def login(
+    request: Request,
+    api_key: Annotated[str, Form(max_length=300)] = "",
+    csrf_token: Annotated[str, Form(max_length=200)] = "",
+    next: Annotated[str, Form(max_length=2000)] = "",
+) -> Response:
+    if not same_token(request.cookies.get(LOGIN_CSRF_COOKIE), csrf_token):
+        return _login_again(
+            request,
+            403,
+            "The sign-in form expired or was not sent from this console. Try again.",
+            next,
+        )
+    principal = await run_in_threadpool(authenticate, api_key.strip())
+    if principal is None:
+        return _login_again(request, 401, "That API key is unknown or revoked.", next)
+    value, ttl = issue_cookie(principal)
+    response = see_other(_safe_next(next))
+    response.set_cookie(
+        SESSION_COOKIE,
+        value,
+        max_age=ttl,
+        httponly=True,
+        samesite="lax",
+        secure=_secure(request),
+        path="/console",
+    )
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/console")
+    return response
+
+
+def _login_again(request: Request, status: int, message: str, next: str) -> Response:
+    token = new_login_token()
+    response = render(
+        request,
+        None,
+        "login.html",
+        status_code=status,
+        error=message,
+        login_token=token,
+        next=_safe_next(next),
+    )
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE,
+        token,
+        max_age=1800,
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request),
+        path="/console",
+    )
+    return response
+
+
+@router.post("/logout", name="console_logout")
+def logout(session: Posted) -> Response:
+    response = see_other("/console/login")
+    response.delete_cookie(SESSION_COOKIE, path="/console")
+    return response

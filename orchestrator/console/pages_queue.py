@@ -1,0 +1,34 @@
+"""My queue: approval waits this person can act on, with filters."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from orchestrator.console.queue import my_queue
+from orchestrator.console.web import ConsoleRoute, Session, render
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR
+
+router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
+
+
+@router.get("/queue", name="console_queue")
+def queue(
+    request: Request, session: Session, gate: str | None = None, assessment: uuid.UUID | None = None
+) -> HTMLResponse:
+    gates = [kind.value for kind in APPROVAL_WAIT_FOR]
+    chosen = gate if gate in gates else None
+    items = my_queue(session.principal, kind=chosen, assessment_id=assessment)
+    return render(
+        request,
+        session,
+        "queue.html",
+        items=items,
+        gates=gates,
+        gate=chosen,
+        assessment=assessment,
+        kinds=ArtifactKind,
+    )

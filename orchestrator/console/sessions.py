@@ -1,0 +1,101 @@
+"""Signed-in sessions and CSRF tokens.
+
+Signing in checks the API key once; the cookie then carries the key's id, an expiry and a
+random session id, signed with HMAC. Each request reloads the key by id, so revoking the
+key ends its sessions at once. The CSRF token of a session is an HMAC of its session id:
+every form carries it and every POST must send it back. Before sign-in, the sign-in form
+uses a double-submit cookie instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from orchestrator.console.settings import get_console_settings, signing_secret
+from orchestrator.db.apikey_models import ApiKey
+from orchestrator.db.session import transaction
+from orchestrator.service.apikeys import Principal, Scope
+
+SESSION_COOKIE = "lifecycle_console"
+LOGIN_CSRF_COOKIE = "lifecycle_console_login"
+
+
+@dataclass(frozen=True)
+class ConsoleSession:
+    principal: Principal
+    session_id: str
+    expires_at: float
+
+    @property
+    def csrf_token(self) -> str:
+        return _mac(f"csrf:{self.session_id}")
+
+
+def _mac(message: str) -> str:
+    digest = hmac.new(signing_secret(), message.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def issue_cookie(principal: Principal, now: float | None = None) -> tuple[str, int]:
+    """The cookie value of a new session, and its lifetime in seconds."""
+    ttl = get_console_settings().session_ttl_s
+    body = {
+        "k": principal.key_id,
+        "s": secrets.token_urlsafe(18),
+        "e": int((now or time.time()) + ttl),
+    }
+    payload = (
+        base64.urlsafe_b64encode(json.dumps(body, separators=(",", ":")).encode())
+        .decode()
+        .rstrip("=")
+    )
+    return f"{payload}.{_mac('session:' + payload)}", ttl
+
+
+def read_cookie(value: str | None, now: float | None = None) -> ConsoleSession | None:
+    """The session a cookie names, or None if it is forged, expired or its key revoked."""
+    if not value or value.count(".") != 1 or len(value) > 1024:
+        return None
+    payload, mac = value.split(".")
+    if not hmac.compare_digest(mac, _mac("session:" + payload)):
+        return None
+    try:
+        body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        key_id, session_id, expires = str(body["k"]), str(body["s"]), float(body["e"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    if expires <= (now or time.time()):
+        return None
+    principal = principal_of_key(key_id)
+    return None if principal is None else ConsoleSession(principal, session_id, expires)
+
+
+def principal_of_key(key_id: str) -> Principal | None:
+    """The principal of an unrevoked key, by its id (the session holds no secret)."""
+    with transaction() as session:
+        row = session.scalar(select(ApiKey).where(ApiKey.key_id == key_id))
+        if row is None or row.revoked_at is not None:
+            return None
+        return Principal(
+            key_id=row.key_id,
+            tenant_id=row.tenant_id,
+            principal=row.principal,
+            scopes=frozenset(Scope(s) for s in row.scopes),
+            organizations=frozenset(row.organizations) if row.organizations is not None else None,
+        )
+
+
+def new_login_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def same_token(expected: str | None, given: str | None) -> bool:
+    return bool(expected) and bool(given) and hmac.compare_digest(str(expected), str(given))

@@ -1,0 +1,168 @@
+"""What every console page shares: the signed-in person, CSRF checks, rendering, and error
+pages (a LifecycleError becomes a page with the same status the API would answer)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import Depends, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.routing import APIRoute
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from orchestrator.api.problems import ApiProblem
+from orchestrator.console.sessions import SESSION_COOKIE, ConsoleSession, read_cookie, same_token
+from orchestrator.console.settings import get_console_settings
+from orchestrator.contracts.errors import LifecycleError
+from orchestrator.service.apikeys import Scope
+
+TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+class SignInRequired(Exception):
+    """No valid session: the person is sent to the sign-in page."""
+
+
+class PageError(Exception):
+    def __init__(self, status: int, title: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.title, self.message = status, title, message
+
+
+_TITLES = {
+    400: "Bad request",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Conflict",
+    413: "Too large",
+    422: "Not accepted",
+}
+
+
+class ConsoleRoute(APIRoute):
+    """Console routes answer with HTML pages, also when something goes wrong."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except SignInRequired:
+                target = quote(
+                    request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+                    safe="",
+                )
+                return RedirectResponse(f"/console/login?next={target}", status_code=303)
+            except PageError as error:
+                return await error_page(request, error.status, error.title, error.message)
+            except LifecycleError as error:
+                status = error.http_status
+                return await error_page(
+                    request, status, _TITLES.get(status, "Refused"), error.message
+                )
+            except ApiProblem as error:
+                return await error_page(
+                    request, error.status, _TITLES.get(error.status, "Refused"), str(error.detail)
+                )
+            except RequestValidationError:
+                # A malformed id in the URL names nothing: the same page as an unknown id.
+                return await error_page(
+                    request, 404, "Not found", "There is no such page in the console."
+                )
+
+        return guarded
+
+
+async def error_page(request: Request, status: int, title: str, message: str) -> HTMLResponse:
+    session = await run_in_threadpool(read_cookie, request.cookies.get(SESSION_COOKIE))
+    return render(request, session, "error.html", status_code=status, title=title, message=message)
+
+
+def render(
+    request: Request,
+    session: ConsoleSession | None,
+    template: str,
+    *,
+    status_code: int = 200,
+    **context: Any,
+) -> HTMLResponse:
+    from orchestrator.console.queue import queue_count
+
+    count = queue_count(session.principal) if session is not None else None
+    html = TEMPLATES.get_template(template).render(
+        request=request,
+        session=session,
+        queue_count=count,
+        Scope=Scope,
+        poll_interval_ms=int(get_console_settings().poll_interval_s * 1000),
+        **context,
+    )
+    return HTMLResponse(
+        html,
+        status_code=status_code,
+        headers={
+            "Cache-Control": "no-store",
+            "X-Frame-Options": "SAMEORIGIN",
+            "Content-Security-Policy": "default-src 'self'; frame-ancestors 'self'; "
+            "form-action 'self'; base-uri 'none'",
+        },
+    )
+
+
+async def signed_in(request: Request) -> ConsoleSession:
+    session = await run_in_threadpool(read_cookie, request.cookies.get(SESSION_COOKIE))
+    if session is None:
+        raise SignInRequired()
+    return session
+
+
+async def posted(request: Request) -> ConsoleSession:
+    """A signed-in POST whose form carries the session's CSRF token."""
+    session = await signed_in(request)
+    form = await request.form()
+    if not same_token(session.csrf_token, str(form.get("csrf_token") or "")):
+        raise PageError(
+            403,
+            "Form refused",
+            "The form was not sent from a console page "
+            "(its security token is missing or wrong). Reload the page and try "
+            "again.",
+        )
+    return session
+
+
+Session = Annotated[ConsoleSession, Depends(signed_in)]
+Posted = Annotated[ConsoleSession, Depends(posted)]
+
+
+def need(session: ConsoleSession, *scopes: Scope) -> None:
+    """The same scope rule as the API: any of `scopes`, or admin."""
+    if not any(session.principal.allows(scope) for scope in scopes):
+        needed = " or ".join(scope.value for scope in scopes)
+        raise PageError(
+            403,
+            "Not allowed",
+            f"This needs the {needed} scope; your key "
+            f"({session.principal.principal}) does not hold it.",
+        )
+
+
+def see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+def action_key() -> str:
+    """A fresh key for one form: posting the same form twice acts once."""
+    return uuid.uuid4().hex

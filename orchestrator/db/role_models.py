@@ -1,0 +1,47 @@
+"""Tables of approver roles: the roles each principal holds now, and every change to them.
+
+A role is granted to a principal of one tenant (the principal an API key names, or a
+Python caller's actor id). `role_grants` is the current state, one row per held role;
+`role_grant_events` is append-only: who granted or revoked what, when and why.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import Index, String, Text, UniqueConstraint, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from orchestrator.db.models import Base, BigId
+
+
+class RoleGrant(Base):
+    """A role one principal of one tenant holds."""
+
+    __tablename__ = "role_grants"
+    __table_args__ = (UniqueConstraint("tenant_id", "principal", "role",
+                                       name="uq_role_grant"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    principal: Mapped[str] = mapped_column(String(256))
+    role: Mapped[str] = mapped_column(String(64))
+    granted_by: Mapped[str] = mapped_column(String(256))
+    granted_at: Mapped[datetime]
+
+
+class RoleGrantEvent(Base):
+    """One grant or revocation, kept for the audit trail."""
+
+    __tablename__ = "role_grant_events"
+    __table_args__ = (Index("ix_role_grant_events_principal", "tenant_id", "principal", "id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    principal: Mapped[str] = mapped_column(String(256))
+    role: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(16))
+    actor_id: Mapped[str] = mapped_column(String(256))
+    reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime]

@@ -1,0 +1,194 @@
+"""Run transitions as webhook events: `run.step_started`, `run.step_completed`,
+`run.waiting` (with `approval.requested` beside it when the wait is for an approval),
+`run.completed`, `run.failed`, `run.cancelled`.
+
+They come from the audit effects the coordinator writes, in the same transaction: an
+event and the promise to deliver it commit with the transition. Each event's id derives
+from the signal that caused it, so applying a signal again after a crash yields the same
+ids and nothing twice. A tenant with no subscription costs one small read per batch and
+no rows.
+
+The rows are the notifications package's (a notification, one delivery per matching
+subscription), written here because the engine sits below that package; its workers and
+sweep deliver them like every other event.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.audit import AuditEventType as _E
+from orchestrator.db.ops_models import Notification, NotificationDelivery, WebhookSubscription
+from orchestrator.db.sql import insert_for
+
+_NAMESPACE = uuid.UUID("0b6b1d5e-3f0a-4d1c-9a59-3c2f1e7d8a41")
+
+
+class RunEventType(StrEnum):
+    """The run events (the notifications package lists them among every event)."""
+
+    APPROVAL_REQUESTED = "approval.requested"
+    RUN_STEP_STARTED = "run.step_started"
+    RUN_STEP_COMPLETED = "run.step_completed"
+    RUN_WAITING = "run.waiting"
+    RUN_COMPLETED = "run.completed"
+    RUN_FAILED = "run.failed"
+    RUN_CANCELLED = "run.cancelled"
+
+
+def event_id(*parts: object) -> uuid.UUID:
+    """The same occasion always yields the same id: receivers and we dedupe on it."""
+    return uuid.uuid5(_NAMESPACE, ":".join(str(part) for part in parts))
+
+
+_EVENTS: dict[_E, RunEventType] = {
+    _E.LIFECYCLE_WORKFLOW_STEP_STARTED: RunEventType.RUN_STEP_STARTED,
+    _E.LIFECYCLE_WORKFLOW_STEP_COMPLETED: RunEventType.RUN_STEP_COMPLETED,
+    _E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT: RunEventType.RUN_WAITING,
+    _E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL: RunEventType.RUN_WAITING,
+    _E.LIFECYCLE_WORKFLOW_COMPLETED: RunEventType.RUN_COMPLETED,
+    _E.LIFECYCLE_WORKFLOW_FAILED: RunEventType.RUN_FAILED,
+    _E.LIFECYCLE_WORKFLOW_CANCELLED: RunEventType.RUN_CANCELLED,
+}
+
+_WAITS = {
+    _E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT: "waiting_for_input",
+    _E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL: "waiting_for_approval",
+}
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    id: uuid.UUID
+    event: RunEventType
+    data: dict[str, Any]
+
+
+@dataclass
+class RunEvents:
+    """The run events of one coordinator transaction, written when its rows are."""
+
+    run_id: uuid.UUID
+    tenant_id: str
+    organization_id: str
+    assessment_id: uuid.UUID
+    pending: list[RunEvent] = field(default_factory=list)
+
+    def collect(
+        self, event_type: _E, step: str | None, metadata: dict[str, Any], cause: object
+    ) -> None:
+        event = _EVENTS.get(event_type)
+        if event is None:
+            return
+        data: dict[str, Any] = {
+            "run_id": str(self.run_id),
+            "assessment_id": str(self.assessment_id),
+            "organization_id": self.organization_id,
+            "step": step,
+            **{k: v for k, v in metadata.items() if v is not None},
+        }
+        if event_type in _WAITS:
+            data["status"] = _WAITS[event_type]
+        console = get_settings().webhooks.console_url.rstrip("/")
+        data["console_url"] = f"{console}/runs/{self.run_id}"
+        self.pending.append(RunEvent(event_id(self.run_id, cause, event.value, step), event, data))
+        if event_type is _E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL:
+            gate, version = metadata.get("artifact_kind"), metadata.get("artifact_version")
+            requested = {
+                **data,
+                "gate": gate,
+                "version": version,
+                "console_url": f"{console}/runs/{self.run_id}/artifacts/{gate}?version={version}",
+            }
+            self.pending.append(
+                RunEvent(
+                    event_id(self.run_id, cause, RunEventType.APPROVAL_REQUESTED.value, step),
+                    RunEventType.APPROVAL_REQUESTED,
+                    requested,
+                )
+            )
+
+    def write(self, session: Session, now: datetime) -> list[int]:
+        """Record the collected events for the tenant's subscriptions; the deliveries'
+        ids, to be dispatched after commit."""
+        events, self.pending = self.pending, []
+        if not events:
+            return []
+        subscriptions = _subscriptions(session, self.tenant_id)
+        deliveries: list[int] = []
+        for item in events:
+            targets = [
+                sub_id for sub_id, types in subscriptions if not types or item.event.value in types
+            ]
+            if targets:
+                deliveries += self._record(session, item, targets, now)
+        return deliveries
+
+    def _record(
+        self, session: Session, item: RunEvent, targets: list[uuid.UUID], now: datetime
+    ) -> list[int]:
+        """The event once (its id decides) and one delivery per subscription."""
+        inserted = session.execute(
+            insert_for(session, Notification)
+            .values(
+                id=item.id,
+                tenant_id=self.tenant_id,
+                run_id=self.run_id,
+                event_type=item.event.value,
+                payload=item.data,
+                created_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=["id"])
+            .returning(Notification.id)
+        ).scalar()
+        if inserted is None:
+            return []
+        rows = [
+            {
+                "notification_id": item.id,
+                "subscription_id": target,
+                "status": "pending",
+                "attempts": 0,
+                "next_attempt_at": now,
+                "created_at": now,
+            }
+            for target in targets
+        ]
+        return list(
+            session.scalars(
+                insert_for(session, NotificationDelivery)
+                .values(rows)
+                .on_conflict_do_nothing(index_elements=["notification_id", "subscription_id"])
+                .returning(NotificationDelivery.id)
+            )
+        )
+
+
+def dispatch_deliveries(delivery_ids: list[int]) -> None:
+    """After commit: ask a notifications worker to deliver each (a lost message is found
+    again by the notifications sweep; a duplicate finds the delivery claimed)."""
+    from orchestrator.engine.messages import get_app
+    from orchestrator.engine.routing import NOTIFICATIONS_QUEUE
+
+    app = get_app()
+    for delivery_id in delivery_ids:
+        app.send_task("notifications.deliver", args=[delivery_id], queue=NOTIFICATIONS_QUEUE)
+
+
+def _subscriptions(session: Session, tenant_id: str) -> list[tuple[uuid.UUID, list[str]]]:
+    return [
+        (sub_id, list(types or []))
+        for sub_id, types in session.execute(
+            select(WebhookSubscription.id, WebhookSubscription.event_types).where(
+                WebhookSubscription.tenant_id == tenant_id, WebhookSubscription.active.is_(True)
+            )
+        )
+    ]

@@ -1,0 +1,25 @@
+"""A job that failed for good ends its Celery task in FAILURE, so Flower counts it.
+
+The job's outcome is already durable when this is raised (the job row is `failed` and the
+run's inbox holds `job_failed`), and the task acks its message on failure like on success
+(`acks_late` acks a task that raised), so raising changes nothing but what monitors see.
+Job tasks list it in `throws`: the worker logs it as an expected outcome, without a
+traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class JobFailedForGood(Exception):
+    """Raised by a job task after its failure was recorded; never retried."""
+
+    outcome = "failed"
+    """The job outcome metrics count it under (instead of the task state `failure`)."""
+
+    def __init__(self, job_id: str, error: dict[str, Any] | None) -> None:
+        error = error or {}
+        code, message = error.get("code", "unknown"), error.get("message", "")
+        super().__init__(f"job {job_id} failed for good: {code}: {message}".rstrip(": "))
+        self.job_id, self.code = job_id, code

@@ -1,0 +1,374 @@
+"""A whole lifecycle taken to completed through the console's pages over HTTP, with a real
+in-process worker: two reviewers, one rejection answered by a new draft, a double-posted
+decision that acts once, the queue count, the diff, the live fragment, the report inline,
+a reprocess planned (dry run) before it is confirmed; and the webhooks of run transitions
+and approval requests, delivered by the worker, each once, signed, with a console link."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections import Counter
+
+from fastapi.testclient import TestClient
+
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.demo.reviewer import ScriptedReviewer, drive
+from orchestrator.lifecycle.definition import APPROVED_AT
+from orchestrator.notifications import signing
+from orchestrator.notifications.subscriptions import subscribe
+from orchestrator.service.documents import upload_document
+from orchestrator.service.operations import cancel_run
+from orchestrator.service.producer import Actor, create_assessment, get_run, start_lifecycle
+from orchestrator.service.queries import list_approvals, list_artifacts
+from tests.console.kit import SAMPLES, Browser, key, text, token, wait_for
+from tests.support.roles import grant
+from tests.support.webhook_receiver import webhook_receiver
+
+TENANT = "lifecycle-http"
+
+
+def _person(client: TestClient, *scopes: str, principal: str) -> Browser:
+    # Each person gets a client of their own: their own cookie jar.
+    browser = Browser(TestClient(client.app))
+    assert browser.sign_in(key(*scopes, tenant=TENANT, principal=principal)).status_code == 303
+    return browser
+
+
+def _form_key(page: str, action: str) -> str:
+    form = page[page.index(f'action="{action}"') :]
+    found = re.search(r'name="key" value="([^"]+)"', form)
+    assert found, f"no key in the form {action}"
+    return found.group(1)
+
+
+def _wait_status(run_id: uuid.UUID, *statuses: str) -> None:
+    actor = Actor(tenant_id=TENANT, actor_id="test")
+    wait_for(lambda: get_run(actor, run_id).status in statuses, f"the run {statuses}")
+
+
+def _wait_moved_on(run_id: uuid.UUID, step: str | None) -> None:
+    actor = Actor(tenant_id=TENANT, actor_id="test")
+
+    def moved() -> bool:
+        run = get_run(actor, run_id)
+        return run.current_step != step or run.status != "waiting_for_approval"
+
+    wait_for(moved, "the run to take the approval")
+
+
+def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: TestClient) -> None:
+    owner = _person(running, "read", "signal", "operate", principal="user:owner@x")
+    ana = _person(running, "read", "approve", principal="user:ana@x")
+    bo = _person(running, "read", "approve", principal="user:bo@x")
+    grant(Actor(tenant_id=TENANT, actor_id="user:ana@x"), "assessor")
+    grant(Actor(tenant_id=TENANT, actor_id="user:bo@x"), "compliance_lead")
+
+    created = owner.post(
+        "/console/assessments",
+        {"organization_id": "org-x", "name": "Console lifecycle"},
+        from_page="/console/assessments",
+    )
+    page_url = created.headers["location"]
+    files = [
+        ("files", (p.name, p.read_bytes(), "text/markdown")) for p in sorted(SAMPLES.iterdir())
+    ]
+    page = owner.client.get(page_url).text
+    uploaded = owner.client.post(
+        f"{page_url}/documents",
+        files=files,
+        data={"csrf_token": token(page)},
+    )
+    assert uploaded.text.count('class="result-uploaded"') == len(files)
+    page = owner.client.get(page_url).text
+    started = owner.post(
+        f"{page_url}/start", {"key": _form_key(page, page_url + "/start")}, from_page=page_url
+    )
+    run_url = started.headers["location"]
+    run_id = uuid.UUID(run_url.rsplit("/", 1)[1])
+
+    _wait_status(run_id, "waiting_for_input")
+    live = text(owner.get(f"{run_url}/live"))
+    assert "waiting for input" in live and f"{len(files)} of {len(files)}" in live
+    page = owner.get(run_url).text
+    chosen = owner.post(
+        f"{run_url}/framework",
+        {"key": _form_key(page, f"{run_url}/framework"), "framework": "SCF"},
+        from_page=run_url,
+    )
+    assert re.search(
+        r"framework selected: (applied|pending)", text(owner.get(chosen.headers["location"]))
+    )
+
+    rejected_once = False
+    while True:
+        _wait_status(run_id, "waiting_for_approval", "waiting_for_input", "completed")
+        run = get_run(Actor(tenant_id=TENANT, actor_id="t"), run_id)
+        if run.status == "completed":
+            break
+        gate = APPROVED_AT[Step(run.current_step or "")].value
+        if run.status == "waiting_for_input":  # sent back: the operator asks for a new draft
+            page = owner.get(run_url).text
+            assert "Draft a new version" in page
+            owner.post(
+                f"{run_url}/new-version",
+                {
+                    "key": _form_key(page, f"{run_url}/new-version"),
+                    "artifact_kind": gate,
+                    "reason": "apply the comments",
+                },
+                from_page=run_url,
+            )
+            _wait_status(run_id, "waiting_for_approval")
+            continue
+        reviewer = ana if gate in ("soa", "maturity_assessment", "report") else bo
+        assert 'aria-label="1 waiting for you"' in reviewer.get("/console/queue").text
+        version = run.context["artifacts"][gate]
+        review_url = f"{run_url}/artifacts/{gate}?version={version}"
+        review = reviewer.get(review_url)
+        assert review.status_code == 200 and "Your decision" in review.text
+        if gate == "gap_analysis" and not rejected_once:
+            rejected_once = True
+            sent = reviewer.post(
+                f"{run_url}/artifacts/{gate}/decision",
+                {
+                    "key": _form_key(review.text, f"{run_url}/artifacts/{gate}/decision"),
+                    "version": version,
+                    "decision": "rejected",
+                    "role": "compliance_lead",
+                    "comment": "cite the continuity plan",
+                },
+                from_page=review_url,
+            )
+            assert "rejected: recorded" in text(reviewer.get(sent.headers["location"]))
+            _wait_status(run_id, "waiting_for_input")
+            continue
+        if gate == "gap_analysis":
+            assert "Changes since v1" in review.text
+        form_key = _form_key(review.text, f"{run_url}/artifacts/{gate}/decision")
+        body = {
+            "key": form_key,
+            "version": version,
+            "decision": "approved",
+            "role": "assessor" if reviewer is ana else "compliance_lead",
+            "comment": "reviewed",
+        }
+        first = reviewer.post(f"{run_url}/artifacts/{gate}/decision", body, from_page=review_url)
+        again = reviewer.post(f"{run_url}/artifacts/{gate}/decision", body, from_page=review_url)
+        assert first.headers["location"] == again.headers["location"], "a double click"
+        reused = reviewer.post(
+            f"{run_url}/artifacts/{gate}/decision",
+            {**body, "comment": "something else"},
+            from_page=review_url,
+        )
+        assert reused.status_code == 409, "the same form key with another decision"
+        assert re.search(
+            r"approved: (applied|pending)", text(reviewer.get(first.headers["location"]))
+        )
+        _wait_moved_on(run_id, run.current_step)
+
+    actor = Actor(tenant_id=TENANT, actor_id="t")
+    approvals = list_approvals(actor, run_id)
+    assert [
+        (a.artifact_kind, a.artifact_version, a.decision, a.approver_id) for a in approvals
+    ] == [
+        ("soa", 1, "approved", "user:ana@x"),
+        ("gap_analysis", 1, "rejected", "user:bo@x"),
+        ("gap_analysis", 2, "approved", "user:bo@x"),
+        ("maturity_assessment", 1, "approved", "user:ana@x"),
+        ("poam", 1, "approved", "user:bo@x"),
+        ("report", 1, "approved", "user:ana@x"),
+    ]
+    assert "0 waiting for you" in ana.get("/console/queue").text
+    page = text(owner.get(run_url))
+    assert "completed" in page and "close_assessment" in page
+    assert (
+        "gap_analysis v1 rejected by user:bo@x (compliance_lead): “cite the continuity "
+        "plan”" in page
+    )
+    report = owner.get(f"{run_url}/artifacts/report?version=1")
+    assert '<iframe class="report"' in report.text
+    shown = owner.get(f"{run_url}/artifacts/report/1/file")
+    assert shown.status_code == 200 and shown.headers["content-type"].startswith("text/html")
+    assert "sandbox" in shown.headers["content-security-policy"]
+    soa = text(owner.get(f"{run_url}/artifacts/soa"))
+    assert "Statement of applicability" in soa and "This is the first version" in soa
+    evidence = owner.get(f"{run_url}/artifacts/evidence_analysis")
+    assert "Cited passages" in evidence.text and "<q>" in evidence.text
+    assert "Your decision" not in evidence.text, "evidence analysis has no gate"
+
+
+def _a_queue_follows_granted_roles(running: TestClient, run_url: str) -> None:
+    """Approve scope alone puts nothing in a queue: a role must be granted; a role not
+    held is refused even when posted by hand."""
+    cy = _person(running, "read", "approve", principal="user:cy@y")
+    assert "Nothing is waiting for you" in text(cy.get("/console/queue"))
+    review_url = f"{run_url}/artifacts/soa?version=1"
+    assert "Your decision" not in cy.get(review_url).text
+    grant(Actor(tenant_id=TENANT, actor_id="user:cy@y"), "ciso")
+    queue = cy.get("/console/queue").text
+    assert "1 waiting for you" in queue and "Review soa v1" in queue
+    review = cy.get(review_url).text
+    assert '<option value="ciso">' in review and '<option value="assessor">' not in review
+    claimed = cy.post(
+        f"{run_url}/artifacts/soa/decision",
+        {"key": "claimed-role-1", "version": "1", "decision": "approved", "role": "assessor"},
+        from_page=review_url,
+    )
+    assert claimed.status_code == 422 and "assessor" in text(claimed)
+
+
+def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> None:
+    owner = _person(running, "read", "signal", "operate", principal="user:owner@y")
+    created = owner.post(
+        "/console/assessments",
+        {"organization_id": "org-y", "name": "Reprocess"},
+        from_page="/console/assessments",
+    )
+    page_url = created.headers["location"]
+    sample = sorted(SAMPLES.iterdir())[0]
+    page = owner.client.get(page_url).text
+    owner.client.post(
+        f"{page_url}/documents",
+        files=[("files", (sample.name, sample.read_bytes(), "text/markdown"))],
+        data={"csrf_token": token(page)},
+    )
+    page = owner.client.get(page_url).text
+    run_url = owner.post(
+        f"{page_url}/start", {"key": _form_key(page, page_url + "/start")}, from_page=page_url
+    ).headers["location"]
+    run_id = uuid.UUID(run_url.rsplit("/", 1)[1])
+    _wait_status(run_id, "waiting_for_input")
+    page = owner.get(run_url).text
+    owner.post(
+        f"{run_url}/framework", {"key": _form_key(page, f"{run_url}/framework")}, from_page=run_url
+    )
+    _wait_status(run_id, "waiting_for_approval")
+
+    _a_queue_follows_granted_roles(running, run_url)
+    page = owner.get(run_url).text
+    form_key = _form_key(page, f"{run_url}/reprocess/plan")
+    body = {
+        "key": form_key,
+        "step": "create_soa_draft",
+        "reason": "new inventory",
+        "new_version": "yes",
+    }
+    plan = owner.post(f"{run_url}/reprocess/plan", body, from_page=run_url)
+    shown = text(plan)
+    assert plan.status_code == 200 and "nothing has changed yet" in shown
+    assert "Drafts superseded soa v1" in shown
+    actor = Actor(tenant_id=TENANT, actor_id="t")
+    assert [a.version for a in list_artifacts(actor, run_id, "soa")] == [1]
+    unconfirmed = owner.post(f"{run_url}/reprocess", body, from_page=run_url)
+    assert unconfirmed.status_code == 422
+    done = owner.post(f"{run_url}/reprocess", {**body, "confirm": "yes"}, from_page=run_url)
+    assert re.search(
+        r"reprocess create_soa_draft: (applied|pending)", text(owner.get(done.headers["location"]))
+    )
+    wait_for(
+        lambda: [a.version for a in list_artifacts(actor, run_id, "soa")] == [1, 2],
+        "the new SoA draft",
+    )
+    cancelled = owner.post(
+        f"{run_url}/control/cancel",
+        {"key": "cancel-key-1", "reason": "test over", "confirm": "yes"},
+        from_page=run_url,
+    )
+    assert re.search(r"cancel: (applied|pending)", text(owner.get(cancelled.headers["location"])))
+    _wait_status(run_id, "cancelled")
+
+
+# --- webhooks of run transitions, delivered by the worker ----------------------------------
+
+HOOKED = Actor(tenant_id="webhooks", actor_id="user:owner@hooks")
+REVIEWER = Actor(tenant_id="webhooks", actor_id="user:rev@hooks")
+SECRET = "s" * 32
+
+
+def _documents(received: list) -> list[dict]:
+    for post in received:
+        signing.verify(SECRET, post.headers[signing.SIGNATURE_HEADER], post.body)
+    return [json.loads(post.body) for post in received]
+
+
+def _arrived(received: list, run_id: object) -> set[tuple[str, int]]:
+    counts = Counter(d["type"] for d in _documents(received) if d["run_id"] == str(run_id))
+    return set(counts.items())
+
+
+def test_every_transition_is_told_once_and_approval_requests_link_the_console(
+    running: TestClient,
+) -> None:
+    with webhook_receiver() as receiver:
+        subscribe(HOOKED, receiver.url, secret=SECRET)
+        assessment = create_assessment(HOOKED, "hooks-org", "Webhooks")
+        for path in sorted(SAMPLES.iterdir()):
+            upload_document(HOOKED, assessment.id, path.name, path.read_bytes())
+        run = start_lifecycle(HOOKED, assessment.id, "webhooks-1")
+        grant(REVIEWER, "assessor")
+        done = drive(ScriptedReviewer(REVIEWER, say=lambda _: None), run.id, 120)
+        assert done.status == "completed"
+        # Deliveries run concurrently and arrive in any order: wait for the last of each.
+        wait_for(
+            lambda: (
+                _arrived(receiver.received, run.id)
+                >= {
+                    ("run.completed", 1),
+                    ("approval.requested", 5),
+                    ("run.step_started", 20),
+                    ("run.step_completed", 20),
+                    ("run.waiting", 7),
+                }
+            ),
+            "the run's events delivered",
+        )
+        events = [d for d in _documents(receiver.received) if d["run_id"] == str(run.id)]
+
+        ids = [d["id"] for d in events]
+        assert len(ids) == len(set(ids)), "each event once"
+        types = Counter(d["type"] for d in events)
+        assert types["run.step_started"] == types["run.step_completed"] == 20
+        assert types["run.completed"] == 1 and types["approval.requested"] == 5
+        waits = [d["data"]["step"] for d in events if d["type"] == "run.waiting"]
+        # Deliveries run concurrently: receivers get them in any order.
+        assert sorted(waits) == sorted(
+            [
+                "wait_for_documents",
+                "wait_for_framework_selection",
+                "wait_for_soa_approval",
+                "wait_for_gap_approval",
+                "wait_for_maturity_approval",
+                "wait_for_poam_approval",
+                "wait_for_report_approval",
+            ]
+        )
+        requested = [d["data"] for d in events if d["type"] == "approval.requested"]
+        assert sorted((r["gate"], r["version"]) for r in requested) == [
+            ("gap_analysis", 1),
+            ("maturity_assessment", 1),
+            ("poam", 1),
+            ("report", 1),
+            ("soa", 1),
+        ]
+        [soa] = [r for r in requested if r["gate"] == "soa"]
+        assert soa["console_url"] == (
+            f"http://127.0.0.1:8000/console/runs/{run.id}/artifacts/soa?version=1"
+        )
+        started = {d["data"]["step"] for d in events if d["type"] == "run.step_started"}
+        assert started == {step.value for step in Step}
+
+        second = create_assessment(HOOKED, "hooks-org", "Cancelled")
+        cancelled = start_lifecycle(HOOKED, second.id, "webhooks-2")
+        wait_for(
+            lambda: get_run(HOOKED, cancelled.id).status == "waiting_for_input",
+            "the run to wait for documents",
+        )
+        cancel_run(HOOKED, cancelled.id, reason="not needed", idempotency_key="cancel-1")
+        wait_for(
+            lambda: "run.cancelled" in {d["type"] for d in _documents(receiver.received)},
+            "the cancellation told",
+        )
+    told = Counter((d["run_id"], d["type"]) for d in _documents(receiver.received))
+    assert told[(str(cancelled.id), "run.cancelled")] == 1
