@@ -238,11 +238,12 @@ def timed(run: Callable[[], int], sandbox: ParserSandbox | None = None) -> Timin
 def pipeline(sandbox: ParserSandbox, paths: list[Path]) -> int:
     pages = 0
     files = [(path, BY_SUFFIX[path.suffix]) for path in paths]
-    for outcome in sandbox.parse_all(files):
-        if isinstance(outcome, DocumentError):
-            raise SystemExit(f"unexpected failure: {outcome.code}: {outcome.message}")
-        chunk_blocks(outcome.blocks)
-        pages += outcome.pages or 0
+    with sandbox.parsing(files) as outcomes:
+        for outcome in outcomes:
+            if isinstance(outcome, DocumentError):
+                raise SystemExit(f"unexpected failure: {outcome.code}: {outcome.message}")
+            chunk_blocks(outcome.blocks)
+            pages += outcome.pages or 0
     return pages
 
 

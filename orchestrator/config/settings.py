@@ -39,6 +39,16 @@ class Settings(BaseSettings):
     unacked_restore_interval_s: int = Field(10, ge=1)
     job_max_retries: int = Field(3, ge=0)
     job_retry_backoff_s: int = Field(2, ge=0)
+    job_retry_backoff_max_s: int = Field(30, ge=0, description="Longest wait between retries.")
+    job_database_retries: int = Field(
+        20, ge=0, description="Retries of a job while the database is unavailable (about "
+                              "9 minutes with the default backoff): an outage is not the job's "
+                              "fault, so it gets more than job_max_retries.")
+    database_idle_transaction_timeout_s: int = Field(
+        1200, ge=0, description="PostgreSQL ends a session idle this long inside a transaction "
+                                "(0: never), freeing its locks: a hung job's row lock would "
+                                "hide it from the lost-job sweep. Above any pause between two "
+                                "statements of a job; the default is the longest job deadline.")
     max_document_bytes: int = Field(25 * 1024 * 1024, ge=1)
     embedding_dim: int = Field(256, ge=8, le=4096)
     inline_coordination: bool = Field(

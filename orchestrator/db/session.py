@@ -20,7 +20,16 @@ def is_sqlite(engine: Engine) -> bool:
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5,
+                         connect_args=_postgres_options())
+
+
+def _postgres_options() -> dict[str, Any]:
+    """A transaction left idle by a hung thread is ended by the server, not kept forever."""
+    idle_s = get_settings().database_idle_transaction_timeout_s
+    if not idle_s:
+        return {}
+    return {"options": f"-c idle_in_transaction_session_timeout={idle_s * 1000}"}
 
 
 def _sqlite_engine(url: str) -> Engine:

@@ -183,7 +183,8 @@ class EffectWriter:
         self._messages.append({
             "run_id": run.id, "task_name": route.task_name, "queue": route.queue,
             "task_id": effect.job_id, "body": body, "created_at": self.now,
-            "published_at": None})
+            # Published right after this commit; a failed send clears it (outbox.py).
+            "published_at": self.now})
         self.outbox.append(OutboxEntry(route.task_name, route.queue, effect.job_id, body))
 
     def _consume(self, effect: ConsumeApproval, signal_id: object) -> None:

@@ -88,14 +88,21 @@ class Delivery:
     request: JobRequest
     retries_left: bool
     """False on the last delivery Celery will make: a retryable error then fails the step."""
+    database_retries_left: bool = True
+    """The same for a database error: an outage is waited out longer than a job's error."""
+
+
+#: The code of a retry caused by the database, not the job: it gets the outage's budget.
+DATABASE_UNAVAILABLE = "database_unavailable"
 
 
 def run_job(delivery: Delivery, service: JobService) -> Delivered:
     request = delivery.request
-    claim = _claim(request)
-    if claim is not JobRun.SUCCEEDED:
-        return Delivered(claim)
     try:
+        # The claim is a database call like any other: a lost connection here is retried.
+        claim = _claim(request)
+        if claim is not JobRun.SUCCEEDED:
+            return Delivered(claim)
         with transaction() as session:
             return _work(session, delivery, service)
     except JobFailure as failure:
@@ -104,9 +111,9 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
         _record_failure(request, _error_of(failure))
         return Delivered(JobRun.FAILED)
     except OperationalError as error:  # the database went away: worth another try
-        if delivery.retries_left:
-            raise JobFailure("database_unavailable", str(error.orig), retryable=True) from error
-        _record_failure(request, JobError(code="database_unavailable",
+        if delivery.database_retries_left:
+            raise JobFailure(DATABASE_UNAVAILABLE, str(error.orig), retryable=True) from error
+        _record_failure(request, JobError(code=DATABASE_UNAVAILABLE,
                                           message="database unavailable", retryable=True))
         return Delivered(JobRun.FAILED)
     except SoftTimeLimitExceeded:
@@ -144,8 +151,8 @@ def _error_of(failure: JobFailure) -> JobError:
 
 
 def _claim(request: JobRequest) -> JobRun:
-    """Mark the job started (one more delivery); the message arrived, so it was published:
-    the outbox sweep must not resend it."""
+    """Mark the job started (one more delivery); the message arrived, so it was published
+    (even if its send reported an error): the outbox sweep must not resend it."""
     now = utcnow()
     engine = get_engine()
     if engine.dialect.name == "postgresql":

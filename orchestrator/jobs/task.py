@@ -19,7 +19,7 @@ from orchestrator.engine.coordinator import coordinate
 from orchestrator.engine.messages import kick
 from orchestrator.jobs.failed import JobFailedForGood
 from orchestrator.jobs.interface import JobFailure, JobService
-from orchestrator.jobs.runtime import Delivery, JobRun, run_job
+from orchestrator.jobs.runtime import DATABASE_UNAVAILABLE, Delivery, JobRun, run_job
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +57,17 @@ def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
         # Nothing to attribute it to; the sweep re-dispatches the real job from its row.
         log.error("dropping malformed job message: %s", error)
         return "malformed"
-    max_retries = get_settings().job_max_retries
-    delivery = Delivery(request, retries_left=task.request.retries < max_retries)
+    settings = get_settings()
+    retries = task.request.retries
+    delivery = Delivery(request, retries_left=retries < settings.job_max_retries,
+                        database_retries_left=retries < settings.job_database_retries)
     try:
         delivered = run_job(delivery, _wrapped(service))
     except JobFailure as failure:
-        backoff = get_settings().job_retry_backoff_s * (2 ** task.request.retries)
+        max_retries = (settings.job_database_retries if failure.code == DATABASE_UNAVAILABLE
+                       else settings.job_max_retries)
+        backoff = min(settings.job_retry_backoff_s * (2 ** retries),
+                      settings.job_retry_backoff_max_s)
         raise task.retry(exc=failure, countdown=backoff, max_retries=max_retries) from failure
     if delivered.applied is not None:
         delivered.applied.run()

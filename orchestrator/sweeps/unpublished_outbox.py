@@ -1,4 +1,7 @@
-"""Publish outbox rows a crash left unpublished.
+"""Publish outbox rows whose send failed (orchestrator/engine/outbox.py clears their mark).
+
+Rows sent and waiting in a queue are marked, so a backlog is never published twice;
+a queued job is lost only at its queued deadline, which is the lost-job sweep's to judge.
 
 Rows are claimed with FOR UPDATE SKIP LOCKED and marked in the same transaction that
 sends them, so two sweeps publish disjoint rows. A crash after sending and before commit

@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class WorkerProcesses:
-    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
+    def __init__(self, env: dict[str, str], log_dir: Path, ready_timeout_s: float = 60) -> None:
         self.env = {**os.environ, **env}
         self.log_dir = log_dir
+        self.ready_timeout_s = ready_timeout_s
         self.workers: dict[str, subprocess.Popen[bytes]] = {}
 
     def __enter__(self) -> WorkerProcesses:
@@ -47,7 +48,7 @@ class WorkerProcesses:
         return name
 
     def _await_ready(self, name: str, process: subprocess.Popen[bytes]) -> None:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.ready_timeout_s
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise RuntimeError(f"worker {name} exited: {self.log_of(name)[-2000:]}")

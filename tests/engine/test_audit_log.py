@@ -15,7 +15,7 @@ from orchestrator.service.operations import block_run, cancel_run, resume_run
 from orchestrator.service.producer import get_run
 from orchestrator.testing.worker_processes import WorkerProcesses
 from tests.support.fleet_runs import SAMPLES, new_tenant, start_assessment
-from tests.support.polling import wait_for
+from tests.support.polling import scaled, wait_for
 
 SPEC_EVENTS = {
     "lifecycle_workflow_started", "lifecycle_workflow_step_started",
@@ -39,7 +39,8 @@ def test_every_spec_event_with_full_context_and_no_content(fleet: WorkerProcesse
     resume_run(owner, completed.id, reason="CISO is back", idempotency_key="r")
     wait_for(lambda: get_run(owner, completed.id).status == "waiting_for_input",
              what="resumed to where it stood")
-    assert drive(ScriptedReviewer(reviewer), completed.id, timeout_s=120).status == "completed"
+    final = drive(ScriptedReviewer(reviewer), completed.id, timeout_s=scaled(120))
+    assert final.status == "completed"
     other_owner, _ = new_tenant()
     cancelled = start_assessment(other_owner, documents=1)
     cancel_run(other_owner, cancelled.id, reason="started by mistake", idempotency_key="c")

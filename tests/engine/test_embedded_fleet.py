@@ -15,6 +15,7 @@ from orchestrator.demo.run import run_demo
 from orchestrator.engine.messages import get_app
 from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.runtime.embedded import embedded_worker
+from tests.support.polling import scaled
 
 JOB_STEPS = sum(spec.kind is StepKind.JOB for spec in STEP_SPECS.values())
 
@@ -22,7 +23,7 @@ JOB_STEPS = sum(spec.kind is StepKind.JOB for spec in STEP_SPECS.values())
 def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> None:
     lines: list[str] = []
     with embedded_worker(get_app(), concurrency=3):
-        result = run_demo(say=lines.append, timeout_s=120)
+        result = run_demo(say=lines.append, timeout_s=scaled(120))
 
     assert result.run.status == "completed", lines
     assert [step for step, _ in result.steps] == [step.value for step in STEP_ORDER]

@@ -20,7 +20,7 @@ from tests.support.fleet_runs import (
     start_assessment,
     step_counts,
 )
-from tests.support.polling import wait_for
+from tests.support.polling import scaled, wait_for
 
 HEAVY = "ingestion,kb_index,analysis,reporting"
 
@@ -33,7 +33,7 @@ def test_full_lifecycle_completes_every_step_exactly_once(fleet: Fleet) -> None:
     owner, reviewer = new_tenant()
     run = start_assessment(owner, documents=3)
 
-    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=120)
+    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=scaled(120))
 
     assert final.status == "completed", final
     steps = step_counts(run.id)
@@ -77,7 +77,7 @@ def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None
         copies = session.scalar(select(func.count()).select_from(InboxSignal).where(
             InboxSignal.run_id == run.id, InboxSignal.idempotency_key == "pick-framework"))
     assert copies == 1
-    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=120)
+    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=scaled(120))
     assert final.status == "completed"
     after = audit_counts(run.id)
     # Nothing about the framework step was recorded twice.
@@ -102,7 +102,7 @@ def test_worker_killed_mid_job_then_new_worker_completes_once(fleet: Fleet) -> N
 
     fleet.kill(doomed)
     fleet.start("ingestion", pool="solo", concurrency=1)
-    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=120)
+    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=scaled(120))
 
     assert final.status == "completed", final
     job = next(j for j in jobs_of(run.id) if j.id == ingest_job)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config.ingestion import MIB, IngestionLimits
+from tests.support.polling import scaled
 from workers.ingestion.sandbox import ParserSandbox
 
 #: Real documents written by others, beside the repository (never committed).
@@ -16,8 +17,9 @@ SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 @pytest.fixture(scope="module")
 def hostile_sandbox() -> Iterator[ParserSandbox]:
-    """A parser process that also knows the misbehaving test readers; short time limit."""
-    limits = IngestionLimits(parse_timeout_s=2, parser_memory_bytes=512 * MIB,
+    """A parser process that also knows the misbehaving test readers. Its time limit is
+    the usual one: only a test of the hanging reader shortens it (see `hang_limit`)."""
+    limits = IngestionLimits(parse_timeout_s=scaled(60), parser_memory_bytes=512 * MIB,
                              reader_plugins=["tests.support.hostile_readers"])
     sandbox = ParserSandbox(limits)
     yield sandbox

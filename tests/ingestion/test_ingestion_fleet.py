@@ -23,12 +23,13 @@ from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support import documents as files
 from tests.support import hostile_readers
 from tests.support.fleet_runs import new_tenant
-from tests.support.polling import wait_for
+from tests.support.polling import scaled, wait_for
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 HOSTILE_ENV = {
     "LIFECYCLE_INGEST_READER_PLUGINS": json.dumps(["tests.support.hostile_readers"]),
-    "LIFECYCLE_INGEST_PARSE_TIMEOUT_S": "3",
+    # Short, for hangs.bin (a parser that hangs by design); longer on a slow machine.
+    "LIFECYCLE_INGEST_PARSE_TIMEOUT_S": str(scaled(3)),
 }
 FRAMEWORK_WAIT = "wait_for_framework_selection"
 

@@ -27,6 +27,7 @@ from flower.command import is_flower_option
 
 from orchestrator.engine.routing import QUEUES
 from orchestrator.runtime.flower_auth import FlowerAuthError, check_pair
+from tests.support.polling import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -162,7 +163,7 @@ def test_the_image_holds_what_the_commands_need(tmp_path: Path) -> None:
     # The migration service's console script, run for real against a fresh database.
     script = Path(sys.executable).with_name("lifecycle")
     done = subprocess.run([str(script), "migrate"], capture_output=True, text=True,
-                          timeout=120, check=False,
+                          timeout=scaled(120), check=False,
                           env={**os.environ, "LIFECYCLE_HOME": str(tmp_path),
                                "LIFECYCLE_DATABASE_URL": ""})
     assert done.returncode == 0, done.stderr

@@ -26,7 +26,7 @@ from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.cli import free_port
 from tests.support.documents import image_only_pdf
 from tests.support.fleet_runs import new_tenant, start_assessment
-from tests.support.polling import poll, wait_for
+from tests.support.polling import poll, scaled, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "orchestrator" / "runtime" / "flowerconfig.py"
@@ -44,7 +44,7 @@ def get(url: str, credentials: tuple[str, str] | None = None) -> tuple[int, Any]
         token = base64.b64encode(":".join(credentials).encode()).decode()
         request.add_header("Authorization", f"Basic {token}")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=scaled(10)) as response:
             body = response.read()
             return response.status, json.loads(body) if body[:1] in (b"{", b"[") else body
     except urllib.error.HTTPError as error:
@@ -67,7 +67,7 @@ def flower(fleet: Fleet, tmp_path: Path) -> Iterator[str]:
         yield base
     finally:
         process.terminate()
-        process.wait(timeout=20)
+        process.wait(timeout=scaled(20))
 
 
 def _answers(url: str) -> bool:
@@ -114,7 +114,7 @@ def test_flower_shows_workers_queues_and_tasks_of_a_run(fleet: Fleet, flower: st
 
 def test_flower_refuses_to_start_with_a_placeholder_password() -> None:
     done = subprocess.run(flower_command(free_port()), cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False,
+                          text=True, timeout=scaled(60), check=False,
                           env={**os.environ, "FLOWER_BASIC_AUTH": "operator:change-me-too"})
     assert done.returncode == 2
     assert "refusing to start" in done.stderr and "placeholder" in done.stderr

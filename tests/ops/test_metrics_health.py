@@ -27,7 +27,7 @@ from orchestrator.sweeps import sweep_sla
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.cli import free_port
 from tests.support.fleet_runs import new_tenant, start_assessment
-from tests.support.polling import wait_for
+from tests.support.polling import scaled, wait_for
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -143,7 +143,7 @@ def test_readiness_needs_a_worker_on_every_queue_and_workers_serve_metrics(
     run = start_assessment(owner, documents=1)
     wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
              what="the framework wait")
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=scaled(10)) as response:
         scraped = samples(response.read().decode())
     assert value(scraped, "lifecycle_jobs_total", kind="ingest_documents",
                  outcome="succeeded") == 1

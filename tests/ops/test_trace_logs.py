@@ -21,7 +21,7 @@ from orchestrator.service.producer import get_run
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.cli import free_port, job_status
 from tests.support.fleet_runs import new_tenant, start_assessment
-from tests.support.polling import wait_for
+from tests.support.polling import scaled, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,12 +43,12 @@ def api_server(fleet: Fleet, tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield base, log_path
     finally:
         process.terminate()
-        process.wait(timeout=20)
+        process.wait(timeout=scaled(20))
 
 
 def _alive(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
+        with urllib.request.urlopen(url, timeout=scaled(2)) as response:
             return response.status == 200
     except OSError:
         return False
@@ -80,7 +80,7 @@ def test_one_trace_id_from_the_api_through_the_coordinator_to_the_job(
                          "trace_id": trace}).encode(),
         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json",
                  "Idempotency-Key": f"framework-{run.id}"})
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(request, timeout=scaled(30)) as response:
         assert response.status == 202
         assert response.headers["X-Trace-Id"] == trace
     scope_job = f"{run.id}:create_scope:1"

@@ -20,7 +20,7 @@ from orchestrator.db.session import transaction
 from orchestrator.service.producer import get_run
 from orchestrator.service.read_models import RunView
 from tests.support.fleet_runs import start_assessment
-from tests.support.polling import wait_for
+from tests.support.polling import scaled, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The sweep gives up on a queued job at once: no re-dispatch, a deadline of 1 ms.
@@ -70,7 +70,7 @@ def add_consumer(queue: str, worker: str) -> None:
     from orchestrator.engine.messages import get_app
 
     replies = get_app().control.add_consumer(queue, destination=[worker], reply=True,
-                                             timeout=10)
+                                             timeout=scaled(10))
     assert replies and "ok" in next(iter(replies[0].values())), replies
 
 

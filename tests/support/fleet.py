@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from orchestrator.db.migrate import upgrade
 from orchestrator.testing.reset import reset_process_state
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support.polling import scaled
 
 DATABASE_URL = os.environ.get("LIFECYCLE_TEST_DATABASE_URL")
 BROKER_URL = os.environ.get("LIFECYCLE_TEST_BROKER_URL")
@@ -77,6 +78,6 @@ def fleet(postgres_url: str, broker_url: str, tmp_path: Path,
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("LIFECYCLE_HOLD_JOB_STEP", raising=False)
     reset_process_state()
-    with Fleet(env, tmp_path / "logs") as running:
+    with Fleet(env, tmp_path / "logs", ready_timeout_s=scaled(60)) as running:
         yield running
     reset_process_state()

@@ -1,4 +1,5 @@
-"""Reader plugins that misbehave like broken native parsers do: hang, crash, eat memory.
+"""Reader plugins that misbehave like broken native parsers do: hang, crash, eat memory
+(and one that is merely slow).
 
 Loaded into the parser process with LIFECYCLE_INGEST_READER_PLUGINS (tests only).
 """
@@ -7,15 +8,19 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 from orchestrator.config.ingestion import IngestionLimits
-from workers.ingestion.parse import ParsedDocument
+from workers.ingestion.parse import MARKDOWN, ParsedDocument, parse
 from workers.ingestion.readers.registry import register_reader
 
 HANG = "application/x-test-hang"
 CRASH = "application/x-test-crash"
 GREEDY = "application/x-test-greedy"
+SLOW = "application/x-test-slow"
+#: How long a slow document takes: long enough for a fault test to strike mid-job.
+SLOW_PARSE_S = 2.0
 
 
 def _hang(path: Path, limits: IngestionLimits) -> ParsedDocument:
@@ -36,6 +41,13 @@ def _greedy(path: Path, limits: IngestionLimits) -> ParsedDocument:
     raise AssertionError(f"allocated {len(hoard)} bytes past the limit")
 
 
+def _slow(path: Path, limits: IngestionLimits) -> ParsedDocument:
+    # A readable document that takes a while, as a long PDF does: the job is mid-flight.
+    time.sleep(SLOW_PARSE_S)
+    return parse(path.read_text(), MARKDOWN)
+
+
 register_reader(HANG, _hang)
 register_reader(CRASH, _crash)
 register_reader(GREEDY, _greedy)
+register_reader(SLOW, _slow)

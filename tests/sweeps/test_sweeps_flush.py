@@ -31,7 +31,7 @@ from orchestrator.service.producer import get_run, send_signal
 from orchestrator.testing.worker_processes import ROOT
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.fleet_runs import audit_counts, new_tenant, start_assessment, step_counts
-from tests.support.polling import wait_for
+from tests.support.polling import scaled, wait_for
 from tests.support.sweeps import count
 
 HEAVY = "ingestion,kb_index,analysis,reporting"
@@ -64,7 +64,7 @@ def broker_url(services: tuple[str, str], tmp_path: Path) -> Iterator[str]:
     yield url
     client.close()
     server.terminate()
-    server.wait(timeout=20)
+    server.wait(timeout=scaled(20))
 
 
 def _answers(client: redis.Redis) -> bool:
@@ -94,7 +94,7 @@ def beat(fast_sweeps: None, fleet: Fleet, tmp_path: Path) -> Iterator[subprocess
         cwd=ROOT, env=fleet.env, stdout=log, stderr=log)
     yield process
     process.terminate()
-    process.wait(timeout=20)
+    process.wait(timeout=scaled(20))
 
 
 def test_flushing_the_broker_mid_lifecycle_loses_nothing(
@@ -122,7 +122,7 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
     broker.flushall()
     assert _job_status(scope_job) == "queued"
     fleet.start(HEAVY, concurrency=2)
-    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=120)
+    final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=scaled(120))
 
     assert final.status == "completed", (final, beat.poll())
     with transaction() as session:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,39 +50,46 @@ class ParserSandbox:
 
     def parse(self, path: Path, media_type: str) -> ParsedDocument:
         """Parse one file in the parser process; raises its DocumentError."""
-        (outcome,) = self.parse_all([(path, media_type)])
+        with self.parsing([(path, media_type)]) as outcomes:
+            (outcome,) = outcomes
         if isinstance(outcome, DocumentError):
             raise outcome
         return outcome
 
-    def parse_all(self, files: Sequence[tuple[Path, str]]) -> Iterator[Parsed]:
+    def parsing(self, files: Sequence[tuple[Path, str]]) -> Parsing:
+        """`with sandbox.parsing(files) as outcomes:` each file's document or DocumentError,
+        in order. The sandbox is this block's alone; leaving it, however (an exception in
+        the caller's loop included), gives the sandbox back ready for the next job."""
+        return Parsing(self, files)
+
+    def _pipeline(self, files: Sequence[tuple[Path, str]]) -> Generator[Parsed, None, None]:
         """Parse files in order, yielding each one's document or DocumentError.
 
+        Runs only inside `Parsing`, which holds the lock and always closes this generator.
         One request stays queued ahead: the parser works on the next file while the
         caller chunks and stores this one. A process that dies is replaced and the
         file tried once more (it may have died of something else); twice is the file's
         fault. A timeout is not retried.
         """
         requests = [self._request(path, media_type) for path, media_type in files]
-        with self._lock:
-            sent = received = 0
-            try:
-                for index, request in enumerate(requests):
-                    while sent < min(index + 2, len(requests)):
-                        # With a reply outstanding, a dead process must not be replaced
-                        # here: the outstanding reply would then be read from the new one.
-                        if not self._send(requests[sent], may_restart=sent == received):
-                            break
-                        sent += 1
-                    process = self._process
-                    outcome = self._outcome(request)
-                    received = index + 1
-                    if self._process is not process:
-                        sent = received  # the queued request went down with the process
-                    yield outcome
-            finally:
-                if sent > received:
-                    self._stop()  # abandoned part-way: a reply is still in the pipe
+        sent = received = 0
+        try:
+            for index, request in enumerate(requests):
+                while sent < min(index + 2, len(requests)):
+                    # With a reply outstanding, a dead process must not be replaced
+                    # here: the outstanding reply would then be read from the new one.
+                    if not self._send(requests[sent], may_restart=sent == received):
+                        break
+                    sent += 1
+                process = self._process
+                outcome = self._outcome(request)
+                received = index + 1
+                if self._process is not process:
+                    sent = received  # the queued request went down with the process
+                yield outcome
+        finally:
+            if sent > received:
+                self._stop()  # abandoned part-way: a reply is still in the pipe
 
     def _outcome(self, request: dict[str, Any]) -> Parsed:
         try:
@@ -174,6 +181,29 @@ class ParserSandbox:
             if stream is not None:
                 stream.close()
         return process.wait()
+
+
+class Parsing:
+    """The sandbox held for one batch of files: the lock is taken on entry and released
+    on exit, never by a suspended generator, so an abandoned batch cannot keep it."""
+
+    def __init__(self, sandbox: ParserSandbox, files: Sequence[tuple[Path, str]]) -> None:
+        self._sandbox = sandbox
+        self._files = files
+        self._outcomes: Generator[Parsed, None, None] | None = None
+
+    def __enter__(self) -> Iterator[Parsed]:
+        self._sandbox._lock.acquire()
+        outcomes = self._outcomes = self._sandbox._pipeline(self._files)
+        return outcomes
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._outcomes is not None:
+                self._outcomes.close()  # runs its cleanup: a reply still in flight kills it
+        finally:
+            self._outcomes = None
+            self._sandbox._lock.release()
 
 
 def _decode(reply: dict[str, Any]) -> ParsedDocument:

@@ -74,14 +74,15 @@ def ingest_documents(context: JobContext, sandbox: ParserSandbox | None = None) 
         except DocumentError as error:
             mark_failed(session, document, error, utcnow())
     # The parser reads the next document while this one is chunked and stored.
-    outcomes = sandbox.parse_all([file for _, file in checked])
-    for (document, _), outcome in zip(checked, outcomes, strict=True):
-        try:
-            if isinstance(outcome, DocumentError):
-                raise outcome
-            store_parsed(session, document, require_text(outcome), index)
-        except DocumentError as error:
-            mark_failed(session, document, error, utcnow())
+    # Leaving the block for any reason (a database error storing a chunk) frees the sandbox.
+    with sandbox.parsing([file for _, file in checked]) as outcomes:
+        for (document, _), outcome in zip(checked, outcomes, strict=True):
+            try:
+                if isinstance(outcome, DocumentError):
+                    raise outcome
+                store_parsed(session, document, require_text(outcome), index)
+            except DocumentError as error:
+                mark_failed(session, document, error, utcnow())
     session.flush()
     return _result(session, documents)
 

@@ -1,0 +1,109 @@
+"""Redis restarts (empty: no persistence) under busy workers of every queue, five times.
+
+Every worker stays up and every run completes: what the restarts dropped from the queues
+the sweeps send again, and no job is dead-lettered.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orchestrator.config.settings import reset_settings
+from orchestrator.engine.messages import get_app
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support.faults import (
+    FAST_SWEEPS,
+    SLOW_READER_ENV,
+    Reviewers,
+    beat,
+    dead_letters,
+    jobs_running,
+    start_slow_run,
+    unrecoverable,
+)
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
+from tests.support.private_services import PrivateRedis
+
+pytestmark = pytest.mark.integration
+RESTARTS = 5
+RUNS = 7
+WORKERS = ("orchestrator", "ingestion,kb_index", "analysis,reporting")
+
+
+@pytest.fixture
+def private_redis(services: tuple[str, str], tmp_path: Path) -> Iterator[PrivateRedis]:
+    server = PrivateRedis(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def broker_url(private_redis: PrivateRedis) -> str:
+    """This test's fleet uses the private server (overrides the shared test broker)."""
+    return private_redis.url
+
+
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name, value in FAST_SWEEPS.items():
+        monkeypatch.setenv(name, value)
+    reset_settings()
+    yield
+    reset_settings()
+
+
+def _all_answer(names: list[str]) -> bool:
+    try:
+        replies = get_app().control.ping(destination=names, timeout=0.5)
+    except Exception:  # the broker is still coming back
+        return False
+    return {name for reply in replies for name in reply} >= set(names)
+
+
+def test_workers_survive_five_broker_restarts_and_every_run_completes(
+    fast: None, fleet: Fleet, private_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    fleet.env.update(FAST_SWEEPS)
+    names = [fleet.start(queues, concurrency=2, extra_env=SLOW_READER_ENV) for queues in WORKERS]
+    owner, reviewer = new_tenant()
+    reviewers = Reviewers(reviewer)
+    with beat(fleet, tmp_path) as scheduler:
+        run_ids = [start_assessment(owner, documents=2).id for _ in range(RUNS - RESTARTS)]
+        recoveries = []
+        for restart in range(RESTARTS):
+            # Busy: a slow ingestion job runs (its message delivered, not acknowledged),
+            # and the runs started before it keep the other queues busy.
+            run_ids.append(start_slow_run(owner))
+
+            def slow_job_running() -> bool:
+                reviewers.step(run_ids)  # the other runs go on meanwhile
+                return jobs_running(run_ids[-1:], "ingest_documents") > 0
+
+            wait_for(
+                slow_job_running, timeout_s=60, what=f"a running job before restart {restart + 1}"
+            )
+            began = time.monotonic()
+            private_redis.restart()
+            wait_for(
+                lambda: bool(unrecoverable(fleet)) or _all_answer(names),
+                timeout_s=60,
+                what=f"every worker to answer after restart {restart + 1}",
+            )
+            recoveries.append(time.monotonic() - began)
+            assert not unrecoverable(fleet), [fleet.log_of(n)[-3000:] for n in unrecoverable(fleet)]
+        finals = reviewers.drive(run_ids, timeout_s=240)
+        assert scheduler.poll() is None, "celery beat exited"
+
+    assert not unrecoverable(fleet)
+    assert {run.status for run in finals.values()} == {"completed"}, finals
+    assert dead_letters(run_ids) == 0
+    print(
+        f"\nbroker restarts: {RESTARTS}, runs completed: {len(finals)}/{RUNS}, "
+        f"workers answering again after {', '.join(f'{s:.1f}' for s in recoveries)} s"
+    )
