@@ -40,3 +40,7 @@ def embedded_worker(app: Celery, concurrency: int = 4,
         worker_state.should_terminate = 0
         thread.join(shutdown_timeout)
         worker_state.should_terminate = None
+        # Stopping the consumer from another thread leaves the task pool running: wait for
+        # the tasks it still runs, so none outlives the block (and its database).
+        if worker.pool is not None:
+            worker.pool.stop()
