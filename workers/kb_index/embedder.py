@@ -1,4 +1,5 @@
-"""Text embedders. The default hashes words into a fixed space: no model to download."""
+"""Text embedders: the MiniLM sentence model by default (workers.kb_index.minilm), or a
+hashing of words into a fixed space that needs no model at all."""
 
 from __future__ import annotations
 
@@ -135,9 +136,10 @@ _default: Embedder | None = None
 
 
 def default_embedder() -> Embedder:
-    """The embedder jobs use: LIFECYCLE_EMBEDDER picks it (`hashing`, the default, or
-    `minilm`); `set_default_embedder` swaps it (another model, tests)."""
-    return _default or _configured(os.environ.get("LIFECYCLE_EMBEDDER", "hashing"))
+    """The embedder jobs use: LIFECYCLE_EMBEDDER picks it (`minilm`, the default: the
+    MiniLM sentence model in numpy; `hashing`; or `sentence-transformers`, the same model
+    through PyTorch); `set_default_embedder` swaps it (another model, tests)."""
+    return _default or _configured(os.environ.get("LIFECYCLE_EMBEDDER", "minilm"))
 
 
 @lru_cache(maxsize=2)
@@ -145,10 +147,15 @@ def _configured(choice: str) -> Embedder:
     if choice == "hashing":
         return HashingEmbedder()
     if choice == "minilm":
+        from workers.kb_index.minilm import shared_minilm
+
+        return shared_minilm()  # loaded once per process
+    if choice == "sentence-transformers":
         from workers.kb_index.sentence import SentenceEmbedder
 
         return SentenceEmbedder()  # loaded once per process: the model takes seconds
-    raise ValueError(f"LIFECYCLE_EMBEDDER={choice!r}: choose 'hashing' or 'minilm'")
+    raise ValueError(f"LIFECYCLE_EMBEDDER={choice!r}: choose 'minilm', 'hashing' or "
+                     "'sentence-transformers'")
 
 
 def set_default_embedder(embedder: Embedder | None) -> None:
