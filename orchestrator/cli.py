@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lifecycle", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="run one whole assessment on the embedded default")
-    demo.add_argument("--framework", default="SCF")
+    demo.add_argument("--framework", default="SOC 2")
     demo.add_argument("--concurrency", type=int, default=4)
     demo.set_defaults(handler=_demo)
     migrate = commands.add_parser("migrate", help="bring the database to the latest schema")

@@ -35,7 +35,7 @@ class DemoResult:
     seconds: float = 0.0
 
 
-def run_demo(say: Callable[[str], None] = print, framework: str = "SCF",
+def run_demo(say: Callable[[str], None] = print, framework: str = "SOC 2",
              timeout_s: float = 120.0) -> DemoResult:
     began = time.monotonic()
     assessment = create_assessment(OWNER, "example-org", "Example Corp annual SCF assessment")

@@ -49,3 +49,10 @@ class SignalRejected(LifecycleError):
 
     code = "signal_rejected"
     http_status = 422
+
+
+class UnknownFrameworkSelected(InvalidInput):
+    """A framework_selected signal names a framework the run's catalogues do not have;
+    nothing is recorded. Details list the available frameworks and the close matches."""
+
+    code = "unknown_framework"

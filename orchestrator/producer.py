@@ -19,6 +19,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from orchestrator import fleet
+from orchestrator.catalog.door import check_selection
+from orchestrator.catalog.matching import UnknownFramework
+from orchestrator.catalog.registry import current_pins
 from orchestrator.clock import utcnow
 from orchestrator.contracts.audit import SYSTEM_ACTOR
 from orchestrator.contracts.signals import (
@@ -36,8 +39,10 @@ from orchestrator.errors import (
     InvalidInput,
     NotFound,
     SignalRejected,
+    UnknownFrameworkSelected,
 )
 from orchestrator.inbox import insert_signal
+from orchestrator.lifecycle.decide import selected_frameworks
 from orchestrator.lifecycle.policies import parse_policies
 from orchestrator.observability import events as observe
 from orchestrator.precheck import reject_if_invalid
@@ -165,7 +170,9 @@ def _create_run(session: Session, actor: Actor, assessment_id: uuid.UUID, key: s
     start = _envelope(run, actor.actor_id, SignalType.WORKFLOW_START_REQUESTED, f"start:{key}",
                       trace_id, payload={"assessment": {"name": assessment.name,
                                                         "status": assessment.status},
-                                         "approval_policies": policies})
+                                         "approval_policies": policies,
+                                         # The run keeps these catalogue versions for life.
+                                         "catalogs": current_pins(session)})
     insert_signal(session, start)
     documents = session.scalar(select(func.count()).select_from(Document).where(
         Document.assessment_id == assessment.id))
@@ -211,6 +218,8 @@ def record_signal(actor: Actor, run_id: uuid.UUID, kind: SignalType, idempotency
     and the caller gets the reason at once; valid ones are applied by the coordinator."""
     with transaction() as session:
         run = load_run(session, actor, run_id)
+        if kind is SignalType.FRAMEWORK_SELECTED:
+            _refuse_unknown_frameworks(session, run, payload or {})
         envelope = _envelope(run, actor.actor_id, kind, idempotency_key,
                              trace_id or run.trace_id, payload, approval_event_id)
         recorded = insert_signal(session, envelope)
@@ -228,6 +237,20 @@ def record_signal(actor: Actor, run_id: uuid.UUID, kind: SignalType, idempotency
         kick(run_id)
     return SignalReceipt(signal_id=recorded.signal_id, fate=recorded.fate,
                          reason=recorded.reason, duplicate=recorded.duplicate, run=view)
+
+
+def _refuse_unknown_frameworks(session: Session, run: RunRecord,
+                               payload: dict[str, Any]) -> None:
+    """A framework the run's catalogues do not know is refused before anything is recorded."""
+    names = selected_frameworks(payload)
+    if not names:
+        return  # the lifecycle rejects (and records) an empty choice itself
+    try:
+        check_selection(session, run.context, names)
+    except UnknownFramework as error:
+        raise UnknownFrameworkSelected(str(error), unknown=error.unknown,
+                                       suggestions=error.suggestions,
+                                       available=error.available) from error
 
 
 def _public_signal_type(signal_type: str | SignalType) -> SignalType:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -100,6 +102,11 @@ def _start(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> O
         state = state.evolve(policies=parse_policies(signal.payload.get("approval_policies")))
     except ValueError as error:
         return rejected(state, f"invalid approval policies: {error}")
+    pins = signal.payload.get("catalogs") or {}
+    if not isinstance(pins, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in pins.items()):
+        return rejected(state, "catalogs must map catalogue names to version ids")
+    state = state.evolve(catalogs=MappingProxyType(dict(pins)))
     effects: list[Effect] = [Audit(_E.LIFECYCLE_WORKFLOW_STARTED, None, signal.actor_id,
                                    {"trace_id": signal.trace_id})]
     problem = _assessment_problem(signal)
@@ -194,20 +201,34 @@ _ANY_TIME: dict[S, Handler] = {
 def _input(state: RunState, signal: SignalEnvelope) -> Outcome:
     wait = {S.DOCUMENTS_UPLOADED: Step.WAIT_FOR_DOCUMENTS,
             S.FRAMEWORK_SELECTED: Step.WAIT_FOR_FRAMEWORK_SELECTION}[signal.type]
-    framework = None
+    frameworks: tuple[str, ...] | None = None
     if signal.type is S.FRAMEWORK_SELECTED:
-        framework = str(signal.payload.get("framework") or "").strip()
-        if not framework:
-            return rejected(state, "framework_selected needs a non-empty 'framework'")
+        frameworks = selected_frameworks(signal.payload)
+        if not frameworks:
+            return rejected(state, "framework_selected needs a non-empty 'framework' or "
+                                   "'frameworks' list")
     where = position(state, wait)
     if where < 0:
         return pending(state, f"run has not reached {wait.value}")
     if where > 0:
         return ignored(state, f"{wait.value} is already complete")
-    if framework is not None:
-        state = state.evolve(framework=framework)
+    if frameworks is not None:
+        state = state.evolve(framework="; ".join(frameworks), frameworks=frameworks)
     effects: list[Effect] = []
     return Outcome(complete_current(state, effects, signal.actor_id), effects)
+
+
+def selected_frameworks(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The framework names of a framework_selected payload: `frameworks` (a list) or the
+    single `framework`; blanks and repeats dropped. Empty when neither is usable."""
+    raw = payload.get("frameworks")
+    names = raw if isinstance(raw, list) else [payload.get("framework")]
+    cleaned: list[str] = []
+    for name in names:
+        text = str(name or "").strip() if isinstance(name, str | None) else ""
+        if text and text not in cleaned:
+            cleaned.append(text)
+    return tuple(cleaned)
 
 
 # --- job outcomes --------------------------------------------------------------------------

@@ -28,6 +28,11 @@ class RunState:
     step: Step | None = None
     active_job_id: str | None = None
     framework: str | None = None
+    """The selected frameworks as one display string ("SOC 2; ISO/IEC 27001:2022")."""
+    frameworks: tuple[str, ...] = ()
+    """The selected frameworks, as the person named them (matched against `catalogs`)."""
+    catalogs: Mapping[str, str] = field(default_factory=_empty)
+    """Catalogue versions pinned when the run started: catalogue name -> version id."""
     attempts: Mapping[Step, int] = field(default_factory=_empty)
     """How many times each step was entered; the current attempt of `step` is the last."""
     artifacts: Mapping[ArtifactKind, int] = field(default_factory=_empty)
@@ -75,6 +80,8 @@ class RunState:
     def context(self) -> dict[str, Any]:
         return {
             "framework": self.framework,
+            "frameworks": list(self.frameworks),
+            "catalogs": dict(self.catalogs),
             "attempts": {k.value: v for k, v in self.attempts.items()},
             "artifacts": {k.value: v for k, v in self.artifacts.items()},
             "approved": {k.value: v for k, v in self.approved.items()},
@@ -103,6 +110,8 @@ class RunState:
             step=Step(step) if step else None,
             active_job_id=context.get("active_job_id"),
             framework=context.get("framework"),
+            frameworks=tuple(context.get("frameworks") or ()),
+            catalogs=MappingProxyType(dict(context.get("catalogs") or {})),
             attempts=MappingProxyType(
                 {Step(k): int(v) for k, v in (context.get("attempts") or {}).items()}),
             artifacts=kinds("artifacts"), approved=kinds("approved"),

@@ -80,7 +80,9 @@ def _open(state: RunState, step: Step, attempt: int, effects: list[Effect],
     if spec.kind is StepKind.JOB:
         assert spec.job_kind is not None
         job_id = job_id_for(state, step, attempt)
-        parameters: dict[str, object] = {"framework": state.framework}
+        parameters: dict[str, object] = {"framework": state.framework,
+                                         "frameworks": list(state.frameworks),
+                                         "catalogs": dict(state.catalogs)}
         if spec.produces is not None:
             parameters["artifact_kind"] = spec.produces.value
             parameters["artifact_version"] = state.artifacts.get(spec.produces, 0) + 1

@@ -14,6 +14,7 @@ from orchestrator.db.migrate import alembic_config, downgrade, upgrade
 from orchestrator.db.models import Base
 
 MODEL_MODULES = ("orchestrator.db.apikey_models", "orchestrator.db.ops_models",
+                 "orchestrator.db.catalog_models",
                  "workers.ingestion.models", "workers.reporting.models")
 
 

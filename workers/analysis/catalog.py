@@ -1,75 +1,24 @@
-"""The shipped SCF control catalogue and the frameworks it can be scoped to."""
+"""The catalogue versions a job works with: those its run pinned when it started."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from functools import lru_cache
-from importlib.resources import files
-from typing import Any
-
-CATALOG_FILE = "scf_controls.json"
+from orchestrator.catalog import registry
+from orchestrator.catalog.matching import scf_catalog
+from orchestrator.catalog.model import LoadedCatalog
+from orchestrator.jobs.interface import JobContext, JobFailure
 
 
-@dataclass(frozen=True)
-class Control:
-    id: str
-    domain: str
-    domain_name: str
-    title: str
-    description: str
-    keywords: tuple[str, ...]
-
-    @property
-    def search_query(self) -> str:
-        return " ".join((self.title, *self.keywords))
-
-    def header(self) -> dict[str, str]:
-        """The fields every artifact repeats for a control."""
-        return {"control_id": self.id, "domain": self.domain, "domain_name": self.domain_name,
-                "title": self.title}
+def run_catalogs(context: JobContext) -> list[LoadedCatalog]:
+    pins = context.request.parameters.get("catalogs")
+    try:
+        return registry.pinned(context.session, pins if isinstance(pins, dict) else None)
+    except registry.CatalogNotFound as error:
+        # A pinned version was deleted from this database: retrying cannot bring it back.
+        raise JobFailure("catalog_missing", str(error)) from error
 
 
-@dataclass(frozen=True)
-class Catalog:
-    controls: tuple[Control, ...]
-    domains: dict[str, str]
-    frameworks: dict[str, tuple[str, ...]]
-
-    def control(self, control_id: str) -> Control | None:
-        return next((c for c in self.controls if c.id == control_id), None)
-
-    def framework(self, name: str) -> tuple[str, tuple[str, ...]] | None:
-        """(canonical name, domains in play) for a framework; None if unknown.
-
-        Matched loosely: case, spaces and punctuation are ignored, and an edition or
-        type suffix is allowed ("ISO/IEC 27001:2022", "SCF 2024.2", "SOC 2 Type II").
-        """
-        wanted = _key(name)
-        matches = [n for n in self.frameworks if wanted.startswith(_key(n))]
-        if not matches:
-            return None
-        best = max(matches, key=lambda n: len(_key(n)))
-        return best, self.frameworks[best]
-
-
-def _key(name: str) -> str:
-    key = "".join(ch for ch in name.lower() if ch.isalnum())
-    return key.replace("isoiec", "iso", 1)  # "ISO/IEC 27001" is "ISO 27001"
-
-
-@lru_cache(maxsize=1)
-def load_catalog() -> Catalog:
-    raw: dict[str, Any] = json.loads(
-        files("workers.analysis").joinpath(CATALOG_FILE).read_text(encoding="utf-8"))
-    domains: dict[str, str] = raw["domains"]
-    controls = tuple(
-        Control(id=c["id"], domain=c["domain"], domain_name=domains[c["domain"]],
-                title=c["title"], description=c["description"], keywords=tuple(c["keywords"]))
-        for c in raw["controls"])
-    frameworks = {name: tuple(codes) for name, codes in raw["frameworks"].items()}
-    return Catalog(controls=controls, domains=domains, frameworks=frameworks)
-
-
-def supported_frameworks() -> list[str]:
-    return list(load_catalog().frameworks)
+def run_scf_catalog(context: JobContext) -> LoadedCatalog:
+    catalog = scf_catalog(run_catalogs(context))
+    if catalog is None:
+        raise JobFailure("catalog_missing", "the run pinned no SCF catalogue")
+    return catalog

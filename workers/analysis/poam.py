@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
+from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
-from workers.analysis.catalog import load_catalog
+from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.output import publish
 from workers.inputs import latest_artifact, require_artifact, source
 
@@ -34,7 +35,8 @@ def create_poam(context: JobContext) -> JobResult:
     levels = ({d["domain"]: d["level"] for d in maturity.content.get("domains", [])}
               if maturity else {})
     today = utcnow().date()
-    items = [_item(number, gap, today, levels)
+    catalog = run_scf_catalog(context)
+    items = [_item(catalog, number, gap, today, levels)
              for number, gap in enumerate(gap_analysis.content.get("gaps", []), start=1)]
     by_priority = {priority: sum(1 for item in items if item["priority"] == priority)
                    for priority, _ in PRIORITIES.values()}
@@ -47,10 +49,10 @@ def create_poam(context: JobContext) -> JobResult:
     return publish(context, ArtifactKind.POAM, content)
 
 
-def _item(number: int, gap: dict[str, Any], today: date,
+def _item(catalog: LoadedCatalog, number: int, gap: dict[str, Any], today: date,
           levels: dict[str, int]) -> dict[str, Any]:
     priority, days = PRIORITIES.get(gap.get("severity", "high"), PRIORITIES["high"])
-    control = load_catalog().control(str(gap.get("control_id")))
+    control = catalog.control(str(gap.get("control_id")))
     target = control.description if control else f"{gap.get('title')} is implemented."
     domain = str(gap.get("domain"))
     return {

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from orchestrator.catalog.model import CatalogControl
+from orchestrator.catalog.scoping import catalog_reference
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
-from workers.analysis.catalog import Control, load_catalog
+from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.output import publish
 from workers.analysis.scoring import (
     EVIDENCE_THRESHOLD,
@@ -23,12 +25,14 @@ def run_scf_pre_analysis(context: JobContext) -> JobResult:
     embedder = default_embedder()
     kb = KnowledgeBase.load(context.session, context.request.assessment_id, embedder,
                             evidence_only=True)
-    rows = [_assess(kb, control) for control in load_catalog().controls]
+    catalog = run_scf_catalog(context)
+    rows = [_assess(kb, control) for control in catalog.controls]
     counts = Counter(row["coverage"] for row in rows)
     content = {
         "method": {"kind": "kb_search", "model": embedder.name, "top_k": TOP_EVIDENCE,
                    "evidence_threshold": EVIDENCE_THRESHOLD,
                    "strong_threshold": STRONG_THRESHOLD},
+        "catalog": catalog_reference(catalog),
         "kb_chunks": kb.size,
         "controls": rows,
         "summary": {"controls": len(rows), "strong": counts["strong"],
@@ -37,7 +41,7 @@ def run_scf_pre_analysis(context: JobContext) -> JobResult:
     return publish(context, ArtifactKind.SCF_PRE_ANALYSIS, content)
 
 
-def _assess(kb: KnowledgeBase, control: Control) -> dict[str, Any]:
+def _assess(kb: KnowledgeBase, control: CatalogControl) -> dict[str, Any]:
     hits = kb.search(control.search_query, k=TOP_EVIDENCE)
     best = hits[0].score if hits else 0.0
     return {**control.header(), "best_score": best, "coverage": coverage(best),

@@ -28,6 +28,8 @@ def create_soa_draft(context: JobContext) -> JobResult:
     applicable = sum(1 for control in controls if control["applicable"])
     content = {
         "framework": framework,
+        "catalog": scope.content.get("catalog"),
+        "attribution": scope.content.get("attribution"),
         "source": source(scope),
         "controls": controls,
         "ignored_exclusions": sorted(set(exclusions) - listed),
@@ -49,11 +51,13 @@ def _exclusions(context: JobContext) -> dict[str, str]:
 
 def _entry(framework: str, domain: dict[str, Any], control: dict[str, Any],
            exclusions: dict[str, str]) -> dict[str, Any]:
-    entry = {key: control.get(key) for key in ("control_id", "domain", "domain_name", "title")}
+    entry = {key: control.get(key) for key in ("control_id", "domain", "domain_name", "title",
+                                               "requirements")}
     reason = exclusions.get(str(control.get("control_id")))
     if reason is not None:
         return {**entry, "applicable": False, "justification": f"Excluded: {reason}"}
     found = _FOUND.get(control.get("coverage", "none"), _FOUND["none"])
-    justification = (f"The {domain.get('name', domain.get('domain'))} domain is in scope for "
-                     f"{framework}; " + found.format(score=control.get("best_score", 0.0)) + ".")
+    through = ", ".join(control.get("requirements") or []) or framework
+    justification = (f"In scope through {through}; "
+                     + found.format(score=control.get("best_score", 0.0)) + ".")
     return {**entry, "applicable": True, "justification": justification}

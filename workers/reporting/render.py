@@ -74,7 +74,17 @@ def summary_rows(report: ReportInput) -> list[tuple[str, Any]]:
          f"{gaps.get('low', 0)})"),
         ("Overall maturity (0-5)", report.maturity.get("overall_level", "n/a")),
         ("POA&M items", len(report.poam.get("items", []))),
+        *_catalogue_rows(report),
     ]
+
+
+def _catalogue_rows(report: ReportInput) -> list[tuple[str, Any]]:
+    """The catalogue version the assessment used and the attribution its licence requires."""
+    catalog = report.soa.get("catalog") or report.scope.get("catalog")
+    if not isinstance(catalog, dict):
+        return []
+    return [("Control catalogue", f"{catalog.get('name')} {catalog.get('version')}"),
+            ("Attribution", catalog.get("attribution", ""))]
 
 
 def _summary(report: ReportInput) -> str:
