@@ -16,7 +16,7 @@ from orchestrator.contracts.signals import SignalType as S
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepStatus
-from orchestrator.lifecycle import approving, commands
+from orchestrator.lifecycle import amending, approving, commands
 from orchestrator.lifecycle.approvals import ApprovalView
 from orchestrator.lifecycle.approving import position
 from orchestrator.lifecycle.definition import STEP_SPECS
@@ -193,6 +193,7 @@ _ANY_TIME: dict[S, Handler] = {
     S.STEP_RETRY_REQUESTED: commands.retry,
     S.STEP_REPROCESS_REQUESTED: commands.reprocess,
     S.ARTIFACT_REVISION_REQUESTED: commands.revise,
+    S.ARTIFACT_AMENDED: amending.amend,
 }
 
 

