@@ -10,17 +10,21 @@ catalogue checksum and model), and a second assessment on the same catalogue reu
 from __future__ import annotations
 
 import io
+import math
 import os
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from orchestrator.catalog.model import CatalogControl, LoadedCatalog
 from workers.kb_index.embedder import Embedder, Vectors
 from workers.kb_index.hybrid import EvidenceIndex, Facet
+from workers.kb_index.lexical import terms
 
 _lock = threading.Lock()
 _memory: dict[tuple[str, str], dict[str, Vectors]] = {}
@@ -107,14 +111,41 @@ class CatalogVectors:
 
 def requirement_facets(index: EvidenceIndex, catalog: LoadedCatalog,
                        vectors: dict[str, Vectors], control_ids: Sequence[str]) -> list[Facet]:
-    """One facet per linked control (its texts, with their cached vectors)."""
-    facets = []
+    """The requirement as one facet: its linked controls' texts and cached vectors, query
+    terms weighted by how specific they are within the catalogue."""
+    texts: list[str] = []
+    rows: list[Vectors] = []
     for control_id in control_ids:
         control = catalog.control(control_id)
         if control is None or control_id not in vectors:
             continue
-        facets.append(index.facet(control_texts(catalog, control), vectors[control_id]))
-    return facets
+        texts.extend(control_texts(catalog, control))
+        rows.append(vectors[control_id])
+    if not texts:
+        return []
+    return [index.facet(texts, np.vstack(rows), catalog_specificity(catalog))]
+
+
+def catalog_specificity(catalog: LoadedCatalog) -> Callable[[str], float]:
+    """A query term's inverse document frequency over the catalogue's control texts.
+
+    Control text is written in a house style ("Mechanisms exist to ...", "Does the
+    organization ..."): words that every control uses say nothing about which control is
+    asked, however rare they are in the documents searched."""
+    cached = catalog.__dict__.get("_specificity")
+    if cached is None:
+        frequency: Counter[str] = Counter()
+        for control in catalog.controls:
+            frequency.update(set(terms(" ".join(control_texts(catalog, control)))))
+        size = len(catalog.controls)
+        idf = {t: math.log(1 + (size - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
+        unseen = math.log(1 + (size + 0.5) / 0.5)
+
+        def cached(term: str) -> float:
+            return idf.get(term, unseen)
+
+        object.__setattr__(catalog, "_specificity", cached)
+    return cast(Callable[[str], float], cached)
 
 
 def forget_cached_vectors() -> None:

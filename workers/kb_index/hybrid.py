@@ -1,17 +1,18 @@
 """Hybrid evidence retrieval: BM25 and dense vectors, fused by reciprocal rank.
 
-A requirement is asked as several facets, one per linked SCF control (its name and
-description, question, methods to comply and evidence artifact names). Each facet is
-ranked twice, lexically (BM25 over heading path and text) and densely (the best cosine
-between the passage and any of the facet's texts); the rankings are fused by reciprocal
-rank (RRF), so neither score scale dominates and a passage both methods place high wins.
-Lexical-only and dense-only rankings fuse the same facets with one method, for comparison.
+A requirement is asked as a facet: the texts of its linked SCF controls (name and
+description, question, methods to comply, evidence artifact names), with a weight per
+query term. It is ranked twice, lexically (BM25 over heading path and text) and densely
+(the best cosine between the passage and any of the texts); the two rankings are fused by
+reciprocal rank (RRF), so neither score scale dominates and a passage both methods place
+high wins. Several facets fuse the same way. Lexical-only and dense-only rankings are the
+same computation with one method, for comparison.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -55,6 +56,7 @@ class Facet:
 
     text: str
     vectors: Vectors
+    weight: Callable[[str], float] | None = None  # a query term's specificity
 
 
 @dataclass(frozen=True)
@@ -115,12 +117,13 @@ class EvidenceIndex:
     def size(self) -> int:
         return len(self.passages)
 
-    def facet(self, texts: Sequence[str], vectors: Vectors | None = None) -> Facet:
+    def facet(self, texts: Sequence[str], vectors: Vectors | None = None,
+              weight: Callable[[str], float] | None = None) -> Facet:
         """A facet from texts; `vectors` when the catalogue already holds them."""
         texts = [t for t in texts if t.strip()]
         if vectors is None:
             vectors = self.embedder.embed(texts)
-        return Facet(text="\n".join(texts), vectors=vectors)
+        return Facet(text="\n".join(texts), vectors=vectors, weight=weight)
 
     def rank(self, facets: Sequence[Facet], method: Method = Method.FUSED,
              k: int = 10) -> list[Ranked]:
@@ -132,7 +135,7 @@ class EvidenceIndex:
         best_dense = np.full(self.size, np.iinfo(np.int64).max, dtype=np.int64)
         similarity = np.full(self.size, -1.0, dtype=np.float64)
         for facet in facets:
-            lexical = self._bm25.scores(facet.text)
+            lexical = self._bm25.scores(facet.text, facet.weight)
             dense = (self._matrix @ facet.vectors.T).max(axis=1) if len(facet.vectors) else (
                 np.zeros(self.size))
             similarity = np.maximum(similarity, dense)

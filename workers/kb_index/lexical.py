@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,10 +50,12 @@ class BM25:
         frequency = len(self._postings.get(term, ()))
         return math.log(1 + (self._size - frequency + 0.5) / (frequency + 0.5))
 
-    def scores(self, query: str) -> NDArray[np.float64]:
+    def scores(self, query: str,
+               weight: Callable[[str], float] | None = None) -> NDArray[np.float64]:
         """BM25 of every passage. Each distinct query term counts once: a long query
         (a control's description, question and methods) repeats its subject words, and
-        repetition there says nothing about what a passage must contain."""
+        repetition there says nothing about what a passage must contain. `weight` scales
+        a query term (how specific it is to what is asked)."""
         result = np.zeros(self._size, dtype=np.float64)
         for term in set(terms(query)):
             postings = self._postings.get(term)
@@ -62,5 +64,6 @@ class BM25:
             rows = np.fromiter((row for row, _ in postings), dtype=np.intp, count=len(postings))
             tf = np.fromiter((count for _, count in postings), dtype=np.float64,
                              count=len(postings))
-            result[rows] += self.idf(term) * tf * (K1 + 1) / (tf + self._norm[rows])
+            scale = self.idf(term) * (weight(term) if weight is not None else 1.0)
+            result[rows] += scale * tf * (K1 + 1) / (tf + self._norm[rows])
         return result
