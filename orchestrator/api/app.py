@@ -14,6 +14,7 @@ from orchestrator.api.config import get_api_settings
 from orchestrator.api.limits import BodyLimitMiddleware
 from orchestrator.api.problems import install_problem_handlers
 from orchestrator.api.routers import (
+    amendments,
     approvals,
     artifacts,
     assessments,
@@ -62,7 +63,8 @@ def create_app() -> FastAPI:
                   generate_unique_id_function=_operation_id)
     install_problem_handlers(app)
     app.add_middleware(BodyLimitMiddleware)
-    for module in (assessments, lifecycle, runs, artifacts, approvals, operations, health):
+    for module in (assessments, lifecycle, runs, artifacts, approvals, amendments, operations,
+                   health):
         app.include_router(module.router)
     app.include_router(kb_routes.router)
     install_observability(app)

@@ -11,7 +11,7 @@ from orchestrator.jobs.interface import JobContext, JobResult
 from orchestrator.settings import get_settings
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.output import publish
-from workers.analysis.proposal import AGREEMENT_RANK, CLEAR, ON_TOPIC, Judged, Proposal, propose
+from workers.analysis.proposal import AGREEMENT_RANK, Judged, Proposal, propose, scale_for
 from workers.analysis.requirement_query import CatalogVectors, requirement_facets
 from workers.inputs import require_artifact, source
 from workers.kb_index.embedder import default_embedder
@@ -34,9 +34,11 @@ def run_evidence_analysis(context: JobContext) -> JobResult:
     vectors = CatalogVectors(catalog, embedder,
                              get_settings().resolved_storage_dir / CACHE_DIR).vectors(applicable)
 
+    scale = scale_for(embedder.name)
+
     def judge(control_ids: list[str]) -> Judged:
         facets = requirement_facets(index, catalog, vectors, control_ids)
-        return propose(index.rank(facets, k=RANKED))
+        return propose(index.rank(facets, k=RANKED), scale)
 
     controls = []
     for control_id, row in applicable.items():
@@ -59,7 +61,7 @@ def run_evidence_analysis(context: JobContext) -> JobResult:
         "method": {"retrieval": "hybrid: BM25 over heading path and text, and dense cosine, "
                                 f"fused by reciprocal rank (k={RRF_K})",
                    "model": embedder.name, "agreement_rank": AGREEMENT_RANK,
-                   "on_topic_similarity": ON_TOPIC, "clear_similarity": CLEAR,
+                   "on_topic_similarity": scale[0], "clear_similarity": scale[1],
                    "note": "proposals are for a reviewer to confirm; people set the "
                            "assessed status"},
         "kb_passages": index.size,

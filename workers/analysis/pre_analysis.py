@@ -17,14 +17,17 @@ from workers.analysis.scoring import (
     TOP_EVIDENCE,
     coverage,
 )
-from workers.kb_index.embedder import default_embedder
+from workers.kb_index.embedder import HashingEmbedder
 from workers.kb_index.store import KnowledgeBase
 
 
 def run_scf_pre_analysis(context: JobContext) -> JobResult:
-    embedder = default_embedder()
-    kb = KnowledgeBase.load(context.session, context.request.assessment_id, embedder,
-                            evidence_only=True)
+    # A quick triage of every catalogue control (over a thousand) before scoping: exact
+    # term overlap, computed in memory. The evidence analysis then asks the dense model
+    # too, for the requirements in scope only.
+    embedder = HashingEmbedder()
+    kb = KnowledgeBase.computed(context.session, context.request.assessment_id, embedder,
+                                evidence_only=True)
     catalog = run_scf_catalog(context)
     rows = [_assess(kb, control) for control in catalog.controls]
     counts = Counter(row["coverage"] for row in rows)

@@ -24,6 +24,14 @@ scores 0.0-0.25 against a control; a passage on the control's topic 0.35 and up)
 CLEAR = 0.45
 """Cosine from which a corroborated passage speaks to the control directly."""
 CITED = 5
+#: Each embedder's own scale: (on topic, clear). The hashing embedder's cosines are lower
+#: (shared stemmed words only): 0.18 is on the topic, 0.30 written about it.
+SCALES = {"minilm-l6-v2-numpy": (ON_TOPIC, CLEAR), "sentence-all-MiniLM-L6-v2": (ON_TOPIC, CLEAR),
+          "hashing-blake2b-v1": (0.18, 0.30)}
+
+
+def scale_for(model: str) -> tuple[float, float]:
+    return SCALES.get(model, (ON_TOPIC, CLEAR))
 
 
 class Proposal(StrEnum):
@@ -55,18 +63,19 @@ def corroborated(hit: Ranked) -> bool:
             and hit.dense_rank <= AGREEMENT_RANK)
 
 
-def propose(ranked: Sequence[Ranked]) -> Judged:
+def propose(ranked: Sequence[Ranked], scale: tuple[float, float] = (ON_TOPIC, CLEAR)) -> Judged:
+    topic, clear = scale
     templates = [h for h in ranked if placeholders(h.passage.text)]
     adopted = [h for h in ranked if not placeholders(h.passage.text)]
-    on_topic = [h for h in adopted if h.similarity >= ON_TOPIC]
-    strong = [h for h in on_topic if corroborated(h) and h.similarity >= CLEAR]
+    on_topic = [h for h in adopted if h.similarity >= topic]
+    strong = [h for h in on_topic if corroborated(h) and h.similarity >= clear]
     if strong:
         best = strong[0]
         return Judged(Proposal.EVIDENCE_FOUND,
                       f"{len(strong)} passage(s) that both lexical and semantic retrieval rank "
                       f"among their top {AGREEMENT_RANK}; best: {_where(best)} "
                       f"(similarity {best.similarity:.2f})", strong[:CITED], templates)
-    template_topic = [h for h in templates if h.similarity >= ON_TOPIC]
+    template_topic = [h for h in templates if h.similarity >= topic]
     if template_topic and not on_topic:
         first = template_topic[0]
         marks = ", ".join(placeholders(first.passage.text)[:3])
@@ -83,7 +92,7 @@ def propose(ranked: Sequence[Ranked]) -> Judged:
                       f"(similarity {best.similarity:.2f})", on_topic[:CITED], templates)
     return Judged(Proposal.NO_EVIDENCE_FOUND,
                   "no uploaded passage is on this subject (none reaches similarity "
-                  f"{ON_TOPIC:.2f} to the control's own text)", [], templates)
+                  f"{topic:.2f} to the control's own text)", [], templates)
 
 
 def _where(hit: Ranked) -> str:

@@ -16,7 +16,8 @@ _PLACEHOLDERS = (
     # Shell or JS style: ${company_name}
     re.compile(r"\$\{[A-Za-z_][\w.]{0,60}\}"),
     # NIST organisation-defined parameters never filled in: [Assignment: ...], [Selection: ...]
-    re.compile(r"\[(?:FedRAMP )?(?:Assignment|Selection)(?: \(one or more\))?:[^\]]{1,200}\]"),
+    # ("[FedRAMP Assignment: at least annually]" is a value FedRAMP set: not a placeholder)
+    re.compile(r"(?<!FedRAMP )\[(?:Assignment|Selection)(?: \(one or more\))?:[^\]]{1,200}\]"),
     # Angle-bracket prompts: <Information System Abbreviation>, <Date of PA>, <insert name>
     re.compile(r"<(?:[A-Z][A-Za-z/&-]*|insert|enter)(?: [A-Za-z/&-]+){0,6}>"),
     # Bracketed prompts: [Company Name], [Insert date], [ORGANIZATION]

@@ -71,7 +71,8 @@ class Ranked:
         p = self.passage
         pages = ([p.page_start] if p.page_start == p.page_end else [p.page_start, p.page_end]
                  ) if p.page_start is not None else []
-        return {"document": p.filename, "document_id": p.document_id,
+        return {"document": p.filename, "filename": p.filename, "document_id": p.document_id,
+                "page_start": p.page_start, "page_end": p.page_end,
                 "heading_path": p.heading_path, "pages": pages, "chunk_id": p.chunk_id,
                 "score": round(self.score, 5), "similarity": round(self.similarity, 4),
                 "lexical_rank": self.lexical_rank, "dense_rank": self.dense_rank,
