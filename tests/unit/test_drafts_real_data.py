@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,3 +166,26 @@ def test_the_poam_csv_has_the_fedramp_columns_in_order(kit: Kit) -> None:
     assert first["Scheduled Completion Date"] > first["Original Detection Date"]
     assert first["Planned Milestones"].count(";") == 2  # three dated milestones
     assert first["Point of Contact"].startswith("Unassigned (proposed:")
+
+
+def test_oscal_exports_validate_against_trestles_models(kit: Kit) -> None:
+    from trestle.oscal.assessment_results import AssessmentResults
+    from trestle.oscal.poam import PlanOfActionAndMilestones
+
+    exports = {e["kind"]: Path(e["path"]) for e in kit.content(K.REPORT)["exports"]}
+    results = json.loads(exports["oscal_assessment_results"].read_text())["assessment-results"]
+    model = AssessmentResults.model_validate(results)
+    findings = model.results[0].findings or []
+    rows = kit.content(K.EVIDENCE_ANALYSIS)["requirements"]
+    assert len(findings) == len(rows)
+    gaps = {g["control_id"] for g in kit.content(K.GAP_ANALYSIS)["gaps"]}
+    for finding in findings:
+        state = finding.target.status.state.value if finding.target.status else None
+        assert state == ("not-satisfied" if finding.title in gaps else "satisfied")
+    poam = json.loads(exports["oscal_poam"].read_text())["plan-of-action-and-milestones"]
+    plan = PlanOfActionAndMilestones.model_validate(poam)
+    items = kit.content(K.POAM)["items"]
+    assert len(plan.poam_items) == len(items)
+    ids = {p.value for item in plan.poam_items for p in item.props or [] if p.name == "POAM-ID"}
+    assert ids == {item["id"] for item in items}
+    assert all(len(r.remediations[0].tasks or []) == 3 for r in plan.risks or [])

@@ -153,7 +153,9 @@ def test_json_export_is_the_machine_readable_report(kit: Kit) -> None:
     assert document["gaps"] == kit.content(ArtifactKind.GAP_ANALYSIS)
     assert document["summary"]["POA&M items"] == len(document["poam"]["items"])
     cited = [c for control in document["evidence"] for c in control["citations"]]
-    assert cited and all(c["supports"] for c in cited)
+    assert cited and all(c["document"] and c["chunk_id"] for c in cited)
+    rows = kit.content(ArtifactKind.EVIDENCE_ANALYSIS)["requirements"]
+    assert document["requirements"] == rows
 
 
 def test_poam_exports_have_one_row_per_item_and_defuse_formulas(kit: Kit) -> None:
@@ -169,9 +171,9 @@ def test_poam_exports_have_one_row_per_item_and_defuse_formulas(kit: Kit) -> Non
     exports = _exports(kit)
     rows = list(csv.reader(io.StringIO(
         Path(str(exports["poam_csv"]["path"])).read_bytes().decode("utf-8-sig"))))
-    assert rows[0][:3] == ["Id", "Control", "Control title"]
+    assert rows[0][:4] == ["POAM ID", "Controls", "Weakness Name", "Weakness Description"]
     assert [row[0] for row in rows[1:]] == [item["id"] for item in items]
-    assert rows[1][5] == "'=HYPERLINK(\"http://x\")"
+    assert rows[1][3] == "'=HYPERLINK(\"http://x\")"
     sheet = openpyxl.load_workbook(str(exports["poam_xlsx"]["path"])).active
     assert sheet is not None
     values = list(sheet.iter_rows(values_only=True))

@@ -36,7 +36,7 @@ _FILE_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
 ReportFormat = Annotated[str, Query(
     pattern=r"^[a-z][a-z0-9_]{0,31}$",
     description="`html` (the rendered report) or one of its exports: `pdf`, `json`, "
-                "`poam_csv`, `poam_xlsx`.")]
+                "`poam_csv`, `poam_xlsx`, `oscal_assessment_results`, `oscal_poam`.")]
 
 
 @router.get("/{workflowRunId}/artifacts", response_model=list[ArtifactView],
