@@ -115,7 +115,8 @@ def _exports(kit: Kit) -> dict[str, dict[str, object]]:
 def test_exports_are_stored_content_addressed_and_listed_in_the_report(kit: Kit) -> None:
     result = kit.run_through(Step.CREATE_REPORT)
     exports = _exports(kit)
-    assert set(exports) == {"pdf", "json", "poam_csv", "poam_xlsx"}
+    assert set(exports) == {"pdf", "json", "poam_csv", "poam_xlsx", "oscal_assessment_results",
+                            "oscal_poam"}
     artifact = kit.latest(ArtifactKind.REPORT)
     assert artifact is not None
     rows = {row.kind: row for row in kit.session.scalars(
@@ -200,5 +201,5 @@ def test_a_redelivered_report_job_adds_no_export_rows(kit: Kit) -> None:
     files = {p for p in (kit.storage_dir / "artifacts").rglob("*") if p.is_file()}
     render_report(context)
     kit.session.commit()
-    assert kit.count(ReportExport) == 4
+    assert kit.count(ReportExport) == 6
     assert {p for p in (kit.storage_dir / "artifacts").rglob("*") if p.is_file()} == files

@@ -31,8 +31,8 @@ def run_evidence_analysis(context: JobContext) -> JobResult:
     index = EvidenceIndex.load(context.session, context.request.assessment_id, embedder)
     applicable = {str(c["control_id"]): c for c in soa.content.get("controls", [])
                   if c.get("applicable")}
-    vectors = CatalogVectors(catalog, embedder,
-                             get_settings().resolved_storage_dir / CACHE_DIR).vectors(applicable)
+    cache = CatalogVectors(catalog, embedder, get_settings().resolved_storage_dir / CACHE_DIR)
+    vectors = cache.vectors(applicable)
 
     scale = scale_for(embedder.name)
 
@@ -62,6 +62,8 @@ def run_evidence_analysis(context: JobContext) -> JobResult:
                                 f"fused by reciprocal rank (k={RRF_K})",
                    "model": embedder.name, "agreement_rank": AGREEMENT_RANK,
                    "on_topic_similarity": scale[0], "clear_similarity": scale[1],
+                   "catalog_texts_embedded": cache.computed,
+                   "catalog_vectors_reused": len(vectors) if not cache.computed else 0,
                    "note": "proposals are for a reviewer to confirm; people set the "
                            "assessed status"},
         "kb_passages": index.size,

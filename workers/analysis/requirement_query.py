@@ -26,13 +26,15 @@ from workers.kb_index.embedder import Embedder, Vectors
 from workers.kb_index.hybrid import EvidenceIndex, Facet
 from workers.kb_index.lexical import terms
 
+QUERY_TEXTS = "q2"  # which texts control_texts gives: a change must not reuse old vectors
 _lock = threading.Lock()
-_memory: dict[tuple[str, str], dict[str, Vectors]] = {}
+_memory: dict[tuple[str, str, str], dict[str, Vectors]] = {}
 
 
 def control_texts(catalog: LoadedCatalog, control: CatalogControl) -> list[str]:
     details = control.details
-    texts = [f"{control.title}. {control.description}".strip(),
+    # The name alone too: a short query meets a passage headed with the same subject.
+    texts = [control.title, f"{control.title}. {control.description}".strip(),
              str(details.get("question") or ""), str(details.get("methods_to_comply") or "")]
     artifacts = _artifact_names(catalog).get(control.id)
     if artifacts:
@@ -58,8 +60,8 @@ class CatalogVectors:
                  cache_dir: Path | None) -> None:
         self.catalog = catalog
         self.embedder = embedder
-        self._key = (catalog.info.sha256, embedder.name)
-        self._file = (cache_dir / f"{catalog.info.sha256[:32]}-{embedder.name}.npz"
+        self._key = (catalog.info.sha256, embedder.name, QUERY_TEXTS)
+        self._file = (cache_dir / f"{catalog.info.sha256[:32]}-{embedder.name}-{QUERY_TEXTS}.npz"
                       if cache_dir is not None else None)
         self.computed = 0  # texts embedded by this instance: 0 when the cache served all
 

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
 from workers.ingestion.models import ChunkProvenance
-from workers.kb_index.embedder import Embedder, Vectors, default_embedder
+from workers.kb_index.embedder import Embedder, Rescorer, Vectors, default_embedder
 from workers.kb_index.lexical import BM25
 from workers.kb_index.store import _DTYPE, embedding_text, excerpt, index_missing
 from workers.provenance import SYSTEM_UPLOADER
@@ -57,6 +57,7 @@ class Facet:
     text: str
     vectors: Vectors
     weight: Callable[[str], float] | None = None  # a query term's specificity
+    texts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ class EvidenceIndex:
         texts = [t for t in texts if t.strip()]
         if vectors is None:
             vectors = self.embedder.embed(texts)
-        return Facet(text="\n".join(texts), vectors=vectors, weight=weight)
+        return Facet(text="\n".join(texts), vectors=vectors, weight=weight, texts=tuple(texts))
 
     def rank(self, facets: Sequence[Facet], method: Method = Method.FUSED,
              k: int = 10) -> list[Ranked]:
@@ -137,8 +138,7 @@ class EvidenceIndex:
         similarity = np.full(self.size, -1.0, dtype=np.float64)
         for facet in facets:
             lexical = self._bm25.scores(facet.text, facet.weight)
-            dense = (self._matrix @ facet.vectors.T).max(axis=1) if len(facet.vectors) else (
-                np.zeros(self.size))
+            dense = self._dense(facet)
             similarity = np.maximum(similarity, dense)
             lexical_ranks = _ranks(lexical, matched=lexical > 0)
             dense_ranks = _ranks(dense, matched=np.ones(self.size, dtype=bool))
@@ -156,6 +156,18 @@ class EvidenceIndex:
                        lexical_rank=None if best_lexical[i] == missing else int(best_lexical[i]),
                        dense_rank=int(best_dense[i]))
                 for i in order if fused[i] > 0]
+
+
+    def _dense(self, facet: Facet) -> NDArray[np.float64]:
+        """Best cosine of each passage to the facet's texts. An embedder that scores
+        exactly (hashing) does so here too: its hashed vectors carry collision noise."""
+        if isinstance(self.embedder, Rescorer) and facet.texts:
+            texts = [embedding_text(p.heading_path, p.text) for p in self.passages]
+            exact = [self.embedder.rescore(t, texts) for t in facet.texts]
+            return np.asarray(exact, dtype=np.float64).max(axis=0)
+        if not len(facet.vectors):
+            return np.zeros(self.size)
+        return np.asarray((self._matrix @ facet.vectors.T).max(axis=1), dtype=np.float64)
 
 
 def _ranks(scores: NDArray[Any], matched: NDArray[np.bool_]) -> NDArray[np.int64]:

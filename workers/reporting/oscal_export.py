@@ -40,8 +40,10 @@ def _metadata(report: ReportInput, title: str, moment: str) -> dict[str, Any]:
 
 
 def _clean(value: Any) -> Any:
+    """Empty values dropped; titles on one line, as OSCAL's markup-line requires."""
     if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items() if v not in (None, "", [])}
+        return {k: (" ".join(v.split()) if k == "title" and isinstance(v, str) else _clean(v))
+                for k, v in value.items() if v not in (None, "", [])}
     if isinstance(value, list):
         return [_clean(v) for v in value]
     return value
