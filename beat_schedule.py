@@ -1,39 +1,5 @@
-"""Periodic sweeps that keep every run moving or visibly stuck (run by `celery beat`).
+"""The periodic sweeps `celery beat` runs (defined in orchestrator.engine.schedule)."""
 
-Intervals come from orchestrator.sweeps.settings (LIFECYCLE_SWEEP_INTERVAL_S overrides
-them all). Every sweep is safe to run twice at once, so several beats do no harm. A sweep
-message older than its interval expires: the next one does the same work.
-"""
+from orchestrator.engine.schedule import BEAT_SCHEDULE, build_schedule
 
-from __future__ import annotations
-
-from typing import Any
-
-from orchestrator.notifications.settings import NOTIFICATIONS_QUEUE
-from orchestrator.sweeps.settings import sweep_settings
-
-#: schedule entry -> (task, sweep settings name, queue)
-_SWEEPS = {
-    "publish-unpublished-outbox": ("orchestrator.sweep_outbox", "outbox", "orchestrator"),
-    "rekick-runs-with-pending-signals": ("orchestrator.sweep_inbox", "inbox", "orchestrator"),
-    "redispatch-lost-jobs": ("orchestrator.sweep_lost_jobs", "lost_jobs", "orchestrator"),
-    "approval-wait-policies": ("orchestrator.sweep_approval_waits", "approval_waits",
-                               "orchestrator"),
-    "sla-deadlines": ("orchestrator.sweep_sla", "sla", "orchestrator"),
-    "stale-runs": ("orchestrator.sweep_stale", "stale", "orchestrator"),
-    "deliver-due-notifications": ("notifications.sweep", "notifications",
-                                  NOTIFICATIONS_QUEUE),
-}
-
-
-def build_schedule() -> dict[str, dict[str, Any]]:
-    settings = sweep_settings()
-    schedule: dict[str, dict[str, Any]] = {}
-    for entry, (task, sweep, queue) in _SWEEPS.items():
-        every = settings.interval(sweep)
-        schedule[entry] = {"task": task, "schedule": every,
-                           "options": {"queue": queue, "expires": max(every - 1, 1)}}
-    return schedule
-
-
-BEAT_SCHEDULE: dict[str, dict[str, Any]] = build_schedule()
+__all__ = ["BEAT_SCHEDULE", "build_schedule"]

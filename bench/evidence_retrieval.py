@@ -3,7 +3,7 @@ fused against lexical alone and dense alone in the same run; then time and peak 
 ingest -> index -> pre-analysis -> evidence for the same documents, twice on one catalogue
 (the second assessment's catalogue vectors come from the cache).
 
-    python bench/evidence_retrieval.py [--data ../shared/data/evidence]
+    python -m bench.evidence_retrieval [--data ../shared/data/evidence]
 
 A criterion's labelled procedures are the documents JupiterOne maps to it; a hit at k is a
 labelled document among the first k distinct documents of the criterion's evidence ranking.
@@ -15,27 +15,24 @@ import argparse
 import json
 import os
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from orchestrator.catalog.matching import linked_requirements, resolve  # noqa: E402
-from orchestrator.catalog.registry import shipped_catalog  # noqa: E402
-from orchestrator.contracts.signals import ArtifactKind  # noqa: E402
-from orchestrator.contracts.steps import AssessmentLifecycleStep as Step  # noqa: E402
-from orchestrator.settings import get_settings  # noqa: E402
-from tests.unit.servicekit import Kit, open_kit  # noqa: E402
-from workers.analysis.requirement_query import (  # noqa: E402
+from orchestrator.catalog.matching import linked_requirements, resolve
+from orchestrator.catalog.registry import shipped_catalog
+from orchestrator.config.settings import reset_settings
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.knowledge.embedder import default_embedder
+from orchestrator.knowledge.hybrid import EvidenceIndex, Method, documents_in_order
+from tests.support.services import Kit, open_kit
+from workers.analysis.requirement_query import (
     CatalogVectors,
     forget_cached_vectors,
     requirement_facets,
 )
-from workers.kb_index.embedder import default_embedder  # noqa: E402
-from workers.kb_index.hybrid import EvidenceIndex, Method, documents_in_order  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "evidence"
 KS = (5, 10)
@@ -125,15 +122,15 @@ def main() -> None:
         return
     # The catalogue vectors' file cache lives in the installation's storage directory.
     os.environ["LIFECYCLE_HOME"] = str(work / "home")
-    get_settings.cache_clear()
+    reset_settings()
     for label in ("first assessment", "second assessment, same catalogue"):
         forget_cached_vectors()  # a new process: only the file cache can help
-        timings, method = assess(work / label.split(",")[0].replace(" ", "-"), procedures)
+        timings, used = assess(work / label.split(",")[0].replace(" ", "-"), procedures)
         steps = "  ".join(f"{name} {seconds:.1f}s" for name, seconds in timings.items()
                           if name != "total")
         print(f"{label}: total {timings['total']:.1f}s  ({steps}); catalogue texts "
-              f"embedded {method['catalog_texts_embedded']}, control vectors from cache "
-              f"{method['catalog_vectors_reused']}")
+              f"embedded {used['catalog_texts_embedded']}, control vectors from cache "
+              f"{used['catalog_vectors_reused']}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (whole program): {peak:.0f} MiB")
 

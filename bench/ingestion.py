@@ -12,7 +12,7 @@ Figures are MB/s and pages/s on wall time, and the same per CPU second (this pro
 the parser process), which is steadier on a shared machine. Peak memory is the maximum
 resident size of this process and of the parser process.
 
-    python bench/ingestion.py --rounds 5
+    python -m bench.ingestion --rounds 5
 """
 
 from __future__ import annotations
@@ -20,32 +20,30 @@ from __future__ import annotations
 import argparse
 import random
 import resource
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sqlalchemy.orm import Session
 
-from sqlalchemy.orm import Session  # noqa: E402
-
-from orchestrator.clock import utcnow  # noqa: E402
-from orchestrator.contracts.jobs import JobKind, JobRequest  # noqa: E402
-from orchestrator.contracts.steps import AssessmentLifecycleStep as Step  # noqa: E402
-from orchestrator.db.migrate import upgrade  # noqa: E402
-from orchestrator.db.models import Assessment, Document, WorkflowRun  # noqa: E402
-from orchestrator.db.session import make_engine  # noqa: E402
-from orchestrator.jobs.interface import JobContext  # noqa: E402
-from orchestrator.storage import put_bytes  # noqa: E402
-from workers.ingestion import media  # noqa: E402
-from workers.ingestion.chunking import chunk_blocks  # noqa: E402
-from workers.ingestion.errors import DocumentError  # noqa: E402
-from workers.ingestion.limits import IngestionLimits  # noqa: E402
-from workers.ingestion.sandbox import ParserSandbox  # noqa: E402
-from workers.ingestion.service import ingest_documents  # noqa: E402
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.jobs import JobKind, JobRequest
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.migrate import upgrade
+from orchestrator.db.models import Assessment, Document, WorkflowRun
+from orchestrator.db.session import make_engine
+from orchestrator.db.storage import put_bytes
+from orchestrator.formats import media
+from orchestrator.formats.document_errors import DocumentError
+from orchestrator.jobs.interface import JobContext
+from workers.ingestion.chunking import chunk_blocks
+from workers.ingestion.sandbox import ParserSandbox
+from workers.ingestion.service import ingest_documents
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "policies"
 BY_SUFFIX = {".pdf": media.PDF, ".docx": media.DOCX, ".xlsx": media.XLSX,
@@ -222,6 +220,10 @@ def _child_peak_kib(pid: int | None) -> int:
     return 0
 
 
+def raw_total(reader: Callable[[Path], int], paths: list[Path]) -> int:
+    return sum(reader(p) for p in paths)
+
+
 def timed(run: Callable[[], int], sandbox: ParserSandbox | None = None) -> Timing:
     pid = sandbox.pid if sandbox else None
     child_before = _child_cpu(pid)
@@ -336,9 +338,8 @@ def main() -> None:
         ours_runs: list[Timing] = []
         reader = RAW[media_type]
         for _ in range(args.rounds):
-            raw_runs.append(timed(lambda files=files, reader=reader: sum(reader(p)
-                                                                         for p in files)))
-            ours_runs.append(timed(lambda files=files: pipeline(sandbox, files), sandbox))
+            raw_runs.append(timed(partial(raw_total, reader, files)))
+            ours_runs.append(timed(partial(pipeline, sandbox, files), sandbox))
         raw, ours = best(raw_runs), best(ours_runs)
         print(f"{media_type.rsplit('.', 1)[-1]} ({len(files)} files, {size / 1e6:.2f} MB)")
         print(_row(f"raw {RAW_NAMES[media_type]}", size, raw, None))

@@ -8,7 +8,7 @@ the clock moves round by round and each sweep is timed once per round; the media
 printed per size, with the ratio between sizes. A sweep that costs what is due, not what
 exists, keeps the ratio near 1.
 
-    python bench/sweeps.py --database-url postgresql://postgres@127.0.0.1:5432/test
+    python -m bench.sweeps --database-url postgresql://postgres@127.0.0.1:5432/test
 """
 
 from __future__ import annotations
@@ -19,28 +19,24 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from orchestrator.clock import set_clock  # noqa: E402
-from orchestrator.db.migrate import upgrade  # noqa: E402
-from orchestrator.db.session import transaction  # noqa: E402
-from orchestrator.reset import reset_process_state  # noqa: E402
-from orchestrator.settings import get_settings  # noqa: E402
-from orchestrator.sweeps import SWEEPS  # noqa: E402
-from orchestrator.sweeps.settings import DAY, sweep_settings  # noqa: E402
+from orchestrator.config.settings import get_settings, reset_settings
+from orchestrator.config.sweeps import DAY
+from orchestrator.contracts.clock import set_clock
+from orchestrator.db.migrate import upgrade
+from orchestrator.db.session import transaction
+from orchestrator.sweeps import SWEEPS
+from orchestrator.testing.reset import reset_process_state
 
 START = datetime(2031, 3, 2, 12, 0, tzinfo=UTC)
 ROUND = timedelta(seconds=60)
@@ -143,7 +139,7 @@ def history(builder: Builder, count: int, end: datetime) -> None:
 def due(builder: Builder, per_kind: int, rounds: int) -> None:
     """For each round, `per_kind` items of every kind that become due in that round."""
     b = builder
-    grace = timedelta(seconds=sweep_settings().grace_s)
+    grace = timedelta(seconds=get_settings().sweeps.grace_s)
     for r in range(1, rounds + 1):
         prev, now = START + (r - 1) * ROUND, START + r * ROUND
         for _ in range(per_kind):
@@ -169,7 +165,7 @@ def due(builder: Builder, per_kind: int, rounds: int) -> None:
 
 def cursors() -> Iterator[tuple[str, datetime]]:
     """Where sweeps at START left their cursors."""
-    settings = sweep_settings()
+    settings = get_settings().sweeps
     policy = settings.approval_default
     for stage, after in (("reminded", policy.remind_after_s),
                          ("escalated", policy.escalate_after_s),
@@ -227,7 +223,7 @@ def measure(urls: dict[int, str], rounds: int) -> dict[int, tuple[Timings, Handl
 
 def use_database(url: str) -> None:
     os.environ["LIFECYCLE_DATABASE_URL"] = url
-    get_settings.cache_clear()
+    reset_settings()
     with transaction() as session:  # a warm connection, so no round pays for connecting
         session.execute(text("SELECT 1"))
 
@@ -303,7 +299,7 @@ def main() -> None:
     os.environ["LIFECYCLE_HOME"] = tempfile.mkdtemp(prefix="sweep-bench-")
     print(f"sweeps over {args.sizes[0]} and {args.sizes[1]} runs; {args.due} due per kind "
           f"per round, {args.rounds} rounds; defaults: approval remind after "
-          f"{sweep_settings().approval_default.remind_after_s / DAY:g} d")
+          f"{get_settings().sweeps.approval_default.remind_after_s / DAY:g} d")
     databases = {size: build(args.database_url, size, args.due, args.rounds, args.seed)
                  for size in args.sizes}
     try:

@@ -5,7 +5,7 @@ Starts real worker processes on a fresh database, runs N lifecycles at once thro
 transitions/s (step executions per second) per round and their median. The side-by-side
 comparison with bare Celery and DBOS is bench/compare.py; this shares its fleet phase.
 
-    python bench/throughput.py --runs 50 \\
+    python -m bench.throughput --runs 50 \\
         --database-url postgresql://postgres@127.0.0.1:5432/test \\
         --broker-url redis://127.0.0.1:6379/14
 """
@@ -15,12 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.compare_fleet import Fleet, FleetOptions  # noqa: E402
-from bench.compare_results import PhaseResult  # noqa: E402
+from bench.compare.fleet import Fleet, FleetOptions
+from bench.compare.results import PhaseResult
 
 
 def main() -> int:

@@ -11,7 +11,7 @@ from typing import Any
 def __getattr__(name: str) -> Any:
     # Lazy, so importing the contracts or the lifecycle never builds a Celery app.
     if name in ("app", "celery"):
-        from orchestrator.fleet import get_app
+        from orchestrator.engine.messages import get_app
 
         return get_app()
     raise AttributeError(name)

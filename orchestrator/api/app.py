@@ -10,21 +10,22 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 
 from orchestrator.api import health
-from orchestrator.api.config import get_api_settings
 from orchestrator.api.limits import BodyLimitMiddleware
 from orchestrator.api.problems import install_problem_handlers
 from orchestrator.api.routers import (
     amendments,
-    approvals,
+    approval_events,
     artifacts,
     assessments,
+    catalogs,
+    kb,
     lifecycle,
     operations,
     runs,
 )
+from orchestrator.api.unexpected import UnexpectedErrorMiddleware
+from orchestrator.config.settings import get_settings
 from orchestrator.observability.asgi import install as install_observability
-from orchestrator.settings import get_settings
-from workers.kb_index import routes as kb_routes
 
 DESCRIPTION = """\
 Start and drive SCF assessment lifecycles: durable, resumable runs with mandatory human
@@ -39,12 +40,12 @@ Every POST honours an `Idempotency-Key` header.
 @asynccontextmanager
 async def lifespan(_: FastAPI) -> AsyncIterator[None]:
     """On the embedded default nothing else runs: bring the schema and a worker along."""
-    if not (get_api_settings().embedded_worker and get_settings().is_embedded_broker):
+    if not (get_settings().api.embedded_worker and get_settings().is_embedded_broker):
         yield
         return
     from orchestrator.db.migrate import upgrade
-    from orchestrator.embedded import embedded_worker
-    from orchestrator.fleet import get_app
+    from orchestrator.engine.messages import get_app
+    from orchestrator.runtime.embedded import embedded_worker
 
     await run_in_threadpool(upgrade)
     with embedded_worker(get_app()):
@@ -62,10 +63,11 @@ def create_app() -> FastAPI:
                   description=DESCRIPTION, lifespan=lifespan,
                   generate_unique_id_function=_operation_id)
     install_problem_handlers(app)
+    # Innermost of ours: the access log and metrics around it see the 500 it answers.
+    app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(BodyLimitMiddleware)
-    for module in (assessments, lifecycle, runs, artifacts, approvals, amendments, operations,
-                   health):
+    for module in (assessments, lifecycle, runs, artifacts, approval_events, amendments,
+                   operations, kb, catalogs, health):
         app.include_router(module.router)
-    app.include_router(kb_routes.router)
     install_observability(app)
     return app

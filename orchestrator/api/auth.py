@@ -10,7 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from orchestrator.api.problems import ApiProblem
-from orchestrator.apikeys import Principal, Scope, authenticate
+from orchestrator.service.apikeys import Principal, Scope, authenticate
 
 bearer = HTTPBearer(auto_error=False, scheme_name="ApiKey",
                     description="An API key created with `lifecycle apikey create`.")

@@ -7,22 +7,23 @@ from typing import Annotated
 
 from fastapi import Header, Query
 
-from orchestrator.api.config import get_api_settings
 from orchestrator.api.idempotency import check_key
 from orchestrator.api.problems import ApiProblem
-from orchestrator.fates import await_fate as wait_for_fate
-from orchestrator.producer import Actor
-from orchestrator.views import SignalReceipt
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.text import Text
+from orchestrator.service.fates import await_fate as wait_for_fate
+from orchestrator.service.read_models import SignalReceipt
 
 MAX_WAIT_S = 10.0
 
-IdempotencyHeader = Annotated[str | None, Header(
+IdempotencyHeader = Annotated[Text | None, Header(
     alias="Idempotency-Key", min_length=1, max_length=256,
     description="Makes the POST safe to retry: the same key and request give the same "
                 "result; the same key with a different request is a 409.")]
 
 Limit = Annotated[int, Query(ge=1, le=200, description="Page size.")]
-Cursor = Annotated[str | None, Query(min_length=1, max_length=512,
+Cursor = Annotated[Text | None, Query(min_length=1, max_length=512,
                                      description="`next_cursor` of the previous page.")]
 Wait = Annotated[float, Query(
     ge=0, le=MAX_WAIT_S,
@@ -40,6 +41,6 @@ def signal_key(header: str | None, body: str | None) -> str:
     return header or body or f"api:{uuid.uuid4()}"
 
 
-def await_fate(actor: Actor, receipt: SignalReceipt, wait_s: float) -> SignalReceipt:
+def await_fate_capped(actor: Actor, receipt: SignalReceipt, wait_s: float) -> SignalReceipt:
     """Wait for the signal's fate, at most the API's configured maximum."""
-    return wait_for_fate(actor, receipt, min(wait_s, get_api_settings().max_signal_wait_s))
+    return wait_for_fate(actor, receipt, min(wait_s, get_settings().api.max_signal_wait_s))

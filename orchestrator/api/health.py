@@ -15,13 +15,11 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel
 from sqlalchemy import text
 
-from orchestrator.api.config import get_api_settings
+from orchestrator.config.settings import get_settings
 from orchestrator.db.session import transaction
-from orchestrator.dispatch import QUEUES
-from orchestrator.fleet import get_app
+from orchestrator.engine.messages import get_app
+from orchestrator.engine.routing import QUEUES
 from orchestrator.observability.exposition import metrics_text
-from orchestrator.observability.settings import observability_settings
-from orchestrator.settings import get_settings
 
 router = APIRouter(tags=["health"])
 
@@ -74,7 +72,7 @@ def check_database() -> Check:
 
 
 def check_broker() -> Check:
-    timeout = observability_settings().readiness_timeout_s
+    timeout = get_settings().observability.readiness_timeout_s
     try:
         with get_app().connection_for_read(connect_timeout=timeout) as connection:
             connection.ensure_connection(max_retries=1, timeout=timeout)
@@ -85,10 +83,10 @@ def check_broker() -> Check:
 
 def check_workers() -> Check:
     if get_settings().is_embedded_broker:
-        embedded = get_api_settings().embedded_worker
+        embedded = get_settings().api.embedded_worker
         return Check(ok=embedded, detail="embedded worker in this process" if embedded
                      else "memory broker and no embedded worker: nothing consumes")
-    timeout = observability_settings().readiness_timeout_s
+    timeout = get_settings().observability.readiness_timeout_s
     try:
         replies: dict[str, Any] = get_app().control.inspect(timeout=timeout).active_queues() \
             or {}

@@ -19,20 +19,20 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from orchestrator.api.config import get_api_settings
 from orchestrator.api.problems import ApiProblem
-from orchestrator.apikeys import Principal
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.errors import IdempotencyConflict
 from orchestrator.db.apikey_models import IdempotentResponse
 from orchestrator.db.session import transaction
-from orchestrator.errors import IdempotencyConflict
+from orchestrator.service.apikeys import Principal
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 256
 
 
 @dataclass(frozen=True)
-class Outcome:
+class StoredResponse:
     status_code: int
     body: dict[str, Any]
     headers: dict[str, str]
@@ -61,7 +61,7 @@ def check_key(key: str | None) -> str | None:
 
 
 def run_once(principal: Principal, key: str | None, fingerprint: str,
-             action: Callable[[], Outcome]) -> JSONResponse:
+             action: Callable[[], StoredResponse]) -> JSONResponse:
     """Run `action` once per (tenant, key); replay its response for the same request."""
     if key is None:
         return action().response()
@@ -77,7 +77,7 @@ def run_once(principal: Principal, key: str | None, fingerprint: str,
     return outcome.response()
 
 
-def _claim(tenant_id: str, key: str, fingerprint: str) -> Outcome | None:
+def _claim(tenant_id: str, key: str, fingerprint: str) -> StoredResponse | None:
     """Reserve the key, or return the response stored under it."""
     try:
         with transaction() as session:
@@ -97,9 +97,9 @@ def _claim(tenant_id: str, key: str, fingerprint: str) -> Outcome | None:
             raise IdempotencyConflict(
                 "this Idempotency-Key was used before with a different request")
         if row.status_code is not None:
-            return Outcome(row.status_code, dict(row.response_body or {}),
+            return StoredResponse(row.status_code, dict(row.response_body or {}),
                            dict(row.response_headers or {}))
-        stale = utcnow() - timedelta(seconds=get_api_settings().idempotency_stale_s)
+        stale = utcnow() - timedelta(seconds=get_settings().api.idempotency_stale_s)
         if _as_aware(row.created_at) > stale:
             raise ApiProblem(409, "idempotency_in_progress",
                              "a request with this Idempotency-Key is still being handled")
@@ -112,7 +112,7 @@ def _as_aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def _complete(tenant_id: str, key: str, outcome: Outcome) -> None:
+def _complete(tenant_id: str, key: str, outcome: StoredResponse) -> None:
     with transaction() as session:
         session.execute(update(IdempotentResponse).where(
             IdempotentResponse.tenant_id == tenant_id,

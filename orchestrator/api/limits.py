@@ -9,9 +9,8 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orchestrator.api.config import get_api_settings
 from orchestrator.api.problems import problem_response
-from orchestrator.settings import get_settings
+from orchestrator.config.settings import get_settings
 
 _UPLOAD_PATH = re.compile(r"^/api/v1/assessments/[^/]+/documents/?$")
 
@@ -26,7 +25,7 @@ class BodyTooLarge(HTTPException):
 
 def body_limit(scope: Scope) -> int:
     """Uploads may carry one document plus multipart framing; everything else is small."""
-    api = get_api_settings()
+    api = get_settings().api
     if scope.get("method") == "POST" and _UPLOAD_PATH.match(scope.get("path", "")):
         return get_settings().max_document_bytes + api.multipart_overhead_bytes
     return api.max_body_bytes

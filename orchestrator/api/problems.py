@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from orchestrator.errors import LifecycleError
+from orchestrator.contracts.errors import LifecycleError
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger(__name__)
@@ -125,10 +125,15 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
                             headers=dict(error.headers or {}))
 
 
-async def _unexpected(request: Request, error: Exception) -> JSONResponse:
-    log.exception("unhandled error on %s %s", request.method, request.url.path)
+def unexpected_error_response(request: Request) -> JSONResponse:
+    """The 500 answer: no internals, the details are in the log."""
     return problem_response(request, 500, "internal_error",
                             "an unexpected error occurred; it has been logged")
+
+
+async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return unexpected_error_response(request)
 
 
 def install_problem_handlers(app: FastAPI) -> None:

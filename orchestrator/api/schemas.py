@@ -8,22 +8,24 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.signals import ArtifactKind, SignalType
-from orchestrator.errors import InvalidInput
-from orchestrator.lifecycle.approvals import ApprovalDecision
+from orchestrator.contracts.text import NulFree, Text
+from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.lifecycle.policies import SignoffMode
-from orchestrator.producer import _public_signal_type
-from orchestrator.views import ArtifactView
+from orchestrator.service.producer import public_signal_type
+from orchestrator.service.read_models import ArtifactView
 
 T = TypeVar("T")
 
-IdempotencyKey = Annotated[str, Field(min_length=1, max_length=256)]
-Reason = Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S")]
+IdempotencyKey = Annotated[Text, Field(min_length=1, max_length=256)]
+Reason = Annotated[Text, Field(min_length=1, max_length=2000, pattern=r"\S")]
+TraceId = Annotated[Text, Field(min_length=1, max_length=128)]
 
 
 def _accepted_by_producer(kind: SignalType) -> bool:
     try:
-        _public_signal_type(kind)
+        public_signal_type(kind)
     except InvalidInput:
         return False
     return True
@@ -39,18 +41,18 @@ class _Request(BaseModel):
 
 
 class CreateAssessment(_Request):
-    organization_id: str = Field(min_length=1, max_length=128, pattern=r"\S")
-    name: str = Field(min_length=1, max_length=300, pattern=r"\S")
+    organization_id: Text = Field(min_length=1, max_length=128, pattern=r"\S")
+    name: Text = Field(min_length=1, max_length=300, pattern=r"\S")
 
 
 class SignoffPolicy(_Request):
     """Who may approve one gate, and how many approvals open it."""
 
     mode: SignoffMode = SignoffMode.SINGLE
-    approvers: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+    approvers: list[Annotated[Text, Field(min_length=1, max_length=256)]] = Field(
         default_factory=list, max_length=50,
         description="Designated approvers (principals); needed by all but `single`.")
-    roles: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
+    roles: list[Annotated[Text, Field(min_length=1, max_length=64)]] | None = Field(
         None, min_length=1, max_length=20,
         description="Roles an approver must hold; default: assessor, compliance_lead, ciso.")
     required: int = Field(1, ge=1, le=50, description="For n_of_m: how many approvers.")
@@ -65,17 +67,17 @@ class StartLifecycle(_Request):
     idempotency_key: IdempotencyKey | None = Field(
         None, description="Same key and input: the same run back. The Idempotency-Key "
                           "header may carry it instead.")
-    trace_id: str | None = Field(None, min_length=1, max_length=128)
+    trace_id: TraceId | None = None
 
 
 class SignalRequest(_Request):
     type: PublicSignalType  # type: ignore[valid-type]
     idempotency_key: IdempotencyKey | None = Field(
         None, description="Unique per run; the Idempotency-Key header may carry it instead.")
-    payload: dict[str, Any] = Field(default_factory=dict)
+    payload: Annotated[dict[str, Any], NulFree] = Field(default_factory=dict)
     approval_event_id: uuid.UUID | None = Field(
         None, description="Approval signals name the approval event they act on.")
-    trace_id: str | None = Field(None, min_length=1, max_length=128)
+    trace_id: TraceId | None = None
 
 
 class ControlRequest(_Request):
@@ -92,8 +94,8 @@ class ApprovalRequest(_Request):
     artifact_kind: ArtifactKind
     artifact_version: int = Field(ge=1, le=1_000_000)
     decision: ApprovalDecision = ApprovalDecision.APPROVED
-    approver_role: str = Field("assessor", min_length=1, max_length=64, pattern=r"\S")
-    comment: str | None = Field(None, max_length=4000)
+    approver_role: Text = Field("assessor", min_length=1, max_length=64, pattern=r"\S")
+    comment: Text | None = Field(None, max_length=4000)
 
 
 class RetryRequest(_Request):

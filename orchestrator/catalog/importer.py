@@ -40,16 +40,19 @@ def read_catalog_file(session: Session, path: Path) -> LoadedCatalog:
     sha256 = registry.file_sha256(path)
     suffix = path.suffix.lower()
     if suffix in (".xlsx", ".xlsm"):
-        return catalog_from_workbook(read_scf_workbook(path), sha256=sha256,
-                                     source_name=path.name)
+        return catalog_from_workbook(read_scf_workbook(path), sha256=sha256, source_name=path.name)
     if suffix == ".json":
         if oscal_kind(path) == "catalog":
             return catalog_from_oscal(path, sha256=sha256)
-        bases = [registry.load(session, info.id) for info in registry.available(session)
-                 if info.kind == "oscal_catalog"]
+        bases = [
+            registry.load(session, info.id)
+            for info in registry.available(session)
+            if info.kind == "oscal_catalog"
+        ]
         return profile_from_oscal(path, sha256=sha256, catalogs=bases)
-    raise CatalogFileError(f"{path}: expected an SCF workbook (.xlsx) or an OSCAL catalog "
-                           "or profile (.json)")
+    raise CatalogFileError(
+        f"{path}: expected an SCF workbook (.xlsx) or an OSCAL catalog or profile (.json)"
+    )
 
 
 def import_catalog(session: Session, path: Path) -> ImportResult:
@@ -66,7 +69,10 @@ def import_catalog(session: Session, path: Path) -> ImportResult:
 
 def _result(catalog: LoadedCatalog, *, created: bool) -> ImportResult:
     return ImportResult(
-        info=catalog.info, created=created, controls=len(catalog.controls),
+        info=catalog.info,
+        created=created,
+        controls=len(catalog.controls),
         frameworks=len(catalog.frameworks),
         requirements=sum(len(f.requirements) for f in catalog.frameworks),
-        links=sum(len(r.control_ids) for f in catalog.frameworks for r in f.requirements))
+        links=sum(len(r.control_ids) for f in catalog.frameworks for r in f.requirements),
+    )

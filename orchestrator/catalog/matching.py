@@ -20,11 +20,13 @@ MAX_SUGGESTIONS = 5
 
 
 class UnknownFramework(ValueError):
-    def __init__(self, unknown: Sequence[str], available: list[str],
-                 suggestions: dict[str, list[str]]) -> None:
+    def __init__(
+        self, unknown: Sequence[str], available: list[str], suggestions: dict[str, list[str]]
+    ) -> None:
         names = ", ".join(repr(n) for n in unknown)
-        hints = "; ".join(f"for {n!r} did you mean {', '.join(s)}?"
-                          for n, s in suggestions.items() if s)
+        hints = "; ".join(
+            f"for {n!r} did you mean {', '.join(s)}?" for n, s in suggestions.items() if s
+        )
         super().__init__(f"unknown framework {names}" + (f" ({hints})" if hints else ""))
         self.unknown = list(unknown)
         self.available = available
@@ -43,8 +45,12 @@ class FrameworkChoice:
 
 def match_key(text: str) -> str:
     key = re.sub(r"[^a-z0-9]", "", text.lower())
-    for long, short in (("isoiec", "iso"), ("nistsp", "nist"), ("revision", "rev"),
-                        ("specialpublication", "sp")):
+    for long, short in (
+        ("isoiec", "iso"),
+        ("nistsp", "nist"),
+        ("revision", "rev"),
+        ("specialpublication", "sp"),
+    ):
         key = key.replace(long, short)
     return key
 
@@ -71,16 +77,22 @@ def resolve(catalogs: Sequence[LoadedCatalog], requested: str) -> FrameworkChoic
         if wanted in keys:
             return choice
         # "SOC 2 Type II" is SOC 2; "SCF 2099.1" is not SCF 2022.3: no digits after a prefix.
-        prefix = max((len(k) for k in keys
-                      if wanted.startswith(k) and not any(ch.isdigit() for ch in wanted[len(k):])),
-                     default=0)
+        prefix = max(
+            (
+                len(k)
+                for k in keys
+                if wanted.startswith(k) and not any(ch.isdigit() for ch in wanted[len(k) :])
+            ),
+            default=0,
+        )
         if prefix and (best is None or prefix > best[0]):
             best = (prefix, choice)
     return best[1] if best else None
 
 
-def resolve_many(catalogs: Sequence[LoadedCatalog],
-                 requested: Sequence[str]) -> list[FrameworkChoice]:
+def resolve_many(
+    catalogs: Sequence[LoadedCatalog], requested: Sequence[str]
+) -> list[FrameworkChoice]:
     """Every requested framework, once each, in the order asked; unknown names raise."""
     found: list[FrameworkChoice] = []
     unknown: list[str] = []
@@ -91,8 +103,9 @@ def resolve_many(catalogs: Sequence[LoadedCatalog],
         elif all(c.framework.id != choice.framework.id for c in found):
             found.append(choice)
     if unknown:
-        raise UnknownFramework(unknown, available_names(catalogs),
-                               {n: suggest(catalogs, n) for n in unknown})
+        raise UnknownFramework(
+            unknown, available_names(catalogs), {n: suggest(catalogs, n) for n in unknown}
+        )
     return found
 
 
@@ -111,18 +124,23 @@ def suggest(catalogs: Sequence[LoadedCatalog], requested: str) -> list[str]:
     for choice in _candidates(catalogs):
         for key in _keys(choice.framework):
             by_key.setdefault(key, choice.framework.name)
-    close = [by_key[k] for k in difflib.get_close_matches(wanted, list(by_key), n=10,
-                                                           cutoff=0.6)]
+    close = [by_key[k] for k in difflib.get_close_matches(wanted, list(by_key), n=10, cutoff=0.6)]
+    starting = sorted({name for key, name in by_key.items() if wanted and key.startswith(wanted)})
     containing = sorted({name for key, name in by_key.items() if wanted and wanted in key})
     out: list[str] = []
-    for name in [*close, *containing]:
+    # "ISO" asks for the ISO standards before names that merely look alike ("US SOX").
+    ordered = (
+        [*starting, *close, *containing] if len(wanted) <= 4 else [*close, *starting, *containing]
+    )
+    for name in ordered:
         if name not in out:
             out.append(name)
     return out[:MAX_SUGGESTIONS]
 
 
-def linked_requirements(choice: FrameworkChoice,
-                        catalogs: Sequence[LoadedCatalog]) -> tuple[Requirement, ...]:
+def linked_requirements(
+    choice: FrameworkChoice, catalogs: Sequence[LoadedCatalog]
+) -> tuple[Requirement, ...]:
     """The framework's requirements, each with its linked SCF controls.
 
     A framework read from its own catalogue (OSCAL) links through the SCF crosswalk column
@@ -134,8 +152,10 @@ def linked_requirements(choice: FrameworkChoice,
     scf = scf_catalog(catalogs)
     column = scf.framework(framework.crosswalk) if scf else None
     links = {r.id: r.control_ids for r in column.requirements} if column else {}
-    return tuple(Requirement(id=r.id, title=r.title, control_ids=links.get(r.id, ()))
-                 for r in framework.requirements)
+    return tuple(
+        Requirement(id=r.id, title=r.title, control_ids=links.get(r.id, ()))
+        for r in framework.requirements
+    )
 
 
 def scf_catalog(catalogs: Sequence[LoadedCatalog]) -> LoadedCatalog | None:

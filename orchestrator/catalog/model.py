@@ -17,8 +17,10 @@ _NAMESPACE = uuid.UUID("5b0c7e52-3f0a-4d55-9a53-3c2f1c1e8d10")
 
 SCF_NAME = "Secure Controls Framework (SCF)"
 SCF_LICENCE = "CC BY-ND 4.0"
-SCF_ATTRIBUTION = ("Secure Controls Framework (SCF), CC BY-ND 4.0. Control text is reproduced "
-                   "verbatim from the official SCF workbook, https://securecontrolsframework.com")
+SCF_ATTRIBUTION = (
+    "Secure Controls Framework (SCF), CC BY-ND 4.0. Control text is reproduced "
+    "verbatim from the official SCF workbook, https://securecontrolsframework.com"
+)
 
 
 def catalog_id_for(name: str, version: str, sha256: str) -> uuid.UUID:
@@ -30,7 +32,7 @@ def framework_id_for(catalog_id: uuid.UUID, name: str) -> uuid.UUID:
 
 
 def version_key(version: str) -> tuple[int, ...]:
-    """"2022.3" < "2022.10" < "2023.1"; "5.0.1" < "5.1.1"."""
+    """ "2022.3" < "2022.10" < "2023.1"; "5.0.1" < "5.1.1"."""
     return tuple(int(n) for n in re.findall(r"\d+", version))
 
 
@@ -46,10 +48,16 @@ class CatalogInfo:
     attribution: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": str(self.id), "kind": self.kind, "name": self.name,
-                "version": self.version, "source_name": self.source_name,
-                "sha256": self.sha256, "licence": self.licence,
-                "attribution": self.attribution}
+        return {
+            "id": str(self.id),
+            "kind": self.kind,
+            "name": self.name,
+            "version": self.version,
+            "source_name": self.source_name,
+            "sha256": self.sha256,
+            "licence": self.licence,
+            "attribution": self.attribution,
+        }
 
 
 @dataclass(frozen=True)
@@ -68,8 +76,12 @@ class CatalogControl:
 
     def header(self) -> dict[str, str]:
         """The fields every artifact repeats for a control."""
-        return {"control_id": self.id, "domain": self.domain, "domain_name": self.domain_name,
-                "title": self.title}
+        return {
+            "control_id": self.id,
+            "domain": self.domain,
+            "domain_name": self.domain_name,
+            "title": self.title,
+        }
 
 
 @dataclass(frozen=True)

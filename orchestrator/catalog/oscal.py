@@ -32,8 +32,10 @@ from orchestrator.catalog.model import (
 )
 
 NIST_LICENCE = "Public domain (US Government work, 17 U.S.C. 105)"
-NIST_ATTRIBUTION = ("NIST Special Publication 800-53 Revision 5, National Institute of "
-                    "Standards and Technology; OSCAL content from usnistgov/oscal-content")
+NIST_ATTRIBUTION = (
+    "NIST Special Publication 800-53 Revision 5, National Institute of "
+    "Standards and Technology; OSCAL content from usnistgov/oscal-content"
+)
 _SP_800_53 = re.compile(r"800-53\D+?(?:Revision|Rev\.?|rev)\s*(\d+)", re.I)
 _BASELINE = re.compile(r"\b(LOW|MODERATE|HIGH|PRIVACY)\b", re.I)
 
@@ -43,7 +45,7 @@ class OscalFormatError(ValueError):
 
 
 def oscal_kind(path: Path) -> str:
-    """"catalog" or "profile", from the document's single top-level key."""
+    """ "catalog" or "profile", from the document's single top-level key."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -53,8 +55,10 @@ def oscal_kind(path: Path) -> str:
     for kind in ("catalog", "profile"):
         if kind in document:
             return kind
-    raise OscalFormatError(f"{path}: neither an OSCAL catalog nor a profile "
-                           f"(top-level keys: {', '.join(sorted(document)) or 'none'})")
+    raise OscalFormatError(
+        f"{path}: neither an OSCAL catalog nor a profile "
+        f"(top-level keys: {', '.join(sorted(document)) or 'none'})"
+    )
 
 
 def _read(model: Any, path: Path) -> Any:
@@ -64,8 +68,9 @@ def _read(model: Any, path: Path) -> Any:
         errors = exc.errors()
         where = ".".join(str(p) for p in errors[0]["loc"]) if errors else "?"
         message = errors[0]["msg"] if errors else ""
-        raise OscalFormatError(f"{path}: not valid OSCAL ({exc.error_count()} error(s); "
-                               f"first at {where}: {message})") from exc
+        raise OscalFormatError(
+            f"{path}: not valid OSCAL ({exc.error_count()} error(s); first at {where}: {message})"
+        ) from exc
 
 
 def catalog_from_oscal(path: Path, *, sha256: str) -> LoadedCatalog:
@@ -73,24 +78,47 @@ def catalog_from_oscal(path: Path, *, sha256: str) -> LoadedCatalog:
     metadata = catalog.metadata
     name = _catalog_name(metadata.title)
     version = str(metadata.version)
-    info = CatalogInfo(id=catalog_id_for(name, version, sha256), kind="oscal_catalog",
-                       name=name, version=version, source_name=path.name, sha256=sha256,
-                       licence=NIST_LICENCE, attribution=NIST_ATTRIBUTION)
+    info = CatalogInfo(
+        id=catalog_id_for(name, version, sha256),
+        kind="oscal_catalog",
+        name=name,
+        version=version,
+        source_name=path.name,
+        sha256=sha256,
+        licence=NIST_LICENCE,
+        attribution=NIST_ATTRIBUTION,
+    )
     controls = tuple(_controls(catalog))
-    requirements = tuple(Requirement(id=c.id, title=c.title, control_ids=())
-                         for c in controls if not c.details.get("withdrawn"))
+    requirements = tuple(
+        Requirement(id=c.id, title=c.title, control_ids=())
+        for c in controls
+        if not c.details.get("withdrawn")
+    )
     framework = Framework(
-        id=framework_id_for(info.id, name), catalog_id=info.id, name=name, version=version,
-        kind="oscal_catalog", requirements=requirements, crosswalk=_crosswalk(name),
-        details={"aliases": [str(metadata.title)], "oscal_version": str(metadata.oscal_version)})
-    return LoadedCatalog(info=info, controls=controls, frameworks=(framework,),
-                         details={"title": str(metadata.title),
-                                  "oscal_version": str(metadata.oscal_version),
-                                  "uuid": str(catalog.uuid)})
+        id=framework_id_for(info.id, name),
+        catalog_id=info.id,
+        name=name,
+        version=version,
+        kind="oscal_catalog",
+        requirements=requirements,
+        crosswalk=_crosswalk(name),
+        details={"aliases": [str(metadata.title)], "oscal_version": str(metadata.oscal_version)},
+    )
+    return LoadedCatalog(
+        info=info,
+        controls=controls,
+        frameworks=(framework,),
+        details={
+            "title": str(metadata.title),
+            "oscal_version": str(metadata.oscal_version),
+            "uuid": str(catalog.uuid),
+        },
+    )
 
 
-def profile_from_oscal(path: Path, *, sha256: str,
-                       catalogs: Sequence[LoadedCatalog]) -> LoadedCatalog:
+def profile_from_oscal(
+    path: Path, *, sha256: str, catalogs: Sequence[LoadedCatalog]
+) -> LoadedCatalog:
     """The profile as a catalogue version; its controls come from the newest stored catalog
     of the same publication (the profile's import points at that catalog by reference)."""
     profile: Profile = _read(Profile, path)
@@ -98,27 +126,54 @@ def profile_from_oscal(path: Path, *, sha256: str,
     base_name = _catalog_name(metadata.title)
     bases = [c for c in catalogs if c.info.kind == "oscal_catalog" and c.info.name == base_name]
     if not bases:
-        raise OscalFormatError(f"{path}: profile {metadata.title!r} selects controls from "
-                               f"{base_name!r}; import that OSCAL catalog first")
+        raise OscalFormatError(
+            f"{path}: profile {metadata.title!r} selects controls from "
+            f"{base_name!r}; import that OSCAL catalog first"
+        )
     base = bases[-1]
     by_oscal_id = {str(c.details.get("oscal_id")): c for c in base.controls}
     selected = _selected_ids(profile, by_oscal_id, path)
     level = _BASELINE.search(str(metadata.title))
     name = base_name + (f" {level.group(1).title()}" if level else "")
     version = str(metadata.version)
-    info = CatalogInfo(id=catalog_id_for(name, version, sha256), kind="oscal_profile",
-                       name=name, version=version, source_name=path.name, sha256=sha256,
-                       licence=NIST_LICENCE, attribution=NIST_ATTRIBUTION)
-    requirements = tuple(Requirement(id=by_oscal_id[i].id, title=by_oscal_id[i].title,
-                                     control_ids=()) for i in selected)
+    info = CatalogInfo(
+        id=catalog_id_for(name, version, sha256),
+        kind="oscal_profile",
+        name=name,
+        version=version,
+        source_name=path.name,
+        sha256=sha256,
+        licence=NIST_LICENCE,
+        attribution=NIST_ATTRIBUTION,
+    )
+    requirements = tuple(
+        Requirement(id=by_oscal_id[i].id, title=by_oscal_id[i].title, control_ids=())
+        for i in selected
+    )
     framework = Framework(
-        id=framework_id_for(info.id, name), catalog_id=info.id, name=name, version=version,
-        kind="oscal_profile", requirements=requirements, crosswalk=_crosswalk(base_name),
-        details={"aliases": [str(metadata.title), f"{name} baseline"],
-                 "base_catalog_id": str(base.id), "base_catalog_version": base.info.version})
-    return LoadedCatalog(info=info, controls=(), frameworks=(framework,),
-                         details={"title": str(metadata.title), "base_catalog_id": str(base.id),
-                                  "uuid": str(profile.uuid)})
+        id=framework_id_for(info.id, name),
+        catalog_id=info.id,
+        name=name,
+        version=version,
+        kind="oscal_profile",
+        requirements=requirements,
+        crosswalk=_crosswalk(base_name),
+        details={
+            "aliases": [str(metadata.title), f"{name} baseline", name.replace(" rev5", "")],
+            "base_catalog_id": str(base.id),
+            "base_catalog_version": base.info.version,
+        },
+    )
+    return LoadedCatalog(
+        info=info,
+        controls=(),
+        frameworks=(framework,),
+        details={
+            "title": str(metadata.title),
+            "base_catalog_id": str(base.id),
+            "uuid": str(profile.uuid),
+        },
+    )
 
 
 def _catalog_name(title: str) -> str:
@@ -135,6 +190,14 @@ def _prop(control: Control, name: str) -> str | None:
     return next((str(p.value) for p in control.props or [] if p.name == name), None)
 
 
+def _label(control: Control) -> str:
+    """The label as SP 800-53 writes it ("AC-2(1)"); newer catalogs add zero-padded ones
+    ("AC-02(01)") marked with a class."""
+    labels = [p for p in control.props or [] if p.name == "label"]
+    plain = next((p for p in labels if not p.class_), labels[0] if labels else None)
+    return str(plain.value) if plain is not None else control.id.upper()
+
+
 def _prose(parts: Sequence[Part] | None, depth: int = 0) -> Iterator[str]:
     for part in parts or []:
         label = next((str(p.value) for p in part.props or [] if p.name == "label"), "")
@@ -145,22 +208,29 @@ def _prose(parts: Sequence[Part] | None, depth: int = 0) -> Iterator[str]:
 
 
 def _controls(catalog: Catalog) -> Iterator[CatalogControl]:
-    def walk(controls: Sequence[Control] | None, family: str, family_title: str,
-             parent: str | None) -> Iterator[CatalogControl]:
+    def walk(
+        controls: Sequence[Control] | None, family: str, family_title: str, parent: str | None
+    ) -> Iterator[CatalogControl]:
         for control in controls or []:
-            label = _prop(control, "label") or control.id.upper()
+            label = _label(control)
             statement = [p for p in control.parts or [] if p.name == "statement"]
             yield CatalogControl(
-                id=label, domain=family.upper(), domain_name=family_title,
-                title=str(control.title), description="\n".join(_prose(statement)),
-                details={"oscal_id": control.id, "parent": parent,
-                         "withdrawn": _prop(control, "status") == "withdrawn",
-                         "sort_id": _prop(control, "sort-id")})
+                id=label,
+                domain=family.upper(),
+                domain_name=family_title,
+                title=str(control.title),
+                description="\n".join(_prose(statement)),
+                details={
+                    "oscal_id": control.id,
+                    "parent": parent,
+                    "withdrawn": _prop(control, "status") == "withdrawn",
+                    "sort_id": _prop(control, "sort-id"),
+                },
+            )
             yield from walk(control.controls, family, family_title, label)
 
     for group in catalog.groups or []:
-        yield from walk(getattr(group, "controls", None), str(group.id), str(group.title),
-                        None)
+        yield from walk(getattr(group, "controls", None), str(group.id), str(group.title), None)
     yield from walk(catalog.controls, "", "", None)
 
 
@@ -175,17 +245,22 @@ def _selected_ids(profile: Profile, known: dict[str, CatalogControl], path: Path
             if selection.matching:
                 raise OscalFormatError(f"{path}: selection by pattern is not supported")
             ids = {str(getattr(i, "root", i)) for i in selection.with_ids or []}
-            if selection.with_child_controls and str(
-                    getattr(selection.with_child_controls, "value",
-                            selection.with_child_controls)) == "yes":
-                ids |= {k for k, c in known.items()
-                        if any(k.startswith(f"{i}.") for i in ids)}
+            if (
+                selection.with_child_controls
+                and str(
+                    getattr(selection.with_child_controls, "value", selection.with_child_controls)
+                )
+                == "yes"
+            ):
+                ids |= {k for k, c in known.items() if any(k.startswith(f"{i}.") for i in ids)}
             chosen |= ids
         for exclusion in getattr(imported, "exclude_controls", None) or []:
             chosen -= {str(getattr(i, "root", i)) for i in exclusion.with_ids or []}
     missing = sorted(chosen - set(known))
     if missing:
-        raise OscalFormatError(f"{path}: the profile selects {len(missing)} control(s) the "
-                               f"catalog does not have: {', '.join(missing[:10])}")
+        raise OscalFormatError(
+            f"{path}: the profile selects {len(missing)} control(s) the "
+            f"catalog does not have: {', '.join(missing[:10])}"
+        )
     order = {k: i for i, k in enumerate(known)}
     return sorted(chosen, key=order.__getitem__)

@@ -62,16 +62,24 @@ def shipped_info() -> CatalogInfo:
     assert match is not None
     sha256 = file_sha256(shipped_path())
     release = match.group(1)
-    return CatalogInfo(id=catalog_id_for(SCF_NAME, release, sha256), kind="scf_workbook",
-                       name=SCF_NAME, version=release, source_name=SHIPPED_WORKBOOK,
-                       sha256=sha256, licence=SCF_LICENCE, attribution=SCF_ATTRIBUTION)
+    return CatalogInfo(
+        id=catalog_id_for(SCF_NAME, release, sha256),
+        kind="scf_workbook",
+        name=SCF_NAME,
+        version=release,
+        source_name=SHIPPED_WORKBOOK,
+        sha256=sha256,
+        licence=SCF_LICENCE,
+        attribution=SCF_ATTRIBUTION,
+    )
 
 
 @lru_cache(maxsize=1)
 def shipped_catalog() -> LoadedCatalog:
     path = shipped_path()
-    return catalog_from_workbook(read_scf_workbook(path), sha256=shipped_info().sha256,
-                                 source_name=SHIPPED_WORKBOOK)
+    return catalog_from_workbook(
+        read_scf_workbook(path), sha256=shipped_info().sha256, source_name=SHIPPED_WORKBOOK
+    )
 
 
 def available(session: Session) -> list[CatalogInfo]:

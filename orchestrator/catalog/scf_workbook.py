@@ -104,8 +104,10 @@ _CONTROL_COLUMNS: dict[str, tuple[str, ...]] = {
     "name": ("scf control",),
     "id": ("scf #",),
     "description": ("secure controls framework (scf) control description",),
-    "methods_to_comply": ("methods to comply with scf controls",
-                          "possible solutions & considerations"),
+    "methods_to_comply": (
+        "methods to comply with scf controls",
+        "possible solutions & considerations",
+    ),
     "erl_ids": ("evidence request list (erl) #",),
     "question": ("scf control question",),
     "weighting": ("relative control weighting",),
@@ -113,10 +115,14 @@ _CONTROL_COLUMNS: dict[str, tuple[str, ...]] = {
 # Columns after the mapping block: selection tags, risk and threat columns, errata.
 _AFTER_MAPPINGS = re.compile(
     r"^(minimum security requirements|identify |scf-[a-z]\b|risk |risk threat summary|"
-    r"threat |control threat summary|scf errata)")
+    r"threat |control threat summary|scf errata)"
+)
 _SP_CMM = re.compile(r"^(?:sp-cmm|c\|p-cmm) ?([0-5])\b")
-_VERSION_IN_HEADER = (re.compile(r"\bv(\d[\w.]*)", re.I), re.compile(r"\brev ?(\d[\w.]*)", re.I),
-                      re.compile(r"\b((?:19|20)\d{2})\b"))
+_VERSION_IN_HEADER = (
+    re.compile(r"\bv(\d[\w.]*)", re.I),
+    re.compile(r"\brev ?(\d[\w.]*)", re.I),
+    re.compile(r"\b((?:19|20)\d{2})\b"),
+)
 
 
 def read_scf_workbook(path: str | Path) -> ScfWorkbook:
@@ -145,11 +151,14 @@ def read_scf_workbook(path: str | Path) -> ScfWorkbook:
         if not controls:
             raise WorkbookFormatError(f"{path}: sheet {main.title!r} holds no controls")
         return ScfWorkbook(
-            release=release, controls=tuple(controls), domains=tuple(_domains(book, path)),
+            release=release,
+            controls=tuple(controls),
+            domains=tuple(_domains(book, path)),
             evidence_requests=tuple(_evidence_requests(book, path)),
             authoritative_sources=sources,
             mapping_columns=tuple(column for _, column in mapping_columns),
-            links=tuple(links))
+            links=tuple(links),
+        )
     finally:
         book.close()
 
@@ -186,7 +195,8 @@ class _Columns:
             if index is None:
                 raise WorkbookFormatError(
                     f"{path}: sheet {sheet!r} has no column {accepted[0]!r} "
-                    f"(needed for the control {field.replace('_', ' ')})")
+                    f"(needed for the control {field.replace('_', ' ')})"
+                )
             self.at[field] = index
         levels: dict[int, int] = {}
         for i, k in enumerate(keys):
@@ -197,7 +207,8 @@ class _Columns:
         if missing:
             raise WorkbookFormatError(
                 f"{path}: sheet {sheet!r} has no column 'SP-CMM {missing[0]}' "
-                "(the maturity criteria for that level)")
+                "(the maturity criteria for that level)"
+            )
         self.sp_cmm = tuple(levels[n] for n in range(SP_CMM_LEVELS))
 
 
@@ -206,8 +217,7 @@ def _main_sheet(book: Any, path: Path) -> Any:
         first = next(sheet.iter_rows(max_row=1, values_only=True), ())
         if "scf #" in {_key(cell) for cell in first}:
             return sheet
-    raise WorkbookFormatError(
-        f"{path}: no sheet has an 'SCF #' column; is this the SCF workbook?")
+    raise WorkbookFormatError(f"{path}: no sheet has an 'SCF #' column; is this the SCF workbook?")
 
 
 def _release(title: str, path: Path) -> str:
@@ -234,17 +244,22 @@ def _control(row: Sequence[Any], columns: _Columns) -> ScfControl | None:
         return None  # blank or trailing rows
     weighting = _text(row, at["weighting"])
     return ScfControl(
-        id=control_id, domain=control_id.split("-", 1)[0],
-        domain_name=_text(row, at["domain_name"]), name=_text(row, at["name"]),
-        description=_text(row, at["description"]), question=_text(row, at["question"]),
+        id=control_id,
+        domain=control_id.split("-", 1)[0],
+        domain_name=_text(row, at["domain_name"]),
+        name=_text(row, at["name"]),
+        description=_text(row, at["description"]),
+        question=_text(row, at["question"]),
         methods_to_comply=_text(row, at["methods_to_comply"]),
         weighting=int(float(weighting)) if weighting else None,
         sp_cmm=tuple(_text(row, i) for i in columns.sp_cmm),
-        erl_ids=_lines(_text(row, at["erl_ids"])))
+        erl_ids=_lines(_text(row, at["erl_ids"])),
+    )
 
 
-def _mapping_columns(header: list[str], columns: _Columns,
-                     sources: tuple[AuthoritativeSource, ...]) -> list[tuple[int, MappingColumn]]:
+def _mapping_columns(
+    header: list[str], columns: _Columns, sources: tuple[AuthoritativeSource, ...]
+) -> list[tuple[int, MappingColumn]]:
     """The framework columns: after the SP-CMM criteria, before the selection tags."""
     by_key = {_loose(s.mapping_column): s for s in sources}
     start = max(columns.sp_cmm) + 1
@@ -256,8 +271,9 @@ def _mapping_columns(header: list[str], columns: _Columns,
         if _AFTER_MAPPINGS.match(text.lower()):
             break
         source = by_key.get(_loose(text))
-        found.append((index, MappingColumn(header=text, framework=text,
-                                           version=_version(text, source))))
+        found.append(
+            (index, MappingColumn(header=text, framework=text, version=_version(text, source)))
+        )
     return found
 
 
@@ -276,8 +292,9 @@ def _version(header: str, source: AuthoritativeSource | None) -> str:
     return ""
 
 
-def _links(row: Sequence[Any], control_id: str,
-           mapping_columns: list[tuple[int, MappingColumn]]) -> Iterator[MappingLink]:
+def _links(
+    row: Sequence[Any], control_id: str, mapping_columns: list[tuple[int, MappingColumn]]
+) -> Iterator[MappingLink]:
     for index, column in mapping_columns:
         value = row[index] if index < len(row) else None
         if value is None:
@@ -287,8 +304,12 @@ def _links(row: Sequence[Any], control_id: str,
             requirement = normalise_requirement_id(line)
             if requirement and requirement not in seen:
                 seen.add(requirement)
-                yield MappingLink(framework=column.framework, version=column.version,
-                                  requirement_id=requirement, control_id=control_id)
+                yield MappingLink(
+                    framework=column.framework,
+                    version=column.version,
+                    requirement_id=requirement,
+                    control_id=control_id,
+                )
 
 
 def _sheet(book: Any, prefix: str, path: Path) -> Any:
@@ -298,8 +319,7 @@ def _sheet(book: Any, prefix: str, path: Path) -> Any:
     raise WorkbookFormatError(f"{path}: no sheet named {prefix!r}…")
 
 
-def _table(book: Any, prefix: str, wanted: dict[str, str],
-           path: Path) -> Iterator[dict[str, str]]:
+def _table(book: Any, prefix: str, wanted: dict[str, str], path: Path) -> Iterator[dict[str, str]]:
     """Rows of a side sheet as {field: text}, columns found by header prefix."""
     sheet = _sheet(book, prefix, path)
     rows: Iterable[Sequence[Any]] = sheet.iter_rows(values_only=True)
@@ -309,8 +329,7 @@ def _table(book: Any, prefix: str, wanted: dict[str, str],
     for field, header in wanted.items():
         index = next((i for i, k in enumerate(keys) if k.startswith(header)), None)
         if index is None:
-            raise WorkbookFormatError(
-                f"{path}: sheet {sheet.title!r} has no column {header!r}")
+            raise WorkbookFormatError(f"{path}: sheet {sheet.title!r} has no column {header!r}")
         at[field] = index
     for row in iterator:
         record = {field: _text(row, index) for field, index in at.items()}
@@ -319,31 +338,51 @@ def _table(book: Any, prefix: str, wanted: dict[str, str],
 
 
 def _domains(book: Any, path: Path) -> Iterator[ScfDomain]:
-    wanted = {"name": "scf domain", "identifier": "scf identifier",
-              "principle": "security & privacy by design", "intent": "principle intent"}
+    wanted = {
+        "name": "scf domain",
+        "identifier": "scf identifier",
+        "principle": "security & privacy by design",
+        "intent": "principle intent",
+    }
     for record in _table(book, "Domains & Principles", wanted, path):
         if record["identifier"]:
             yield ScfDomain(**record)
 
 
 def _evidence_requests(book: Any, path: Path) -> Iterator[EvidenceRequest]:
-    wanted = {"erl_id": "erl #", "area_of_focus": "area of focus",
-              "artifact": "documentation artifact", "description": "artifact description",
-              "controls": "scf control mappings"}
+    wanted = {
+        "erl_id": "erl #",
+        "area_of_focus": "area of focus",
+        "artifact": "documentation artifact",
+        "description": "artifact description",
+        "controls": "scf control mappings",
+    }
     for record in _table(book, "Evidence Request List", wanted, path):
         if record["erl_id"]:
             yield EvidenceRequest(
-                erl_id=record["erl_id"], area_of_focus=record["area_of_focus"],
-                artifact=record["artifact"], description=record["description"],
-                control_ids=_lines(record["controls"]))
+                erl_id=record["erl_id"],
+                area_of_focus=record["area_of_focus"],
+                artifact=record["artifact"],
+                description=record["description"],
+                control_ids=_lines(record["controls"]),
+            )
 
 
 def _authoritative_sources(book: Any, path: Path) -> Iterator[AuthoritativeSource]:
-    wanted = {"geography": "geography", "mapping_column": "mapping column header",
-              "source": "source", "name": "authoritative source", "version": "version",
-              "url": "url"}
+    wanted = {
+        "geography": "geography",
+        "mapping_column": "mapping column header",
+        "source": "source",
+        "name": "authoritative source",
+        "version": "version",
+        "url": "url",
+    }
     for record in _table(book, "Authoritative Sources", wanted, path):
         if record["mapping_column"]:
-            yield AuthoritativeSource(**{**record,
-                                         "mapping_column": collapse(record["mapping_column"]),
-                                         "version": collapse(record["version"])})
+            yield AuthoritativeSource(
+                **{
+                    **record,
+                    "mapping_column": collapse(record["mapping_column"]),
+                    "version": collapse(record["version"]),
+                }
+            )

@@ -7,11 +7,12 @@ import json
 import uuid
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.contracts.text import NulFree, Text
 
 SIGNAL_SCHEMA_VERSION = 1
 
@@ -125,15 +126,15 @@ class SignalEnvelope(BaseModel):
     signal_id: uuid.UUID = Field(default_factory=uuid.uuid4)
     type: SignalType
     run_id: uuid.UUID
-    tenant_id: str = Field(min_length=1, max_length=128)
-    organization_id: str = Field(min_length=1, max_length=128)
+    tenant_id: Text = Field(min_length=1, max_length=128)
+    organization_id: Text = Field(min_length=1, max_length=128)
     assessment_id: uuid.UUID
-    trace_id: str = Field(min_length=1, max_length=128)
-    actor_id: str = Field(min_length=1, max_length=256)
-    idempotency_key: str = Field(min_length=1, max_length=256)
+    trace_id: Text = Field(min_length=1, max_length=128)
+    actor_id: Text = Field(min_length=1, max_length=256)
+    idempotency_key: Text = Field(min_length=1, max_length=256)
     approval_event_id: uuid.UUID | None = None
     step: Step | None = None
-    payload: dict[str, Any] = Field(default_factory=dict)
+    payload: Annotated[dict[str, Any], NulFree] = Field(default_factory=dict)
     received_at: datetime | None = None
 
     @field_validator("payload")

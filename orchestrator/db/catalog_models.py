@@ -60,8 +60,7 @@ class FrameworkRow(Base):
 class FrameworkRequirementRow(Base):
     __tablename__ = "framework_requirements"
 
-    framework_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("frameworks.id"),
-                                                    primary_key=True)
+    framework_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("frameworks.id"), primary_key=True)
     requirement_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     position: Mapped[int] = mapped_column(Integer)
     title: Mapped[str] = mapped_column(Text)
@@ -71,7 +70,6 @@ class RequirementLinkRow(Base):
     __tablename__ = "requirement_links"
     __table_args__ = (Index("ix_requirement_links_framework", "framework_id"),)
 
-    framework_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("frameworks.id"),
-                                                    primary_key=True)
+    framework_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("frameworks.id"), primary_key=True)
     requirement_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     control_id: Mapped[str] = mapped_column(String(64), primary_key=True)

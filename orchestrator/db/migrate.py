@@ -7,7 +7,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-from orchestrator.settings import get_settings
+from orchestrator.config.settings import get_settings
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 

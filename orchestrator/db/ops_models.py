@@ -109,7 +109,7 @@ class JobWatch(Base):
 
 
 class DeadLetter(Base):
-    """A job given up on: lost after every re-dispatch. Visible and replayable."""
+    """A job given up on: lost after every re-dispatch. Visible, replayable, resolvable."""
 
     __tablename__ = "dead_letters"
 
@@ -127,6 +127,10 @@ class DeadLetter(Base):
     redispatches: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime]
     replayed_at: Mapped[datetime | None]
+    resolved_at: Mapped[datetime | None]
+    """Set when the step later succeeded, or an operator resolved the letter by hand."""
+    resolved_by: Mapped[str | None] = mapped_column(String(256))
+    resolution: Mapped[str | None] = mapped_column(Text)
 
 
 class WebhookSubscription(Base):

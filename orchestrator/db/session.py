@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-from orchestrator.settings import get_settings
+from orchestrator.config.settings import get_settings
 
 
 def is_sqlite(engine: Engine) -> bool:

@@ -9,12 +9,12 @@ from typing import Any
 from sqlalchemy import bindparam, insert, select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import ArtifactRef
 from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.storage import put_bytes, sha256_hex
 from orchestrator.db.tables import ARTIFACTS
 from orchestrator.jobs.interface import JobContext, JobFailure
-from orchestrator.storage import put_bytes, sha256_hex
 
 _BY_VERSION = select(ARTIFACTS.c.id, ARTIFACTS.c.sha256).where(
     ARTIFACTS.c.run_id == bindparam("of_run"), ARTIFACTS.c.kind == bindparam("of_kind"),

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.db.ops_models import JobWatch
 from orchestrator.db.session import get_engine, transaction
-from orchestrator.sweeps.sql import insert_for
+from orchestrator.db.sql import insert_for
 
 _last_beat: dict[str, float] = {}
 

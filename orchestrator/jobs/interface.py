@@ -12,13 +12,20 @@ from orchestrator.contracts.jobs import ArtifactRef, JobRequest
 
 
 class JobFailure(Exception):
-    """A typed job error. `retryable` errors are retried with backoff; others fail the step."""
+    """A typed job error. `retryable` errors are retried with backoff; others fail the step.
 
-    def __init__(self, code: str, message: str, *, retryable: bool = False) -> None:
+    With `keep_results`, what the service wrote before failing commits with the failure
+    instead of rolling back: facts that stay true whatever the job's fate (each document's
+    ingestion outcome). A retryable failure with retries left still rolls back.
+    """
+
+    def __init__(self, code: str, message: str, *, retryable: bool = False,
+                 keep_results: bool = False) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.retryable = retryable
+        self.keep_results = keep_results
 
 
 @dataclass(frozen=True)

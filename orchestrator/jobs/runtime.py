@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -21,16 +20,17 @@ from sqlalchemy import bindparam, exists, func, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobError, JobOutcome, JobRequest, JobStatus
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
-from orchestrator.coordinator import AfterCommit, apply_if_free
 from orchestrator.db.session import get_engine, transaction
 from orchestrator.db.tables import JOBS, OUTBOX, RUNS
-from orchestrator.inbox import insert_signal
+from orchestrator.engine.coordinator import AfterCommit, apply_if_free
+from orchestrator.engine.inbox import insert_signal
+from orchestrator.jobs.dead_letter_resolution import resolve_by_success
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService
 from orchestrator.lifecycle.definition import STEP_SPECS
-from orchestrator.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -95,21 +95,13 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
     claim = _claim(request)
     if claim is not JobRun.SUCCEEDED:
         return Delivered(claim)
-    _hold_if_asked(request)
     try:
         with transaction() as session:
-            if not _still_ours(session, request):
-                return Delivered(JobRun.SKIPPED)
-            context = JobContext(request=request, session=session,
-                                 storage_dir=get_settings().resolved_storage_dir)
-            result = service(context)
-            _finish(session, request, result)
-            applied = _apply_here(session, request)
+            return _work(session, delivery, service)
     except JobFailure as failure:
         if failure.retryable and delivery.retries_left:
             raise
-        _record_failure(request, JobError(code=failure.code, message=failure.message,
-                                          retryable=failure.retryable))
+        _record_failure(request, _error_of(failure))
         return Delivered(JobRun.FAILED)
     except OperationalError as error:  # the database went away: worth another try
         if delivery.retries_left:
@@ -126,7 +118,29 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
         _record_failure(request, JobError(code="internal_error",
                                           message=f"{type(error).__name__}: {error}"))
         return Delivered(JobRun.FAILED)
-    return Delivered(JobRun.SUCCEEDED, applied)
+
+
+def _work(session: Session, delivery: Delivery, service: JobService) -> Delivered:
+    """The job's transaction: the service's work, the job's fate and its outcome signal."""
+    request = delivery.request
+    if not _still_ours(session, request):
+        return Delivered(JobRun.SKIPPED)
+    context = JobContext(request=request, session=session,
+                         storage_dir=get_settings().resolved_storage_dir)
+    try:
+        result = service(context)
+    except JobFailure as failure:
+        if not failure.keep_results or (failure.retryable and delivery.retries_left):
+            raise
+        # The service's writes commit with the failure and its outcome signal.
+        fail_job(session, request, _error_of(failure))
+        return Delivered(JobRun.FAILED, _apply_here(session, request))
+    _finish(session, request, result)
+    return Delivered(JobRun.SUCCEEDED, _apply_here(session, request))
+
+
+def _error_of(failure: JobFailure) -> JobError:
+    return JobError(code=failure.code, message=failure.message, retryable=failure.retryable)
 
 
 def _claim(request: JobRequest) -> JobRun:
@@ -188,6 +202,8 @@ def _finish(session: Session, request: JobRequest, result: JobResult) -> None:
     signal_type = STEP_SPECS[request.step].completion_signal or SignalType.JOB_COMPLETED
     _set_status(session, request, JobStatus.SUCCEEDED, summary=result.summary)
     insert_signal(session, _outcome_signal(request, signal_type, outcome))
+    resolve_by_success(session, request.run_id, request.step.value, request.job_id,
+                       request.attempt, utcnow())
 
 
 def _record_failure(request: JobRequest, error: JobError) -> None:
@@ -232,9 +248,3 @@ def _outcome_signal(request: JobRequest, signal_type: SignalType,
         idempotency_key=f"outcome:{request.job_id}", step=request.step,
         payload=outcome.model_dump(mode="json"), received_at=utcnow())
 
-
-def _hold_if_asked(request: JobRequest) -> None:
-    """Fault injection for crash tests: park the job mid-flight until the process dies."""
-    if get_settings().hold_job_step == request.step.value:
-        log.warning("holding job %s for fault injection", request.job_id)
-        threading.Event().wait()

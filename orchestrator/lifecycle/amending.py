@@ -7,8 +7,8 @@ from __future__ import annotations
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.signals import ArtifactKind, SignalEnvelope
 from orchestrator.contracts.statuses import WorkflowStatus
-from orchestrator.lifecycle.approvals import ApprovalView
-from orchestrator.lifecycle.approving import _wait_of, position
+from orchestrator.lifecycle.approval_checks import ApprovalView
+from orchestrator.lifecycle.approval_signals import _wait_of, position
 from orchestrator.lifecycle.definition import PRODUCER_OF
 from orchestrator.lifecycle.effects import ArtifactStatusChanged, Audit, Effect
 from orchestrator.lifecycle.outcome import Outcome, ignored, pending, rejected

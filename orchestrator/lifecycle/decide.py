@@ -16,9 +16,9 @@ from orchestrator.contracts.signals import SignalType as S
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepStatus
-from orchestrator.lifecycle import amending, approving, commands
-from orchestrator.lifecycle.approvals import ApprovalView
-from orchestrator.lifecycle.approving import position
+from orchestrator.lifecycle import amending, approval_signals, operator_commands
+from orchestrator.lifecycle.approval_checks import ApprovalView
+from orchestrator.lifecycle.approval_signals import position
 from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.lifecycle.effects import Audit, CancelJobs, Effect, StepChanged
 from orchestrator.lifecycle.outcome import Outcome, ignored, pending, rejected
@@ -85,9 +85,9 @@ def _route(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
     if signal.type.is_job_outcome:
         return _job_outcome(state, signal)
     if signal.type.is_approval:
-        return approving.approve(state, signal, approval)
+        return approval_signals.approve(state, signal, approval)
     if signal.type is S.APPROVAL_REJECTED:
-        return approving.reject(state, signal, approval)
+        return approval_signals.reject(state, signal, approval)
     return _input(state, signal)
 
 
@@ -190,9 +190,9 @@ _ANY_TIME: dict[S, Handler] = {
     S.ASSESSMENT_CANCELLED: _cancel,
     S.ASSESSMENT_BLOCKED: _block,
     S.ASSESSMENT_RESUMED: _resume,
-    S.STEP_RETRY_REQUESTED: commands.retry,
-    S.STEP_REPROCESS_REQUESTED: commands.reprocess,
-    S.ARTIFACT_REVISION_REQUESTED: commands.revise,
+    S.STEP_RETRY_REQUESTED: operator_commands.retry,
+    S.STEP_REPROCESS_REQUESTED: operator_commands.reprocess,
+    S.ARTIFACT_REVISION_REQUESTED: operator_commands.revise,
     S.ARTIFACT_AMENDED: amending.amend,
 }
 
@@ -211,6 +211,10 @@ def _input(state: RunState, signal: SignalEnvelope) -> Outcome:
     where = position(state, wait)
     if where < 0:
         return pending(state, f"run has not reached {wait.value}")
+    if signal.type is S.DOCUMENTS_UPLOADED and state.step is Step.INGEST_DOCUMENTS:
+        # The running attempt may have read the documents before this one landed: note it,
+        # and the attempt's outcome leads to another attempt (every upload is considered).
+        return Outcome(state.evolve(uploads_during_ingestion=True), [])
     if where > 0:
         return ignored(state, f"{wait.value} is already complete")
     if frameworks is not None:
@@ -248,6 +252,10 @@ def _job_outcome(state: RunState, signal: SignalEnvelope) -> Outcome:
     if signal.type is not spec.completion_signal:
         return rejected(state, f"{state.step.value} completes with "
                         f"{spec.completion_signal}, not {signal.type.value}")
+    if state.uploads_during_ingestion and state.step is Step.INGEST_DOCUMENTS:
+        return _ingest_again(state, signal, [
+            StepChanged(state.step, state.attempt(state.step), StepStatus.COMPLETED),
+            Audit(_E.LIFECYCLE_WORKFLOW_STEP_COMPLETED, state.step, signal.actor_id)])
     if spec.produces is not None:
         artifact = outcome.artifact
         if artifact is None or artifact.kind is not spec.produces:
@@ -272,6 +280,9 @@ def _job_failed(state: RunState, signal: SignalEnvelope, outcome: JobOutcome) ->
               {"job_id": outcome.job_id, "error_code": code}),
     ]
     back_to = NEEDS_INPUT.get((state.step, code))
+    if back_to is not None and state.uploads_during_ingestion:
+        # Uploads that came during the attempt are the input it was missing: read them.
+        return _ingest_again(state, signal, effects)
     if back_to is not None:
         # Retrying cannot help; another document can: wait for it.
         state = enter(state.evolve(active_job_id=None), back_to, effects)
@@ -281,3 +292,13 @@ def _job_failed(state: RunState, signal: SignalEnvelope, outcome: JobOutcome) ->
     failed = state.evolve(status=WorkflowStatus.FAILED, reason=f"{code}: {error}",
                           active_job_id=None)
     return Outcome(failed, effects)
+
+
+def _ingest_again(state: RunState, signal: SignalEnvelope, effects: list[Effect]) -> Outcome:
+    """The ingestion attempt ended (its outcome already in `effects`) while documents were
+    uploaded during it: a new attempt reads them before the run moves on or waits."""
+    effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_RETRIED, Step.INGEST_DOCUMENTS,
+                         signal.actor_id, {"reason": "documents were uploaded during "
+                                                     "ingestion"}))
+    state = enter(state.evolve(active_job_id=None, reason=None), Step.INGEST_DOCUMENTS, effects)
+    return Outcome(state, effects)

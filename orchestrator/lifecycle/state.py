@@ -47,6 +47,9 @@ class RunState:
     """Who asked for the current draft (separation of duties)."""
     policies: Mapping[ArtifactKind, GatePolicy] = field(default_factory=_empty)
     """Signoff policies that differ from the default, fixed when the run started."""
+    uploads_during_ingestion: bool = False
+    """Documents were uploaded after the current ingestion attempt was queued: it may not
+    have seen them, so another attempt must follow it (see decide's documents rule)."""
     blocked_from: WorkflowStatus | None = None
     block_kind: str | None = None
     reason: str | None = None
@@ -92,6 +95,7 @@ class RunState:
             "blocked_from": self.blocked_from.value if self.blocked_from else None,
             "block_kind": self.block_kind,
             "active_job_id": self.active_job_id,
+            "uploads_during_ingestion": self.uploads_during_ingestion,
         }
 
     @classmethod
@@ -118,6 +122,7 @@ class RunState:
             collected=kinds("collected", tuple), rejected=kinds("rejected"),
             drafted_by=kinds("drafted_by", str),
             policies=kinds("policies", GatePolicy.from_json),
+            uploads_during_ingestion=bool(context.get("uploads_during_ingestion")),
             blocked_from=WorkflowStatus(blocked_from) if blocked_from else None,
             block_kind=context.get("block_kind"),
             reason=reason,

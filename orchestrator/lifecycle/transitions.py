@@ -55,6 +55,9 @@ def enter(state: RunState, step: Step, effects: list[Effect],
             return block(state, effects, f"gate closed before {step.value}: "
                          f"{', '.join(closed)} not approved", SYSTEM_ACTOR, resume_to=None)
         attempt = state.attempt(step) + 1
+        if step is Step.INGEST_DOCUMENTS:
+            # A new attempt reads the documents when it runs: it sees every upload so far.
+            state = state.evolve(uploads_during_ingestion=False)
         state = state.with_entry("attempts", step, attempt).evolve(
             step=step, status=WorkflowStatus.RUNNING, reason=None, blocked_from=None)
         effects.append(StepChanged(step, attempt, StepStatus.RUNNING))

@@ -17,7 +17,9 @@ from enum import StrEnum
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
+from orchestrator.config.webhooks import WebhookSettings
+from orchestrator.contracts.clock import utcnow
 from orchestrator.db.ops_models import (
     DeliveryAttempt,
     Notification,
@@ -25,10 +27,9 @@ from orchestrator.db.ops_models import (
     WebhookSubscription,
 )
 from orchestrator.db.session import transaction
+from orchestrator.db.sql import insert_for
 from orchestrator.notifications import signing
-from orchestrator.notifications.settings import WebhookSettings, webhook_settings
 from orchestrator.notifications.transport import Post, Response, post
-from orchestrator.sweeps.sql import insert_for
 
 
 class DeliveryStatus(StrEnum):
@@ -53,7 +54,7 @@ class Claim:
 def deliver(delivery_id: int, transport: Post = post,
             settings: WebhookSettings | None = None) -> DeliveryStatus | None:
     """One attempt; None when the delivery was not due (done, claimed, or backing off)."""
-    settings = settings or webhook_settings()
+    settings = settings or get_settings().webhooks
     claim = _claim(delivery_id, utcnow(), settings)
     if claim is None:
         return None

@@ -12,8 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.db.ops_models import Notification, NotificationDelivery, WebhookSubscription
+from orchestrator.db.sql import insert_for
 from orchestrator.notifications.events import NotificationEvent
-from orchestrator.sweeps.sql import insert_for
 
 
 def notify(session: Session, *, event_id: uuid.UUID, tenant_id: str,
@@ -44,8 +44,8 @@ def notify(session: Session, *, event_id: uuid.UUID, tenant_id: str,
 def dispatch(delivery_ids: Sequence[int]) -> None:
     """After commit: ask a notifications worker to deliver each. A lost message is found
     again by the notifications sweep; a duplicate finds the delivery claimed."""
-    from orchestrator.fleet import get_app
-    from orchestrator.notifications.settings import NOTIFICATIONS_QUEUE
+    from orchestrator.engine.messages import get_app
+    from orchestrator.engine.routing import NOTIFICATIONS_QUEUE
 
     app = get_app()
     for delivery_id in delivery_ids:

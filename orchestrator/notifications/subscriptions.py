@@ -11,12 +11,12 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.identity import Actor
 from orchestrator.db.ops_models import WebhookSubscription
 from orchestrator.db.session import transaction
-from orchestrator.errors import InvalidInput, NotFound
 from orchestrator.notifications.events import NotificationEvent
-from orchestrator.producer import Actor
 
 MIN_SECRET_LENGTH = 24
 

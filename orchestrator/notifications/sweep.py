@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 from sqlalchemy import select, update
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
+from orchestrator.config.webhooks import WebhookSettings
+from orchestrator.contracts.clock import utcnow
 from orchestrator.db.ops_models import DeliveryAttempt, NotificationDelivery
 from orchestrator.db.session import transaction
+from orchestrator.db.sql import insert_for
 from orchestrator.notifications.delivery import DeliveryStatus
 from orchestrator.notifications.enqueue import dispatch
-from orchestrator.notifications.settings import WebhookSettings, webhook_settings
-from orchestrator.sweeps.settings import sweep_settings
-from orchestrator.sweeps.sql import insert_for
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,10 @@ class NotificationSweep:
 
 
 def sweep_deliveries(settings: WebhookSettings | None = None) -> NotificationSweep:
-    settings = settings or webhook_settings()
-    batch = sweep_settings().batch
+    settings = settings or get_settings().webhooks
+    batch = get_settings().sweeps.batch
     reopened = _reopen_interrupted(batch, settings)
-    cutoff = utcnow() - sweep_settings().grace
+    cutoff = utcnow() - get_settings().sweeps.grace
     with transaction() as session:
         due = list(session.scalars(select(NotificationDelivery.id).where(
             NotificationDelivery.status == DeliveryStatus.PENDING.value,

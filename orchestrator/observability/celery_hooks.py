@@ -20,7 +20,7 @@ from celery import Task, signals
 from orchestrator.observability import metrics, tracing
 from orchestrator.observability.context import close_context, current, open_context
 
-log = logging.getLogger("orchestrator.tasks")
+log = logging.getLogger("orchestrator.runtime.tasks")
 
 CONTEXT_HEADER = "lifecycle_context"
 SENT_AT_HEADER = "lifecycle_sent_at"

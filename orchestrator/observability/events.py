@@ -8,7 +8,8 @@ wake-up is retried and would otherwise count twice).
 from __future__ import annotations
 
 import logging
-from typing import Any
+import uuid
+from typing import Any, Protocol
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session
@@ -20,7 +21,6 @@ from orchestrator.lifecycle.effects import StepChanged
 from orchestrator.lifecycle.state import RunState
 from orchestrator.observability import metrics
 from orchestrator.observability.context import bound, enrich
-from orchestrator.views import RunView
 
 log = logging.getLogger("orchestrator.signals")
 
@@ -82,7 +82,23 @@ def _report_one(envelope: SignalEnvelope, decision: Decision, before: RunState) 
             "status_before": before.status.value, "status": after.status.value})
 
 
-def run_started(run: RunView) -> None:
+class StartedRun(Protocol):
+    """What the producer knows of a run it just created (its read model)."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+
+    @property
+    def trace_id(self) -> str: ...
+
+    @property
+    def tenant_id(self) -> str: ...
+
+    @property
+    def assessment_id(self) -> uuid.UUID: ...
+
+
+def run_started(run: StartedRun) -> None:
     """A run and its start signal were created (producer side)."""
     enrich(trace_id=run.trace_id, run_id=run.id, tenant=run.tenant_id, step=None)
     metrics.signal_recorded("workflow_start_requested", "pending")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
+from orchestrator.config.settings import get_settings
 from orchestrator.observability.metrics import process_registry
-from orchestrator.observability.settings import observability_settings
 from orchestrator.observability.state_metrics import StateCollector
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ def metrics_text(include_state: bool = True) -> bytes:
 
 def serve_worker_metrics() -> int | None:
     """Start the worker's metrics server when LIFECYCLE_METRICS_PORT is set."""
-    port = observability_settings().metrics_port
+    port = get_settings().observability.metrics_port
     if port is None:
         return None
     start_http_server(port, registry=process_registry())

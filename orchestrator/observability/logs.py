@@ -13,8 +13,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from orchestrator.config.settings import get_settings
 from orchestrator.observability.context import current
-from orchestrator.observability.settings import observability_settings
 
 #: Attributes every LogRecord has; anything else was passed with `extra=`.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
@@ -59,7 +59,7 @@ class _OurHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 def configure_logging(level: str | int | None = None, fmt: str | None = None,
                       stream: TextIO | None = None) -> None:
-    settings = observability_settings()
+    settings = get_settings().observability
     handler = _OurHandler(stream or sys.stderr)
     chosen = fmt or settings.log_format
     handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())

@@ -16,7 +16,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.steps import StepStatus
 from orchestrator.db.models import InboxSignal, OutboxMessage, StepExecution, WorkflowRun
@@ -61,11 +61,14 @@ def _families(session: Session) -> Iterator[Metric]:
                                    .where(SweepMark.mark == SLA_MARK)))
     yield breaches
     letters = GaugeMetricFamily("lifecycle_dead_letters", "Dead-lettered jobs.", labels=["state"])
+    resolved = _count(session, select(func.count()).select_from(DeadLetter)
+                      .where(DeadLetter.resolved_at.is_not(None)))
     pending = _count(session, select(func.count()).select_from(DeadLetter)
-                     .where(DeadLetter.replayed_at.is_(None)))
+                     .where(DeadLetter.replayed_at.is_(None), DeadLetter.resolved_at.is_(None)))
     total = _count(session, select(func.count()).select_from(DeadLetter))
     letters.add_metric(["pending"], pending)
-    letters.add_metric(["replayed"], total - pending)
+    letters.add_metric(["replayed"], total - pending - resolved)
+    letters.add_metric(["resolved"], resolved)
     yield letters
     yield GaugeMetricFamily("lifecycle_inbox_pending_signals", "Signals not decided yet.",
                             value=_count(session, select(func.count()).select_from(InboxSignal)

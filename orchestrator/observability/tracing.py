@@ -14,7 +14,7 @@ import secrets
 import threading
 from typing import Any
 
-from orchestrator.observability.settings import observability_settings
+from orchestrator.config.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ _lock = threading.Lock()
 
 
 def enabled() -> bool:
-    if not observability_settings().otel_enabled:
+    if not get_settings().observability.otel_enabled:
         return False
     try:
         import opentelemetry.trace  # noqa: F401

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from orchestrator.sweeps.approval_waits import sweep_approval_waits
-from orchestrator.sweeps.inbox import rekick_pending_runs
 from orchestrator.sweeps.lost_jobs import recover_lost_jobs
-from orchestrator.sweeps.outbox import publish_stale_outbox
+from orchestrator.sweeps.pending_signals import rekick_pending_runs
 from orchestrator.sweeps.sla import sweep_sla
 from orchestrator.sweeps.stale import sweep_stale
+from orchestrator.sweeps.unpublished_outbox import publish_stale_outbox
 
 #: Every run sweep by its name in the sweep settings (beat_schedule.py uses the same names).
 SWEEPS: dict[str, Callable[[], Any]] = {

@@ -19,20 +19,21 @@ from enum import StrEnum
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
+from orchestrator.config.sweeps import ApprovalTiming
 from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import StepExecution, WorkflowRun
 from orchestrator.db.ops_models import WAITING_STEP
 from orchestrator.db.session import transaction
+from orchestrator.db.sql import aware
 from orchestrator.lifecycle.definition import APPROVED_AT
 from orchestrator.notifications.events import NotificationEvent
 from orchestrator.sweeps.cursors import move_cursor, open_window, read_window
-from orchestrator.sweeps.effects import AfterCommit, Occasion, announce, request_block
 from orchestrator.sweeps.marks import claim_mark
-from orchestrator.sweeps.settings import GatePolicy, sweep_settings
-from orchestrator.sweeps.sql import aware
+from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce, request_block
 
 
 class Stage(StrEnum):
@@ -40,7 +41,7 @@ class Stage(StrEnum):
     ESCALATED = "escalated"
     BLOCKED = "approval_blocked"
 
-    def after(self, policy: GatePolicy) -> float:
+    def after(self, policy: ApprovalTiming) -> float:
         return {Stage.REMINDED: policy.remind_after_s,
                 Stage.ESCALATED: policy.escalate_after_s,
                 Stage.BLOCKED: policy.block_after_s}[self]
@@ -71,7 +72,7 @@ def sweep_approval_waits() -> dict[str, int]:
     """Fire every stage that became due; returns how many fired per stage."""
     now = utcnow()
     fired = {stage.value: 0 for stage in Stage}
-    after = AfterCommit()
+    after = SweepMessages()
     with transaction() as session:
         for stage in Stage:
             for gate in APPROVED_AT:
@@ -81,14 +82,14 @@ def sweep_approval_waits() -> dict[str, int]:
 
 
 def _sweep_gate(session: Session, stage: Stage, gate: Step, now: datetime,
-                after: AfterCommit) -> int:
-    policy = sweep_settings().gate(gate)
+                after: SweepMessages) -> int:
+    policy = get_settings().sweeps.gate(gate)
     window = open_window(session, f"approval:{stage.value}:{gate.value}",
                          now - timedelta(seconds=stage.after(policy)))
     query = select(StepExecution.run_id, StepExecution.attempt).where(
         WAITING_STEP, StepExecution.step == gate.value)
     rows, position = read_window(session, query, window, StepExecution.started_at,
-                                 StepExecution.id, int, sweep_settings().batch)
+                                 StepExecution.id, int, get_settings().sweeps.batch)
     waits = [Wait(run_id, gate, attempt, aware(since)) for run_id, attempt, since, _ in rows]
     runs = _waiting_runs(session, {wait.run_id for wait in waits})
     fired = 0
@@ -115,8 +116,8 @@ def _still_waiting(run: WorkflowRun, wait: Wait) -> bool:
             and int(attempts.get(wait.step.value, 0)) == wait.attempt)
 
 
-def _fire(session: Session, stage: Stage, policy: GatePolicy, occasion: Occasion,
-          wait: Wait, after: AfterCommit) -> int:
+def _fire(session: Session, stage: Stage, policy: ApprovalTiming, occasion: Occasion,
+          wait: Wait, after: SweepMessages) -> int:
     waited = (occasion.now - wait.since).total_seconds()
     details = {"stage": stage.value, "awaits": APPROVED_AT[wait.step].value,
                "attempt": wait.attempt, "waiting_since": wait.since.isoformat(),

@@ -17,7 +17,7 @@ from sqlalchemy import Select, and_, or_, update
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from orchestrator.db.ops_models import SweepCursor
-from orchestrator.sweeps.sql import aware, insert_for
+from orchestrator.db.sql import aware, insert_for
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -19,19 +19,20 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
+from orchestrator.config.sweeps import SweepSettings
 from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobError, JobKind, JobRequest, JobStatus
 from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, JobWatch
 from orchestrator.db.session import transaction
-from orchestrator.dispatch import ROUTES
+from orchestrator.db.sql import insert_for
+from orchestrator.engine.outbox import OutboxEntry
+from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs.runtime import fail_job
 from orchestrator.notifications.events import NotificationEvent
-from orchestrator.outbox import OutboxEntry
-from orchestrator.sweeps.effects import AfterCommit, Occasion, announce, append_audit
-from orchestrator.sweeps.settings import SweepSettings, sweep_settings
-from orchestrator.sweeps.sql import insert_for
+from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce, append_audit
 
 _ACTIVE = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
 
@@ -43,9 +44,9 @@ class LostJobs:
 
 
 def recover_lost_jobs() -> LostJobs:
-    settings = sweep_settings()
+    settings = get_settings().sweeps
     now = utcnow()
-    after = AfterCommit()
+    after = SweepMessages()
     redispatched = dead_lettered = 0
     with transaction() as session:
         for job, watch in _lost(session, now, settings):
@@ -80,7 +81,7 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
 
 
 def _redispatch(session: Session, job: Job, done: int, now: datetime,
-                after: AfterCommit) -> int:
+                after: SweepMessages) -> int:
     count = done + 1
     values = {"redispatches": count, "redispatched_at": now}
     claimed = session.execute(
@@ -102,7 +103,7 @@ def _redispatch(session: Session, job: Job, done: int, now: datetime,
 
 
 def _dead_letter(session: Session, job: Job, done: int, now: datetime,
-                 settings: SweepSettings, after: AfterCommit) -> int:
+                 settings: SweepSettings, after: SweepMessages) -> int:
     deadline = (settings.queued_deadline_s if job.status == JobStatus.QUEUED.value
                 else settings.job_deadline(JobKind(job.kind)).total_seconds())
     reason = (f"job {job.id} lost: no outcome or heartbeat within {deadline:g} s, "
@@ -136,7 +137,7 @@ def redispatch_now(job_id: str) -> bool:
     """Re-dispatch one queued or started job at once (an operator resuming a stale run).
     False when the job is finished, unknown, or running right now (its row is locked)."""
     now = utcnow()
-    after = AfterCommit()
+    after = SweepMessages()
     with transaction() as session:
         row = session.execute(
             select(Job, JobWatch).outerjoin(JobWatch, JobWatch.job_id == Job.id)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from orchestrator.db.ops_models import SweepMark
-from orchestrator.sweeps.sql import insert_for
+from orchestrator.db.sql import insert_for
 
 
 def claim_mark(session: Session, run_id: uuid.UUID, mark: str, key: str, now: datetime,

@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.statuses import TERMINAL_STATUSES
 from orchestrator.db.models import WorkflowRun
 from orchestrator.sweeps.cursors import move_cursor, open_window, read_window
-from orchestrator.sweeps.settings import sweep_settings
 
 _TERMINAL = [status.value for status in TERMINAL_STATUSES]
 
@@ -25,7 +25,7 @@ def for_active_runs_crossing(session: Session, cursor: str,
     window = open_window(session, cursor, end)
     query = select(WorkflowRun).where(WorkflowRun.status.not_in(_TERMINAL))
     rows, position = read_window(session, query, window, at, WorkflowRun.id, uuid.UUID,
-                                 sweep_settings().batch)
+                                 get_settings().sweeps.batch)
     fired = sum(handle(row[0]) for row in rows)
     move_cursor(session, window, position, now)
     return fired

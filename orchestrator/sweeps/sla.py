@@ -6,16 +6,16 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.clock import utcnow
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
+from orchestrator.db.sql import aware
 from orchestrator.notifications.events import NotificationEvent
-from orchestrator.sweeps.effects import AfterCommit, Occasion, announce
 from orchestrator.sweeps.marks import claim_mark
 from orchestrator.sweeps.run_windows import for_active_runs_crossing
-from orchestrator.sweeps.settings import sweep_settings
-from orchestrator.sweeps.sql import aware
+from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce
 
 MARK = "sla_breached"
 
@@ -23,8 +23,8 @@ MARK = "sla_breached"
 def sweep_sla() -> int:
     """Runs that crossed their SLA deadline since the last sweep; returns events fired."""
     now = utcnow()
-    sla = timedelta(seconds=sweep_settings().sla_s)
-    after = AfterCommit()
+    sla = timedelta(seconds=get_settings().sweeps.sla_s)
+    after = SweepMessages()
     with transaction() as session:
         def breach(run: WorkflowRun) -> int:
             return _breach(session, run, sla, after)
@@ -35,7 +35,7 @@ def sweep_sla() -> int:
     return fired
 
 
-def _breach(session: Session, run: WorkflowRun, sla: timedelta, after: AfterCommit) -> int:
+def _breach(session: Session, run: WorkflowRun, sla: timedelta, after: SweepMessages) -> int:
     now = utcnow()
     deadline = aware(run.created_at) + sla
     details = {"deadline": deadline.isoformat(), "sla_s": sla.total_seconds(),

@@ -9,16 +9,16 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.clock import utcnow
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
+from orchestrator.db.sql import aware
 from orchestrator.notifications.events import NotificationEvent
-from orchestrator.sweeps.effects import AfterCommit, Occasion, announce
 from orchestrator.sweeps.marks import claim_mark
 from orchestrator.sweeps.run_windows import for_active_runs_crossing
-from orchestrator.sweeps.settings import sweep_settings
-from orchestrator.sweeps.sql import aware
+from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce
 
 MARK = "stale"
 
@@ -26,8 +26,8 @@ MARK = "stale"
 def sweep_stale() -> int:
     """Runs that became idle past the threshold since the last sweep; returns flags set."""
     now = utcnow()
-    idle = timedelta(seconds=sweep_settings().stale_after_s)
-    after = AfterCommit()
+    idle = timedelta(seconds=get_settings().sweeps.stale_after_s)
+    after = SweepMessages()
     with transaction() as session:
         def flag(run: WorkflowRun) -> int:
             return _flag(session, run, idle, after)
@@ -38,7 +38,7 @@ def sweep_stale() -> int:
     return fired
 
 
-def _flag(session: Session, run: WorkflowRun, idle: timedelta, after: AfterCommit) -> int:
+def _flag(session: Session, run: WorkflowRun, idle: timedelta, after: SweepMessages) -> int:
     now = utcnow()
     key = str(run.version)
     details = {"idle_since": aware(run.updated_at).isoformat(), "status": run.status,

@@ -12,14 +12,15 @@ from enum import StrEnum
 
 from sqlalchemy import select
 
-from orchestrator import fleet
+from orchestrator.contracts.identity import Actor
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.ops_models import SweepMark
 from orchestrator.db.session import transaction
-from orchestrator.producer import Actor, get_run, send_signal
+from orchestrator.engine import messages as fleet
+from orchestrator.service.producer import get_run, send_signal
+from orchestrator.service.read_models import RunView, SignalReceipt
 from orchestrator.sweeps.lost_jobs import redispatch_now
 from orchestrator.sweeps.stale import MARK
-from orchestrator.views import RunView, SignalReceipt
 
 
 class Resumed(StrEnum):

@@ -2,13 +2,12 @@
 
 `api` gives a TestClient and a way to mint API keys, on a fresh database per test, with
 no worker: signals stay pending. `running_api` is one database per test module with a real
-Celery worker in this process (`orchestrator.embedded.embedded_worker`), so runs move;
+Celery worker in this process (`orchestrator.runtime.embedded.embedded_worker`), so runs move;
 tests using it pick their own tenant. The API's own lifespan worker stays off throughout.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,16 @@ import pytest
 from fastapi.testclient import TestClient
 
 from orchestrator.api import app
-from orchestrator.api.config import get_api_settings
-from orchestrator.apikeys import create_key
+from orchestrator.config.settings import reset_settings
 from orchestrator.db.migrate import upgrade
-from orchestrator.embedded import embedded_worker
-from orchestrator.fleet import get_app
-from orchestrator.reset import reset_process_state
-from tests.conftest import _LIFECYCLE_VARS
+from orchestrator.engine.messages import get_app
+from orchestrator.runtime.embedded import embedded_worker
+from orchestrator.service.apikeys import create_key
+from orchestrator.testing.reset import reset_process_state
+from tests.support.embedded import LIFECYCLE_VARS
+from tests.support.polling import poll
 
-SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 Headers = dict[str, str]
 
 
@@ -72,14 +72,13 @@ class Api:
     def follow(self, headers: Headers, run_id: str, until: Callable[[dict[str, Any]], bool],
                timeout_s: float = 60) -> dict[str, Any]:
         """Poll the run through the API until `until` holds."""
-        deadline = time.monotonic() + timeout_s
-        run = self.run(headers, run_id)
-        while not until(run):
-            assert time.monotonic() < deadline, f"run never reached the state; last: {run}"
-            assert run["status"] not in ("failed", "cancelled", "completed"), run
-            time.sleep(0.02)
+        def observe() -> dict[str, Any]:
             run = self.run(headers, run_id)
-        return run
+            if not until(run):
+                assert run["status"] not in ("failed", "cancelled", "completed"), run
+            return run
+
+        return poll(observe, until, timeout_s=timeout_s, what=f"run {run_id}", interval_s=0.02)
 
 
 def waiting_at(step: str, status: str = "waiting_for_approval") -> Callable[[dict[str, Any]],
@@ -90,9 +89,9 @@ def waiting_at(step: str, status: str = "waiting_for_approval") -> Callable[[dic
 @pytest.fixture
 def api(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
     monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    get_api_settings.cache_clear()
+    reset_settings()
     yield Api(TestClient(app))
-    get_api_settings.cache_clear()
+    reset_settings()
 
 
 @pytest.fixture(scope="module")
@@ -100,14 +99,14 @@ def running_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     """One embedded environment for the module, with a worker: stopping a worker costs
     seconds, so a module pays it once."""
     with pytest.MonkeyPatch.context() as patch:
-        for name in _LIFECYCLE_VARS:
+        for name in LIFECYCLE_VARS:
             patch.delenv(name, raising=False)
         patch.setenv("LIFECYCLE_HOME", str(tmp_path_factory.mktemp("running-api")))
         patch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
         reset_process_state()
-        get_api_settings.cache_clear()
+        reset_settings()
         upgrade()
         with embedded_worker(get_app(), concurrency=3):
             yield Api(TestClient(app))
         reset_process_state()
-        get_api_settings.cache_clear()
+        reset_settings()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api.conftest import Api, Headers, waiting_at
-from tests.api.lifecycle_http import approve_current, select_framework
+from tests.support.http_lifecycle import approve_current, select_framework
 
 
 def _soa_versions(api: Api, headers: Headers, run_id: str) -> dict[int, dict[str, Any]]:

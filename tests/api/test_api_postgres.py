@@ -14,13 +14,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from orchestrator.api import app
-from orchestrator.api.config import get_api_settings
+from orchestrator.config.settings import reset_settings
 from orchestrator.db.models import Assessment
 from orchestrator.db.session import transaction
-from orchestrator.reset import reset_process_state
+from orchestrator.testing.reset import reset_process_state
 from tests.api.conftest import Api
-from tests.conftest import _LIFECYCLE_VARS
-from tests.integration.conftest import postgres_url, services  # noqa: F401  (fixtures)
+from tests.api.nul_text import assert_nul_refused_everywhere
+from tests.support.embedded import LIFECYCLE_VARS
 
 pytestmark = pytest.mark.integration
 
@@ -28,16 +28,16 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def pg_api(postgres_url: str, tmp_path: Path,  # noqa: F811
            monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
-    for name in _LIFECYCLE_VARS:
+    for name in LIFECYCLE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
     monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
     monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
     reset_process_state()
-    get_api_settings.cache_clear()
+    reset_settings()
     yield Api(TestClient(app))
     reset_process_state()
-    get_api_settings.cache_clear()
+    reset_settings()
 
 
 def _assessments(tenant: str) -> int:
@@ -90,3 +90,7 @@ def test_two_identical_requests_at_once_create_one_assessment(pg_api: Api) -> No
     assert {answer for status, answer in answers if status != 201} <= {
         "idempotency_in_progress"}
     assert _assessments("pg-race") == 1
+
+
+def test_nul_in_any_text_field_is_a_422_naming_it_and_stores_nothing(pg_api: Api) -> None:
+    assert_nul_refused_everywhere(pg_api)

@@ -7,13 +7,13 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from orchestrator.api.idempotency import Outcome, run_once
-from orchestrator.apikeys import Principal, Scope
-from orchestrator.clock import utcnow
+from orchestrator.api.idempotency import StoredResponse, run_once
+from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.errors import IdempotencyConflict
 from orchestrator.db.apikey_models import IdempotentResponse
 from orchestrator.db.models import Document
 from orchestrator.db.session import transaction
-from orchestrator.errors import IdempotencyConflict
+from orchestrator.service.apikeys import Principal, Scope
 from tests.api.conftest import Api
 
 CALLER = Principal(key_id="k", tenant_id="acme", principal="user:a", organizations=None,
@@ -55,13 +55,13 @@ def test_signal_like_posts_map_the_header_to_the_signal_key(api: Api) -> None:
 def test_a_request_still_in_progress_is_refused_until_it_is_stale(api: Api) -> None:
     calls: list[int] = []
 
-    def action() -> Outcome:
+    def action() -> StoredResponse:
         calls.append(1)
         if len(calls) == 1:  # the "first process" sees a second request arrive meanwhile
             with pytest.raises(Exception, match="still being handled") as caught:
                 run_once(CALLER, "k1", "hash", action)
             assert getattr(caught.value, "code", None) == "idempotency_in_progress"
-        return Outcome(201, {"n": len(calls)}, {})
+        return StoredResponse(201, {"n": len(calls)}, {})
 
     assert run_once(CALLER, "k1", "hash", action).status_code == 201
     assert len(calls) == 1
@@ -73,7 +73,7 @@ def test_a_request_still_in_progress_is_refused_until_it_is_stale(api: Api) -> N
         session.add(IdempotentResponse(tenant_id="acme", idempotency_key="k2",
                                        request_hash="hash",
                                        created_at=utcnow() - timedelta(hours=1)))
-    replay = run_once(CALLER, "k2", "hash", lambda: Outcome(201, {"took": "over"}, {}))
+    replay = run_once(CALLER, "k2", "hash", lambda: StoredResponse(201, {"took": "over"}, {}))
     assert replay.body == b'{"took":"over"}'
     with transaction() as session:
         row = session.scalar(select(IdempotentResponse).where(

@@ -85,7 +85,8 @@ def test_signals_are_durable_deduplicated_and_validated(api: Api) -> None:
     again = _signal(api, admin, run_id, {**body, "idempotency_key": "fw"})
     assert again.status_code == 202
     assert (again.json()["signal_id"], again.json()["duplicate"]) == (receipt["signal_id"], True)
-    changed = _signal(api, admin, run_id, {**body, "payload": {"framework": "ISO"}}, key="fw")
+    changed = _signal(api, admin, run_id, {**body, "payload": {"framework": "ISO 27001:2022"}},
+                      key="fw")
     assert _problem(changed, 409, "idempotency_conflict")["signal_id"] == receipt["signal_id"]
 
     _problem(_signal(api, admin, run_id, {"type": "job_completed"}), 422, "validation_failed")

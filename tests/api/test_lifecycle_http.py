@@ -6,7 +6,7 @@ from typing import Any
 
 from orchestrator.contracts.steps import STEP_ORDER
 from tests.api.conftest import Api, Headers, waiting_at
-from tests.api.lifecycle_http import drive_to_completion, select_framework
+from tests.support.http_lifecycle import drive_to_completion, select_framework
 
 
 def _all_pages(api: Api, headers: Headers, url: str, limit: int) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from orchestrator.api import app
-from orchestrator.api.config import get_api_settings
+from orchestrator.config.settings import reset_settings
 from tests.api.conftest import Api, Headers
 
 
@@ -66,7 +66,7 @@ def _seed(api: Api, headers: Headers) -> dict[str, str]:
 @pytest.fixture
 def seeded(api: Api, monkeypatch: pytest.MonkeyPatch) -> tuple[Headers, dict[str, str]]:
     monkeypatch.setenv("LIFECYCLE_API_MAX_SIGNAL_WAIT_S", "0.05")  # no worker runs here
-    get_api_settings.cache_clear()
+    reset_settings()
     headers = api.key()
     return headers, _seed(api, headers)
 

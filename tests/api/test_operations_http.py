@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.signals import SignalType
+from orchestrator.service.producer import record_signal
 from tests.api.conftest import Api, Headers, waiting_at
-from tests.api.lifecycle_http import select_framework
+from tests.support.http_lifecycle import select_framework
 
 
 def _code(response: Any) -> tuple[int, str]:
@@ -26,8 +30,11 @@ def test_retry_runs_the_failed_step_again(running_api: Api) -> None:
     owner = api.key("signal", "read", tenant="tenant-retry")
     operator = api.key("operate", "read", tenant="tenant-retry", principal="user:ops@acme")
     run_id = _run_to_framework(api, owner)
-    api.client.post(f"/api/v1/workflows/{run_id}/signals", headers=owner,
-                    json={"type": "framework_selected", "payload": {"framework": "NOPE-1"}})
+    # As a run recorded it before frameworks were checked at the door: the scope step
+    # still refuses it, and no retry can help.
+    record_signal(Actor(tenant_id="tenant-retry", actor_id="user:owner@acme"),
+                  uuid.UUID(run_id), SignalType.FRAMEWORK_SELECTED, "nope",
+                  payload={"framework": "NOPE-1"})
     failed = api.follow(owner, run_id, lambda r: r["status"] == "failed")
     assert failed["current_step"] == "create_scope" and "unknown_framework" in failed["reason"]
 

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from orchestrator.api import app
 from orchestrator.db.models import Document, InboxSignal
 from orchestrator.db.session import transaction
-from orchestrator.reset import reset_process_state
+from orchestrator.testing.reset import reset_process_state
 from tests.api.conftest import Api, Headers
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02" + b"\0" * 64

@@ -14,8 +14,10 @@ NIST_DIR = SHARED_CATALOGS / "nist"
 
 def _require(path: Path) -> Path:
     if not path.exists():
-        pytest.skip(f"real catalogue file not found at {path} (it lives beside the "
-                    "repository, in shared/data, and is never committed)")
+        pytest.skip(
+            f"real catalogue file not found at {path} (it lives beside the "
+            "repository, in shared/data, and is never committed)"
+        )
     return path
 
 

@@ -27,8 +27,11 @@ def _column_cells(path: Path, header_text: str) -> list[tuple[str, str]]:
     rows = sheet.iter_rows(values_only=True)
     header = [" ".join(str(h).split()) if h else "" for h in next(rows)]
     id_at, at = header.index("SCF #"), header.index(header_text)
-    cells = [(str(row[id_at]), str(row[at])) for row in rows
-             if row[id_at] and row[at] is not None and str(row[at]).strip()]
+    cells = [
+        (str(row[id_at]), str(row[at]))
+        for row in rows
+        if row[id_at] and row[at] is not None and str(row[at]).strip()
+    ]
     book.close()
     return cells
 
@@ -57,14 +60,29 @@ def test_side_sheets(workbook: ScfWorkbook) -> None:
     assert len(workbook.authoritative_sources) >= 180
 
 
-@pytest.mark.parametrize("header", ["AICPA TSC 2017 (SOC 2)", "ISO 27001 v2022",
-                                    "ISO 27002 v2022", "NIST 800-53 rev5", "NIST CSF v1.1",
-                                    "PCIDSS v4.0", "US HIPAA", "EMEA EU GDPR"])
-def test_links_equal_the_column(workbook: ScfWorkbook, scf_workbook_path: Path,
-                                header: str) -> None:
+@pytest.mark.parametrize(
+    "header",
+    [
+        "AICPA TSC 2017 (SOC 2)",
+        "ISO 27001 v2022",
+        "ISO 27002 v2022",
+        "NIST 800-53 rev5",
+        "NIST CSF v1.1",
+        "PCIDSS v4.0",
+        "US HIPAA",
+        "EMEA EU GDPR",
+    ],
+)
+def test_links_equal_the_column(
+    workbook: ScfWorkbook, scf_workbook_path: Path, header: str
+) -> None:
     cells = _column_cells(scf_workbook_path, header)
-    expected = {(control, normalise_requirement_id(line))
-                for control, cell in cells for line in cell.splitlines() if line.strip()}
+    expected = {
+        (control, normalise_requirement_id(line))
+        for control, cell in cells
+        for line in cell.splitlines()
+        if line.strip()
+    }
     links = workbook.links_for(header)
     assert {(link.control_id, link.requirement_id) for link in links} == expected
     assert len({link.control_id for link in links}) == len(cells)
@@ -90,8 +108,14 @@ def test_missing_column_is_named(tmp_path: Path) -> None:
     sheet = book.active
     assert sheet is not None
     sheet.title = "SCF 2024.1"
-    sheet.append(["SCF Domain", "SCF Control", "SCF #",
-                  "Secure Controls Framework (SCF)\nControl Description"])
+    sheet.append(
+        [
+            "SCF Domain",
+            "SCF Control",
+            "SCF #",
+            "Secure Controls Framework (SCF)\nControl Description",
+        ]
+    )
     sheet.append(["Governance", "Program", "GOV-01", "Mechanisms exist"])
     path = tmp_path / "scf.xlsx"
     book.save(path)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.ingestion.limits import MIB, IngestionLimits
+from orchestrator.config.ingestion import MIB, IngestionLimits
 from workers.ingestion.sandbox import ParserSandbox
 
 #: Real documents written by others, beside the repository (never committed).
@@ -18,7 +18,7 @@ SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 def hostile_sandbox() -> Iterator[ParserSandbox]:
     """A parser process that also knows the misbehaving test readers; short time limit."""
     limits = IngestionLimits(parse_timeout_s=2, parser_memory_bytes=512 * MIB,
-                             reader_plugins=["tests.ingestion.hostile_readers"])
+                             reader_plugins=["tests.support.hostile_readers"])
     sandbox = ParserSandbox(limits)
     yield sandbox
     sandbox.close()

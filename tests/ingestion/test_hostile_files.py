@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import Document
-from orchestrator.settings import get_settings
-from tests.ingestion import files, hostile_readers
-from tests.unit.servicekit import ACCESS_POLICY, Kit, open_kit
-from workers.ingestion import media
-from workers.ingestion.archive import check_archive
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits
-from workers.ingestion.models import DocumentOutcome
+from orchestrator.formats import media
+from orchestrator.formats.archive import check_archive
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
+from tests.support import documents as files
+from tests.support import hostile_readers
+from tests.support.services import ACCESS_POLICY, Kit, open_kit
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
 
@@ -98,12 +99,12 @@ def test_an_oversized_file_is_refused_before_parsing(
     kit.add_document("small.md", ACCESS_POLICY)
     big = kit.add_document("big.md", "# Big\n" + "word " * 4000)
     monkeypatch.setenv("LIFECYCLE_MAX_DOCUMENT_BYTES", "10000")
-    get_settings.cache_clear()
+    reset_settings()
     try:
         outcomes = _ingest(kit, sandbox)
     finally:
         monkeypatch.delenv("LIFECYCLE_MAX_DOCUMENT_BYTES")
-        get_settings.cache_clear()
+        reset_settings()
     assert outcomes["big.md"][:2] == ("failed", "too_large")
     assert f"{big.size_bytes} bytes exceeds the 10000-byte limit" in outcomes["big.md"][2]
     assert outcomes["small.md"][:2] == ("ingested", None)

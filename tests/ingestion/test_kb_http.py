@@ -10,16 +10,17 @@ import pytest
 from fastapi.testclient import TestClient
 
 from orchestrator.api import app
-from orchestrator.api.config import get_api_settings
-from orchestrator.apikeys import create_key
+from orchestrator.config.settings import reset_settings
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.session import transaction
-from orchestrator.documents import upload_document
 from orchestrator.jobs.interface import JobContext
-from orchestrator.producer import Actor, create_assessment
-from tests.ingestion import files
-from tests.unit.servicekit import ACCESS_POLICY
+from orchestrator.service.apikeys import create_key
+from orchestrator.service.documents import upload_document
+from orchestrator.service.producer import create_assessment
+from tests.support import documents as files
+from tests.support.services import ACCESS_POLICY
 from workers.ingestion.service import ingest_documents
 from workers.kb_index.service import index_kb
 
@@ -45,7 +46,7 @@ def _run_job(assessment_id: uuid.UUID, kind: JobKind, step: Step, storage: Path)
 def indexed(embedded: Path,
             monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, uuid.UUID]]:
     monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")  # no runs move here
-    get_api_settings.cache_clear()
+    reset_settings()
     assessment = create_assessment(OWNER, "org", "HTTP search")
     kick = lambda run_id: None  # noqa: E731 - no run to wake
     upload_document(OWNER, assessment.id, "access.md", ACCESS_POLICY.encode(), kick=kick)
@@ -56,7 +57,7 @@ def indexed(embedded: Path,
     _run_job(assessment.id, JobKind.INGEST_DOCUMENTS, Step.INGEST_DOCUMENTS, storage)
     _run_job(assessment.id, JobKind.INDEX_KB, Step.INDEX_KB, storage)
     yield TestClient(app), assessment.id
-    get_api_settings.cache_clear()
+    reset_settings()
 
 
 def test_search_returns_ranked_hits_with_provenance(

@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.ingestion_models import ChunkProvenance, DocumentOutcome
 from orchestrator.db.models import Document, DocumentChunk
-from tests.unit.servicekit import Kit, open_kit
-from workers.ingestion.errors import DocumentError
-from workers.ingestion.limits import get_limits
-from workers.ingestion.models import ChunkProvenance, DocumentOutcome
+from orchestrator.formats.document_errors import DocumentError
+from orchestrator.formats.sniff import HEAD_BYTES, sniff_media_type
+from orchestrator.knowledge.vectors import search
+from tests.support.services import Kit, open_kit
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
-from workers.ingestion.sniff import HEAD_BYTES, sniff_media_type
-from workers.kb_index.store import search
 
 #: Files that must not ingest, and why. Every other file must yield text.
 REFUSED = {
@@ -71,7 +71,7 @@ def corpus(shared_data: Path, tmp_path_factory: pytest.TempPathFactory,
                 with path.open("rb") as handle:
                     media_type = sniff_media_type(path.name, data[:HEAD_BYTES], handle,
                                                   complete=len(data) <= HEAD_BYTES,
-                                                  limits=get_limits())
+                                                  limits=get_settings().ingestion)
             except DocumentError as error:
                 refused[name] = error.code.value
                 continue

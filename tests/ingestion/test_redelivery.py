@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.ingestion_models import ChunkProvenance, DocumentOutcome
 from orchestrator.db.models import Artifact, ChunkEmbedding, Document, DocumentChunk
+from orchestrator.db.report_models import ReportExport
+from orchestrator.formats import media
 from orchestrator.jobs.interface import JobContext, JobResult
 from orchestrator.lifecycle.definition import STEP_SPECS
-from tests.ingestion import files
-from tests.unit.servicekit import SERVICES, Kit, add_standard_documents, open_kit
-from workers.ingestion import media
-from workers.ingestion.models import ChunkProvenance, DocumentOutcome
-from workers.reporting.models import ReportExport
+from tests.support import documents as files
+from tests.support.services import SERVICES, Kit, add_standard_documents, open_kit
 
 TABLES = (Document, DocumentChunk, ChunkProvenance, DocumentOutcome, ChunkEmbedding, Artifact,
           ReportExport)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import uuid
 
-from orchestrator.apikeys import authenticate
-from orchestrator.producer import get_run
-from orchestrator.worker_processes import WorkerProcesses as Fleet
-from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
-from tests.ops.kit import cli, cli_json, here, here_json
+from orchestrator.service.apikeys import authenticate
+from orchestrator.service.producer import get_run
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support.cli import cli, cli_json, here, here_json
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 
 def test_block_resume_and_cancel_a_waiting_run_and_find_it_by_status(fleet: Fleet) -> None:

@@ -4,12 +4,11 @@ runs as `python -m celery -A orchestrator lifecycle ...`."""
 
 from __future__ import annotations
 
-from orchestrator.approval_events import record_approval
-from orchestrator.producer import get_run, send_signal
-from orchestrator.queries import list_artifacts, list_audit
-from orchestrator.worker_processes import WorkerProcesses as Fleet
-from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
-from tests.ops.kit import (
+from orchestrator.service.approval_events import record_approval
+from orchestrator.service.producer import get_run, send_signal
+from orchestrator.service.queries import list_artifacts, list_audit
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support.cli import (
     add_consumer,
     cli_json,
     here,
@@ -18,6 +17,8 @@ from tests.ops.kit import (
     run_with_dead_lettered_ingestion,
     step_attempts,
 )
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 #: Every queue a run needs up to the SoA approval, but ingestion: added when "it is back".
 WITHOUT_INGESTION = "orchestrator,kb_index,analysis"

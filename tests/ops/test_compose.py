@@ -25,8 +25,8 @@ from celery.bin.base import CLIContext
 from celery.bin.celery import celery as celery_group
 from flower.command import is_flower_option
 
-from orchestrator.dispatch import QUEUES
-from orchestrator.ops.flower_auth import FlowerAuthError, check_pair
+from orchestrator.engine.routing import QUEUES
+from orchestrator.runtime.flower_auth import FlowerAuthError, check_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -76,10 +76,12 @@ def check_uvicorn(argv: list[str]) -> None:
 
 
 def check_lifecycle(argv: list[str]) -> None:
-    from orchestrator.cli import build_parser
+    from orchestrator.cli.group import lifecycle
 
-    args = build_parser().parse_args(argv[1:])
-    assert callable(args.handler)
+    context = lifecycle.make_context("lifecycle", argv[1:])
+    command = lifecycle.get_command(context, argv[1])
+    assert command is not None
+    command.make_context(argv[1], argv[2:])
 
 
 ENTRY_POINTS = {"celery": check_celery, "uvicorn": check_uvicorn, "lifecycle": check_lifecycle}

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -17,14 +16,15 @@ from typing import Any
 
 import pytest
 
-from orchestrator.dispatch import QUEUES
-from orchestrator.producer import get_run
-from orchestrator.worker_processes import WorkerProcesses as Fleet
-from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
-from tests.ops.kit import free_port
+from orchestrator.engine.routing import QUEUES
+from orchestrator.service.producer import get_run
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support.cli import free_port
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import poll, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-CONF = ROOT / "orchestrator" / "ops" / "flowerconfig.py"
+CONF = ROOT / "orchestrator" / "runtime" / "flowerconfig.py"
 USER, PASSWORD = "operator", "Flower-test-7f3a91c2d4"
 
 
@@ -54,11 +54,11 @@ def flower(fleet: Fleet, tmp_path: Path) -> Iterator[str]:
                                env={**os.environ, "FLOWER_BASIC_AUTH": f"{USER}:{PASSWORD}"})
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while not _answers(f"{base}/healthcheck"):
+        def started() -> bool:
             assert process.poll() is None, (tmp_path / "flower.log").read_text()
-            assert time.monotonic() < deadline, "Flower did not start"
-            time.sleep(0.2)
+            return _answers(f"{base}/healthcheck")
+
+        poll(started, bool, timeout_s=60, what="Flower to start", interval_s=0.2)
         yield base
     finally:
         process.terminate()

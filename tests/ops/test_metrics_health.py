@@ -16,18 +16,18 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from orchestrator.api import app
-from orchestrator.dispatch import QUEUES
-from orchestrator.embedded import embedded_worker
-from orchestrator.errors import SignalRejected
-from orchestrator.fleet import get_app
-from orchestrator.observability.settings import observability_settings
-from orchestrator.producer import get_run, send_signal
-from orchestrator.queries import get_signal
+from orchestrator.config.settings import reset_settings
+from orchestrator.contracts.errors import SignalRejected
+from orchestrator.engine.messages import get_app
+from orchestrator.engine.routing import QUEUES
+from orchestrator.runtime.embedded import embedded_worker
+from orchestrator.service.producer import get_run, send_signal
+from orchestrator.service.queries import get_signal
 from orchestrator.sweeps import sweep_sla
-from orchestrator.sweeps.settings import sweep_settings
-from orchestrator.worker_processes import WorkerProcesses as Fleet
-from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
-from tests.ops.kit import free_port
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support.cli import free_port
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -51,10 +51,10 @@ def worker_inside(embedded: Path) -> Iterator[TestClient]:
 def instant_sla(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every run is past its SLA."""
     monkeypatch.setenv("LIFECYCLE_SWEEP_SLA_S", "0.001")
-    sweep_settings.cache_clear()
+    reset_settings()
     yield
     monkeypatch.undo()
-    sweep_settings.cache_clear()
+    reset_settings()
 
 
 def test_a_run_is_counted_and_its_state_read_from_the_database(
@@ -112,10 +112,10 @@ def test_liveness_answers_without_asking_anything(embedded: Path) -> None:
 @pytest.fixture
 def readiness_timeout(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("LIFECYCLE_READINESS_TIMEOUT_S", "1")
-    observability_settings.cache_clear()
+    reset_settings()
     yield
     monkeypatch.undo()
-    observability_settings.cache_clear()
+    reset_settings()
 
 
 def test_readiness_needs_a_worker_on_every_queue_and_workers_serve_metrics(

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.observability import tracing
 from orchestrator.observability.celery_hooks import CONTEXT_HEADER, job_fields, on_publish
 from orchestrator.observability.context import bound, close_context, current, enrich, open_context
 from orchestrator.observability.logs import configure_logging
-from orchestrator.observability.settings import observability_settings
-from orchestrator.ops.flower_auth import FlowerAuthError, basic_auth_from_env
+from orchestrator.runtime.flower_auth import FlowerAuthError, basic_auth_from_env
 
 JOB_BODY = {"job_id": "r1:ingest_documents:1", "trace_id": "t-job", "run_id": "r1",
             "step": "ingest_documents", "tenant_id": "acme", "kind": "ingest_documents"}
@@ -81,10 +81,10 @@ def test_flower_credentials_are_required_and_checked() -> None:
 def otel_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     pytest.importorskip("opentelemetry.trace")
     monkeypatch.setenv("LIFECYCLE_OTEL_ENABLED", "true")
-    observability_settings.cache_clear()
+    reset_settings()
     yield
     monkeypatch.undo()
-    observability_settings.cache_clear()
+    reset_settings()
 
 
 def test_a_task_span_joins_the_fleet_trace(otel_on: None) -> None:

@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from orchestrator.apikeys import create_key
-from orchestrator.producer import get_run
-from orchestrator.worker_processes import WorkerProcesses as Fleet
-from tests.integration.lifecycle_kit import new_tenant, start_assessment, wait_for
-from tests.ops.kit import free_port, job_status
+from orchestrator.service.apikeys import create_key
+from orchestrator.service.producer import get_run
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support.cli import free_port, job_status
+from tests.support.fleet_runs import new_tenant, start_assessment
+from tests.support.polling import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.fleet import get_app
-from tests.sweeps.kit import Clock, installed_clock
+from orchestrator.engine.messages import get_app
+from tests.support.sweeps import Clock, installed_clock
 
 
 @pytest.fixture

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.coordinator import coordinate
+from orchestrator.config.settings import get_settings, reset_settings
+from orchestrator.config.sweeps import DAY, ApprovalTiming, SweepSettings
+from orchestrator.demo.reviewer import ScriptedReviewer
+from orchestrator.engine.coordinator import coordinate
 from orchestrator.notifications.subscriptions import subscribe
-from orchestrator.producer import get_run
-from orchestrator.reviewer import ScriptedReviewer
+from orchestrator.service.producer import get_run
 from orchestrator.sweeps import sweep_approval_waits
-from orchestrator.sweeps.settings import DAY, GatePolicy, SweepSettings, sweep_settings
-from tests.sweeps.kit import (
+from tests.support.sweeps import (
     Clock,
     audit_counts,
     audits_of,
@@ -88,19 +89,19 @@ def test_an_answered_wait_is_never_reminded(clock: Clock) -> None:
 def test_each_gate_has_its_own_policy(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIFECYCLE_SWEEP_APPROVAL_POLICIES", '{"wait_for_soa_approval": '
                        '{"remind_after_s": 60, "escalate_after_s": 120, "block_after_s": 180}}')
-    sweep_settings.cache_clear()
+    reset_settings()
     owner, reviewer = new_tenant()
     run_id = start_run(owner)
     drive_to(reviewer, run_id, SOA_WAIT)
     clock.advance(seconds=61)
     assert sweep_approval_waits()["reminded"] == 1
-    assert sweep_settings().gate(SOA_WAIT).block_after_s == 180  # type: ignore[arg-type]
-    assert sweep_settings().gate("wait_for_gap_approval").block_after_s == 7 * DAY  # type: ignore[arg-type]
+    assert get_settings().sweeps.gate(SOA_WAIT).block_after_s == 180  # type: ignore[arg-type]
+    assert get_settings().sweeps.gate("wait_for_gap_approval").block_after_s == 7 * DAY  # type: ignore[arg-type]
 
 
 def test_policies_must_be_ordered_and_name_approval_waits() -> None:
     with pytest.raises(ValidationError, match="remind_after_s <= escalate_after_s"):
-        GatePolicy(remind_after_s=10, escalate_after_s=5, block_after_s=20)
+        ApprovalTiming(remind_after_s=10, escalate_after_s=5, block_after_s=20)
     with pytest.raises(ValidationError, match="not approval waits: create_scope"):
         SweepSettings(approval_policies={"create_scope": {  # type: ignore[dict-item]
             "remind_after_s": 1, "escalate_after_s": 2, "block_after_s": 3}})

@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 
 from beat_schedule import build_schedule
-from orchestrator.celery_app import create_app
-from orchestrator.dispatch import QUEUES
-from orchestrator.settings import Settings
-from orchestrator.sweeps.settings import sweep_settings
+from orchestrator.config.settings import Settings, reset_settings
+from orchestrator.engine.celery_app import create_app
+from orchestrator.engine.routing import QUEUES
 
 
 def test_every_sweep_is_scheduled_and_registered() -> None:
-    sweep_settings.cache_clear()
+    reset_settings()
     schedule = build_schedule()
     app = create_app(Settings(broker_url="memory://localhost/"))
     app.loader.import_default_modules()
@@ -31,8 +30,8 @@ def test_every_sweep_is_scheduled_and_registered() -> None:
 
 def test_one_setting_speeds_up_every_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIFECYCLE_SWEEP_INTERVAL_S", "0.5")
-    sweep_settings.cache_clear()
+    reset_settings()
     try:
         assert {entry["schedule"] for entry in build_schedule().values()} == {0.5}
     finally:
-        sweep_settings.cache_clear()
+        reset_settings()

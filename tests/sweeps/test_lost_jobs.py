@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 import pytest
 
-from orchestrator.coordinator import coordinate
+from orchestrator.config.settings import reset_settings
 from orchestrator.db.ops_models import DeadLetter, JobWatch
-from orchestrator.producer import get_run
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.service.producer import get_run
 from orchestrator.sweeps import recover_lost_jobs
 from orchestrator.sweeps.lost_jobs import LostJobs
-from orchestrator.sweeps.settings import sweep_settings
-from tests.sweeps.kit import (
+from tests.support.sweeps import (
     Clock,
     audit_counts,
     audits_of,
@@ -66,7 +66,7 @@ def test_a_started_job_is_lost_only_after_its_kinds_deadline(clock: Clock) -> No
 def test_after_the_limit_the_job_is_dead_lettered_and_the_run_fails(
         clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIFECYCLE_SWEEP_REDISPATCH_LIMIT", "2")
-    sweep_settings.cache_clear()
+    reset_settings()
     owner, _ = new_tenant()
     run_id, job_id = run_until_job_queued(owner)
 

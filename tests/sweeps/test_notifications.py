@@ -9,18 +9,18 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
+from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.identity import Actor
 from orchestrator.db.ops_models import DeliveryAttempt, Notification, NotificationDelivery
 from orchestrator.db.session import transaction
-from orchestrator.errors import InvalidInput, NotFound
 from orchestrator.notifications import signing
 from orchestrator.notifications.delivery import DeliveryStatus, deliver
 from orchestrator.notifications.enqueue import notify
 from orchestrator.notifications.events import NotificationEvent, event_id
 from orchestrator.notifications.subscriptions import deactivate, list_subscriptions, subscribe
 from orchestrator.notifications.sweep import sweep_deliveries
-from orchestrator.producer import Actor
-from tests.sweeps.kit import Clock, count, new_tenant
-from tests.sweeps.receiver import webhook_receiver
+from tests.support.sweeps import Clock, count, new_tenant
+from tests.support.webhook_receiver import webhook_receiver
 
 SECRET = "s" * 32
 
@@ -142,7 +142,7 @@ def test_the_sweep_reopens_interrupted_deliveries_and_dispatches_due_ones(
 
 
 def _notify(tenant_id: str, occasion: str) -> list[int]:
-    from orchestrator.clock import utcnow
+    from orchestrator.contracts.clock import utcnow
 
     with transaction() as session:
         return notify(session, event_id=event_id(occasion), tenant_id=tenant_id,

@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 from sqlalchemy import update
 
-from orchestrator.coordinator import coordinate
 from orchestrator.db.models import OutboxMessage
 from orchestrator.db.session import transaction
-from orchestrator.producer import get_run, send_signal
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.service.producer import get_run, send_signal
 from orchestrator.sweeps import publish_stale_outbox, rekick_pending_runs
-from tests.sweeps.kit import Clock, count, drive_to, new_tenant, no_kick, start_run
+from tests.support.sweeps import Clock, count, drive_to, new_tenant, no_kick, start_run
 
 QueueLength = Callable[[str], int]
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.coordinator import coordinate
-from orchestrator.producer import Actor, get_run, send_signal
+from orchestrator.config.settings import reset_settings
+from orchestrator.contracts.identity import Actor
+from orchestrator.engine.coordinator import coordinate
+from orchestrator.service.producer import get_run, send_signal
 from orchestrator.sweeps import sweep_sla, sweep_stale
-from orchestrator.sweeps.settings import sweep_settings
 from orchestrator.sweeps.stale_actions import Resumed, cancel_stale, resume_stale, stale_runs
-from tests.sweeps.kit import (
+from tests.support.sweeps import (
     Clock,
     audit_counts,
     audits_of,
@@ -53,7 +54,7 @@ def test_finished_runs_never_breach(clock: Clock) -> None:
 
 def test_sla_is_configuration(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIFECYCLE_SWEEP_SLA_S", "3600")
-    sweep_settings.cache_clear()
+    reset_settings()
     owner, _ = new_tenant()
     start_run(owner)
     clock.advance(minutes=61)

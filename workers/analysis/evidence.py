@@ -6,16 +6,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
-from orchestrator.settings import get_settings
+from orchestrator.knowledge.embedder import default_embedder
+from orchestrator.knowledge.hybrid import RRF_K, EvidenceIndex
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.output import publish
 from workers.analysis.proposal import AGREEMENT_RANK, Judged, Proposal, propose, scale_for
 from workers.analysis.requirement_query import CatalogVectors, requirement_facets
 from workers.inputs import require_artifact, source
-from workers.kb_index.embedder import default_embedder
-from workers.kb_index.hybrid import RRF_K, EvidenceIndex
 
 RANKED = 10
 # The retriever's view of the catalogue vectors outlives the job: same catalogue, same model.

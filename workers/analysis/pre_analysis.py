@@ -9,6 +9,8 @@ from orchestrator.catalog.model import CatalogControl
 from orchestrator.catalog.scoping import catalog_reference
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.knowledge.embedder import HashingEmbedder
+from orchestrator.knowledge.vectors import KnowledgeBase
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.output import publish
 from workers.analysis.scoring import (
@@ -17,8 +19,6 @@ from workers.analysis.scoring import (
     TOP_EVIDENCE,
     coverage,
 )
-from workers.kb_index.embedder import HashingEmbedder
-from workers.kb_index.store import KnowledgeBase
 
 
 def run_scf_pre_analysis(context: JobContext) -> JobResult:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from orchestrator.knowledge.hybrid import Ranked
 from workers.analysis.templates import placeholders
-from workers.kb_index.hybrid import Ranked
 
 AGREEMENT_RANK = 10
 """Both methods must place a passage within their first this many to corroborate it."""

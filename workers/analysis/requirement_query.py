@@ -22,9 +22,9 @@ from typing import cast
 import numpy as np
 
 from orchestrator.catalog.model import CatalogControl, LoadedCatalog
-from workers.kb_index.embedder import Embedder, Vectors
-from workers.kb_index.hybrid import EvidenceIndex, Facet
-from workers.kb_index.lexical import terms
+from orchestrator.knowledge.embedder import Embedder, Vectors
+from orchestrator.knowledge.hybrid import EvidenceIndex, Facet
+from orchestrator.knowledge.lexical import terms
 
 QUERY_TEXTS = "q2"  # which texts control_texts gives: a change must not reuse old vectors
 _lock = threading.Lock()

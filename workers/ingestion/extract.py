@@ -9,16 +9,12 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.config.settings import get_settings
 from orchestrator.db.models import Document
-from orchestrator.jobs.interface import JobFailure
-from orchestrator.settings import get_settings
-from workers.ingestion import media
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits
-from workers.ingestion.parse import ParsedDocument
-from workers.ingestion.readers.registry import load_plugins, supported_media_types
-from workers.ingestion.sandbox import ParserSandbox
-from workers.ingestion.sniff import (
+from orchestrator.formats import media
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
+from orchestrator.formats.sniff import (
     HEAD_BYTES,
     OLE_FAMILY,
     PDF_FAMILY,
@@ -27,6 +23,10 @@ from workers.ingestion.sniff import (
     content_family,
     ole_verdict,
 )
+from orchestrator.jobs.interface import JobFailure
+from workers.ingestion.parse import ParsedDocument
+from workers.ingestion.readers.registry import load_plugins, supported_media_types
+from workers.ingestion.sandbox import ParserSandbox
 
 _EXPECTED_FAMILY = {media.PDF: PDF_FAMILY, media.DOCX: ZIP_FAMILY, media.XLSX: ZIP_FAMILY}
 

@@ -19,8 +19,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits, get_limits
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.config.settings import get_settings
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
 from workers.ingestion.parse import ParsedDocument
 from workers.ingestion.protocol import (
     ChannelClosed,
@@ -37,7 +38,7 @@ _FRAME_OVERHEAD = 16 * 1024 * 1024
 
 class ParserSandbox:
     def __init__(self, limits: IngestionLimits | None = None) -> None:
-        self.limits = limits or get_limits()
+        self.limits = limits or get_settings().ingestion
         self._process: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self.started = 0

@@ -28,8 +28,8 @@ def _confine(memory_bytes: int) -> None:
 
 def _answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """The reply, and whether this process is still sound enough to continue."""
-    from workers.ingestion.errors import DocumentError, DocumentErrorCode
-    from workers.ingestion.limits import IngestionLimits
+    from orchestrator.config.ingestion import IngestionLimits
+    from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
     from workers.ingestion.protocol import document_to_wire
     from workers.ingestion.readers.registry import read_document
 

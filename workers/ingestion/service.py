@@ -5,8 +5,8 @@ Run outcome policy:
   and a message; the job succeeds and lists it under `warnings`, and the run goes on.
 - When no document yields text (or there are none), the job fails with
   `no_extractable_text` (or `no_documents`), not retryable: retrying cannot help; what
-  helps is another document. The lifecycle should return the run to
-  `wait_for_documents` (waiting for input) on these two codes.
+  helps is another document. Each document's outcome is kept with the failure. The
+  lifecycle returns the run to `wait_for_documents` (waiting for input) on these codes.
 """
 
 from __future__ import annotations
@@ -18,15 +18,18 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
+from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import Document
+from orchestrator.db.storage import put_bytes
+from orchestrator.formats.document_errors import DocumentError
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
-from orchestrator.storage import put_bytes
+from orchestrator.knowledge.embedder import Embedder
+from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
+from orchestrator.knowledge.vectors import index_missing
 from workers.ingestion.chunking import chunk_blocks
-from workers.ingestion.errors import DocumentError
 from workers.ingestion.extract import precheck, require_text
-from workers.ingestion.models import DocumentOutcome
 from workers.ingestion.parse import MARKDOWN, ParsedDocument, parse
 from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
 from workers.ingestion.soa_markdown import render_soa_markdown
@@ -44,9 +47,6 @@ from workers.ingestion.store import (
     write_chunks,
 )
 from workers.inputs import latest_artifact
-from workers.kb_index.embedder import Embedder
-from workers.kb_index.store import index_missing
-from workers.provenance import SYSTEM_UPLOADER
 
 NO_DOCUMENTS = "no_documents"
 NO_EXTRACTABLE_TEXT = "no_extractable_text"
@@ -107,7 +107,9 @@ def _result(session: Session, documents: list[Document]) -> JobResult:
             DocumentOutcome.document_id.in_([d.id for d in documents])))} if documents else {}
     if status[INGESTED] == 0:
         code = NO_DOCUMENTS if not documents else NO_EXTRACTABLE_TEXT
-        raise JobFailure(code, _no_text_message(documents, outcomes), retryable=False)
+        # Each document's typed outcome stays recorded: the failure is about the run.
+        raise JobFailure(code, _no_text_message(documents, outcomes), retryable=False,
+                         keep_results=True)
     ingested = [outcomes[d.id] for d in documents if d.status == INGESTED and d.id in outcomes]
     failed = [(d, outcomes.get(d.id)) for d in documents if d.status in (FAILED, DUPLICATE)]
     return JobResult(summary={

@@ -17,6 +17,11 @@ def render_soa_markdown(content: dict[str, Any], version: int) -> str:
     lines = ["---", f"title: Statement of Applicability v{version}",
              f"framework: {framework}", f"version: {version}", "---", "",
              f"# Statement of Applicability ({framework}, version {version})", ""]
+    catalog = content.get("catalog")
+    if isinstance(catalog, dict):
+        lines += [f"Control catalogue: {_line(catalog.get('name', ''))} "
+                  f"{_line(catalog.get('version', ''))}. "
+                  f"{_line(catalog.get('attribution', ''))}", ""]
     controls = sorted(content.get("controls", []),
                       key=lambda c: (str(c.get("domain", "")), str(c.get("control_id", ""))))
     for domain, group in groupby(controls, key=lambda c: str(c.get("domain", ""))):

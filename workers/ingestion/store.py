@@ -11,10 +11,10 @@ from datetime import datetime
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from orchestrator.db.ingestion_models import ChunkProvenance, DocumentOutcome
 from orchestrator.db.models import Document, DocumentChunk
+from orchestrator.formats.document_errors import DocumentError
 from workers.ingestion.chunking import Chunk, chunk_id
-from workers.ingestion.errors import DocumentError
-from workers.ingestion.models import ChunkProvenance, DocumentOutcome
 from workers.ingestion.parse import ParsedDocument
 
 UPLOADED = "uploaded"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from orchestrator.jobs.interface import JobContext, JobResult
-from workers.kb_index.embedder import Embedder, default_embedder
-from workers.kb_index.store import BATCH_SIZE, index_missing
+from orchestrator.knowledge.embedder import Embedder, default_embedder
+from orchestrator.knowledge.vectors import BATCH_SIZE, index_missing
 
 
 def index_kb(context: JobContext, embedder: Embedder | None = None) -> JobResult:

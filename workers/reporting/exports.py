@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.clock import utcnow
-from orchestrator.storage import put_bytes
-from workers.reporting.models import ReportExport
+from orchestrator.contracts.clock import utcnow
+from orchestrator.db.report_models import ReportExport
+from orchestrator.db.storage import put_bytes
 from workers.reporting.oscal_export import render_oscal_assessment_results, render_oscal_poam
 from workers.reporting.pdf import render_report_pdf
 from workers.reporting.poam_export import render_poam_csv, render_poam_xlsx

@@ -11,9 +11,9 @@ from sqlalchemy import select
 from orchestrator.contracts.jobs import ArtifactRef
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import Artifact, Assessment
+from orchestrator.db.storage import put_bytes
 from orchestrator.jobs.artifacts import requested_version, save_artifact
 from orchestrator.jobs.interface import JobContext, JobResult
-from orchestrator.storage import put_bytes
 from workers.inputs import latest_artifact, require_artifact, source
 from workers.reporting.exports import record_exports, render_exports, store_files
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html

@@ -9,12 +9,12 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.amendments import amend_artifact
 from orchestrator.api.auth import Approver
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
 from orchestrator.api.paths import ArtifactId, RunId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.service.amendments import amend_artifact
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["amendments"],
                    responses=problem_responses(400, 401, 403, 404, 409, 413, 422))

@@ -13,11 +13,16 @@ from orchestrator.api.auth import Reader
 from orchestrator.api.paths import ArtifactId, RunId
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.schemas import ArtifactDetail
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.errors import NotFound
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.errors import NotFound
-from orchestrator.queries import ArtifactContent, get_artifact, latest_report, list_artifacts
-from orchestrator.settings import get_settings
-from orchestrator.views import ArtifactView
+from orchestrator.service.queries import (
+    ArtifactContent,
+    get_artifact,
+    latest_report,
+    list_artifacts,
+)
+from orchestrator.service.read_models import ArtifactView
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["artifacts"],
                    responses=problem_responses(400, 401, 403, 404, 422))

@@ -8,16 +8,16 @@ from fastapi.responses import JSONResponse
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import Cursor, IdempotencyHeader, Limit
-from orchestrator.api.idempotency import Outcome, check_key, request_hash, run_once
+from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
 from orchestrator.api.paths import AssessmentId, assessment_location
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.schemas import CreateAssessment, Page
 from orchestrator.api.uploads import UPLOAD_BODY, received_upload
-from orchestrator.documents import upload_document_file
-from orchestrator.producer import create_assessment
-from orchestrator.queries import get_assessment, list_assessments, list_documents
-from orchestrator.settings import get_settings
-from orchestrator.views import AssessmentView, DocumentView
+from orchestrator.config.settings import get_settings
+from orchestrator.service.documents import upload_document_file
+from orchestrator.service.producer import create_assessment
+from orchestrator.service.queries import get_assessment, list_assessments, list_documents
+from orchestrator.service.read_models import AssessmentView, DocumentView
 
 router = APIRouter(prefix="/api/v1/assessments", tags=["assessments"],
                    responses=problem_responses(400, 401, 403, 404, 422))
@@ -27,9 +27,9 @@ router = APIRouter(prefix="/api/v1/assessments", tags=["assessments"],
              responses=problem_responses(409, 413), summary="Create an assessment")
 def create(body: CreateAssessment, request: Request, principal: Signaller,
            idempotency_key: IdempotencyHeader = None) -> JSONResponse:
-    def action() -> Outcome:
+    def action() -> StoredResponse:
         view = create_assessment(principal.actor, body.organization_id, body.name)
-        return Outcome(201, view.model_dump(mode="json"),
+        return StoredResponse(201, view.model_dump(mode="json"),
                        {"Location": assessment_location(view.id)})
 
     fingerprint = request_hash("POST", request.url.path, body.model_dump(mode="json"))
@@ -71,11 +71,11 @@ async def upload(assessment_id: AssessmentId, request: Request, principal: Signa
     storage = get_settings().resolved_storage_dir
     async with received_upload(request, storage / "incoming",
                                get_settings().max_document_bytes) as received:
-        def action() -> Outcome:
+        def action() -> StoredResponse:
             view = upload_document_file(principal.actor, assessment_id, received.filename,
                                         received.path,
                                         declared_media_type=received.declared_type)
-            return Outcome(200 if view.duplicate else 201, view.model_dump(mode="json"), {})
+            return StoredResponse(200 if view.duplicate else 201, view.model_dump(mode="json"), {})
 
         fingerprint = request_hash("POST", request.url.path, {
             "filename": received.filename, "declared_type": received.declared_type,

@@ -5,16 +5,16 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from orchestrator import operations
 from orchestrator.api.auth import Caller, Operator, Reader, Signaller, check_scope
-from orchestrator.api.dependencies import IdempotencyHeader, Wait, await_fate, signal_key
+from orchestrator.api.dependencies import IdempotencyHeader, Wait, await_fate_capped, signal_key
 from orchestrator.api.paths import AssessmentId, RunId, run_location
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.schemas import ControlRequest, SignalRequest, StartLifecycle
-from orchestrator.apikeys import Scope
 from orchestrator.contracts.signals import SignalType
-from orchestrator.producer import get_lifecycle, get_run, send_signal, start_lifecycle
-from orchestrator.views import RunView, SignalReceipt
+from orchestrator.service import operations
+from orchestrator.service.apikeys import Scope
+from orchestrator.service.producer import get_lifecycle, get_run, send_signal, start_lifecycle
+from orchestrator.service.read_models import RunView, SignalReceipt
 
 router = APIRouter(prefix="/api/v1", tags=["lifecycle"],
                    responses=problem_responses(400, 401, 403, 404, 422))
@@ -62,7 +62,7 @@ def cancel(run_id: RunId, body: ControlRequest, principal: Operator, wait: Wait 
     key = signal_key(idempotency_key, body.idempotency_key)
     receipt = operations.cancel_run(principal.actor, run_id, reason=body.reason,
                                     idempotency_key=key)
-    return await_fate(principal.actor, receipt, wait)
+    return await_fate_capped(principal.actor, receipt, wait)
 
 
 @router.post("/workflows/{workflowRunId}/resume", status_code=202,
@@ -73,7 +73,7 @@ def resume(run_id: RunId, body: ControlRequest, principal: Operator, wait: Wait 
     key = signal_key(idempotency_key, body.idempotency_key)
     receipt = operations.resume_run(principal.actor, run_id, reason=body.reason,
                                     idempotency_key=key)
-    return await_fate(principal.actor, receipt, wait)
+    return await_fate_capped(principal.actor, receipt, wait)
 
 
 #: Which scope each kind of signal needs (others: `signal`).
@@ -99,4 +99,4 @@ def signal(run_id: RunId, body: SignalRequest, principal: Caller, wait: Wait = 0
     key = signal_key(idempotency_key, body.idempotency_key)
     receipt = send_signal(principal.actor, run_id, kind, key, payload=body.payload,
                           approval_event_id=body.approval_event_id, trace_id=body.trace_id)
-    return await_fate(principal.actor, receipt, wait)
+    return await_fate_capped(principal.actor, receipt, wait)

@@ -7,11 +7,10 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from orchestrator import operations
-from orchestrator.api.auth import Operator
-from orchestrator.api.dependencies import IdempotencyHeader, Wait, await_fate, signal_key
+from orchestrator.api.auth import Caller, Operator, check_scope
+from orchestrator.api.dependencies import IdempotencyHeader, Wait, await_fate_capped, signal_key
 from orchestrator.api.paths import RunId, StepName
-from orchestrator.api.problems import problem_responses
+from orchestrator.api.problems import ApiProblem, problem_responses
 from orchestrator.api.schemas import (
     ControlRequest,
     NewVersionRequest,
@@ -19,7 +18,10 @@ from orchestrator.api.schemas import (
     ReprocessRequest,
     RetryRequest,
 )
-from orchestrator.views import SignalReceipt
+from orchestrator.service import operations
+from orchestrator.service.apikeys import Scope
+from orchestrator.service.read_models import SignalReceipt
+from orchestrator.service.revision_rights import sent_back_by
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["operations"],
                    responses=problem_responses(400, 401, 403, 404, 409, 413, 422))
@@ -34,7 +36,7 @@ def retry(run_id: RunId, body: RetryRequest, principal: Operator, wait: Wait = 0
     key = signal_key(idempotency_key, body.idempotency_key)
     receipt = operations.retry_step(principal.actor, run_id, reason=body.reason,
                                     idempotency_key=key)
-    return await_fate(principal.actor, receipt, wait)
+    return await_fate_capped(principal.actor, receipt, wait)
 
 
 _PLAN: dict[int | str, dict[str, Any]] = {200: {
@@ -52,19 +54,29 @@ def reprocess(run_id: RunId, step: StepName, body: ReprocessRequest, principal: 
                                        idempotency_key=key, new_version=body.new_version,
                                        dry_run=body.dry_run)
     if isinstance(result, SignalReceipt):
-        return await_fate(principal.actor, result, wait)
+        return await_fate_capped(principal.actor, result, wait)
     return JSONResponse(ReprocessPlan.model_validate(result.to_json()).model_dump(mode="json"),
                         status_code=200)
 
 
 @router.post("/{workflowRunId}/new-version", status_code=202, response_model=SignalReceipt,
-             summary="Draft a new version of an artifact", description=_ACCEPTED)
-def new_version(run_id: RunId, body: NewVersionRequest, principal: Operator, wait: Wait = 0,
+             summary="Draft a new version of an artifact",
+             description="Needs the operate scope, or the approve scope as the reviewer who "
+                         "rejected the current draft or asked for changes. " + _ACCEPTED)
+def new_version(run_id: RunId, body: NewVersionRequest, principal: Caller, wait: Wait = 0,
                 idempotency_key: IdempotencyHeader = None) -> SignalReceipt:
+    if not principal.allows(Scope.OPERATE):
+        check_scope(principal, Scope.OPERATE, Scope.APPROVE)
+        if not sent_back_by(principal.actor, run_id, body.artifact_kind):
+            raise ApiProblem(403, "insufficient_scope",
+                             "this needs the operate scope; with the approve scope, only the "
+                             f"reviewer who sent the current {body.artifact_kind.value} draft "
+                             "back may ask for its next version",
+                             required_scopes=[Scope.OPERATE.value])
     key = signal_key(idempotency_key, body.idempotency_key)
     receipt = operations.request_new_version(principal.actor, run_id, body.artifact_kind.value,
                                              reason=body.reason, idempotency_key=key)
-    return await_fate(principal.actor, receipt, wait)
+    return await_fate_capped(principal.actor, receipt, wait)
 
 
 @router.post("/{workflowRunId}/block", status_code=202, response_model=SignalReceipt,
@@ -74,4 +86,4 @@ def block(run_id: RunId, body: ControlRequest, principal: Operator, wait: Wait =
     key = signal_key(idempotency_key, body.idempotency_key)
     receipt = operations.block_run(principal.actor, run_id, reason=body.reason,
                                    idempotency_key=key)
-    return await_fate(principal.actor, receipt, wait)
+    return await_fate_capped(principal.actor, receipt, wait)

@@ -15,7 +15,7 @@ from orchestrator.api.schemas import Page
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep
-from orchestrator.queries import (
+from orchestrator.service.queries import (
     RunFilter,
     get_signal,
     list_audit,
@@ -24,7 +24,7 @@ from orchestrator.queries import (
     list_signals,
     list_steps,
 )
-from orchestrator.views import AuditEventView, JobView, RunView, SignalView, StepView
+from orchestrator.service.read_models import AuditEventView, JobView, RunView, SignalView, StepView
 
 router = APIRouter(prefix="/api/v1/workflows", tags=["runs"],
                    responses=problem_responses(400, 401, 403, 404, 422))

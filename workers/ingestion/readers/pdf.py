@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
 from workers.ingestion.parse import Metadata, ParsedDocument
 from workers.ingestion.readers.pdf_layout import (
     HeadingMatcher,

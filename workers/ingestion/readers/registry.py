@@ -7,8 +7,8 @@ import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from workers.ingestion import media
-from workers.ingestion.limits import IngestionLimits
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.formats import media
 from workers.ingestion.parse import ParsedDocument
 
 Reader = Callable[[Path, IngestionLimits], ParsedDocument]

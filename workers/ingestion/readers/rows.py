@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
 from workers.ingestion.normalise import normalise_inline
 from workers.ingestion.parse import BlockBuilder
 

@@ -6,10 +6,10 @@ import csv
 import zipfile
 from pathlib import Path
 
-from workers.ingestion import media
-from workers.ingestion.archive import check_archive
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.formats import media
+from orchestrator.formats.archive import check_archive
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
 from workers.ingestion.parse import BlockBuilder, Metadata, ParsedDocument
 from workers.ingestion.readers.rows import add_rows
 from workers.ingestion.readers.text import decoded

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workers.ingestion import media
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.formats import media
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
 from workers.ingestion.normalise import decode_text
 from workers.ingestion.parse import ParsedDocument, parse
 

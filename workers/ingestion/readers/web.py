@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workers.ingestion.errors import DocumentError, DocumentErrorCode
-from workers.ingestion.limits import IngestionLimits
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
 from workers.ingestion.normalise import normalise_inline
 from workers.ingestion.parse import BlockBuilder, Metadata, ParsedDocument
 

@@ -1,0 +1,197 @@
+"""Fleet-wide commands: run a sweep now, dead letters (list, replay), API keys."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from orchestrator.cli.clickkit import RUN_ID, actor_option, json_option
+from orchestrator.cli.operators import operator_id
+from orchestrator.cli.output import emit_json, jsonable, short, table, when
+from orchestrator.contracts.identity import Actor
+from orchestrator.service.dead_letters import (
+    list_dead_letters,
+    replay_dead_letter,
+    resolve_dead_letter,
+)
+from orchestrator.service.fates import await_fate
+
+
+def _sweeps() -> dict[str, Callable[[], Any]]:
+    from orchestrator import sweeps
+    from orchestrator.notifications.sweep import sweep_deliveries
+
+    return {
+        "outbox": sweeps.publish_stale_outbox,
+        "inbox": sweeps.rekick_pending_runs,
+        "lost-jobs": sweeps.recover_lost_jobs,
+        "approval-waits": sweeps.sweep_approval_waits,
+        "sla": sweeps.sweep_sla,
+        "stale": sweeps.sweep_stale,
+        "notifications": sweep_deliveries,
+    }
+
+
+SWEEP_NAMES = ["outbox", "inbox", "lost-jobs", "approval-waits", "sla", "stale",
+               "notifications", "all"]
+
+
+@click.command("sweep")
+@click.argument("name", type=click.Choice(SWEEP_NAMES), metavar="NAME")
+@json_option
+def sweep_command(name: str, as_json: bool) -> None:
+    """Run a sweep now, in this process (NAME: outbox, inbox, lost-jobs, approval-waits,
+    sla, stale, notifications or all). Safe beside beat's: every effect happens once."""
+    available = _sweeps()
+    chosen = list(available) if name == "all" else [name]
+    results = {each: jsonable(available[each]()) for each in chosen}
+    if as_json:
+        emit_json(results)
+        return
+    for each, result in results.items():
+        click.echo(f"{each:<15} {_summary(result)}")
+
+
+def _summary(result: Any) -> str:
+    if isinstance(result, dict):
+        return ", ".join(f"{k} {v}" for k, v in result.items())
+    return f"{result} handled"
+
+
+# --- dead letters ------------------------------------------------------------------------
+
+@click.group("dead-letters")
+def dead_letters() -> None:
+    """Jobs the lost-jobs sweep gave up on."""
+
+
+@dead_letters.command("list")
+@click.option("--run", "run_id", type=RUN_ID, help="Only this run's.")
+@click.option("--tenant", help="Only this tenant's.")
+@click.option("--all", "include_replayed", is_flag=True,
+              help="Include replayed and resolved ones.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=100, show_default=True)
+@json_option
+def dead_letters_list(run_id: uuid.UUID | None, tenant: str | None, include_replayed: bool,
+                      limit: int, as_json: bool) -> None:
+    """List dead letters, newest first (pending ones only: neither replayed nor resolved,
+    unless --all)."""
+    letters = list_dead_letters(run_id=run_id, tenant_id=tenant,
+                                include_replayed=include_replayed, limit=limit)
+    if as_json:
+        emit_json({"items": letters})
+        return
+    if not letters:
+        click.echo("no dead letters")
+        return
+    click.echo(table(["id", "job", "tenant", "queue", "at", "replayed", "resolved", "reason"],
+                     [[d.id, d.job_id, d.tenant_id, d.queue, when(d.created_at),
+                       when(d.replayed_at), when(d.resolved_at),
+                       short(d.reason.removeprefix(f"job {d.job_id} "), 80)]
+                      for d in letters]))
+
+
+@dead_letters.command("replay")
+@click.argument("letter_id", type=click.IntRange(min=1), metavar="ID")
+@click.option("--reason", required=True, help="Why: kept in the audit trail.")
+@click.option("--wait", type=click.FloatRange(0, 120), default=10.0, show_default=True)
+@actor_option
+@json_option
+def dead_letters_replay(letter_id: int, reason: str, wait: float, actor: str | None,
+                        as_json: bool) -> None:
+    """Replay a dead letter: its step runs again as a new attempt."""
+    receipt = replay_dead_letter(letter_id, actor_id=operator_id(actor), reason=reason)
+    receipt = await_fate(Actor(receipt.run.tenant_id, operator_id(actor)), receipt, wait)
+    if as_json:
+        emit_json({"dead_letter": letter_id, **receipt.model_dump(mode="json")})
+    else:
+        click.echo(f"replayed dead letter {letter_id}: retry {receipt.fate.value}; run "
+                   f"{receipt.run.id} {receipt.run.status} at {receipt.run.current_step}")
+    if receipt.fate.value in ("ignored", "rejected", "conflict"):
+        raise click.ClickException(f"the run {receipt.fate.value} the retry: {receipt.reason}")
+
+
+@dead_letters.command("resolve")
+@click.argument("letter_id", type=click.IntRange(min=1), metavar="ID")
+@click.option("--reason", required=True, help="How it was dealt with: kept on the letter.")
+@actor_option
+@json_option
+def dead_letters_resolve(letter_id: int, reason: str, actor: str | None, as_json: bool) -> None:
+    """Resolve a dead letter by hand: it stops being pending (its step's success resolves
+    it on its own)."""
+    letter = resolve_dead_letter(letter_id, actor_id=operator_id(actor), reason=reason)
+    if as_json:
+        emit_json(letter)
+        return
+    click.echo(f"resolved dead letter {letter.id} (job {letter.job_id}) at "
+               f"{when(letter.resolved_at)} by {letter.resolved_by}")
+
+
+# --- API keys ------------------------------------------------------------------------------
+
+@click.group("apikey")
+def apikey() -> None:
+    """Create, revoke and list API keys of the HTTP API."""
+
+
+@apikey.command("create")
+@click.option("--tenant", required=True, help="The one tenant the key acts for.")
+@click.option("--principal", required=True, help="Who acts with it, e.g. user:ana@acme.example")
+@click.option("--scope", "scopes", multiple=True, required=True,
+              help="read, signal, approve, operate or admin (repeat, or comma-list).")
+@click.option("--organization", "organizations", multiple=True,
+              help="Limit the key to this organization (repeat for more).")
+@click.option("--name", default="", help="A note saying what the key is for.")
+@json_option
+def apikey_create(tenant: str, principal: str, scopes: tuple[str, ...],
+                  organizations: tuple[str, ...], name: str, as_json: bool) -> None:
+    """Create a key and print it once."""
+    from orchestrator.service.apikeys import create_key
+
+    chosen = [s.strip() for item in scopes for s in item.split(",") if s.strip()]
+    view, key = create_key(tenant, principal, chosen, organizations=organizations or None,
+                           name=name)
+    if as_json:
+        emit_json({**view.model_dump(mode="json"), "key": key})
+        return
+    orgs = ", ".join(view.organizations) if view.organizations else "all"
+    click.echo(f"key id         {view.key_id}\ntenant         {view.tenant_id}\n"
+               f"principal      {view.principal}\nscopes         "
+               f"{', '.join(s.value for s in view.scopes)}\norganizations  {orgs}")
+    click.echo("The key is shown this once; store it now:")
+    click.echo(key)
+
+
+@apikey.command("revoke")
+@click.argument("key_id")
+@json_option
+def apikey_revoke(key_id: str, as_json: bool) -> None:
+    """Revoke a key at once."""
+    from orchestrator.service.apikeys import revoke_key
+
+    view = revoke_key(key_id)
+    if as_json:
+        emit_json(view)
+        return
+    click.echo(f"revoked {view.key_id} ({view.principal}, tenant {view.tenant_id}) "
+               f"at {when(view.revoked_at)}")
+
+
+@apikey.command("list")
+@click.option("--tenant", help="Only this tenant's keys.")
+@json_option
+def apikey_list(tenant: str | None, as_json: bool) -> None:
+    """List keys (never the keys themselves)."""
+    from orchestrator.service.apikeys import list_keys
+
+    keys = list_keys(tenant)
+    if as_json:
+        emit_json({"items": keys})
+        return
+    click.echo(table(["key id", "tenant", "principal", "scopes", "state", "name"],
+                     [[k.key_id, k.tenant_id, k.principal, ",".join(s.value for s in k.scopes),
+                       f"revoked {when(k.revoked_at)}" if k.revoked_at else "active", k.name]
+                      for k in keys]))

@@ -1,0 +1,196 @@
+"""Control catalogues: `catalog import|list|diff` and `framework list|show`."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from orchestrator.cli.clickkit import json_option
+from orchestrator.cli.output import emit_json, jsonable, short, table
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _refusals(function: F) -> F:
+    """A bad file, an unknown version or framework: a message and exit status 1."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except (ValueError, LookupError) as error:
+            raise click.ClickException(str(error)) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _schema_on_the_embedded_default() -> None:
+    # On the embedded default nothing else migrates the database first (as `demo` does).
+    from orchestrator.config.settings import get_settings
+
+    if get_settings().is_embedded_broker:
+        from orchestrator.db.migrate import upgrade
+
+        upgrade()
+
+
+@click.group("catalog")
+def catalog() -> None:
+    """Control catalogue versions: the shipped SCF workbook and imported ones."""
+    _schema_on_the_embedded_default()
+
+
+@catalog.command("import")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@json_option
+@_refusals
+def catalog_import(path: Path, as_json: bool) -> None:
+    """Import an SCF workbook (.xlsx) or an OSCAL catalog or profile (.json). The same
+    file again changes nothing; a newer release becomes a new version."""
+    from orchestrator.catalog.service import import_file
+
+    began = time.perf_counter()
+    result = import_file(path)
+    seconds = time.perf_counter() - began
+    if as_json:
+        emit_json({**jsonable(result), "info": result.info.as_dict(), "seconds": seconds})
+        return
+    verb = "imported" if result.created else "already imported, nothing changed:"
+    click.echo(f"{verb} {result.info.name} {result.info.version} ({result.info.id})")
+    click.echo(
+        f"  {result.controls} controls, {result.frameworks} frameworks, "
+        f"{result.requirements} requirements, {result.links} links "
+        f"in {seconds:.1f} s"
+    )
+    click.echo(f"  licence: {result.info.licence}; attribution: {result.info.attribution}")
+
+
+@catalog.command("list")
+@json_option
+@_refusals
+def catalog_list(as_json: bool) -> None:
+    """Every catalogue version; `current` ones are what a run starting now pins."""
+    from orchestrator.catalog.service import list_catalogs
+
+    items = list_catalogs()
+    if as_json:
+        emit_json({"items": [i.as_dict() for i in items]})
+        return
+    click.echo(
+        table(
+            ("NAME", "VERSION", "CONTROLS", "FRAMEWORKS", "CURRENT", "SOURCE", "ID"),
+            [
+                (
+                    i.info.name,
+                    i.info.version,
+                    i.controls,
+                    i.frameworks,
+                    "yes" if i.current else "",
+                    ("shipped " if i.shipped else "") + i.info.source_name,
+                    i.info.id,
+                )
+                for i in items
+            ],
+        )
+    )
+
+
+@catalog.command("diff")
+@click.argument("old")
+@click.argument("new")
+@json_option
+@_refusals
+def catalog_diff(old: str, new: str, as_json: bool) -> None:
+    """Controls added, removed and changed between two versions (ids, "NAME VERSION" or a
+    version)."""
+    from orchestrator.catalog.service import diff_catalogs
+
+    diff = diff_catalogs(old, new)
+    if as_json:
+        emit_json(diff)
+        return
+    click.echo(
+        f"{diff['old']['name']} {diff['old']['version']} -> "
+        f"{diff['new']['name']} {diff['new']['version']}"
+    )
+    click.echo(f"added ({len(diff['added'])}): {', '.join(diff['added'])}")
+    click.echo(f"removed ({len(diff['removed'])}): {', '.join(diff['removed'])}")
+    click.echo(f"changed ({len(diff['changed'])}):")
+    for change in diff["changed"]:
+        click.echo(f"  {change['control_id']}: {', '.join(change['fields'])}")
+
+
+@click.group("framework")
+def framework() -> None:
+    """Frameworks the catalogues crosswalk to, with their requirements."""
+    _schema_on_the_embedded_default()
+
+
+@framework.command("list")
+@click.option(
+    "--catalog",
+    "catalog_spec",
+    default=None,
+    metavar="VERSION",
+    help="Frameworks of this catalogue version (default: the current ones).",
+)
+@json_option
+@_refusals
+def framework_list(catalog_spec: str | None, as_json: bool) -> None:
+    """Frameworks with their requirement and linked SCF control counts."""
+    from orchestrator.catalog.service import list_frameworks
+
+    items = list_frameworks(catalog_spec)
+    if as_json:
+        emit_json({"items": items})
+        return
+    click.echo(
+        table(
+            ("NAME", "VERSION", "REQUIREMENTS", "SCF CONTROLS", "CATALOGUE", "ID"),
+            [
+                (
+                    f["name"],
+                    f["version"],
+                    f["requirements"],
+                    f["linked_controls"],
+                    f"{f['catalog']['name']} {f['catalog']['version']}",
+                    f["id"],
+                )
+                for f in items
+            ],
+        )
+    )
+
+
+@framework.command("show")
+@click.argument("name")
+@json_option
+@_refusals
+def framework_show(name: str, as_json: bool) -> None:
+    """One framework (by name or id): each requirement with its linked SCF controls."""
+    from orchestrator.catalog.service import show_framework
+
+    shown = show_framework(name)
+    if as_json:
+        emit_json(shown)
+        return
+    click.echo(
+        f"{shown['name']} ({shown['version'] or 'no version'}) from "
+        f"{shown['catalog']['name']} {shown['catalog']['version']}: "
+        f"{shown['requirements']} requirements, {shown['linked_controls']} "
+        "linked SCF controls"
+    )
+    click.echo(
+        table(
+            ("REQUIREMENT", "SCF CONTROLS", "TITLE"),
+            [
+                (r["requirement_id"], ", ".join(r["controls"]) or "-", short(r["title"], 60))
+                for r in shown["items"]
+            ],
+        )
+    )

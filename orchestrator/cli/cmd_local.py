@@ -1,0 +1,55 @@
+"""Commands for one machine: the demo on the embedded default, migrations, serving the API."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("demo")
+@click.option("--framework", default="SOC 2", show_default=True,
+              help="The framework the scripted reviewer selects.")
+@click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True,
+              help="Threads of the in-process worker.")
+def demo_command(framework: str, concurrency: int) -> None:
+    """Run one whole assessment on the embedded default (SQLite, in-process worker)."""
+    from orchestrator.config.settings import get_settings
+    from orchestrator.db.migrate import upgrade
+    from orchestrator.demo.run import run_demo
+    from orchestrator.engine.messages import get_app
+    from orchestrator.runtime.embedded import embedded_worker
+
+    settings = get_settings()
+    if not settings.is_embedded_broker:
+        raise click.UsageError("demo runs on the embedded default; unset LIFECYCLE_BROKER_URL")
+    click.echo(f"database: {settings.resolved_database_url}")
+    upgrade()
+    with embedded_worker(get_app(), concurrency=concurrency):
+        result = run_demo(framework=framework)
+    click.echo()
+    click.echo(f"run {result.run.id}: {result.run.status} in {result.seconds:.1f} s")
+    for step, seconds in result.steps:
+        click.echo(f"  {step:<30} {seconds * 1000:8.0f} ms")
+    click.echo(f"report: {result.report_path}")
+    if result.run.status != "completed":
+        raise SystemExit(1)
+
+
+@click.command("migrate")
+def migrate_command() -> None:
+    """Bring the database to the latest schema."""
+    from orchestrator.db.migrate import upgrade
+
+    upgrade()
+    click.echo("database is at the latest schema")
+
+
+@click.command("api")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
+def api_command(host: str, port: int, workers: int) -> None:
+    """Serve the HTTP API with uvicorn."""
+    import uvicorn
+
+    uvicorn.run("orchestrator.api:app", host=host, port=port, workers=workers,
+                proxy_headers=True)

@@ -1,0 +1,44 @@
+"""The one `lifecycle` click app: `lifecycle ...` and `celery -A orchestrator lifecycle ...`.
+
+Registered as the `lifecycle` console script and through the `celery.commands` entry
+point. Each command calls the same
+functions as the HTTP API (operations, queries, apikeys) and prints text for people or,
+with `--json`, one JSON document for scripts. Bad arguments and refused commands print
+a clear message on stderr and exit non-zero (2: usage, 1: refused or failed).
+"""
+
+from __future__ import annotations
+
+import click
+
+from orchestrator.cli.clickkit import LifecycleGroup
+
+_RUNS, _CONTROL, _ADMIN = ("orchestrator.cli.cmd_runs", "orchestrator.cli.cmd_control",
+                           "orchestrator.cli.cmd_admin")
+_LOCAL = "orchestrator.cli.cmd_local"
+_CATALOG = "orchestrator.cli.cmd_catalog"
+COMMANDS = {
+    "demo": f"{_LOCAL}:demo_command",
+    "migrate": f"{_LOCAL}:migrate_command",
+    "api": f"{_LOCAL}:api_command",
+    "list": f"{_RUNS}:list_command",
+    "show": f"{_RUNS}:show_command",
+    "retry": f"{_CONTROL}:retry_command",
+    "reprocess": f"{_CONTROL}:reprocess_command",
+    "new-version": f"{_CONTROL}:new_version_command",
+    "cancel": f"{_CONTROL}:cancel_command",
+    "block": f"{_CONTROL}:block_command",
+    "resume": f"{_CONTROL}:resume_command",
+    "sweep": f"{_ADMIN}:sweep_command",
+    "dead-letters": f"{_ADMIN}:dead_letters",
+    "apikey": f"{_ADMIN}:apikey",
+    "catalog": f"{_CATALOG}:catalog",
+    "framework": f"{_CATALOG}:framework",
+}
+
+
+@click.group(cls=LifecycleGroup, name="lifecycle", lazy=COMMANDS)
+def lifecycle() -> None:
+    """Run and operate assessment lifecycles: the demo, migrations, the HTTP API; list,
+    show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys, control
+    catalogues and frameworks."""

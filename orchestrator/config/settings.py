@@ -1,0 +1,81 @@
+"""The one settings object: the fleet's own fields (prefix LIFECYCLE_) and one section per
+part (api, sweeps, webhooks, observability, ingestion, embedding), each with its own prefix.
+
+Read once per process (`get_settings()`); `reset_settings()` forgets it after the
+environment changed (tests).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from orchestrator.config.api import ApiSettings
+from orchestrator.config.embedding import EmbeddingSettings
+from orchestrator.config.ingestion import IngestionLimits
+from orchestrator.config.observability import ObservabilitySettings
+from orchestrator.config.sweeps import SweepSettings
+from orchestrator.config.webhooks import WebhookSettings
+
+DEFAULT_HOME = Path(".lifecycle")
+
+
+class Settings(BaseSettings):
+    """With no settings at all: a SQLite file and an in-memory broker under `.lifecycle/`."""
+
+    model_config = SettingsConfigDict(env_prefix="LIFECYCLE_", env_file=".env", extra="ignore")
+
+    home: Path = Field(DEFAULT_HOME, description="Where the embedded database and files live.")
+    database_url: str | None = Field(None, description="SQLAlchemy URL; default: SQLite file.")
+    broker_url: str = Field("memory://localhost/", description="Celery broker (redis://, amqp://).")
+    storage_dir: Path | None = Field(None, description="Documents and artifacts; default: home.")
+    visibility_timeout_s: int = Field(4 * 3600, ge=1,
+                                      description="Redis redelivery delay; > longest job.")
+    unacked_restore_interval_s: int = Field(10, ge=1)
+    job_max_retries: int = Field(3, ge=0)
+    job_retry_backoff_s: int = Field(2, ge=0)
+    max_document_bytes: int = Field(25 * 1024 * 1024, ge=1)
+    embedding_dim: int = Field(256, ge=8, le=4096)
+    inline_coordination: bool = Field(
+        True, description="A job applies its own outcome after committing it (saves a hop); "
+                          "false: it wakes the coordinator task instead.")
+
+    # Sections: each reads its own prefix (LIFECYCLE_API_, LIFECYCLE_SWEEP_, ...).
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    sweeps: SweepSettings = Field(default_factory=SweepSettings)
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
+    ingestion: IngestionLimits = Field(default_factory=IngestionLimits)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalise_postgres(cls, value: str | None) -> str | None:
+        # Plain postgresql:// URLs mean psycopg 3, the only PostgreSQL driver shipped.
+        if value and value.startswith(("postgresql://", "postgres://")):
+            return "postgresql+psycopg://" + value.split("://", 1)[1]
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.home / 'lifecycle.db').resolve()}"
+
+    @property
+    def resolved_storage_dir(self) -> Path:
+        return (self.storage_dir or self.home / "storage").resolve()
+
+    @property
+    def is_embedded_broker(self) -> bool:
+        return self.broker_url.startswith("memory://")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
+
+
+def reset_settings() -> None:
+    get_settings.cache_clear()

@@ -1,0 +1,99 @@
+"""Sweep configuration (prefix LIFECYCLE_SWEEP_): every duration has a sensible default.
+
+Durations are seconds. Maps are JSON in the environment, for example
+LIFECYCLE_SWEEP_APPROVAL_POLICIES='{"wait_for_report_approval": {"remind_after_s": 3600,
+"escalate_after_s": 14400, "block_after_s": 86400}}'.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from orchestrator.contracts.jobs import JobKind
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.contracts.steps import StepKind
+
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+
+class ApprovalTiming(BaseModel):
+    """How long an approval may wait before a reminder, an escalation, and a block."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    remind_after_s: float = Field(gt=0)
+    escalate_after_s: float = Field(gt=0)
+    block_after_s: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _in_order(self) -> ApprovalTiming:
+        if not self.remind_after_s <= self.escalate_after_s <= self.block_after_s:
+            raise ValueError("need remind_after_s <= escalate_after_s <= block_after_s")
+        return self
+
+
+#: Seconds a job may go without an outcome or a heartbeat once started. Each is above the
+#: kind's hard time limit, so a live job is never taken for a lost one.
+DEFAULT_JOB_DEADLINES: dict[JobKind, float] = {
+    JobKind.INGEST_DOCUMENTS: 900,
+    JobKind.INDEX_KB: 1200,
+    JobKind.ANALYSIS: 600,
+    JobKind.INGEST_SOA: 600,
+    JobKind.RENDER_REPORT: 600,
+}
+
+#: Seconds between two runs of each sweep under `celery beat`.
+DEFAULT_INTERVALS: dict[str, float] = {
+    "outbox": 15, "inbox": 30, "lost_jobs": 60, "approval_waits": 60, "sla": 300,
+    "stale": 300, "notifications": 15,
+}
+
+
+class SweepSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LIFECYCLE_SWEEP_", env_file=".env",
+                                      extra="ignore")
+
+    grace_s: float = Field(10, ge=0, description="Younger outbox rows and signals are left "
+                           "to whoever wrote them.")
+    batch: int = Field(500, ge=1, le=10_000, description="Most items one sweep handles.")
+    interval_s: float | None = Field(None, gt=0,
+                                     description="Run every sweep this often (tests).")
+    rekick_backoff_max_s: float = Field(600, gt=0)
+    approval_default: ApprovalTiming = ApprovalTiming(remind_after_s=DAY, escalate_after_s=3 * DAY,
+                                              block_after_s=7 * DAY)
+    approval_policies: dict[Step, ApprovalTiming] = Field(default_factory=dict)
+    sla_s: float = Field(30 * DAY, gt=0, description="A run should complete within this.")
+    stale_after_s: float = Field(14 * DAY, gt=0, description="Idle this long: stale.")
+    job_deadline_s: dict[JobKind, float] = Field(default_factory=dict)
+    queued_deadline_s: float = Field(HOUR, gt=0, description="A queued job not started "
+                                     "within this is taken for lost (a lost message).")
+    redispatch_limit: int = Field(3, ge=0)
+
+    @field_validator("approval_policies")
+    @classmethod
+    def _only_approval_waits(cls, value: dict[Step, ApprovalTiming]) -> dict[Step, ApprovalTiming]:
+        from orchestrator.lifecycle.definition import STEP_SPECS
+
+        wrong = [s.value for s in value if STEP_SPECS[s].kind is not StepKind.WAIT_FOR_APPROVAL]
+        if wrong:
+            raise ValueError(f"not approval waits: {', '.join(wrong)}")
+        return value
+
+    def gate(self, step: Step) -> ApprovalTiming:
+        return self.approval_policies.get(step, self.approval_default)
+
+    def job_deadline(self, kind: JobKind) -> timedelta:
+        seconds = self.job_deadline_s.get(kind, DEFAULT_JOB_DEADLINES[kind])
+        return timedelta(seconds=seconds)
+
+    def interval(self, sweep: str) -> float:
+        return self.interval_s or DEFAULT_INTERVALS[sweep]
+
+    @property
+    def grace(self) -> timedelta:
+        return timedelta(seconds=self.grace_s)
+

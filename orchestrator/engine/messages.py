@@ -1,0 +1,42 @@
+"""The process-wide Celery app and the two messages the fleet sends."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery
+
+from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE
+from orchestrator.observability import labels
+
+
+@lru_cache(maxsize=1)
+def get_app() -> Celery:
+    from orchestrator.engine.celery_app import create_app
+
+    return create_app()
+
+
+def kick(run_id: uuid.UUID) -> None:
+    """Wake the coordinator for a run. Losing this message loses nothing: the inbox
+    holds the signal and a sweep re-kicks runs with pending signals."""
+    get_app().send_task(COORDINATE_TASK, args=[str(run_id)], queue=ORCHESTRATOR_QUEUE,
+                        argsrepr=labels.coordinate_argsrepr(run_id))
+
+
+def send_job(task_name: str, queue: str, task_id: str, body: dict[str, Any]) -> None:
+    get_app().send_task(task_name, args=[body], queue=queue, task_id=task_id,
+                        shadow=f"{task_name}[{body.get('step')}]",
+                        argsrepr=labels.job_argsrepr(body), kwargsrepr=labels.job_kwargsrepr(body))
+
+
+def revoke(job_ids: list[str]) -> None:
+    """Tell every worker to drop these jobs if they have not started (best effort: a job
+    that runs anyway finds its row cancelled and commits nothing)."""
+    try:
+        get_app().control.revoke(job_ids)
+    except Exception:  # the database already says cancelled; the broadcast is a courtesy
+        logging.getLogger(__name__).warning("could not broadcast revoke of %s", job_ids)

@@ -1,0 +1,13 @@
+"""Forget process-wide caches (settings, engines, the Celery app) after the environment changes."""
+
+from __future__ import annotations
+
+from orchestrator.config.settings import reset_settings
+from orchestrator.db.session import dispose_engines
+from orchestrator.engine.messages import get_app
+
+
+def reset_process_state() -> None:
+    dispose_engines()
+    reset_settings()
+    get_app.cache_clear()

@@ -1,0 +1,50 @@
+"""The main job on the embedded default: SQLite and an in-process real Celery worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from orchestrator.catalog.model import SCF_NAME
+from orchestrator.catalog.registry import shipped_info
+from orchestrator.contracts.steps import STEP_ORDER, StepKind
+from orchestrator.db.models import Assessment, DocumentChunk, Job, OutboxMessage, StepExecution
+from orchestrator.db.session import transaction
+from orchestrator.demo.run import run_demo
+from orchestrator.engine.messages import get_app
+from orchestrator.lifecycle.definition import STEP_SPECS
+from orchestrator.runtime.embedded import embedded_worker
+
+JOB_STEPS = sum(spec.kind is StepKind.JOB for spec in STEP_SPECS.values())
+
+
+def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> None:
+    lines: list[str] = []
+    with embedded_worker(get_app(), concurrency=3):
+        result = run_demo(say=lines.append, timeout_s=120)
+
+    assert result.run.status == "completed", lines
+    assert [step for step, _ in result.steps] == [step.value for step in STEP_ORDER]
+    assert result.report_path is not None
+    report = Path(result.report_path)
+    assert report.is_relative_to(embedded) and report.read_text().startswith("<!DOCTYPE html>")
+    with transaction() as session:
+        statuses = set(session.scalars(select(StepExecution.status).where(
+            StepExecution.run_id == result.run.id)))
+        jobs = list(session.scalars(select(Job).where(Job.run_id == result.run.id)))
+        unpublished = session.scalar(select(func.count()).select_from(OutboxMessage).where(
+            OutboxMessage.run_id == result.run.id, OutboxMessage.published_at.is_(None)))
+        chunks = session.scalar(select(func.count()).select_from(DocumentChunk))
+        assessment = session.get(Assessment, result.run.assessment_id)
+    assert statuses == {"completed"}
+    assert {job.status for job in jobs} == {"succeeded"} and len(jobs) == JOB_STEPS
+    assert chunks and chunks > 4
+    assert unpublished == 0  # every job marked its outbox row when its message arrived
+    assert assessment is not None and assessment.status == "closed"
+    assert any("reviewer approved report v1" in line for line in lines)
+    # On the shipped SCF workbook, pinned at start, named with its attribution.
+    assert result.run.context["catalogs"] == {SCF_NAME: str(shipped_info().id)}
+    html = report.read_text()
+    assert "Secure Controls Framework (SCF) 2022.3" in html
+    assert "Secure Controls Framework (SCF), CC BY-ND 4.0" in html

@@ -1,0 +1,82 @@
+"""Real services for the integration tier: PostgreSQL, Redis and worker processes.
+
+Set LIFECYCLE_TEST_DATABASE_URL (a PostgreSQL server URL; a fresh database is created per
+session) and LIFECYCLE_TEST_BROKER_URL (a Redis URL; the database is flushed). Without
+them these tests skip locally; with CI=true they fail instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from orchestrator.db.migrate import upgrade
+from orchestrator.testing.reset import reset_process_state
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+
+DATABASE_URL = os.environ.get("LIFECYCLE_TEST_DATABASE_URL")
+BROKER_URL = os.environ.get("LIFECYCLE_TEST_BROKER_URL")
+
+
+@pytest.fixture(scope="session")
+def services() -> tuple[str, str]:
+    if not DATABASE_URL or not BROKER_URL:
+        reason = ("integration tier needs LIFECYCLE_TEST_DATABASE_URL and "
+                  "LIFECYCLE_TEST_BROKER_URL")
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {reason}")
+        pytest.skip(reason)
+    return DATABASE_URL, BROKER_URL
+
+
+@pytest.fixture(scope="session")
+def postgres_url(services: tuple[str, str]) -> Iterator[str]:
+    """A fresh database on the test server, migrated to head, dropped afterwards."""
+    server = make_url(services[0]).set(drivername="postgresql+psycopg")
+    name = f"lifecycle_it_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    url = server.set(database=name).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def broker_url(services: tuple[str, str]) -> str:
+    client = redis.Redis.from_url(services[1])
+    client.flushdb()
+    client.close()
+    return services[1]
+
+
+@pytest.fixture
+def fleet(postgres_url: str, broker_url: str, tmp_path: Path,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
+    """This process and the workers it starts share one database, broker and storage."""
+    env = {
+        "LIFECYCLE_DATABASE_URL": postgres_url,
+        "LIFECYCLE_BROKER_URL": broker_url,
+        "LIFECYCLE_HOME": str(tmp_path),
+        "LIFECYCLE_STORAGE_DIR": str(tmp_path / "storage"),
+        # Short, so a message held by a killed worker comes back within the test.
+        "LIFECYCLE_VISIBILITY_TIMEOUT_S": "4",
+        "LIFECYCLE_UNACKED_RESTORE_INTERVAL_S": "1",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("LIFECYCLE_HOLD_JOB_STEP", raising=False)
+    reset_process_state()
+    with Fleet(env, tmp_path / "logs") as running:
+        yield running
+    reset_process_state()

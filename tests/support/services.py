@@ -1,0 +1,248 @@
+"""Shared helpers for the worker service tests: a real SQLite database, rows, contexts.
+
+A module rather than conftest fixtures, so it never clashes with the fleet's conftest.
+Each test module wraps `open_kit` in its own small fixture.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.jobs import JobKind, JobRequest
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.migrate import upgrade
+from orchestrator.db.models import (
+    Artifact,
+    Assessment,
+    Document,
+    DocumentChunk,
+    WorkflowRun,
+)
+from orchestrator.db.session import make_engine
+from orchestrator.db.storage import put_bytes
+from orchestrator.jobs.interface import JobContext, JobResult, JobService
+from orchestrator.lifecycle.definition import STEP_SPECS
+from workers.analysis.service import run_analysis_step
+from workers.ingestion.service import ingest_documents, ingest_soa
+from workers.kb_index.service import index_kb
+from workers.reporting.service import render_report
+
+TENANT = "tenant-a"
+ORG = "org-a"
+USER = "user:alice"
+FIXED_NOW = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
+
+ACCESS_POLICY = """---
+title: Access Control Policy
+owner: Information Security
+tags: [access, identity]
+---
+# Access Control Policy
+
+## Authentication
+Multi-factor authentication (MFA) is required for remote access and for all
+privileged accounts. Staff enrol an authenticator app; one-time passwords by SMS
+are not accepted.
+
+## Access Reviews
+Access is granted on the principle of least privilege. Access reviews of every
+production system are performed each quarter by the system owner.
+"""
+
+INCIDENT_PLAN = """# Incident Response Plan
+
+## Plan
+The incident response plan defines escalation paths, notification duties and
+containment playbooks. A tabletop exercise tests the plan every year.
+
+## Handling
+Security incidents are triaged, contained, eradicated and followed by recovery and
+a lessons-learned review.
+"""
+
+BACKUP_STANDARD = """BACKUP STANDARD
+
+Backups
+Production databases are backed up nightly. Backups are encrypted, kept offsite and
+a restore test is performed every quarter.
+"""
+
+VULNERABILITY_STANDARD = """# Vulnerability Management Standard
+
+## Vulnerability Scanning
+An authenticated vulnerability scanner scans every server weekly and after each
+significant change. Scan results are triaged by the security team and critical
+findings are remediated within seven days. A penetration test runs every year.
+"""
+
+#: The services the lifecycle's job steps run, as the fleet's tasks wire them.
+SERVICES: dict[JobKind, JobService] = {
+    JobKind.INGEST_DOCUMENTS: ingest_documents,
+    JobKind.INDEX_KB: index_kb,
+    JobKind.ANALYSIS: run_analysis_step,
+    JobKind.INGEST_SOA: ingest_soa,
+    JobKind.RENDER_REPORT: render_report,
+}
+
+
+@dataclass
+class Kit:
+    """One assessment with one run in a fresh database, and ways to run services on it."""
+
+    session: Session
+    storage_dir: Path
+    assessment: Assessment
+    run: WorkflowRun
+    jobs: int = 0
+    framework: str = "SCF"
+    results: dict[Step, JobResult] = field(default_factory=dict)
+
+    # --- rows ---------------------------------------------------------------------------
+
+    def add_document(self, filename: str, content: str | bytes,
+                     media_type: str = "text/markdown", *,
+                     uploaded_by: str = USER) -> Document:
+        data = content.encode() if isinstance(content, str) else content
+        path, digest = put_bytes(self.storage_dir / "documents", data)
+        document = Document(
+            tenant_id=TENANT, assessment_id=self.assessment.id, filename=filename,
+            media_type=media_type, size_bytes=len(data), sha256=digest,
+            storage_path=str(path), status="uploaded", uploaded_by=uploaded_by,
+            created_at=utcnow())
+        self.session.add(document)
+        self.session.flush()
+        return document
+
+    def add_artifact(self, kind: ArtifactKind, content: dict[str, Any], *,
+                     status: str = "approved", version: int | None = None) -> Artifact:
+        artifact = Artifact(
+            tenant_id=TENANT, assessment_id=self.assessment.id, run_id=self.run.id,
+            kind=kind.value, version=version or self.next_version(kind), status=status,
+            content=content, sha256="0" * 64, created_by_job_id="test", created_at=utcnow())
+        self.session.add(artifact)
+        self.session.flush()
+        return artifact
+
+    def approve(self, kind: ArtifactKind) -> Artifact:
+        artifact = self.latest(kind)
+        assert artifact is not None, f"no {kind.value} to approve"
+        artifact.status = "approved"
+        self.session.flush()
+        return artifact
+
+    # --- reading ------------------------------------------------------------------------
+
+    def latest(self, kind: ArtifactKind) -> Artifact | None:
+        return self.session.scalar(
+            select(Artifact).where(Artifact.run_id == self.run.id, Artifact.kind == kind.value)
+            .order_by(Artifact.version.desc()).limit(1))
+
+    def content(self, kind: ArtifactKind) -> dict[str, Any]:
+        artifact = self.latest(kind)
+        assert artifact is not None, f"no {kind.value} artifact"
+        return artifact.content
+
+    def next_version(self, kind: ArtifactKind) -> int:
+        current = self.session.scalar(select(func.max(Artifact.version)).where(
+            Artifact.run_id == self.run.id, Artifact.kind == kind.value))
+        return (current or 0) + 1
+
+    def count(self, model: type[Any]) -> int:
+        return self.session.scalar(select(func.count()).select_from(model)) or 0
+
+    def chunks(self) -> list[DocumentChunk]:
+        return list(self.session.scalars(
+            select(DocumentChunk).where(DocumentChunk.assessment_id == self.assessment.id)
+            .order_by(DocumentChunk.document_id, DocumentChunk.ordinal)))
+
+    # --- jobs ---------------------------------------------------------------------------
+
+    def context(self, step: Step, *, job_id: str | None = None,
+                **parameters: Any) -> JobContext:
+        """A job request as the coordinator builds it: the framework, and for drafting
+        steps the artifact kind and the next version."""
+        spec = STEP_SPECS[step]
+        assert spec.job_kind is not None, f"{step.value} is not a job step"
+        params: dict[str, Any] = {"framework": self.framework}
+        if spec.produces is not None:
+            params |= {"artifact_kind": spec.produces.value,
+                       "artifact_version": self.next_version(spec.produces)}
+        params |= parameters
+        self.jobs += 1
+        request = JobRequest(
+            job_id=job_id or f"job-{step.value}-{self.jobs}", kind=spec.job_kind,
+            run_id=self.run.id, step=step, attempt=1, idempotency_key=f"key-{self.jobs}",
+            trace_id="trace-1", tenant_id=TENANT, organization_id=ORG,
+            assessment_id=self.assessment.id, actor_id="system:test", parameters=params)
+        return JobContext(request=request, session=self.session, storage_dir=self.storage_dir)
+
+    def run_step(self, step: Step, **parameters: Any) -> JobResult:
+        """Run the step's service and commit, as the job runtime does on success."""
+        context = self.context(step, **parameters)
+        result = SERVICES[context.request.kind](context)
+        self.session.commit()
+        self.results[step] = result
+        return result
+
+    def run_through(self, last: Step, *, start: Step = Step.INGEST_DOCUMENTS,
+                    approve: bool = True) -> JobResult:
+        """Every job step from `start` up to `last`, approving drafts at their gates."""
+        result = JobResult()
+        for step in PIPELINE[PIPELINE.index(start): PIPELINE.index(last) + 1]:
+            result = self.run_step(step)
+            produced = STEP_SPECS[step].produces
+            if approve and produced is not None:
+                self.approve(produced)
+                self.session.commit()
+        return result
+
+
+PIPELINE: tuple[Step, ...] = (
+    Step.INGEST_DOCUMENTS, Step.INDEX_KB, Step.RUN_SCF_PRE_ANALYSIS, Step.CREATE_SCOPE,
+    Step.CREATE_SOA_DRAFT, Step.INGEST_SOA, Step.RUN_EVIDENCE_ANALYSIS,
+    Step.CREATE_GAP_ANALYSIS, Step.CREATE_MATURITY_ASSESSMENT, Step.CREATE_POAM,
+    Step.CREATE_REPORT,
+)
+
+
+def add_standard_documents(kit: Kit) -> None:
+    kit.add_document("access-control-policy.md", ACCESS_POLICY)
+    kit.add_document("incident-response-plan.md", INCIDENT_PLAN)
+    kit.add_document("backup-standard.txt", BACKUP_STANDARD, media_type="text/plain")
+
+
+@contextmanager
+def open_kit(tmp_path: Path, *, assessment_name: str = "FY25 assessment") -> Iterator[Kit]:
+    url = "sqlite:///" + str(tmp_path / "t.db")
+    upgrade(url)
+    engine = make_engine(url)
+    session = Session(engine, expire_on_commit=False)
+    try:
+        now = utcnow()
+        assessment = Assessment(tenant_id=TENANT, organization_id=ORG, name=assessment_name,
+                                status="in_progress", created_by=USER, created_at=now)
+        session.add(assessment)
+        session.flush()
+        run = WorkflowRun(
+            assessment_id=assessment.id, active_assessment_id=assessment.id, tenant_id=TENANT,
+            organization_id=ORG, status="running", current_step=None, context={},
+            version=1, trace_id="trace-1", started_by=USER,
+            start_idempotency_key=f"start-{uuid.uuid4()}", start_request_hash="0" * 64,
+            created_at=now, updated_at=now)
+        session.add(run)
+        session.commit()
+        yield Kit(session=session, storage_dir=tmp_path, assessment=assessment, run=run)
+    finally:
+        session.close()
+        engine.dispose()
