@@ -25,6 +25,7 @@ _STOPWORD_TEXT = (
     "their this to was were which will with all any must shall should may can not no "
     "our we us you your they them these those such other also each")
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+STOPWORDS = _STOPWORDS  # shared with the lexical retriever
 _SUFFIXES = ("ations", "ation", "ions", "ion", "ings", "ing", "ies", "ed", "s")
 
 

@@ -27,8 +27,9 @@ from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
 from orchestrator.knowledge.embedder import Embedder, Rescorer, Vectors, default_embedder
 from orchestrator.knowledge.lexical import BM25
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
-from orchestrator.knowledge.vectors import _DTYPE, embedding_text, excerpt, index_missing
+from orchestrator.knowledge.vectors import embedding_text, excerpt, index_missing
 
+STORED = np.dtype("<f4")  # how orchestrator.knowledge.vectors stores a vector
 RRF_K = 60  # the usual constant: ranks 1 and 2 differ little, top 10 and top 100 a lot
 CANDIDATES = 100  # ranks past this add nothing to a fusion of top passages
 
@@ -112,7 +113,7 @@ class EvidenceIndex:
         passages = [Passage(chunk_id=r.id, document_id=str(r.document_id), filename=r.filename,
                             heading_path=r.heading_path, text=r.text, page_start=r.page_start,
                             page_end=r.page_end) for r in rows]
-        matrix = np.frombuffer(b"".join(r.vector for r in rows), dtype=_DTYPE)
+        matrix = np.frombuffer(b"".join(r.vector for r in rows), dtype=STORED)
         return cls(passages, matrix.reshape(len(rows), embedder.dimensions), embedder)
 
     @property

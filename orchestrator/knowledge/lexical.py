@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from orchestrator.knowledge.embedder import _STOPWORDS, stem
+from orchestrator.knowledge.embedder import STOPWORDS, stem
 
 _WORD = re.compile(r"[a-z0-9]+")
 K1 = 1.2
@@ -24,7 +24,7 @@ B = 0.75
 
 def terms(text: str) -> list[str]:
     return [stem(word) for word in _WORD.findall(text.lower())
-            if len(word) > 1 and word not in _STOPWORDS]
+            if len(word) > 1 and word not in STOPWORDS]
 
 
 class BM25:

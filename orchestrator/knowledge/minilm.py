@@ -20,8 +20,6 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
-from orchestrator.knowledge.embedder import Vectors
-
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 256  # the model's own max_seq_length
@@ -31,6 +29,7 @@ _EPS = 1e-12
 _SAFETENSOR_DTYPES = {"F32": np.float32, "I64": np.int64}
 
 F32 = NDArray[np.float32]
+Vectors = F32  # the embedder protocol's rows (orchestrator.knowledge.embedder)
 
 
 class ModelUnavailable(RuntimeError):

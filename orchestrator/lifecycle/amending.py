@@ -7,12 +7,21 @@ from __future__ import annotations
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.signals import ArtifactKind, SignalEnvelope
 from orchestrator.contracts.statuses import WorkflowStatus
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle.approval_checks import ApprovalView
-from orchestrator.lifecycle.approval_signals import _wait_of, position
-from orchestrator.lifecycle.definition import PRODUCER_OF
+from orchestrator.lifecycle.approval_signals import position
+from orchestrator.lifecycle.definition import (
+    APPROVAL_WAIT_FOR,
+    PRODUCER_OF,
+    SCOPE_APPROVAL_DEADLINE,
+)
 from orchestrator.lifecycle.effects import ArtifactStatusChanged, Audit, Effect
 from orchestrator.lifecycle.outcome import Outcome, ignored, pending, rejected
 from orchestrator.lifecycle.state import RunState
+
+
+def _wait_of(kind: ArtifactKind) -> Step:
+    return APPROVAL_WAIT_FOR.get(kind, SCOPE_APPROVAL_DEADLINE)
 
 
 def amendment_problem(state: RunState, kind: ArtifactKind, based_on: int) -> str | None:
