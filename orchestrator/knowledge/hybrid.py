@@ -89,6 +89,7 @@ class EvidenceIndex:
         self.embedder = embedder
         self._matrix = matrix
         self._bm25 = BM25([embedding_text(p.heading_path, p.text) for p in passages])
+        self._exact: dict[str, NDArray[np.float64]] = {}  # one query text's exact scores
 
     @classmethod
     def load(cls, session: Session, assessment_id: uuid.UUID,
@@ -163,12 +164,20 @@ class EvidenceIndex:
         """Best cosine of each passage to the facet's texts. An embedder that scores
         exactly (hashing) does so here too: its hashed vectors carry collision noise."""
         if isinstance(self.embedder, Rescorer) and facet.texts:
-            texts = [embedding_text(p.heading_path, p.text) for p in self.passages]
-            exact = [self.embedder.rescore(t, texts) for t in facet.texts]
-            return np.asarray(exact, dtype=np.float64).max(axis=0)
+            return np.max([self._exact_scores(self.embedder, t) for t in facet.texts], axis=0)
         if not len(facet.vectors):
             return np.zeros(self.size)
         return np.asarray((self._matrix @ facet.vectors.T).max(axis=1), dtype=np.float64)
+
+
+    def _exact_scores(self, rescorer: Rescorer, text: str) -> NDArray[np.float64]:
+        # Requirements share controls, so the same text is asked many times: score it once.
+        scores = self._exact.get(text)
+        if scores is None:
+            passages = [embedding_text(p.heading_path, p.text) for p in self.passages]
+            scores = self._exact[text] = np.asarray(rescorer.rescore(text, passages),
+                                                    dtype=np.float64)
+        return scores
 
 
 def _ranks(scores: NDArray[Any], matched: NDArray[np.bool_]) -> NDArray[np.int64]:

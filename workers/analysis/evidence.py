@@ -36,9 +36,16 @@ def run_evidence_analysis(context: JobContext) -> JobResult:
 
     scale = scale_for(embedder.name)
 
+    asked: dict[tuple[str, ...], Judged] = {}
+
     def judge(control_ids: list[str]) -> Judged:
-        facets = requirement_facets(index, catalog, vectors, control_ids)
-        return propose(index.rank(facets, k=RANKED), scale)
+        # A requirement linked to the same controls as another (or as one control's own
+        # row) gets the same answer: asked once.
+        key = tuple(control_ids)
+        if key not in asked:
+            facets = requirement_facets(index, catalog, vectors, control_ids)
+            asked[key] = propose(index.rank(facets, k=RANKED), scale)
+        return asked[key]
 
     controls = []
     for control_id, row in applicable.items():
