@@ -46,8 +46,9 @@ def _upload(kit: Kit, procedures: Path) -> int:
     return len(paths)
 
 
-def recall_table(index: EvidenceIndex, vectors: CatalogVectors,
-                 labels: dict[str, list[str]]) -> dict[str, dict[int, float]]:
+def recall_table(
+    index: EvidenceIndex, vectors: CatalogVectors, labels: dict[str, list[str]]
+) -> dict[str, dict[int, float]]:
     catalog = vectors.catalog
     choice = resolve([catalog], "SOC 2")
     assert choice is not None
@@ -65,7 +66,8 @@ def recall_table(index: EvidenceIndex, vectors: CatalogVectors,
             for k in KS:
                 table[method.value][k].append(len(wanted & set(documents[:k])) / len(wanted))
     return {m: {k: sum(v) / len(v) for k, v in row.items()} for m, row in table.items()} | {
-        "criteria": {0: float(len(table[Method.FUSED.value][KS[0]]))}}
+        "criteria": {0: float(len(table[Method.FUSED.value][KS[0]]))}
+    }
 
 
 def assess(work: Path, procedures: Path) -> tuple[dict[str, float], dict[str, Any]]:
@@ -76,8 +78,14 @@ def assess(work: Path, procedures: Path) -> tuple[dict[str, float], dict[str, An
         kit.framework = "SOC 2"
         started = time.perf_counter()
         _upload(kit, procedures)
-        for step in (Step.INGEST_DOCUMENTS, Step.INDEX_KB, Step.RUN_SCF_PRE_ANALYSIS,
-                     Step.CREATE_SCOPE, Step.CREATE_SOA_DRAFT, Step.RUN_EVIDENCE_ANALYSIS):
+        for step in (
+            Step.INGEST_DOCUMENTS,
+            Step.INDEX_KB,
+            Step.RUN_SCF_PRE_ANALYSIS,
+            Step.CREATE_SCOPE,
+            Step.CREATE_SOA_DRAFT,
+            Step.RUN_EVIDENCE_ANALYSIS,
+        ):
             begun = time.perf_counter()
             kit.run_step(step)
             produced = kit.results[step].artifact
@@ -96,8 +104,9 @@ def main() -> None:
     parser.add_argument("--skip-timing", action="store_true")
     args = parser.parse_args()
     procedures = args.data / "procedures"
-    labels: dict[str, list[str]] = json.loads(
-        (args.data / "labels-soc2.json").read_text())["requirements"]
+    labels: dict[str, list[str]] = json.loads((args.data / "labels-soc2.json").read_text())[
+        "requirements"
+    ]
     catalog = shipped_catalog()
     embedder = default_embedder()
     work = Path(tempfile.mkdtemp(prefix="bench-evidence-"))
@@ -109,15 +118,16 @@ def main() -> None:
         vectors = CatalogVectors(catalog, embedder, work / "catalog-vectors")
         table = recall_table(index, vectors, labels)
     criteria = int(table.pop("criteria")[0])
-    print(f"evidence retrieval: {count} procedures, {index.size} passages, {criteria} SOC 2 "
-          f"criteria with labels, {catalog.info.name} {catalog.info.version}, "
-          f"dense model {embedder.name}")
+    print(
+        f"evidence retrieval: {count} procedures, {index.size} passages, {criteria} SOC 2 "
+        f"criteria with labels, {catalog.info.name} {catalog.info.version}, "
+        f"dense model {embedder.name}"
+    )
     print(f"  {'method':<10}{'recall@5':>10}{'recall@10':>11}")
     for method, row in table.items():
         print(f"  {method:<10}{row[5]:>10.3f}{row[10]:>11.3f}")
     better = max(table["lexical"][10], table["dense"][10])
-    print(f"  fused - better of the two at @10: {table['fused'][10] - better:+.3f} "
-          "(target +0.10)")
+    print(f"  fused - better of the two at @10: {table['fused'][10] - better:+.3f} (target +0.10)")
     if args.skip_timing:
         return
     # The catalogue vectors' file cache lives in the installation's storage directory.
@@ -126,15 +136,16 @@ def main() -> None:
     for label in ("first assessment", "second assessment, same catalogue"):
         forget_cached_vectors()  # a new process: only the file cache can help
         timings, used = assess(work / label.split(",")[0].replace(" ", "-"), procedures)
-        steps = "  ".join(f"{name} {seconds:.1f}s" for name, seconds in timings.items()
-                          if name != "total")
-        print(f"{label}: total {timings['total']:.1f}s  ({steps}); catalogue texts "
-              f"embedded {used['catalog_texts_embedded']}, control vectors from cache "
-              f"{used['catalog_vectors_reused']}")
+        steps = "  ".join(
+            f"{name} {seconds:.1f}s" for name, seconds in timings.items() if name != "total"
+        )
+        print(
+            f"{label}: total {timings['total']:.1f}s  ({steps}); catalogue texts "
+            f"embedded {used['catalog_texts_embedded']}, control vectors from cache "
+            f"{used['catalog_vectors_reused']}"
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (whole program): {peak:.0f} MiB")
-
-
 
 
 if __name__ == "__main__":

@@ -71,14 +71,26 @@ class Ranked:
 
     def citation(self) -> dict[str, Any]:
         p = self.passage
-        pages = ([p.page_start] if p.page_start == p.page_end else [p.page_start, p.page_end]
-                 ) if p.page_start is not None else []
-        return {"document": p.filename, "filename": p.filename, "document_id": p.document_id,
-                "page_start": p.page_start, "page_end": p.page_end,
-                "heading_path": p.heading_path, "pages": pages, "chunk_id": p.chunk_id,
-                "score": round(self.score, 5), "similarity": round(self.similarity, 4),
-                "lexical_rank": self.lexical_rank, "dense_rank": self.dense_rank,
-                "excerpt": excerpt(p.text)}
+        pages = (
+            ([p.page_start] if p.page_start == p.page_end else [p.page_start, p.page_end])
+            if p.page_start is not None
+            else []
+        )
+        return {
+            "document": p.filename,
+            "filename": p.filename,
+            "document_id": p.document_id,
+            "page_start": p.page_start,
+            "page_end": p.page_end,
+            "heading_path": p.heading_path,
+            "pages": pages,
+            "chunk_id": p.chunk_id,
+            "score": round(self.score, 5),
+            "similarity": round(self.similarity, 4),
+            "lexical_rank": self.lexical_rank,
+            "dense_rank": self.dense_rank,
+            "excerpt": excerpt(p.text),
+        }
 
 
 class EvidenceIndex:
@@ -92,28 +104,53 @@ class EvidenceIndex:
         self._exact: dict[str, NDArray[np.float64]] = {}  # one query text's exact scores
 
     @classmethod
-    def load(cls, session: Session, assessment_id: uuid.UUID,
-             embedder: Embedder | None = None, *, evidence_only: bool = True) -> EvidenceIndex:
+    def load(
+        cls,
+        session: Session,
+        assessment_id: uuid.UUID,
+        embedder: Embedder | None = None,
+        *,
+        evidence_only: bool = True,
+    ) -> EvidenceIndex:
         """Chunks with their vectors from `embedder`; chunks not embedded by it yet are
         embedded now (and stored), so the index is never partial."""
         embedder = embedder or default_embedder()
         index_missing(session, assessment_id, embedder)
-        query = (select(DocumentChunk.id, DocumentChunk.document_id, DocumentChunk.heading_path,
-                        DocumentChunk.text, Document.filename, ChunkProvenance.page_start,
-                        ChunkProvenance.page_end, ChunkEmbedding.vector)
-                 .join(Document, Document.id == DocumentChunk.document_id)
-                 .join(ChunkEmbedding, ChunkEmbedding.chunk_id == DocumentChunk.id)
-                 .outerjoin(ChunkProvenance, ChunkProvenance.chunk_id == DocumentChunk.id)
-                 .where(DocumentChunk.assessment_id == assessment_id,
-                        ChunkEmbedding.model == embedder.name)
-                 .order_by(DocumentChunk.id))
+        query = (
+            select(
+                DocumentChunk.id,
+                DocumentChunk.document_id,
+                DocumentChunk.heading_path,
+                DocumentChunk.text,
+                Document.filename,
+                ChunkProvenance.page_start,
+                ChunkProvenance.page_end,
+                ChunkEmbedding.vector,
+            )
+            .join(Document, Document.id == DocumentChunk.document_id)
+            .join(ChunkEmbedding, ChunkEmbedding.chunk_id == DocumentChunk.id)
+            .outerjoin(ChunkProvenance, ChunkProvenance.chunk_id == DocumentChunk.id)
+            .where(
+                DocumentChunk.assessment_id == assessment_id, ChunkEmbedding.model == embedder.name
+            )
+            .order_by(DocumentChunk.id)
+        )
         if evidence_only:
             # The fleet's own documents (the SoA it wrote) state intent, they prove nothing.
             query = query.where(Document.uploaded_by != SYSTEM_UPLOADER)
         rows = session.execute(query).all()
-        passages = [Passage(chunk_id=r.id, document_id=str(r.document_id), filename=r.filename,
-                            heading_path=r.heading_path, text=r.text, page_start=r.page_start,
-                            page_end=r.page_end) for r in rows]
+        passages = [
+            Passage(
+                chunk_id=r.id,
+                document_id=str(r.document_id),
+                filename=r.filename,
+                heading_path=r.heading_path,
+                text=r.text,
+                page_start=r.page_start,
+                page_end=r.page_end,
+            )
+            for r in rows
+        ]
         matrix = np.frombuffer(b"".join(r.vector for r in rows), dtype=STORED)
         return cls(passages, matrix.reshape(len(rows), embedder.dimensions), embedder)
 
@@ -121,16 +158,21 @@ class EvidenceIndex:
     def size(self) -> int:
         return len(self.passages)
 
-    def facet(self, texts: Sequence[str], vectors: Vectors | None = None,
-              weight: Callable[[str], float] | None = None) -> Facet:
+    def facet(
+        self,
+        texts: Sequence[str],
+        vectors: Vectors | None = None,
+        weight: Callable[[str], float] | None = None,
+    ) -> Facet:
         """A facet from texts; `vectors` when the catalogue already holds them."""
         texts = [t for t in texts if t.strip()]
         if vectors is None:
             vectors = self.embedder.embed(texts)
         return Facet(text="\n".join(texts), vectors=vectors, weight=weight, texts=tuple(texts))
 
-    def rank(self, facets: Sequence[Facet], method: Method = Method.FUSED,
-             k: int = 10) -> list[Ranked]:
+    def rank(
+        self, facets: Sequence[Facet], method: Method = Method.FUSED, k: int = 10
+    ) -> list[Ranked]:
         """The k best passages for the facets by `method`, best first."""
         if self.size == 0 or not facets:
             return []
@@ -153,12 +195,17 @@ class EvidenceIndex:
         # Ties (rare with two methods) fall back on similarity, then on chunk id order.
         order = np.lexsort((np.arange(self.size), -similarity, -fused))[:k]
         missing = np.iinfo(np.int64).max
-        return [Ranked(passage=self.passages[i], score=float(fused[i]),
-                       similarity=float(similarity[i]),
-                       lexical_rank=None if best_lexical[i] == missing else int(best_lexical[i]),
-                       dense_rank=int(best_dense[i]))
-                for i in order if fused[i] > 0]
-
+        return [
+            Ranked(
+                passage=self.passages[i],
+                score=float(fused[i]),
+                similarity=float(similarity[i]),
+                lexical_rank=None if best_lexical[i] == missing else int(best_lexical[i]),
+                dense_rank=int(best_dense[i]),
+            )
+            for i in order
+            if fused[i] > 0
+        ]
 
     def _dense(self, facet: Facet) -> NDArray[np.float64]:
         """Best cosine of each passage to the facet's texts. An embedder that scores
@@ -169,14 +216,14 @@ class EvidenceIndex:
             return np.zeros(self.size)
         return np.asarray((self._matrix @ facet.vectors.T).max(axis=1), dtype=np.float64)
 
-
     def _exact_scores(self, rescorer: Rescorer, text: str) -> NDArray[np.float64]:
         # Requirements share controls, so the same text is asked many times: score it once.
         scores = self._exact.get(text)
         if scores is None:
             passages = [embedding_text(p.heading_path, p.text) for p in self.passages]
-            scores = self._exact[text] = np.asarray(rescorer.rescore(text, passages),
-                                                    dtype=np.float64)
+            scores = self._exact[text] = np.asarray(
+                rescorer.rescore(text, passages), dtype=np.float64
+            )
         return scores
 
 

@@ -23,8 +23,11 @@ B = 0.75
 
 
 def terms(text: str) -> list[str]:
-    return [stem(word) for word in _WORD.findall(text.lower())
-            if len(word) > 1 and word not in STOPWORDS]
+    return [
+        stem(word)
+        for word in _WORD.findall(text.lower())
+        if len(word) > 1 and word not in STOPWORDS
+    ]
 
 
 class BM25:
@@ -50,8 +53,9 @@ class BM25:
         frequency = len(self._postings.get(term, ()))
         return math.log(1 + (self._size - frequency + 0.5) / (frequency + 0.5))
 
-    def scores(self, query: str,
-               weight: Callable[[str], float] | None = None) -> NDArray[np.float64]:
+    def scores(
+        self, query: str, weight: Callable[[str], float] | None = None
+    ) -> NDArray[np.float64]:
         """BM25 of every passage. Each distinct query term counts once: a long query
         (a control's description, question and methods) repeats its subject words, and
         repetition there says nothing about what a passage must contain. `weight` scales
@@ -62,8 +66,9 @@ class BM25:
             if not postings:
                 continue
             rows = np.fromiter((row for row, _ in postings), dtype=np.intp, count=len(postings))
-            tf = np.fromiter((count for _, count in postings), dtype=np.float64,
-                             count=len(postings))
+            tf = np.fromiter(
+                (count for _, count in postings), dtype=np.float64, count=len(postings)
+            )
             scale = self.idf(term) * (weight(term) if weight is not None else 1.0)
             result[rows] += scale * tf * (K1 + 1) / (tf + self._norm[rows])
         return result

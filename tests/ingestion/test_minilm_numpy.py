@@ -23,10 +23,13 @@ def test_it_reproduces_the_published_model_similarity() -> None:
 
 
 def test_meaning_beats_shared_words() -> None:
-    query, paraphrase, unrelated = shared_minilm().embed([
-        "second factor when logging in remotely",
-        "Multi-factor authentication is required for remote access.",
-        "The cafeteria serves lunch from noon when staff log in to the rota."])
+    query, paraphrase, unrelated = shared_minilm().embed(
+        [
+            "second factor when logging in remotely",
+            "Multi-factor authentication is required for remote access.",
+            "The cafeteria serves lunch from noon when staff log in to the rota.",
+        ]
+    )
     assert query @ paraphrase > query @ unrelated + 0.2
 
 
@@ -38,12 +41,23 @@ def test_batching_and_order_do_not_change_a_vector() -> None:
 
 
 def test_it_loads_with_the_hub_offline_and_without_pytorch() -> None:
-    code = ("import sys; from orchestrator.knowledge.minilm import MiniLMEmbedder; "
-            "v = MiniLMEmbedder().embed(['backups']); "
-            "assert 'torch' not in sys.modules; print(v.shape)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin",
-                               "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""},
-                          timeout=120, check=False)
+    code = (
+        "import sys; from orchestrator.knowledge.minilm import MiniLMEmbedder; "
+        "v = MiniLMEmbedder().embed(['backups']); "
+        "assert 'torch' not in sys.modules; print(v.shape)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={
+            "HF_HUB_OFFLINE": "1",
+            "PATH": "/usr/bin:/bin",
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "NO_PROXY": "",
+        },
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"(1, {DIMENSIONS})"

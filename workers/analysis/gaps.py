@@ -17,10 +17,15 @@ from workers.inputs import require_artifact, source
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 # How far the evidence is from showing the requirement: 2 none, 1 weak, 0 partial by people.
-_EVIDENCE_GAP = {Proposal.NO_EVIDENCE_FOUND.value: 2, Proposal.TEMPLATE_NOT_ADOPTED.value: 2,
-                 Proposal.WEAK_EVIDENCE.value: 1}
-_ASSESSED_GAP = {AssessedStatus.NOT_IMPLEMENTED.value: 2,
-                 AssessedStatus.PARTIALLY_IMPLEMENTED.value: 1}
+_EVIDENCE_GAP = {
+    Proposal.NO_EVIDENCE_FOUND.value: 2,
+    Proposal.TEMPLATE_NOT_ADOPTED.value: 2,
+    Proposal.WEAK_EVIDENCE.value: 1,
+}
+_ASSESSED_GAP = {
+    AssessedStatus.NOT_IMPLEMENTED.value: 2,
+    AssessedStatus.PARTIALLY_IMPLEMENTED.value: 1,
+}
 
 
 def severity(weighting: int, evidence_gap: int) -> str:
@@ -40,25 +45,36 @@ def create_gap_analysis(context: JobContext) -> JobResult:
         state = _gap_state(row)
         label = f"{row.get('framework')} {row.get('requirement_id')}"
         if state is None:
-            met.append({"requirement": label, "proposal": row.get("proposal"),
-                        "assessed_status": row.get("assessed_status")})
+            met.append(
+                {
+                    "requirement": label,
+                    "proposal": row.get("proposal"),
+                    "assessed_status": row.get("assessed_status"),
+                }
+            )
             continue
         gaps.append(_finding(catalog, row, label, state))
-    gaps.sort(key=lambda gap: (SEVERITY_ORDER[gap["severity"]], -gap["weighting"],
-                               gap["control_id"]))
-    by_severity = {level: sum(1 for g in gaps if g["severity"] == level)
-                   for level in SEVERITY_ORDER}
+    gaps.sort(
+        key=lambda gap: (SEVERITY_ORDER[gap["severity"]], -gap["weighting"], gap["control_id"])
+    )
+    by_severity = {
+        level: sum(1 for g in gaps if g["severity"] == level) for level in SEVERITY_ORDER
+    }
     content = {
         "catalog": evidence.content.get("catalog"),
         "attribution": evidence.content.get("attribution"),
         "source": source(evidence),
         "severity_rule": "SCF relative weighting of the linked controls (8-10 high band, "
-                         "5-7 middle) combined with the evidence state (none or template: "
-                         "two steps, weak: one step)",
+        "5-7 middle) combined with the evidence state (none or template: "
+        "two steps, weak: one step)",
         "gaps": gaps,
         "met": met,
-        "summary": {"requirements": len(gaps) + len(met), "gaps": len(gaps), "met": len(met),
-                    **by_severity},
+        "summary": {
+            "requirements": len(gaps) + len(met),
+            "gaps": len(gaps),
+            "met": len(met),
+            **by_severity,
+        },
     }
     return publish(context, ArtifactKind.GAP_ANALYSIS, content)
 
@@ -73,8 +89,7 @@ def _gap_state(row: dict[str, Any]) -> int | None:
     return _EVIDENCE_GAP.get(str(row.get("proposal")))
 
 
-def _finding(catalog: LoadedCatalog, row: dict[str, Any], label: str,
-             state: int) -> dict[str, Any]:
+def _finding(catalog: LoadedCatalog, row: dict[str, Any], label: str, state: int) -> dict[str, Any]:
     controls = [c for c in (catalog.control(i) for i in row.get("scf_controls", [])) if c]
     weighting = max((int(c.details.get("weighting") or 0) for c in controls), default=0)
     criteria = " ".join(f"{c.id} {c.title}: {c.description}" for c in controls[:3])
@@ -86,9 +101,11 @@ def _finding(catalog: LoadedCatalog, row: dict[str, Any], label: str,
     best = (row.get("evidence") or [{}])[0]
     return {
         "control_id": label,  # the report's first column names the finding
-        "framework": row.get("framework"), "requirement_id": row.get("requirement_id"),
+        "framework": row.get("framework"),
+        "requirement_id": row.get("requirement_id"),
         "title": row.get("title") or (controls[0].title if controls else label),
-        "scf_controls": [c.id for c in controls], "weighting": weighting,
+        "scf_controls": [c.id for c in controls],
+        "weighting": weighting,
         "evidence_state": row.get("assessed_status") or row.get("proposal"),
         "severity": severity(weighting, state),
         "criteria": criteria or "no SCF control is linked to this requirement",

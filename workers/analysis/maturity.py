@@ -27,12 +27,21 @@ from workers.analysis.output import publish
 from workers.analysis.proposal import Proposal
 from workers.inputs import require_artifact, source
 
-LABELS = {0: "Not Performed", 1: "Performed Informally", 2: "Planned & Tracked",
-          3: "Well Defined", 4: "Quantitatively Controlled", 5: "Continuously Improving"}
+LABELS = {
+    0: "Not Performed",
+    1: "Performed Informally",
+    2: "Planned & Tracked",
+    3: "Well Defined",
+    4: "Quantitatively Controlled",
+    5: "Continuously Improving",
+}
 POLICY_CAP = 2
 DEFAULT_TARGET = 3
-_RECORD = re.compile(r"(log|record|report|review|minutes|ticket|evidence|export|screenshot"
-                     r"|register|inventory|results?|attestation)s?\b", re.IGNORECASE)
+_RECORD = re.compile(
+    r"(log|record|report|review|minutes|ticket|evidence|export|screenshot"
+    r"|register|inventory|results?|attestation)s?\b",
+    re.IGNORECASE,
+)
 _METRIC = re.compile(r"(metric|kpi|dashboard|measure)s?\b", re.IGNORECASE)
 _SPREADSHEET = (".csv", ".xlsx", ".json")
 
@@ -79,14 +88,18 @@ def create_maturity_assessment(context: JobContext) -> JobResult:
         "sources": [source(evidence)],
         "target_level": target,
         "rule": "policy documents alone cap a control at level 2; level 3 needs records of "
-                "the practice operating, level 4 metrics; level 5 is never proposed",
+        "the practice operating, level 4 metrics; level 5 is never proposed",
         "controls": controls,
         "domains": domains,
         "overall_level": overall,
-        "summary": {"controls": len(controls), "domains": len(domains),
-                    "overall_level": overall, "target_level": target,
-                    "lowest_level": min(levels, default=0),
-                    "highest_control_level": max((c["level"] for c in controls), default=0)},
+        "summary": {
+            "controls": len(controls),
+            "domains": len(domains),
+            "overall_level": overall,
+            "target_level": target,
+            "lowest_level": min(levels, default=0),
+            "highest_control_level": max((c["level"] for c in controls), default=0),
+        },
     }
     return publish(context, ArtifactKind.MATURITY_ASSESSMENT, content)
 
@@ -102,10 +115,15 @@ def _control(catalog: LoadedCatalog, row: dict[str, Any], target: int) -> dict[s
     criteria = list(control.details.get("sp_cmm", [])) if control else []
     return {
         **{key: row.get(key) for key in ("control_id", "domain", "domain_name", "title")},
-        "level": level, "label": LABELS[level], "target": target, "basis": basis,
+        "level": level,
+        "label": LABELS[level],
+        "target": target,
+        "basis": basis,
         "evidence_kinds": sorted(kinds),
-        "criteria": [{"level": n, "text": text, "met": n <= level and bool(text.strip())}
-                     for n, text in enumerate(criteria)],
+        "criteria": [
+            {"level": n, "text": text, "met": n <= level and bool(text.strip())}
+            for n, text in enumerate(criteria)
+        ],
     }
 
 
@@ -115,10 +133,18 @@ def _domain(code: str, rows: list[dict[str, Any]], target: int) -> dict[str, Any
     level = sorted(levels)[(len(levels) - 1) // 2]
     below = sum(1 for lv in levels if lv < target)
     return {
-        "domain": code, "name": rows[0].get("domain_name", code), "controls": len(rows),
-        "level": level, "label": LABELS[level], "target": target,
-        "average": round(sum(levels) / len(levels), 2), "minimum": min(levels),
-        "maximum": max(levels), "below_target": below,
-        "rationale": (f"median of {len(rows)} controls' proposed levels (average "
-                      f"{sum(levels) / len(levels):.1f}); {below} below the target of {target}."),
+        "domain": code,
+        "name": rows[0].get("domain_name", code),
+        "controls": len(rows),
+        "level": level,
+        "label": LABELS[level],
+        "target": target,
+        "average": round(sum(levels) / len(levels), 2),
+        "minimum": min(levels),
+        "maximum": max(levels),
+        "below_target": below,
+        "rationale": (
+            f"median of {len(rows)} controls' proposed levels (average "
+            f"{sum(levels) / len(levels):.1f}); {below} below the target of {target}."
+        ),
     }

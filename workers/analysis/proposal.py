@@ -26,8 +26,11 @@ CLEAR = 0.45
 CITED = 5
 #: Each embedder's own scale: (on topic, clear). The hashing embedder's cosines are lower
 #: (shared stemmed words only): 0.18 is on the topic, 0.30 written about it.
-SCALES = {"minilm-l6-v2-numpy": (ON_TOPIC, CLEAR), "sentence-all-MiniLM-L6-v2": (ON_TOPIC, CLEAR),
-          "hashing-blake2b-v1": (0.18, 0.30)}
+SCALES = {
+    "minilm-l6-v2-numpy": (ON_TOPIC, CLEAR),
+    "sentence-all-MiniLM-L6-v2": (ON_TOPIC, CLEAR),
+    "hashing-blake2b-v1": (0.18, 0.30),
+}
 
 
 def scale_for(model: str) -> tuple[float, float]:
@@ -59,8 +62,11 @@ class Judged:
 
 
 def corroborated(hit: Ranked) -> bool:
-    return (hit.lexical_rank is not None and hit.lexical_rank <= AGREEMENT_RANK
-            and hit.dense_rank <= AGREEMENT_RANK)
+    return (
+        hit.lexical_rank is not None
+        and hit.lexical_rank <= AGREEMENT_RANK
+        and hit.dense_rank <= AGREEMENT_RANK
+    )
 
 
 def propose(ranked: Sequence[Ranked], scale: tuple[float, float] = (ON_TOPIC, CLEAR)) -> Judged:
@@ -71,28 +77,47 @@ def propose(ranked: Sequence[Ranked], scale: tuple[float, float] = (ON_TOPIC, CL
     strong = [h for h in on_topic if corroborated(h) and h.similarity >= clear]
     if strong:
         best = strong[0]
-        return Judged(Proposal.EVIDENCE_FOUND,
-                      f"{len(strong)} passage(s) that both lexical and semantic retrieval rank "
-                      f"among their top {AGREEMENT_RANK}; best: {_where(best)} "
-                      f"(similarity {best.similarity:.2f})", strong[:CITED], templates)
+        return Judged(
+            Proposal.EVIDENCE_FOUND,
+            f"{len(strong)} passage(s) that both lexical and semantic retrieval rank "
+            f"among their top {AGREEMENT_RANK}; best: {_where(best)} "
+            f"(similarity {best.similarity:.2f})",
+            strong[:CITED],
+            templates,
+        )
     template_topic = [h for h in templates if h.similarity >= topic]
     if template_topic and not on_topic:
         first = template_topic[0]
         marks = ", ".join(placeholders(first.passage.text)[:3])
-        return Judged(Proposal.TEMPLATE_NOT_ADOPTED,
-                      f"the only passages on this subject are from unfilled templates "
-                      f"({_where(first)} still has {marks}); a template is not evidence "
-                      "until the organisation adopts it", [], templates)
+        return Judged(
+            Proposal.TEMPLATE_NOT_ADOPTED,
+            f"the only passages on this subject are from unfilled templates "
+            f"({_where(first)} still has {marks}); a template is not evidence "
+            "until the organisation adopts it",
+            [],
+            templates,
+        )
     if on_topic:
         best = on_topic[0]
-        why = ("only one retrieval method ranks it high" if not corroborated(best)
-               else "it touches the subject without addressing it directly")
-        return Judged(Proposal.WEAK_EVIDENCE,
-                      f"related passages found but {why}; best: {_where(best)} "
-                      f"(similarity {best.similarity:.2f})", on_topic[:CITED], templates)
-    return Judged(Proposal.NO_EVIDENCE_FOUND,
-                  "no uploaded passage is on this subject (none reaches similarity "
-                  f"{topic:.2f} to the control's own text)", [], templates)
+        why = (
+            "only one retrieval method ranks it high"
+            if not corroborated(best)
+            else "it touches the subject without addressing it directly"
+        )
+        return Judged(
+            Proposal.WEAK_EVIDENCE,
+            f"related passages found but {why}; best: {_where(best)} "
+            f"(similarity {best.similarity:.2f})",
+            on_topic[:CITED],
+            templates,
+        )
+    return Judged(
+        Proposal.NO_EVIDENCE_FOUND,
+        "no uploaded passage is on this subject (none reaches similarity "
+        f"{topic:.2f} to the control's own text)",
+        [],
+        templates,
+    )
 
 
 def _where(hit: Ranked) -> str:

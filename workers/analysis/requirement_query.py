@@ -34,8 +34,12 @@ _memory: dict[tuple[str, str, str], dict[str, Vectors]] = {}
 def control_texts(catalog: LoadedCatalog, control: CatalogControl) -> list[str]:
     details = control.details
     # The name alone too: a short query meets a passage headed with the same subject.
-    texts = [control.title, f"{control.title}. {control.description}".strip(),
-             str(details.get("question") or ""), str(details.get("methods_to_comply") or "")]
+    texts = [
+        control.title,
+        f"{control.title}. {control.description}".strip(),
+        str(details.get("question") or ""),
+        str(details.get("methods_to_comply") or ""),
+    ]
     artifacts = _artifact_names(catalog).get(control.id)
     if artifacts:
         texts.append("; ".join(artifacts))
@@ -56,13 +60,15 @@ def _artifact_names(catalog: LoadedCatalog) -> dict[str, list[str]]:
 class CatalogVectors:
     """Vectors of the catalogue's control texts for one model, computed once."""
 
-    def __init__(self, catalog: LoadedCatalog, embedder: Embedder,
-                 cache_dir: Path | None) -> None:
+    def __init__(self, catalog: LoadedCatalog, embedder: Embedder, cache_dir: Path | None) -> None:
         self.catalog = catalog
         self.embedder = embedder
         self._key = (catalog.info.sha256, embedder.name, QUERY_TEXTS)
-        self._file = (cache_dir / f"{catalog.info.sha256[:32]}-{embedder.name}-{QUERY_TEXTS}.npz"
-                      if cache_dir is not None else None)
+        self._file = (
+            cache_dir / f"{catalog.info.sha256[:32]}-{embedder.name}-{QUERY_TEXTS}.npz"
+            if cache_dir is not None
+            else None
+        )
         self.computed = 0  # texts embedded by this instance: 0 when the cache served all
 
     def vectors(self, control_ids: Iterable[str]) -> dict[str, Vectors]:
@@ -111,8 +117,12 @@ class CatalogVectors:
         os.replace(tmp, self._file)  # whole file or none: concurrent readers never see half
 
 
-def requirement_facets(index: EvidenceIndex, catalog: LoadedCatalog,
-                       vectors: dict[str, Vectors], control_ids: Sequence[str]) -> list[Facet]:
+def requirement_facets(
+    index: EvidenceIndex,
+    catalog: LoadedCatalog,
+    vectors: dict[str, Vectors],
+    control_ids: Sequence[str],
+) -> list[Facet]:
     """The requirement as one facet: its linked controls' texts and cached vectors, query
     terms weighted by how specific they are within the catalogue."""
     texts: list[str] = []

@@ -21,8 +21,9 @@ _PLACEHOLDERS = (
     # Angle-bracket prompts: <Information System Abbreviation>, <Date of PA>, <insert name>
     re.compile(r"<(?:[A-Z][A-Za-z/&-]*|insert|enter)(?: [A-Za-z/&-]+){0,6}>"),
     # Bracketed prompts: [Company Name], [Insert date], [ORGANIZATION]
-    re.compile(r"\[(?:insert|enter|company|organi[sz]ation|name of|your )[^\]\n]{0,60}\]",
-               re.IGNORECASE),
+    re.compile(
+        r"\[(?:insert|enter|company|organi[sz]ation|name of|your )[^\]\n]{0,60}\]", re.IGNORECASE
+    ),
     re.compile(r"\[[A-Z][A-Z _]{3,40}\]"),
 )
 

@@ -34,16 +34,23 @@ def _token(value: str) -> str:
 def _metadata(report: ReportInput, title: str, moment: str) -> dict[str, Any]:
     from trestle.oscal import OSCAL_VERSION
 
-    return {"title": title, "last-modified": moment, "version": "1.0",
-            "oscal-version": OSCAL_VERSION,
-            "remarks": str(report.scope.get("attribution") or "")[:2000] or None}
+    return {
+        "title": title,
+        "last-modified": moment,
+        "version": "1.0",
+        "oscal-version": OSCAL_VERSION,
+        "remarks": str(report.scope.get("attribution") or "")[:2000] or None,
+    }
 
 
 def _clean(value: Any) -> Any:
     """Empty values dropped; titles on one line, as OSCAL's markup-line requires."""
     if isinstance(value, dict):
-        return {k: (" ".join(v.split()) if k == "title" and isinstance(v, str) else _clean(v))
-                for k, v in value.items() if v not in (None, "", [])}
+        return {
+            k: (" ".join(v.split()) if k == "title" and isinstance(v, str) else _clean(v))
+            for k, v in value.items()
+            if v not in (None, "", [])
+        }
     if isinstance(value, list):
         return [_clean(v) for v in value]
     return value
@@ -63,40 +70,65 @@ def assessment_results(report: ReportInput, moment: str) -> dict[str, Any]:
         controls.update(str(c) for c in row.get("scf_controls", []))
         observation = _uuid(base, "observation", label)
         evidence = row.get("evidence") or []
-        observations.append({
-            "uuid": observation, "title": f"Evidence for {label}",
-            "description": str(row.get("reason") or "no reason recorded"),
-            "methods": ["EXAMINE"], "types": ["finding"], "collected": moment,
-            "relevant-evidence": [
-                {"description": f"{e.get('document')} § {e.get('heading_path') or '-'}: "
-                                f"{e.get('excerpt')}"} for e in evidence] or None})
+        observations.append(
+            {
+                "uuid": observation,
+                "title": f"Evidence for {label}",
+                "description": str(row.get("reason") or "no reason recorded"),
+                "methods": ["EXAMINE"],
+                "types": ["finding"],
+                "collected": moment,
+                "relevant-evidence": [
+                    {
+                        "description": f"{e.get('document')} § {e.get('heading_path') or '-'}: "
+                        f"{e.get('excerpt')}"
+                    }
+                    for e in evidence
+                ]
+                or None,
+            }
+        )
         gap = gaps.get(label)
-        findings.append({
-            "uuid": _uuid(base, "finding", label), "title": label,
-            "description": str(gap.get("finding") if gap else row.get("reason")),
-            "props": [{"name": "proposal", "ns": NS, "value": str(row.get("proposal"))},
-                      *([{"name": "severity", "ns": NS, "value": str(gap["severity"])}]
-                        if gap else [])],
-            "target": {"type": "objective-id", "target-id": _token(str(row.get(
-                "requirement_id"))), "status": {
-                    "state": "not-satisfied" if gap else "satisfied"}},
-            "related-observations": [{"observation-uuid": observation}]})
+        findings.append(
+            {
+                "uuid": _uuid(base, "finding", label),
+                "title": label,
+                "description": str(gap.get("finding") if gap else row.get("reason")),
+                "props": [
+                    {"name": "proposal", "ns": NS, "value": str(row.get("proposal"))},
+                    *(
+                        [{"name": "severity", "ns": NS, "value": str(gap["severity"])}]
+                        if gap
+                        else []
+                    ),
+                ],
+                "target": {
+                    "type": "objective-id",
+                    "target-id": _token(str(row.get("requirement_id"))),
+                    "status": {"state": "not-satisfied" if gap else "satisfied"},
+                },
+                "related-observations": [{"observation-uuid": observation}],
+            }
+        )
     document = {
         "uuid": base,
-        "metadata": _metadata(report, f"Assessment results: {report.assessment_name}",
-                              moment),
+        "metadata": _metadata(report, f"Assessment results: {report.assessment_name}", moment),
         "import-ap": {"href": "#assessment-plan"},
-        "results": [{
-            "uuid": _uuid(base, "result"), "title": report.title,
-            "description": "Evidence analysis of the uploaded documents against the "
-                           "selected frameworks through the SCF crosswalk, as approved.",
-            "start": moment,
-            "reviewed-controls": {"control-selections": _selections(controls)},
-            "observations": observations or None, "findings": findings or None}],
+        "results": [
+            {
+                "uuid": _uuid(base, "result"),
+                "title": report.title,
+                "description": "Evidence analysis of the uploaded documents against the "
+                "selected frameworks through the SCF crosswalk, as approved.",
+                "start": moment,
+                "reviewed-controls": {"control-selections": _selections(controls)},
+                "observations": observations or None,
+                "findings": findings or None,
+            }
+        ],
     }
     model = AssessmentResults.model_validate(_clean(document))
-    return {"assessment-results": model.model_dump(mode="json", by_alias=True,
-                                                   exclude_none=True)}
+    return {"assessment-results": model.model_dump(mode="json", by_alias=True, exclude_none=True)}
 
 
 def _selections(controls: set[str]) -> list[dict[str, Any]]:
@@ -113,39 +145,73 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     for item in report.poam.get("items", []):
         risk = _uuid(base, "risk", str(item.get("id")))
-        milestones = [{"uuid": _uuid(risk, "milestone", m["date"], m["title"]),
-                       "type": "milestone", "title": m["title"],
-                       "timing": {"on-date": {"date": f"{m['date']}T00:00:00Z"}}}
-                      for m in item.get("milestones", [])]
-        risks.append({
-            "uuid": risk, "title": str(item.get("weakness_name")),
-            "description": str(item.get("weakness") or item.get("weakness_name")),
-            "statement": str(item.get("remediation")), "status": "open",
-            "props": [{"name": "impacted-control-id", "ns": FEDRAMP_NS, "value": _token(
-                c.strip().lower())} for c in str(item.get("controls") or "").split(",")
-                if c.strip()] or None,
-            "deadline": f"{item.get('scheduled_completion_date')}T00:00:00Z",
-            "remediations": [{"uuid": _uuid(risk, "remediation"), "lifecycle": "planned",
-                              "title": "Remediation plan",
-                              "description": str(item.get("remediation")),
-                              "tasks": milestones or None}]})
-        items.append({
-            "uuid": _uuid(base, "item", str(item.get("id"))),
-            "title": str(item.get("weakness_name")),
-            "description": str(item.get("weakness") or item.get("weakness_name")),
-            "props": [{"name": "POAM-ID", "ns": FEDRAMP_NS, "value": str(item.get("id"))}],
-            "related-risks": [{"risk-uuid": risk}],
-            "remarks": str(item.get("comments") or "") or None})
+        milestones = [
+            {
+                "uuid": _uuid(risk, "milestone", m["date"], m["title"]),
+                "type": "milestone",
+                "title": m["title"],
+                "timing": {"on-date": {"date": f"{m['date']}T00:00:00Z"}},
+            }
+            for m in item.get("milestones", [])
+        ]
+        risks.append(
+            {
+                "uuid": risk,
+                "title": str(item.get("weakness_name")),
+                "description": str(item.get("weakness") or item.get("weakness_name")),
+                "statement": str(item.get("remediation")),
+                "status": "open",
+                "props": [
+                    {
+                        "name": "impacted-control-id",
+                        "ns": FEDRAMP_NS,
+                        "value": _token(c.strip().lower()),
+                    }
+                    for c in str(item.get("controls") or "").split(",")
+                    if c.strip()
+                ]
+                or None,
+                "deadline": f"{item.get('scheduled_completion_date')}T00:00:00Z",
+                "remediations": [
+                    {
+                        "uuid": _uuid(risk, "remediation"),
+                        "lifecycle": "planned",
+                        "title": "Remediation plan",
+                        "description": str(item.get("remediation")),
+                        "tasks": milestones or None,
+                    }
+                ],
+            }
+        )
+        items.append(
+            {
+                "uuid": _uuid(base, "item", str(item.get("id"))),
+                "title": str(item.get("weakness_name")),
+                "description": str(item.get("weakness") or item.get("weakness_name")),
+                "props": [{"name": "POAM-ID", "ns": FEDRAMP_NS, "value": str(item.get("id"))}],
+                "related-risks": [{"risk-uuid": risk}],
+                "remarks": str(item.get("comments") or "") or None,
+            }
+        )
     document = {
         "uuid": base,
         "metadata": _metadata(report, f"POA&M: {report.assessment_name}", moment),
         "risks": risks or None,
-        "poam-items": items or [{"uuid": _uuid(base, "none"), "title": "No open items",
-                                 "description": "The approved gap analysis has no gaps."}],
+        "poam-items": items
+        or [
+            {
+                "uuid": _uuid(base, "none"),
+                "title": "No open items",
+                "description": "The approved gap analysis has no gaps.",
+            }
+        ],
     }
     model = PlanOfActionAndMilestones.model_validate(_clean(document))
-    return {"plan-of-action-and-milestones": model.model_dump(mode="json", by_alias=True,
-                                                              exclude_none=True)}
+    return {
+        "plan-of-action-and-milestones": model.model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+    }
 
 
 def render_oscal_assessment_results(report: ReportInput, moment: str) -> bytes:
