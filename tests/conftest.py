@@ -7,7 +7,15 @@ LIFECYCLE_TEST_DATABASE_URL and LIFECYCLE_TEST_BROKER_URL) is marked `integratio
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# The fleet's tests exercise orchestration, and on SQLite a job holds the write lock while
+# it runs: they use the hashing embedder, which needs no model. Retrieval tests choose the
+# MiniLM model explicitly (test_minilm_numpy.py, test_drafts_real_data.py); worker
+# processes inherit this.
+os.environ.setdefault("LIFECYCLE_EMBEDDER", "hashing")
 
 pytest_plugins = ["tests.support.embedded", "tests.support.fleet"]
 

@@ -14,6 +14,7 @@ from orchestrator.api import health
 from orchestrator.api.limits import BodyLimitMiddleware
 from orchestrator.api.problems import install_problem_handlers
 from orchestrator.api.routers import (
+    amendments,
     approval_events,
     artifacts,
     assessments,
@@ -73,8 +74,8 @@ def create_app() -> FastAPI:
     # Innermost of ours: the access log and metrics around it see the 500 it answers.
     app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(BodyLimitMiddleware)
-    for module in (assessments, lifecycle, runs, artifacts, approval_events, operations, roles,
-                   kb, catalogs, health, problems):
+    for module in (assessments, lifecycle, runs, artifacts, approval_events, amendments,
+                   operations, roles, kb, catalogs, health, problems):
         app.include_router(module.router)
     install_console(app)
     install_observability(app)

@@ -32,6 +32,7 @@ class AuditEventType(StrEnum):
     LIFECYCLE_WORKFLOW_STEP_FAILED = "lifecycle_workflow_step_failed"
     LIFECYCLE_WORKFLOW_FAILED = "lifecycle_workflow_failed"
     LIFECYCLE_WORKFLOW_ARTIFACT_REJECTED = "lifecycle_workflow_artifact_rejected"
+    LIFECYCLE_WORKFLOW_ARTIFACT_AMENDED = "lifecycle_workflow_artifact_amended"
     LIFECYCLE_WORKFLOW_STEP_RETRIED = "lifecycle_workflow_step_retried"
     LIFECYCLE_WORKFLOW_STEP_REPROCESSED = "lifecycle_workflow_step_reprocessed"
 

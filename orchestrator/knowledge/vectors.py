@@ -133,6 +133,21 @@ class KnowledgeBase:
         matrix = matrix.reshape(len(rows), embedder.dimensions)
         return cls(session, embedder, [row.chunk_id for row in rows], matrix)
 
+    @classmethod
+    def computed(cls, session: Session, assessment_id: uuid.UUID, embedder: Embedder, *,
+                 evidence_only: bool = False) -> KnowledgeBase:
+        """Vectors computed now rather than read: for a cheap embedder (hashing) that is
+        not the one the KB is stored with, e.g. a quick triage before the real analysis."""
+        query = (select(DocumentChunk.id, DocumentChunk.heading_path, DocumentChunk.text)
+                 .where(DocumentChunk.assessment_id == assessment_id)
+                 .order_by(DocumentChunk.id))
+        if evidence_only:
+            query = (query.join(Document, Document.id == DocumentChunk.document_id)
+                     .where(Document.uploaded_by != SYSTEM_UPLOADER))
+        rows = session.execute(query).all()
+        matrix = embedder.embed([embedding_text(r.heading_path, r.text) for r in rows])
+        return cls(session, embedder, [r.id for r in rows], matrix)
+
     @property
     def size(self) -> int:
         return len(self._chunk_ids)

@@ -16,7 +16,7 @@ from orchestrator.contracts.signals import SignalType as S
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepStatus
-from orchestrator.lifecycle import approval_signals, operator_commands
+from orchestrator.lifecycle import amending, approval_signals, operator_commands
 from orchestrator.lifecycle.approval_checks import ApprovalView
 from orchestrator.lifecycle.approval_signals import position
 from orchestrator.lifecycle.definition import STEP_SPECS
@@ -193,6 +193,7 @@ _ANY_TIME: dict[S, Handler] = {
     S.STEP_RETRY_REQUESTED: operator_commands.retry,
     S.STEP_REPROCESS_REQUESTED: operator_commands.reprocess,
     S.ARTIFACT_REVISION_REQUESTED: operator_commands.revise,
+    S.ARTIFACT_AMENDED: amending.amend,
 }
 
 

@@ -101,6 +101,10 @@ def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
     assert report.status_code == 200
     assert report.headers["content-type"].startswith("text/html")
     assert report.text.startswith("<!DOCTYPE html>")
+    assert report.headers["content-disposition"].startswith("inline;")
+    oscal = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
+                           params={"format": "oscal_poam"})
+    assert oscal.status_code == 200 and "plan-of-action-and-milestones" in oscal.json()
     pdf = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
                          params={"format": "pdf"})
     assert pdf.headers["content-type"] == "application/pdf"

@@ -26,7 +26,6 @@ from tests.support.services import (
     open_kit,
 )
 from workers.analysis.maturity import level_for
-from workers.analysis.scoring import EVIDENCE_THRESHOLD
 from workers.analysis.service import run_analysis_step
 
 K = ArtifactKind
@@ -147,26 +146,28 @@ def test_evidence_cites_the_best_passages_but_never_the_soa(kit: Kit) -> None:
     kit.add_artifact(K.SOA, soa.content | {"controls": controls})
     kit.run_step(Step.INGEST_SOA)
     kit.run_step(Step.RUN_EVIDENCE_ANALYSIS)
-    evidence = _by_id(kit.content(K.EVIDENCE_ANALYSIS)["controls"])
+    content = kit.content(K.EVIDENCE_ANALYSIS)
+    evidence = _by_id(content["controls"])
     assert "NET-01" not in evidence
     mfa = evidence["IAC-06"]
-    assert 1 <= len(mfa["citations"]) <= 3
-    scores = [c["score"] for c in mfa["citations"]]
-    assert scores == sorted(scores, reverse=True) and mfa["best_score"] == scores[0]
-    assert mfa["citations"][0]["filename"] == "access-control-policy.md"
-    assert mfa["citations"][0]["heading_path"] == "Access Control Policy > Authentication"
-    assert mfa["citations"][0]["supports"] is True
-    cited = {c["filename"] for row in evidence.values() for c in row["citations"]}
+    assert mfa["proposal"] in ("evidence_found", "weak_evidence") and mfa["reason"]
+    assert mfa["evidence"][0]["document"] == "access-control-policy.md"
+    assert mfa["evidence"][0]["heading_path"] == "Access Control Policy > Authentication"
+    scores = [c["score"] for c in mfa["evidence"]]
+    assert scores == sorted(scores, reverse=True)
+    cited = {c["document"] for row in evidence.values() for c in row["evidence"]}
     assert not any(name.startswith("soa-v") for name in cited)
+    assert {r["requirement_id"] for r in content["requirements"]} >= {"IAC-06"}
 
 
 def test_a_gap_disappears_when_evidence_for_it_is_added(kit: Kit) -> None:
     kit.run_through(Step.CREATE_GAP_ANALYSIS)
     first = kit.content(K.GAP_ANALYSIS)
     gaps = _by_id(first["gaps"])
-    assert "VPM-06" in gaps and "IAC-06" not in gaps
-    assert gaps["VPM-06"]["best_score"] < EVIDENCE_THRESHOLD
-    assert first["summary"]["gaps"] + first["summary"]["met"] == first["summary"]["controls"]
+    assert "SCF VPM-06" in gaps
+    assert gaps["SCF VPM-06"]["evidence_state"] == "no_evidence_found"
+    assert first["summary"]["gaps"] + first["summary"]["met"] == first["summary"][
+        "requirements"]
 
     kit.add_document("vulnerability-standard.md", VULNERABILITY_STANDARD)
     kit.run_step(Step.INGEST_DOCUMENTS)
@@ -174,77 +175,88 @@ def test_a_gap_disappears_when_evidence_for_it_is_added(kit: Kit) -> None:
     kit.run_step(Step.RUN_EVIDENCE_ANALYSIS)
     result = kit.run_step(Step.CREATE_GAP_ANALYSIS)
     assert result.summary["artifact_version"] == 2
-    second = kit.content(K.GAP_ANALYSIS)
-    assert "VPM-06" not in _by_id(second["gaps"])
-    assert "VPM-06" in _by_id(second["met"])
-    assert second["summary"]["gaps"] < first["summary"]["gaps"]
+    second = _by_id(kit.content(K.GAP_ANALYSIS)["gaps"])
+    assert second.get("SCF VPM-06", {}).get("evidence_state") != "no_evidence_found"
 
 
-def test_gaps_are_ordered_by_severity_derived_from_the_score(kit: Kit) -> None:
-    kit.add_artifact(K.EVIDENCE_ANALYSIS, {"controls": [
-        _evidence_row("AST-01", "AST", 0.01), _evidence_row("AST-02", "AST", 0.10),
-        _evidence_row("BCD-11", "BCD", 0.15), _evidence_row("BCD-01", "BCD", 0.40)]})
+def _requirement(control_id: str, proposal: str, **extra: Any) -> dict[str, Any]:
+    return {"framework": "SCF", "requirement_id": control_id, "title": control_id,
+            "scf_controls": [control_id], "proposal": proposal, "reason": f"{proposal} here",
+            "evidence": [], **extra}
+
+
+def test_gap_severity_comes_from_scf_weighting_and_evidence_state(kit: Kit) -> None:
+    catalog = shipped_catalog()
+    used = {"GOV-01", "IAC-06", "BCD-11"}
+    heavy = next(c.id for c in catalog.controls
+                 if c.details.get("weighting") == 10 and c.id not in used)
+    light = next(c.id for c in catalog.controls if c.details.get("weighting") == 1)
+    kit.add_artifact(K.EVIDENCE_ANALYSIS, {"requirements": [
+        _requirement(heavy, "no_evidence_found"), _requirement(light, "no_evidence_found"),
+        _requirement("GOV-01", "evidence_found"),
+        _requirement("IAC-06", "weak_evidence"),
+        _requirement("BCD-11", "evidence_found", assessed_status="not_implemented")]})
     kit.run_step(Step.CREATE_GAP_ANALYSIS)
-    gaps = kit.content(K.GAP_ANALYSIS)["gaps"]
-    assert [(g["control_id"], g["severity"]) for g in gaps] == [
-        ("AST-01", "high"), ("AST-02", "medium"), ("BCD-11", "low")]
+    gaps = _by_id(kit.content(K.GAP_ANALYSIS)["gaps"])
+    assert gaps[f"SCF {heavy}"]["severity"] == "high"
+    assert gaps[f"SCF {light}"]["severity"] == "medium"
+    assert "SCF GOV-01" not in gaps  # evidence found and nobody said otherwise
+    assert gaps["SCF BCD-11"]["evidence_state"] == "not_implemented"  # people decide
+    for gap in gaps.values():
+        assert gap["criteria"] and gap["condition"] and gap["scf_controls"]
 
 
-def _evidence_row(control_id: str, domain: str, score: float) -> dict[str, Any]:
-    coverage = "strong" if score >= 0.30 else "partial" if score >= 0.18 else "none"
-    return {"control_id": control_id, "domain": domain, "domain_name": domain,
-            "title": control_id, "best_score": score, "coverage": coverage, "citations": []}
+@pytest.mark.parametrize(("proposal", "kinds", "level"), [
+    ("no_evidence_found", set(), 0), ("template_not_adopted", {"policy"}, 0),
+    ("weak_evidence", {"policy"}, 1), ("evidence_found", {"policy"}, 2),
+    ("evidence_found", {"policy", "record"}, 3), ("evidence_found", {"record", "metrics"}, 4)])
+def test_level_rule(proposal: str, kinds: set[str], level: int) -> None:
+    assert level_for(proposal, kinds)[0] == level
 
 
-def test_maturity_levels_follow_evidence_and_gaps(kit: Kit) -> None:
-    rows = [_evidence_row("IAC-01", "IAC", 0.5), _evidence_row("IAC-06", "IAC", 0.6),
-            _evidence_row("BCD-01", "BCD", 0.2), _evidence_row("BCD-11", "BCD", 0.25),
-            _evidence_row("CRY-01", "CRY", 0.4), _evidence_row("CRY-05", "CRY", 0.15),
-            _evidence_row("AST-01", "AST", 0.0), _evidence_row("AST-02", "AST", 0.0)]
+def test_maturity_is_per_control_with_domain_rollups(kit: Kit) -> None:
+    rows = [_requirement("IAC-01", "evidence_found") | {"domain": "IAC", "control_id": "IAC-01",
+                                                        "evidence": [{"document": "p.md"}]},
+            _requirement("IAC-06", "weak_evidence") | {"domain": "IAC", "control_id": "IAC-06"},
+            _requirement("BCD-11", "evidence_found") | {
+                "domain": "BCD", "control_id": "BCD-11",
+                "evidence": [{"document": "restore-test-log.csv"}]}]
     kit.add_artifact(K.EVIDENCE_ANALYSIS, {"controls": rows})
-    kit.run_step(Step.CREATE_GAP_ANALYSIS)
     kit.run_step(Step.CREATE_MATURITY_ASSESSMENT)
-    levels = {d["domain"]: (d["level"], d["label"])
-              for d in kit.content(K.MATURITY_ASSESSMENT)["domains"]}
-    assert levels == {"IAC": (5, "Continuously Improving"), "BCD": (4, "Quantitatively Controlled"),
-                      "CRY": (2, "Planned & Tracked"), "AST": (0, "Not Performed")}
-
-    # An approved gap analysis edited by a reviewer is the authority on gaps.
-    gap_analysis = kit.content(K.GAP_ANALYSIS)
-    extra = {"control_id": "IAC-06", "domain": "IAC", "severity": "high"}
-    kit.add_artifact(K.GAP_ANALYSIS, gap_analysis | {"gaps": [*gap_analysis["gaps"], extra]})
-    kit.run_step(Step.CREATE_MATURITY_ASSESSMENT)
-    iac = next(d for d in kit.content(K.MATURITY_ASSESSMENT)["domains"] if d["domain"] == "IAC")
-    assert (iac["level"], iac["gaps"], iac["high_severity_gaps"]) == (2, 1, 1)
+    content = kit.content(K.MATURITY_ASSESSMENT)
+    levels = {c["control_id"]: c["level"] for c in content["controls"]}
+    assert levels == {"IAC-01": 2, "IAC-06": 1, "BCD-11": 3}
+    iac = next(c for c in content["controls"] if c["control_id"] == "IAC-01")
+    assert [c["met"] for c in iac["criteria"]][:4] == [True, True, True, False]
+    domains = {d["domain"]: d for d in content["domains"]}
+    assert (domains["IAC"]["level"], domains["IAC"]["target"]) == (1, 3)
 
 
-@pytest.mark.parametrize(("controls", "evidence", "strong", "high", "level"), [
-    (3, 0, 0, 3, 0), (3, 0, 0, 2, 1), (3, 1, 0, 0, 2), (3, 2, 0, 0, 3), (3, 3, 1, 0, 4),
-    (3, 3, 3, 0, 5), (3, 2, 2, 1, 2), (0, 0, 0, 0, 0)])
-def test_level_rule(controls: int, evidence: int, strong: int, high: int, level: int) -> None:
-    assert level_for(controls, evidence, strong, high) == level
-
-
-def test_poam_has_one_dated_owned_item_per_gap(kit: Kit) -> None:
+def test_poam_items_have_fedramp_fields(kit: Kit) -> None:
+    kit.add_artifact(K.EVIDENCE_ANALYSIS, {"requirements": [
+        _requirement("VPM-06", "no_evidence_found", owner="Jane Roe",
+                     target_date="2025-04-15", note="scanner bought")]})
     kit.add_artifact(K.GAP_ANALYSIS, {"gaps": [
-        {"control_id": "VPM-06", "domain": "VPM", "title": "Vulnerability Scanning",
-         "severity": "high", "finding": "No scans."},
-        {"control_id": "TPM-05", "domain": "TPM", "title": "Third-Party Contract Requirements",
-         "severity": "low", "finding": "Weak."}], "met": []})
-    kit.add_artifact(K.MATURITY_ASSESSMENT, {"domains": [{"domain": "VPM", "level": 1}]})
+        {"control_id": "SCF VPM-06", "requirement_id": "VPM-06", "title": "Vulnerability",
+         "scf_controls": ["VPM-06"], "severity": "high", "criteria": "VPM-06 ...",
+         "condition": "No scans."},
+        {"control_id": "SCF TPM-05", "requirement_id": "TPM-05", "title": "Contracts",
+         "scf_controls": ["TPM-05"], "severity": "low", "criteria": "TPM-05 ...",
+         "condition": "Weak."}], "met": []})
     result = kit.run_step(Step.CREATE_POAM)
     items = kit.content(K.POAM)["items"]
     today = FIXED_NOW.date()
-    assert [(i["id"], i["control_id"], i["priority"]) for i in items] == [
+    assert [(i["id"], i["controls"], i["priority"]) for i in items] == [
         ("POAM-001", "VPM-06", "P1"), ("POAM-002", "TPM-05", "P3")]
-    assert date.fromisoformat(items[0]["milestone_date"]) == today + timedelta(days=30)
-    assert date.fromisoformat(items[1]["milestone_date"]) == today + timedelta(days=180)
-    assert items[0]["owner_role"] == "Vulnerability Management Lead"
-    assert items[0]["weakness"] == "No scans."
-    assert "by recurring vulnerability scanning" in items[0]["remediation"]  # SCF text
-    assert items[0]["domain_maturity"] == 1
-    assert result.summary == {"items": 2, "P1": 1, "P2": 0, "P3": 1, "artifact_kind": "poam",
-                              "artifact_version": 1}
+    owned, unowned = items
+    assert (owned["point_of_contact"], owned["scheduled_completion_date"],
+            owned["comments"]) == ("Jane Roe", "2025-04-15", "scanner bought")
+    assert unowned["point_of_contact"] == "Unassigned (proposed: Vendor Risk Manager)"
+    assert date.fromisoformat(unowned["scheduled_completion_date"]) == today + timedelta(
+        days=180)
+    assert len(unowned["milestones"]) == 3 and unowned["original_risk_rating"] == "Low"
+    assert owned["weakness"] == "No scans." and owned["original_detection_date"] == str(today)
+    assert result.summary["items"] == 2 and result.summary["unassigned"] == 1
 
 
 def test_a_redelivered_step_reuses_its_artifact(kit: Kit) -> None:

@@ -115,7 +115,8 @@ def _exports(kit: Kit) -> dict[str, dict[str, object]]:
 def test_exports_are_stored_content_addressed_and_listed_in_the_report(kit: Kit) -> None:
     result = kit.run_through(Step.CREATE_REPORT)
     exports = _exports(kit)
-    assert set(exports) == {"pdf", "json", "poam_csv", "poam_xlsx"}
+    assert set(exports) == {"pdf", "json", "poam_csv", "poam_xlsx", "oscal_assessment_results",
+                            "oscal_poam"}
     artifact = kit.latest(ArtifactKind.REPORT)
     assert artifact is not None
     rows = {row.kind: row for row in kit.session.scalars(
@@ -153,7 +154,9 @@ def test_json_export_is_the_machine_readable_report(kit: Kit) -> None:
     assert document["gaps"] == kit.content(ArtifactKind.GAP_ANALYSIS)
     assert document["summary"]["POA&M items"] == len(document["poam"]["items"])
     cited = [c for control in document["evidence"] for c in control["citations"]]
-    assert cited and all(c["supports"] for c in cited)
+    assert cited and all(c["document"] and c["chunk_id"] for c in cited)
+    rows = kit.content(ArtifactKind.EVIDENCE_ANALYSIS)["requirements"]
+    assert document["requirements"] == rows
 
 
 def test_poam_exports_have_one_row_per_item_and_defuse_formulas(kit: Kit) -> None:
@@ -169,9 +172,9 @@ def test_poam_exports_have_one_row_per_item_and_defuse_formulas(kit: Kit) -> Non
     exports = _exports(kit)
     rows = list(csv.reader(io.StringIO(
         Path(str(exports["poam_csv"]["path"])).read_bytes().decode("utf-8-sig"))))
-    assert rows[0][:3] == ["Id", "Control", "Control title"]
+    assert rows[0][:4] == ["POAM ID", "Controls", "Weakness Name", "Weakness Description"]
     assert [row[0] for row in rows[1:]] == [item["id"] for item in items]
-    assert rows[1][5] == "'=HYPERLINK(\"http://x\")"
+    assert rows[1][3] == "'=HYPERLINK(\"http://x\")"
     sheet = openpyxl.load_workbook(str(exports["poam_xlsx"]["path"])).active
     assert sheet is not None
     values = list(sheet.iter_rows(values_only=True))
@@ -198,5 +201,5 @@ def test_a_redelivered_report_job_adds_no_export_rows(kit: Kit) -> None:
     files = {p for p in (kit.storage_dir / "artifacts").rglob("*") if p.is_file()}
     render_report(context)
     kit.session.commit()
-    assert kit.count(ReportExport) == 4
+    assert kit.count(ReportExport) == 6
     assert {p for p in (kit.storage_dir / "artifacts").rglob("*") if p.is_file()} == files

@@ -49,3 +49,8 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
     html = report.read_text()
     assert "Secure Controls Framework (SCF) 2022.3" in html
     assert "Secure Controls Framework (SCF), CC BY-ND 4.0" in html
+    # The demo says what the drafts propose, and the report's exports include OSCAL.
+    assert any(line.startswith("evidence: ") and "no_evidence_found" in line for line in lines)
+    assert any(line.startswith("maturity: highest control level") for line in lines)
+    assert any(line.startswith("report exports:") and "oscal_assessment_results" in line
+               and "oscal_poam" in line for line in lines), lines

@@ -1,4 +1,4 @@
-"""Choosing the embedder: hashing by default, the optional sentence model on request."""
+"""Choosing the embedder: MiniLM in numpy by default, hashing or the PyTorch build on request."""
 
 from __future__ import annotations
 
@@ -24,14 +24,19 @@ def fresh_choice() -> Iterator[None]:
     embedders.forget_configured()
 
 
-def test_the_default_is_the_hashing_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_is_minilm_in_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LIFECYCLE_EMBEDDER", raising=False)
+    assert embedders.default_embedder().name == "minilm-l6-v2-numpy"
+
+
+def test_hashing_is_chosen_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIFECYCLE_EMBEDDER", "hashing")
     assert embedders.default_embedder().name == "hashing-blake2b-v1"
 
 
 def test_an_unknown_choice_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIFECYCLE_EMBEDDER", "word2vec")
-    with pytest.raises(ValueError, match="choose 'hashing' or 'minilm'"):
+    with pytest.raises(ValueError, match="choose 'minilm', 'hashing' or"):
         embedders.default_embedder()
 
 
@@ -40,7 +45,7 @@ def test_the_sentence_model_without_its_extra_says_how_to_install_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from orchestrator.knowledge.sentence import ModelUnavailable
 
-    monkeypatch.setenv("LIFECYCLE_EMBEDDER", "minilm")
+    monkeypatch.setenv("LIFECYCLE_EMBEDDER", "sentence-transformers")
     with pytest.raises(ModelUnavailable, match=r"pip install '\.\[embeddings\]'"):
         embedders.default_embedder()
 

@@ -1,80 +1,150 @@
-"""Maturity: a capability level (SCF C|P-CMM 0-5) per domain, from evidence and gaps.
+"""Maturity: a proposed SP-CMM level (0-5) per SCF control in scope, against that control's
+own criteria in the workbook, with rollups per domain and current against target.
 
-The rule, per domain, over its applicable controls:
-  5  every control has strong evidence
-  4  every control has evidence
-  3  at least two thirds have evidence
-  2  at least one third has evidence
-  1  less than that, but something in the KB relates to the domain
-  0  nothing relates to it at all (every gap is high severity)
-A high-severity gap caps the domain at level 2: one undocumented control is a hole.
+What documents can show, per SCF's C|P-CMM:
+  0  Not Performed          nothing on the subject
+  1  Performed Informally   something on it, not a clear documented practice (weak evidence)
+  2  Planned & Tracked      a documented practice (policy, standard, procedure)
+  3  Well Defined           the practice operating: records beyond the documents that
+                            prescribe it (logs, reviews, tickets, reports)
+  4  Quantitatively Ctrl.   metrics that show it is measured
+  5  Continuously Improving never proposed from documents: it needs a person's judgement
+Policy documents alone cap a control at level 2: a document that says what should happen
+is not evidence that it happens, let alone that it is measured.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
+from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
+from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.output import publish
+from workers.analysis.proposal import Proposal
 from workers.inputs import require_artifact, source
 
-LABELS = {0: "Not Performed", 1: "Performed Informally", 2: "Planned & Tracked",
-          3: "Well Defined", 4: "Quantitatively Controlled", 5: "Continuously Improving"}
-HIGH_GAP_CAP = 2
+LABELS = {
+    0: "Not Performed",
+    1: "Performed Informally",
+    2: "Planned & Tracked",
+    3: "Well Defined",
+    4: "Quantitatively Controlled",
+    5: "Continuously Improving",
+}
+POLICY_CAP = 2
+DEFAULT_TARGET = 3
+_RECORD = re.compile(
+    r"(log|record|report|review|minutes|ticket|evidence|export|screenshot"
+    r"|register|inventory|results?|attestation)s?\b",
+    re.IGNORECASE,
+)
+_METRIC = re.compile(r"(metric|kpi|dashboard|measure)s?\b", re.IGNORECASE)
+_SPREADSHEET = (".csv", ".xlsx", ".json")
+
+
+def document_kind(filename: str) -> str:
+    """'metrics', 'record' or 'policy' from a document's name: records and metrics are what
+    an operating practice leaves behind; everything else is treated as a policy document."""
+    stem = filename.rsplit("/", 1)[-1]
+    if _METRIC.search(stem):
+        return "metrics"
+    if _RECORD.search(stem) or stem.lower().endswith(_SPREADSHEET):
+        return "record"
+    return "policy"
+
+
+def level_for(proposal: str, kinds: set[str]) -> tuple[int, str]:
+    """(level, basis) for a control's evidence state and the kinds of its evidence."""
+    if proposal in (Proposal.NO_EVIDENCE_FOUND.value, Proposal.TEMPLATE_NOT_ADOPTED.value):
+        return 0, "no adopted document addresses the control"
+    if proposal == Proposal.WEAK_EVIDENCE.value:
+        return 1, "related passages only: no clear documented practice"
+    if "metrics" in kinds:
+        return 4, "documented practice, operating records and metrics"
+    if "record" in kinds:
+        return 3, "documented practice with records of it operating"
+    return POLICY_CAP, "policy documents alone: level 2 at most"
 
 
 def create_maturity_assessment(context: JobContext) -> JobResult:
     evidence = require_artifact(context, ArtifactKind.EVIDENCE_ANALYSIS)
-    gap_analysis = require_artifact(context, ArtifactKind.GAP_ANALYSIS)
-    # The (approved) gap analysis is the authority on what is a gap.
-    gaps = {gap["control_id"]: gap for gap in gap_analysis.content.get("gaps", [])}
+    catalog = run_scf_catalog(context)
+    target = _target(context.request.parameters.get("maturity_target"))
+    controls = [_control(catalog, row, target) for row in evidence.content.get("controls", [])]
     by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for control in evidence.content.get("controls", []):
-        by_domain[str(control.get("domain"))].append(control)
-    domains = [_rate(code, controls, gaps) for code, controls in sorted(by_domain.items())]
-    levels = [domain["level"] for domain in domains]
+    for row in controls:
+        by_domain[str(row["domain"])].append(row)
+    domains = [_domain(code, rows, target) for code, rows in sorted(by_domain.items())]
+    levels = [d["level"] for d in domains]
     overall = round(sum(levels) / len(levels), 1) if levels else 0.0
     content = {
-        "scale": "SCF C|P-CMM 0-5",
-        "sources": [source(evidence), source(gap_analysis)],
+        "scale": "SCF SP-CMM 0-5 (per control, against the workbook's own criteria)",
+        "catalog": evidence.content.get("catalog"),
+        "attribution": evidence.content.get("attribution"),
+        "sources": [source(evidence)],
+        "target_level": target,
+        "rule": "policy documents alone cap a control at level 2; level 3 needs records of "
+        "the practice operating, level 4 metrics; level 5 is never proposed",
+        "controls": controls,
         "domains": domains,
         "overall_level": overall,
-        "summary": {"domains": len(domains), "overall_level": overall,
-                    "lowest_level": min(levels, default=0)},
+        "summary": {
+            "controls": len(controls),
+            "domains": len(domains),
+            "overall_level": overall,
+            "target_level": target,
+            "lowest_level": min(levels, default=0),
+            "highest_control_level": max((c["level"] for c in controls), default=0),
+        },
     }
     return publish(context, ArtifactKind.MATURITY_ASSESSMENT, content)
 
 
-def level_for(controls: int, with_evidence: int, strong: int, high_gaps: int) -> int:
-    if controls == 0 or (with_evidence == 0 and high_gaps == controls):
-        return 0
-    share = with_evidence / controls
-    if strong == controls:
-        level = 5
-    elif share == 1:
-        level = 4
-    elif share >= 2 / 3:
-        level = 3
-    else:
-        level = 2 if share >= 1 / 3 else 1
-    return min(level, HIGH_GAP_CAP) if high_gaps else level
+def _target(raw: Any) -> int:
+    return raw if isinstance(raw, int) and 0 <= raw <= 5 else DEFAULT_TARGET
 
 
-def _rate(code: str, controls: list[dict[str, Any]],
-          gaps: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    in_gap = [c for c in controls if c.get("control_id") in gaps]
-    with_evidence = len(controls) - len(in_gap)
-    strong = sum(1 for c in controls
-                 if c.get("coverage") == "strong" and c.get("control_id") not in gaps)
-    high = sum(1 for c in in_gap if gaps[c["control_id"]].get("severity") == "high")
-    level = level_for(len(controls), with_evidence, strong, high)
+def _control(catalog: LoadedCatalog, row: dict[str, Any], target: int) -> dict[str, Any]:
+    kinds = {document_kind(str(e.get("document", ""))) for e in row.get("evidence", [])}
+    level, basis = level_for(str(row.get("proposal")), kinds)
+    control = catalog.control(str(row.get("control_id")))
+    criteria = list(control.details.get("sp_cmm", [])) if control else []
     return {
-        "domain": code, "name": controls[0].get("domain_name", code),
-        "controls": len(controls), "with_evidence": with_evidence, "strong": strong,
-        "gaps": len(in_gap), "high_severity_gaps": high, "level": level,
+        **{key: row.get(key) for key in ("control_id", "domain", "domain_name", "title")},
+        "level": level,
         "label": LABELS[level],
-        "rationale": (f"{with_evidence} of {len(controls)} applicable controls have evidence "
-                      f"({strong} strong); {len(in_gap)} gaps, {high} of high severity."),
+        "target": target,
+        "basis": basis,
+        "evidence_kinds": sorted(kinds),
+        "criteria": [
+            {"level": n, "text": text, "met": n <= level and bool(text.strip())}
+            for n, text in enumerate(criteria)
+        ],
+    }
+
+
+def _domain(code: str, rows: list[dict[str, Any]], target: int) -> dict[str, Any]:
+    levels = [r["level"] for r in rows]
+    # The domain is as mature as most of its controls: the median, not the best one.
+    level = sorted(levels)[(len(levels) - 1) // 2]
+    below = sum(1 for lv in levels if lv < target)
+    return {
+        "domain": code,
+        "name": rows[0].get("domain_name", code),
+        "controls": len(rows),
+        "level": level,
+        "label": LABELS[level],
+        "target": target,
+        "average": round(sum(levels) / len(levels), 2),
+        "minimum": min(levels),
+        "maximum": max(levels),
+        "below_target": below,
+        "rationale": (
+            f"median of {len(rows)} controls' proposed levels (average "
+            f"{sum(levels) / len(levels):.1f}); {below} below the target of {target}."
+        ),
     }

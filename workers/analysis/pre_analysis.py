@@ -9,7 +9,7 @@ from orchestrator.catalog.model import CatalogControl
 from orchestrator.catalog.scoping import catalog_reference
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
-from orchestrator.knowledge.embedder import default_embedder
+from orchestrator.knowledge.embedder import HashingEmbedder
 from orchestrator.knowledge.vectors import KnowledgeBase
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.output import publish
@@ -22,9 +22,12 @@ from workers.analysis.scoring import (
 
 
 def run_scf_pre_analysis(context: JobContext) -> JobResult:
-    embedder = default_embedder()
-    kb = KnowledgeBase.load(context.session, context.request.assessment_id, embedder,
-                            evidence_only=True)
+    # A quick triage of every catalogue control (over a thousand) before scoping: exact
+    # term overlap, computed in memory. The evidence analysis then asks the dense model
+    # too, for the requirements in scope only.
+    embedder = HashingEmbedder()
+    kb = KnowledgeBase.computed(context.session, context.request.assessment_id, embedder,
+                                evidence_only=True)
     catalog = run_scf_catalog(context)
     rows = [_assess(kb, control) for control in catalog.controls]
     counts = Counter(row["coverage"] for row in rows)

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.report_models import ReportExport
 from orchestrator.db.storage import put_bytes
+from workers.reporting.oscal_export import render_oscal_assessment_results, render_oscal_poam
 from workers.reporting.pdf import render_report_pdf
 from workers.reporting.poam_export import render_poam_csv, render_poam_xlsx
 from workers.reporting.render import ReportInput
@@ -36,6 +37,9 @@ def render_exports(report: ReportInput, as_of_iso: str) -> list[ExportFile]:
         ExportFile("json", "application/json", ".json", render_report_json(report)),
         ExportFile("poam_csv", "text/csv", ".csv", render_poam_csv(report)),
         ExportFile("poam_xlsx", XLSX, ".xlsx", render_poam_xlsx(report, as_of_iso)),
+        ExportFile("oscal_assessment_results", "application/json", ".json",
+                   render_oscal_assessment_results(report, as_of_iso)),
+        ExportFile("oscal_poam", "application/json", ".json", render_oscal_poam(report, as_of_iso)),
     ]
 
 

@@ -135,7 +135,9 @@ def _poam(report: ReportInput) -> str:
 
 
 def supporting(control: Content) -> list[Content]:
-    # Passages under the evidence threshold were candidates, not evidence.
+    # Evidence rows (passages a proposal rests on); older drafts listed `citations`.
+    if "evidence" in control:
+        return list(control.get("evidence") or [])
     return [c for c in control.get("citations") or [] if c.get("supports", True)]
 
 

@@ -19,6 +19,7 @@ def report_document(report: ReportInput) -> dict[str, Any]:
         "maturity": report.maturity, "poam": report.poam,
         "evidence": [_evidence(control) for control in report.evidence.get("controls", [])
                      if supporting(control)],
+        "requirements": report.evidence.get("requirements", []),
     }
 
 

@@ -41,7 +41,7 @@ _FILE_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
 ReportFormat = Annotated[str, Query(
     pattern=r"^[a-z][a-z0-9_]{0,31}$",
     description="`html` (the rendered report) or one of its exports: `pdf`, `json`, "
-                "`poam_csv`, `poam_xlsx`.")]
+                "`poam_csv`, `poam_xlsx`, `oscal_assessment_results`, `oscal_poam`.")]
 
 
 @router.get("/{workflowRunId}/artifacts", response_model=list[ArtifactView],
@@ -69,7 +69,7 @@ def download(run_id: RunId, artifact_id: ArtifactId, principal: Reader) -> Respo
 def report(run_id: RunId, principal: Reader, format: ReportFormat = "html") -> Response:
     found = latest_report(principal.actor, run_id)
     if format == "html":
-        return _file(found)
+        return _file(found, inline=True)  # a browser shows the report rather than saving it
     return _export(found, format)
 
 
@@ -89,7 +89,7 @@ def _export(found: ArtifactContent, kind: str) -> Response:
                         headers=_disposition(f"report-v{version}-{kind}{path.suffix}"))
 
 
-def _file(found: ArtifactContent) -> Response:
+def _file(found: ArtifactContent, *, inline: bool = False) -> Response:
     view = found.view
     name = f"{view.kind}-v{view.version}"
     if found.file is None:
@@ -99,8 +99,9 @@ def _file(found: ArtifactContent) -> Response:
     if not found.file.is_file():
         raise NotFound(f"the file of {view.kind} v{view.version} is missing from storage")
     return FileResponse(found.file, media_type=view.media_type,
-                        headers=_disposition(f"{name}{found.file.suffix}"))
+                        headers=_disposition(f"{name}{found.file.suffix}", inline=inline))
 
 
-def _disposition(filename: str) -> dict[str, str]:
-    return {"Content-Disposition": f'attachment; filename="{filename}"'}
+def _disposition(filename: str, *, inline: bool = False) -> dict[str, str]:
+    kind = "inline" if inline else "attachment"
+    return {"Content-Disposition": f'{kind}; filename="{filename}"'}

