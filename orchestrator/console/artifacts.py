@@ -24,7 +24,9 @@ class TableSpec:
     """(field, heading) pairs, in order."""
 
 
-_CONTROL = (("control_id", "Control"), ("title", "Requirement"))
+_CONTROL = (("control_id", "Control"), ("title", "Title"))
+_REQUIREMENT = (("framework", "Framework"), ("requirement_id", "Requirement"), ("title", "Title"))
+_PROPOSAL = (("proposal", "Proposed"), ("reason", "Reason"))
 SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
     ArtifactKind.SCF_PRE_ANALYSIS: (
         TableSpec(
@@ -37,9 +39,15 @@ SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
     ArtifactKind.SCOPE: (
         TableSpec(
             "Requirements in scope",
-            "scope_rows",
+            "frameworks.requirements",
+            "requirement_id",
+            (*_REQUIREMENT, ("controls", "SCF controls")),
+        ),
+        TableSpec(
+            "SCF controls in scope",
+            "domains.controls",
             "control_id",
-            (("domain", "Domain"), *_CONTROL, ("coverage", "Coverage"), ("best_score", "Score")),
+            (("domain", "Domain"), *_CONTROL, ("requirements", "Requirements")),
         ),
         TableSpec(
             "Domains out of scope",
@@ -56,36 +64,48 @@ SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
             (
                 *_CONTROL,
                 ("domain", "Domain"),
+                ("requirements", "Requirements"),
                 ("applicable", "Applicable"),
                 ("justification", "Justification"),
+                ("implementation_status", "Implementation"),
+                ("owner", "Owner"),
             ),
         ),
     ),
     ArtifactKind.EVIDENCE_ANALYSIS: (
         TableSpec(
             "Evidence per requirement",
+            "requirements",
+            "requirement_id",
+            (*_REQUIREMENT, ("scf_controls", "SCF controls"), *_PROPOSAL,
+             ("evidence", "Cited passages")),
+        ),
+        TableSpec(
+            "Evidence per SCF control",
             "controls",
             "control_id",
-            (
-                *_CONTROL,
-                ("coverage", "Coverage"),
-                ("best_score", "Score"),
-                ("citations", "Cited passages"),
-            ),
+            (*_CONTROL, ("weighting", "Weight"), *_PROPOSAL, ("evidence", "Cited passages")),
         ),
     ),
     ArtifactKind.GAP_ANALYSIS: (
         TableSpec(
             "Gaps",
             "gaps",
-            "control_id",
-            (*_CONTROL, ("severity", "Severity"), ("best_score", "Score"), ("finding", "Finding")),
+            "requirement_id",
+            (
+                *_REQUIREMENT,
+                ("severity", "Severity"),
+                ("evidence_state", "Evidence"),
+                ("criteria", "Criteria"),
+                ("condition", "Condition"),
+            ),
         ),
         TableSpec(
-            "Requirements met",
+            "Requirements with evidence",
             "met",
-            "control_id",
-            (*_CONTROL, ("coverage", "Coverage"), ("best_score", "Score")),
+            "requirement",
+            (("requirement", "Requirement"), ("proposal", "Proposed"),
+             ("assessed_status", "Assessed")),
         ),
     ),
     ArtifactKind.MATURITY_ASSESSMENT: (
@@ -98,11 +118,20 @@ SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
                 ("name", "Name"),
                 ("level", "Level"),
                 ("label", "Label"),
-                ("controls", "Controls"),
-                ("with_evidence", "With evidence"),
-                ("gaps", "Gaps"),
-                ("high_severity_gaps", "High-severity gaps"),
-                ("rationale", "Criteria"),
+                ("target", "Target"),
+                ("rationale", "Rationale"),
+            ),
+        ),
+        TableSpec(
+            "Maturity per SCF control (SP-CMM criteria)",
+            "controls",
+            "control_id",
+            (
+                *_CONTROL,
+                ("level", "Level"),
+                ("target", "Target"),
+                ("basis", "Basis"),
+                ("criteria", "Criteria"),
             ),
         ),
     ),
@@ -113,14 +142,15 @@ SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
             "id",
             (
                 ("id", "Item"),
-                *_CONTROL,
-                ("priority", "Priority"),
-                ("severity", "Severity"),
-                ("milestone_date", "Milestone"),
-                ("owner_role", "Owner"),
-                ("weakness", "Weakness"),
-                ("remediation", "Remediation"),
+                ("weakness_name", "Weakness"),
+                ("point_of_contact", "Point of contact"),
+                ("original_detection_date", "Detected"),
+                ("scheduled_completion_date", "Scheduled completion"),
+                ("milestones", "Milestones"),
                 ("status", "Status"),
+                ("original_risk_rating", "Original risk"),
+                ("adjusted_risk_rating", "Adjusted risk"),
+                ("remediation", "Remediation"),
             ),
         ),
     ),
@@ -151,18 +181,21 @@ class TableDiff:
     changes: list[RowChange]
 
 
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
+
+
 def _rows(kind: ArtifactKind, spec: TableSpec, content: dict[str, Any]) -> list[dict[str, Any]]:
-    if kind is ArtifactKind.SCOPE and spec.rows == "scope_rows":
-        # Scope nests its requirements under domains: flattened, one row per requirement.
-        return [
-            {"domain": domain.get("domain"), **control}
-            for domain in content.get("domains", [])
-            if isinstance(domain, dict)
-            for control in domain.get("controls", [])
-            if isinstance(control, dict)
-        ]
-    rows = content.get(spec.rows, [])
-    return [row for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
+    """The rows of one table; `outer.inner` flattens rows nested in a list of groups (scope:
+    requirements under frameworks, controls under domains), each row naming its group."""
+    outer, _, inner = spec.rows.partition(".")
+    if not inner:
+        return _dicts(content.get(outer))
+    return [
+        {"framework": group.get("name"), "domain": group.get("domain"), **row}
+        for group in _dicts(content.get(outer))
+        for row in _dicts(group.get(inner))
+    ]
 
 
 def tables(kind: ArtifactKind, content: dict[str, Any]) -> list[Table]:

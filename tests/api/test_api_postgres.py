@@ -55,7 +55,9 @@ def test_runs_page_by_time_and_id_and_stay_in_their_tenant(pg_api: Api) -> None:
         started.append(api.start(mine, assessment["id"], f"pg-{index}").json()["id"])
     seen, cursor = [], None
     while True:
-        params = {"limit": 2, "status": "pending", **({"cursor": cursor} if cursor else {})}
+        params: dict[str, str | int] = {"limit": 2, "status": "pending"}
+        if cursor:
+            params["cursor"] = cursor
         page = api.client.get("/api/v1/workflows", headers=mine, params=params).json()
         seen += [run["id"] for run in page["items"]]
         if (cursor := page["next_cursor"]) is None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from httpx import Response
+from httpx2 import Response
 
 from orchestrator.config.settings import reset_settings
 from orchestrator.engine.coordinator import coordinate
