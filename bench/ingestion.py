@@ -46,24 +46,39 @@ from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "policies"
-BY_SUFFIX = {".pdf": media.PDF, ".docx": media.DOCX, ".xlsx": media.XLSX,
-             ".html": media.HTML, ".md": media.MARKDOWN}
+BY_SUFFIX = {
+    ".pdf": media.PDF,
+    ".docx": media.DOCX,
+    ".xlsx": media.XLSX,
+    ".html": media.HTML,
+    ".md": media.MARKDOWN,
+}
 #: Real files refused by design (encrypted, scanned, empty, title only): not throughput.
-REFUSED = {"encrypted-openpassword.pdf", "image-only-ccittfax.pdf", "scanned-skewed.pdf",
-           "invalid-header-only.pdf", "test_corrupted.docx", "AwesomeCloud-IRP.docx",
-           "privacy.md"}
-_VOCABULARY = ("access control policy review quarterly owner approve encrypt backup restore "
-               "incident response escalate vendor risk assess monitor log alert patch "
-               "vulnerability asset inventory classify retain dispose train awareness "
-               "privileged account authentication factor network segment firewall change")
+REFUSED = {
+    "encrypted-openpassword.pdf",
+    "image-only-ccittfax.pdf",
+    "scanned-skewed.pdf",
+    "invalid-header-only.pdf",
+    "test_corrupted.docx",
+    "AwesomeCloud-IRP.docx",
+    "privacy.md",
+}
+_VOCABULARY = (
+    "access control policy review quarterly owner approve encrypt backup restore "
+    "incident response escalate vendor risk assess monitor log alert patch "
+    "vulnerability asset inventory classify retain dispose train awareness "
+    "privileged account authentication factor network segment firewall change"
+)
 WORDS = _VOCABULARY.split(" ")
 
 
 # --- the corpus --------------------------------------------------------------------------
 
+
 def _paragraphs(rng: random.Random, count: int) -> list[str]:
     def sentence() -> str:
         return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 22))).capitalize() + "."
+
     return [" ".join(sentence() for _ in range(rng.randint(2, 6))) for _ in range(count)]
 
 
@@ -100,16 +115,21 @@ def _xlsx(path: Path, rng: random.Random, rows: int) -> None:
     assert sheet is not None
     sheet.append(["Control", "Owner", "Status", "Notes"])
     for number in range(rows):
-        sheet.append([f"CTL-{number:04d}", rng.choice(WORDS), rng.choice(WORDS),
-                      _paragraphs(rng, 1)[0]])
+        sheet.append(
+            [f"CTL-{number:04d}", rng.choice(WORDS), rng.choice(WORDS), _paragraphs(rng, 1)[0]]
+        )
     workbook.save(str(path))
 
 
 def _html(path: Path, rng: random.Random, sections: int) -> None:
-    body = "".join(f"<h2>Section {n}</h2>" + "".join(f"<p>{p}</p>" for p in _paragraphs(rng, 6))
-                   for n in range(sections))
-    path.write_text(f"<!doctype html><html><head><title>{path.stem}</title></head>"
-                    f"<body><h1>{path.stem}</h1>{body}</body></html>")
+    body = "".join(
+        f"<h2>Section {n}</h2>" + "".join(f"<p>{p}</p>" for p in _paragraphs(rng, 6))
+        for n in range(sections)
+    )
+    path.write_text(
+        f"<!doctype html><html><head><title>{path.stem}</title></head>"
+        f"<body><h1>{path.stem}</h1>{body}</body></html>"
+    )
 
 
 def build_corpus(directory: Path, scale: int = 1) -> list[Path]:
@@ -117,8 +137,11 @@ def build_corpus(directory: Path, scale: int = 1) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(7)
     makers: list[tuple[str, Callable[[Path, random.Random, int], None], int, int]] = [
-        ("pdf", _pdf, 12 * scale, 15), ("docx", _docx, 6 * scale, 12),
-        ("xlsx", _xlsx, 2 * scale, 400), ("html", _html, 6 * scale, 12)]
+        ("pdf", _pdf, 12 * scale, 15),
+        ("docx", _docx, 6 * scale, 12),
+        ("xlsx", _xlsx, 2 * scale, 400),
+        ("html", _html, 6 * scale, 12),
+    ]
     paths: list[Path] = []
     for suffix, make, count, size in makers:
         for index in range(count):
@@ -126,12 +149,14 @@ def build_corpus(directory: Path, scale: int = 1) -> list[Path]:
             make(path, rng, size)
             paths.append(path)
     if SHARED.is_dir():
-        paths += sorted(p for p in SHARED.rglob("*")
-                        if p.suffix in BY_SUFFIX and p.name not in REFUSED)
+        paths += sorted(
+            p for p in SHARED.rglob("*") if p.suffix in BY_SUFFIX and p.name not in REFUSED
+        )
     return paths
 
 
 # --- raw parser libraries ----------------------------------------------------------------
+
 
 def raw_pdf(path: Path) -> int:
     import pypdfium2 as pdfium
@@ -184,13 +209,24 @@ def raw_markdown(path: Path) -> int:
     return 0
 
 
-RAW = {media.PDF: raw_pdf, media.DOCX: raw_docx, media.HTML: raw_html, media.XLSX: raw_xlsx,
-       media.MARKDOWN: raw_markdown}
-RAW_NAMES = {media.PDF: "pypdfium2", media.DOCX: "python-docx", media.HTML: "lxml.html",
-             media.XLSX: "openpyxl", media.MARKDOWN: "(none: decode only)"}
+RAW = {
+    media.PDF: raw_pdf,
+    media.DOCX: raw_docx,
+    media.HTML: raw_html,
+    media.XLSX: raw_xlsx,
+    media.MARKDOWN: raw_markdown,
+}
+RAW_NAMES = {
+    media.PDF: "pypdfium2",
+    media.DOCX: "python-docx",
+    media.HTML: "lxml.html",
+    media.XLSX: "openpyxl",
+    media.MARKDOWN: "(none: decode only)",
+}
 
 
 # --- measuring ---------------------------------------------------------------------------
+
 
 @dataclass
 class Timing:
@@ -249,27 +285,44 @@ def pipeline(sandbox: ParserSandbox, paths: list[Path]) -> int:
 
 # --- the whole job on SQLite -------------------------------------------------------------
 
+
 def _job_session(directory: Path) -> tuple[Session, Assessment, WorkflowRun]:
     url = f"sqlite:///{directory / 'bench.db'}"
     upgrade(url)
     session = Session(make_engine(url), expire_on_commit=False)
     now = utcnow()
-    assessment = Assessment(tenant_id="bench", organization_id="bench", name="bench",
-                            status="in_progress", created_by="bench", created_at=now)
+    assessment = Assessment(
+        tenant_id="bench",
+        organization_id="bench",
+        name="bench",
+        status="in_progress",
+        created_by="bench",
+        created_at=now,
+    )
     session.add(assessment)
     session.flush()
-    run = WorkflowRun(assessment_id=assessment.id, active_assessment_id=assessment.id,
-                      tenant_id="bench", organization_id="bench", status="running",
-                      current_step=None, context={}, version=1, trace_id="bench",
-                      started_by="bench", start_idempotency_key=str(uuid.uuid4()),
-                      start_request_hash="0" * 64, created_at=now, updated_at=now)
+    run = WorkflowRun(
+        assessment_id=assessment.id,
+        active_assessment_id=assessment.id,
+        tenant_id="bench",
+        organization_id="bench",
+        status="running",
+        current_step=None,
+        context={},
+        version=1,
+        trace_id="bench",
+        started_by="bench",
+        start_idempotency_key=str(uuid.uuid4()),
+        start_request_hash="0" * 64,
+        created_at=now,
+        updated_at=now,
+    )
     session.add(run)
     session.commit()
     return session, assessment, run
 
 
-def prepare_job(directory: Path, paths: list[Path],
-                sandbox: ParserSandbox) -> Callable[[], int]:
+def prepare_job(directory: Path, paths: list[Path], sandbox: ParserSandbox) -> Callable[[], int]:
     """A fresh assessment with every file stored; returns the job to time: one
     ingest_documents run, committed."""
     session, assessment, run = _job_session(directory)
@@ -277,20 +330,40 @@ def prepare_job(directory: Path, paths: list[Path],
     for path in paths:
         data = path.read_bytes()
         stored, digest = put_bytes(storage / "documents", data)
-        session.add(Document(tenant_id="bench", assessment_id=assessment.id,
-                             filename=path.name, media_type=BY_SUFFIX[path.suffix],
-                             size_bytes=len(data), sha256=digest, storage_path=str(stored),
-                             status="uploaded", uploaded_by="bench", created_at=utcnow()))
+        session.add(
+            Document(
+                tenant_id="bench",
+                assessment_id=assessment.id,
+                filename=path.name,
+                media_type=BY_SUFFIX[path.suffix],
+                size_bytes=len(data),
+                sha256=digest,
+                storage_path=str(stored),
+                status="uploaded",
+                uploaded_by="bench",
+                created_at=utcnow(),
+            )
+        )
     session.commit()
-    request = JobRequest(job_id=str(uuid.uuid4()), kind=JobKind.INGEST_DOCUMENTS,
-                         run_id=run.id, step=Step.INGEST_DOCUMENTS, attempt=1,
-                         idempotency_key="bench", trace_id="bench", tenant_id="bench",
-                         organization_id="bench", assessment_id=assessment.id,
-                         actor_id="bench", parameters={})
+    request = JobRequest(
+        job_id=str(uuid.uuid4()),
+        kind=JobKind.INGEST_DOCUMENTS,
+        run_id=run.id,
+        step=Step.INGEST_DOCUMENTS,
+        attempt=1,
+        idempotency_key="bench",
+        trace_id="bench",
+        tenant_id="bench",
+        organization_id="bench",
+        assessment_id=assessment.id,
+        actor_id="bench",
+        parameters={},
+    )
 
     def job() -> int:
-        result = ingest_documents(JobContext(request=request, session=session,
-                                             storage_dir=storage), sandbox=sandbox)
+        result = ingest_documents(
+            JobContext(request=request, session=session, storage_dir=storage), sandbox=sandbox
+        )
         session.commit()
         session.close()
         if result.summary["failed"]:
@@ -302,14 +375,16 @@ def prepare_job(directory: Path, paths: list[Path],
 
 # --- report ------------------------------------------------------------------------------
 
+
 def _row(label: str, size: int, timing: Timing, baseline: Timing | None) -> str:
     mb = size / 1e6
     pages = f"{timing.pages / timing.wall:9.1f}" if timing.pages else "        -"
     share = ""
     if baseline is not None:
-        share = (f"{baseline.wall / timing.wall:7.0%} {baseline.cpu / max(timing.cpu, 1e-9):7.0%}")
-    return (f"  {label:<22} {mb / timing.wall:8.2f} {pages} "
-            f"{mb / max(timing.cpu, 1e-9):10.2f} {share}")
+        share = f"{baseline.wall / timing.wall:7.0%} {baseline.cpu / max(timing.cpu, 1e-9):7.0%}"
+    return (
+        f"  {label:<22} {mb / timing.wall:8.2f} {pages} {mb / max(timing.cpu, 1e-9):10.2f} {share}"
+    )
 
 
 def best(runs: list[Timing]) -> Timing:
@@ -329,8 +404,10 @@ def main() -> None:
         groups.setdefault(BY_SUFFIX[path.suffix], []).append(path)
     kinds = ", ".join(f"{len(files)} {kind.rsplit('/', 1)[-1]}" for kind, files in groups.items())
     real = "included" if SHARED.is_dir() else "absent"
-    print(f"corpus: {len(paths)} files, {sum(p.stat().st_size for p in paths) / 1e6:.2f} MB "
-          f"({kinds}); real policies {real}; best of {args.rounds}")
+    print(
+        f"corpus: {len(paths)} files, {sum(p.stat().st_size for p in paths) / 1e6:.2f} MB "
+        f"({kinds}); real policies {real}; best of {args.rounds}"
+    )
     print(f"  {'':<22} {'MB/s':>8} {'pages/s':>9} {'MB/CPU-s':>10} {'vs raw (wall, CPU)':>16}")
     pipeline(sandbox, paths)  # warm: parser process started, libraries imported
     for media_type, files in groups.items():
@@ -346,13 +423,17 @@ def main() -> None:
         print(_row(f"raw {RAW_NAMES[media_type]}", size, raw, None))
         print(_row("ingestion pipeline", size, ours, raw))
     size = sum(p.stat().st_size for p in paths)
-    jobs = [timed(prepare_job(work / f"job-{n}", paths, sandbox), sandbox)
-            for n in range(max(1, args.rounds // 2))]
+    jobs = [
+        timed(prepare_job(work / f"job-{n}", paths, sandbox), sandbox)
+        for n in range(max(1, args.rounds // 2))
+    ]
     print("all formats")
     print(_row("ingest_documents job", size, best(jobs), None))
     peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"peak memory: worker {peak_self / 1024:.0f} MiB, parser process "
-          f"{_child_peak_kib(sandbox.pid) / 1024:.0f} MiB")
+    print(
+        f"peak memory: worker {peak_self / 1024:.0f} MiB, parser process "
+        f"{_child_peak_kib(sandbox.pid) / 1024:.0f} MiB"
+    )
     sandbox.close()
 
 

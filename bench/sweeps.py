@@ -43,7 +43,6 @@ ROUND = timedelta(seconds=60)
 SOA_WAIT = "wait_for_soa_approval"
 
 
-
 @dataclass
 class Rows:
     """Rows to COPY into each table."""
@@ -57,14 +56,14 @@ class Rows:
 COLUMNS = {
     "assessments": "id, tenant_id, organization_id, name, status, created_by, created_at",
     "workflow_runs": "id, assessment_id, active_assessment_id, tenant_id, organization_id, "
-                     "status, current_step, context, version, trace_id, started_by, "
-                     "start_idempotency_key, start_request_hash, created_at, updated_at",
+    "status, current_step, context, version, trace_id, started_by, "
+    "start_idempotency_key, start_request_hash, created_at, updated_at",
     "step_executions": "run_id, step, attempt, status, started_at",
     "signal_inbox": "signal_id, run_id, type, idempotency_key, content_hash, envelope, fate, "
-                    "received_at",
+    "received_at",
     "outbox": "run_id, task_name, queue, task_id, body, created_at, published_at",
     "jobs": "id, run_id, step, step_attempt, kind, queue, status, deliveries, request, "
-            "created_at, updated_at",
+    "created_at, updated_at",
     "inbox_rekicks": "run_id, kicks, kicked_at, next_at, last_signal_id",
 }
 
@@ -77,36 +76,97 @@ class Builder:
         self.rows = Rows()
         self.signal_ids = 0
 
-    def run(self, status: str, step: str, created: datetime, updated: datetime,
-            context: dict[str, Any] | None = None) -> uuid.UUID:
+    def run(
+        self,
+        status: str,
+        step: str,
+        created: datetime,
+        updated: datetime,
+        context: dict[str, Any] | None = None,
+    ) -> uuid.UUID:
         run_id, assessment_id = uuid.uuid4(), uuid.uuid4()
         active = None if status in ("completed", "cancelled") else assessment_id
-        self.rows.add("assessments", assessment_id, "bench", "org", "Bench", "active",
-                      "user:bench", created)
-        self.rows.add("workflow_runs", run_id, assessment_id, active, "bench", "org", status,
-                      step, json.dumps(context or {}), 3, "trace", "user:bench",
-                      f"start-{run_id}", "0" * 64, created, updated)
-        self.rows.add("step_executions", run_id, "validate_assessment", 1, "completed",
-                      created)
+        self.rows.add(
+            "assessments", assessment_id, "bench", "org", "Bench", "active", "user:bench", created
+        )
+        self.rows.add(
+            "workflow_runs",
+            run_id,
+            assessment_id,
+            active,
+            "bench",
+            "org",
+            status,
+            step,
+            json.dumps(context or {}),
+            3,
+            "trace",
+            "user:bench",
+            f"start-{run_id}",
+            "0" * 64,
+            created,
+            updated,
+        )
+        self.rows.add("step_executions", run_id, "validate_assessment", 1, "completed", created)
         self.signal(run_id, "applied", created)
-        self.rows.add("outbox", run_id, "ingestion.ingest_documents", "ingestion",
-                      f"{run_id}:ingest_documents:1", "{}", created, created)
+        self.rows.add(
+            "outbox",
+            run_id,
+            "ingestion.ingest_documents",
+            "ingestion",
+            f"{run_id}:ingest_documents:1",
+            "{}",
+            created,
+            created,
+        )
         return run_id
 
     def signal(self, run_id: uuid.UUID, fate: str, received: datetime) -> int:
         self.signal_ids += 1
         key = f"signal-{self.signal_ids}"
-        self.rows.add("signal_inbox", uuid.uuid4(), run_id, "assessment_resumed", key,
-                      hashlib.sha256(key.encode()).hexdigest(), "{}", fate, received)
+        self.rows.add(
+            "signal_inbox",
+            uuid.uuid4(),
+            run_id,
+            "assessment_resumed",
+            key,
+            hashlib.sha256(key.encode()).hexdigest(),
+            "{}",
+            fate,
+            received,
+        )
         return self.signal_ids
 
-    def job(self, run_id: uuid.UUID, status: str, updated: datetime, step: str = "create_scope",
-            kind: str = "analysis") -> None:
+    def job(
+        self,
+        run_id: uuid.UUID,
+        status: str,
+        updated: datetime,
+        step: str = "create_scope",
+        kind: str = "analysis",
+    ) -> None:
         job_id = f"{run_id}:{step}:1"
-        request = {"job_id": job_id, "kind": kind, "run_id": str(run_id), "step": step,
-                   "attempt": 1}
-        self.rows.add("jobs", job_id, run_id, step, 1, kind, kind, status, 1,
-                      json.dumps(request), updated, updated)
+        request = {
+            "job_id": job_id,
+            "kind": kind,
+            "run_id": str(run_id),
+            "step": step,
+            "attempt": 1,
+        }
+        self.rows.add(
+            "jobs",
+            job_id,
+            run_id,
+            step,
+            1,
+            kind,
+            kind,
+            status,
+            1,
+            json.dumps(request),
+            updated,
+            updated,
+        )
 
     def between(self, earliest: datetime, latest: datetime) -> datetime:
         return earliest + (latest - earliest) * self.rng.random()
@@ -122,8 +182,13 @@ def history(builder: Builder, count: int, end: datetime) -> None:
             b.run("completed", "close_assessment", created, created + timedelta(days=9))
         elif kind < 0.85:  # waiting for an approval, not for long
             opened = b.between(START - timedelta(hours=20), START - timedelta(hours=1))
-            run_id = b.run("waiting_for_approval", SOA_WAIT, opened - timedelta(days=1),
-                           opened, {"attempts": {SOA_WAIT: 1}})
+            run_id = b.run(
+                "waiting_for_approval",
+                SOA_WAIT,
+                opened - timedelta(days=1),
+                opened,
+                {"attempts": {SOA_WAIT: 1}},
+            )
             b.rows.add("step_executions", run_id, SOA_WAIT, 1, "waiting", opened)
         elif kind < 0.95:  # a job running right now (deadline 1200 s: beyond the rounds)
             updated = b.between(START - timedelta(seconds=250), START)
@@ -144,35 +209,59 @@ def due(builder: Builder, per_kind: int, rounds: int) -> None:
         prev, now = START + (r - 1) * ROUND, START + r * ROUND
         for _ in range(per_kind):
             opened = b.between(prev, now) - timedelta(days=1)
-            run_id = b.run("waiting_for_approval", SOA_WAIT, opened - timedelta(hours=3),
-                           opened, {"attempts": {SOA_WAIT: 1}})
+            run_id = b.run(
+                "waiting_for_approval",
+                SOA_WAIT,
+                opened - timedelta(hours=3),
+                opened,
+                {"attempts": {SOA_WAIT: 1}},
+            )
             b.rows.add("step_executions", run_id, SOA_WAIT, 1, "waiting", opened)
             created = b.between(prev, now) - timedelta(days=30)
             b.run("waiting_for_input", "wait_for_documents", created, START - timedelta(days=1))
             idle = b.between(prev, now) - timedelta(days=14)
             b.run("waiting_for_input", "wait_for_documents", idle - timedelta(days=1), idle)
             quiet = b.between(prev, now) - timedelta(hours=1)
-            b.job(b.run("running", "create_scope", START - timedelta(days=2), quiet),
-                  "queued", quiet)
+            b.job(
+                b.run("running", "create_scope", START - timedelta(days=2), quiet), "queued", quiet
+            )
             received = b.between(prev, now) - grace
-            b.signal(b.run("running", "create_scope", START - timedelta(days=1), received),
-                     "pending", received)
-            run_id = b.run("running", "ingest_documents", START - timedelta(days=1),
-                           START - timedelta(days=1))
-            b.rows.add("outbox", run_id, "ingestion.ingest_documents", "ingestion",
-                       f"{run_id}:ingest_documents:2", "{}", received, None)
+            b.signal(
+                b.run("running", "create_scope", START - timedelta(days=1), received),
+                "pending",
+                received,
+            )
+            run_id = b.run(
+                "running", "ingest_documents", START - timedelta(days=1), START - timedelta(days=1)
+            )
+            b.rows.add(
+                "outbox",
+                run_id,
+                "ingestion.ingest_documents",
+                "ingestion",
+                f"{run_id}:ingest_documents:2",
+                "{}",
+                received,
+                None,
+            )
 
 
 def cursors() -> Iterator[tuple[str, datetime]]:
     """Where sweeps at START left their cursors."""
     settings = get_settings().sweeps
     policy = settings.approval_default
-    for stage, after in (("reminded", policy.remind_after_s),
-                         ("escalated", policy.escalate_after_s),
-                         ("approval_blocked", policy.block_after_s)):
-        for gate in ("wait_for_soa_approval", "wait_for_gap_approval",
-                     "wait_for_maturity_approval", "wait_for_poam_approval",
-                     "wait_for_report_approval"):
+    for stage, after in (
+        ("reminded", policy.remind_after_s),
+        ("escalated", policy.escalate_after_s),
+        ("approval_blocked", policy.block_after_s),
+    ):
+        for gate in (
+            "wait_for_soa_approval",
+            "wait_for_gap_approval",
+            "wait_for_maturity_approval",
+            "wait_for_poam_approval",
+            "wait_for_report_approval",
+        ):
             yield f"approval:{stage}:{gate}", START - timedelta(seconds=after)
     yield "sla", START - timedelta(seconds=settings.sla_s)
     yield "stale", START - timedelta(seconds=settings.stale_after_s)
@@ -188,8 +277,9 @@ def load(url: str, rows: Rows) -> None:
             with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for row in rows.tables.get(table, []):
                     copy.write_row(row)
-        with cursor.copy("COPY sweep_cursors (name, position, position_id, updated_at) "
-                         "FROM STDIN") as copy:
+        with cursor.copy(
+            "COPY sweep_cursors (name, position, position_id, updated_at) FROM STDIN"
+        ) as copy:
             for name, position in cursors():
                 copy.write_row((name, position, "", START))
     connection.commit()
@@ -206,7 +296,8 @@ Handled = dict[str, list[int]]
 def measure(urls: dict[int, str], rounds: int) -> dict[int, tuple[Timings, Handled]]:
     """Round by round, each size in turn: a busy machine slows both sizes alike."""
     results: dict[int, tuple[Timings, Handled]] = {
-        size: ({name: [] for name in SWEEPS}, {name: [] for name in SWEEPS}) for size in urls}
+        size: ({name: [] for name in SWEEPS}, {name: [] for name in SWEEPS}) for size in urls
+    }
     for r in range(1, rounds + 1):
         set_clock(frozen(START + r * ROUND))
         for size, url in urls.items():
@@ -272,8 +363,10 @@ def drop_database(server_url: str, name: str) -> None:
 
 def report(results: dict[int, tuple[Timings, Handled]]) -> None:
     small, large = sorted(results)
-    print(f"\n{'sweep':<16}{'items':>7}{small:>10} runs{large:>11} runs{'ratio':>8}"
-          "   (median over rounds, ms)")
+    print(
+        f"\n{'sweep':<16}{'items':>7}{small:>10} runs{large:>11} runs{'ratio':>8}"
+        "   (median over rounds, ms)"
+    )
     totals = [0.0, 0.0]
     for name in SWEEPS:
         a = statistics.median(results[small][0][name]) * 1000
@@ -281,15 +374,21 @@ def report(results: dict[int, tuple[Timings, Handled]]) -> None:
         totals = [totals[0] + a, totals[1] + b]
         same = results[small][1][name] == results[large][1][name]
         handled = statistics.median(results[large][1][name])
-        print(f"{name:<16}{handled:>7g}{a:>15.1f}{b:>16.1f}{b / a:>8.2f}"
-              f"{'' if same else '  (items differ between sizes!)'}")
+        print(
+            f"{name:<16}{handled:>7g}{a:>15.1f}{b:>16.1f}{b / a:>8.2f}"
+            f"{'' if same else '  (items differ between sizes!)'}"
+        )
     print(f"{'all sweeps':<23}{totals[0]:>15.1f}{totals[1]:>16.1f}{totals[1] / totals[0]:>8.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database-url", default=os.environ.get(
-        "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"))
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
+        ),
+    )
     parser.add_argument("--sizes", type=int, nargs=2, default=[1_000, 100_000])
     parser.add_argument("--due", type=int, default=15, help="items of each kind per round")
     parser.add_argument("--rounds", type=int, default=11)
@@ -297,17 +396,22 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["LIFECYCLE_BROKER_URL"] = "memory://localhost/"  # messages stay in process
     os.environ["LIFECYCLE_HOME"] = tempfile.mkdtemp(prefix="sweep-bench-")
-    print(f"sweeps over {args.sizes[0]} and {args.sizes[1]} runs; {args.due} due per kind "
-          f"per round, {args.rounds} rounds; defaults: approval remind after "
-          f"{get_settings().sweeps.approval_default.remind_after_s / DAY:g} d")
-    databases = {size: build(args.database_url, size, args.due, args.rounds, args.seed)
-                 for size in args.sizes}
+    print(
+        f"sweeps over {args.sizes[0]} and {args.sizes[1]} runs; {args.due} due per kind "
+        f"per round, {args.rounds} rounds; defaults: approval remind after "
+        f"{get_settings().sweeps.approval_default.remind_after_s / DAY:g} d"
+    )
+    databases = {
+        size: build(args.database_url, size, args.due, args.rounds, args.seed)
+        for size in args.sizes
+    }
     try:
         report(measure({size: url for size, (url, _) in databases.items()}, args.rounds))
     finally:
         reset_process_state()
         for _, name in databases.values():
             drop_database(args.database_url, name)
+
 
 if __name__ == "__main__":
     main()

@@ -24,27 +24,37 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--database-url", default=os.environ.get(
-        "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"))
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
+        ),
+    )
     parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--orchestrator-concurrency", type=int, default=8)
     parser.add_argument("--job-concurrency", type=int, default=2)
     args = parser.parse_args()
 
-    options = FleetOptions(args.database_url, args.broker_url, args.orchestrator_concurrency,
-                           args.job_concurrency)
+    options = FleetOptions(
+        args.database_url, args.broker_url, args.orchestrator_concurrency, args.job_concurrency
+    )
     with Fleet(options) as fleet:
         rounds = []
         for number in range(args.repeat):
             figures = fleet.round(args.runs, f"throughput{number}")
-            print(f"round {number}: {figures.lifecycles}/{args.runs} completed in "
-                  f"{figures.elapsed_s:.2f} s, {figures.transitions} step executions, "
-                  f"{figures.signals} applied signals", flush=True)
+            print(
+                f"round {number}: {figures.lifecycles}/{args.runs} completed in "
+                f"{figures.elapsed_s:.2f} s, {figures.transitions} step executions, "
+                f"{figures.signals} applied signals",
+                flush=True,
+            )
             rounds.append(figures)
     result = PhaseResult.of("fleet", rounds, {})
-    print(f"median over {args.repeat} rounds of {args.runs} lifecycles: "
-          f"{result.lifecycles_per_s:.2f} lifecycles/s, "
-          f"{result.transitions_per_s:.1f} transitions/s")
+    print(
+        f"median over {args.repeat} rounds of {args.runs} lifecycles: "
+        f"{result.lifecycles_per_s:.2f} lifecycles/s, "
+        f"{result.transitions_per_s:.1f} transitions/s"
+    )
     return 0
 
 

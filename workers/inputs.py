@@ -13,8 +13,9 @@ from orchestrator.db.models import Artifact
 from orchestrator.jobs.interface import JobContext, JobFailure
 
 
-def latest_artifact(session: Session, run_id: uuid.UUID, kind: ArtifactKind, *,
-                    status: str | None = None) -> Artifact | None:
+def latest_artifact(
+    session: Session, run_id: uuid.UUID, kind: ArtifactKind, *, status: str | None = None
+) -> Artifact | None:
     """The run's highest version of `kind` (optionally only with `status`)."""
     query = select(Artifact).where(Artifact.run_id == run_id, Artifact.kind == kind.value)
     if status is not None:
@@ -26,9 +27,10 @@ def require_artifact(context: JobContext, kind: ArtifactKind) -> Artifact:
     artifact = latest_artifact(context.session, context.request.run_id, kind)
     if artifact is None:
         # The lifecycle orders steps so this cannot happen; if it does, retrying won't help.
-        raise JobFailure("missing_input",
-                         f"step {context.request.step.value} needs a {kind.value} artifact "
-                         "and the run has none")
+        raise JobFailure(
+            "missing_input",
+            f"step {context.request.step.value} needs a {kind.value} artifact and the run has none",
+        )
     return artifact
 
 

@@ -52,32 +52,64 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="lifecycles at once (N)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per system")
-    parser.add_argument("--warmup", type=int, default=1,
-                        help="uncounted rounds per system before its counted ones")
-    parser.add_argument("--waiting", type=int, default=10_000,
-                        help="runs waiting for approval (0: skip that phase)")
-    parser.add_argument("--waiting-repeat", type=int, default=3,
-                        help="fleet rounds with the waiting runs present")
+    parser.add_argument(
+        "--warmup", type=int, default=1, help="uncounted rounds per system before its counted ones"
+    )
+    parser.add_argument(
+        "--waiting", type=int, default=10_000, help="runs waiting for approval (0: skip that phase)"
+    )
+    parser.add_argument(
+        "--waiting-repeat", type=int, default=3, help="fleet rounds with the waiting runs present"
+    )
     parser.add_argument("--idle-s", type=float, default=5.0)
-    parser.add_argument("--database-url", default=os.environ.get(
-        "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"),
-        help="a PostgreSQL server; fresh databases are created next to this one")
-    parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/9",
-                        help="a Redis database to flush, used by nothing else meanwhile")
-    parser.add_argument("--coordinator-concurrency", type=int, default=8,
-                        help="threads of the coordinator's worker (docker-compose: 8)")
-    parser.add_argument("--job-concurrency", type=int, default=2,
-                        help="threads of the job worker (docker-compose: 2)")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
+        ),
+        help="a PostgreSQL server; fresh databases are created next to this one",
+    )
+    parser.add_argument(
+        "--broker-url",
+        default="redis://127.0.0.1:6379/9",
+        help="a Redis database to flush, used by nothing else meanwhile",
+    )
+    parser.add_argument(
+        "--coordinator-concurrency",
+        type=int,
+        default=8,
+        help="threads of the coordinator's worker (docker-compose: 8)",
+    )
+    parser.add_argument(
+        "--job-concurrency",
+        type=int,
+        default=2,
+        help="threads of the job worker (docker-compose: 2)",
+    )
     parser.add_argument("--peer-processes", type=int, default=2)
-    parser.add_argument("--poll-ms", type=float, default=5.0,
-                        help="drivers' poll interval when nothing was answered")
-    parser.add_argument("--peer-queue-poll-ms", type=float, default=50.0,
-                        help="DBOS queue polling interval of the peer's workers")
-    parser.add_argument("--worker-log-level", default="WARNING",
-                        help="log level of every Celery worker started (fleet and floor)")
+    parser.add_argument(
+        "--poll-ms",
+        type=float,
+        default=5.0,
+        help="drivers' poll interval when nothing was answered",
+    )
+    parser.add_argument(
+        "--peer-queue-poll-ms",
+        type=float,
+        default=50.0,
+        help="DBOS queue polling interval of the peer's workers",
+    )
+    parser.add_argument(
+        "--worker-log-level",
+        default="WARNING",
+        help="log level of every Celery worker started (fleet and floor)",
+    )
     parser.add_argument("--skip-peer", action="store_true")
-    parser.add_argument("--profile", action="store_true",
-                        help="py-spy the fleet's workers: one extra round per mode (cpu, wall)")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="py-spy the fleet's workers: one extra round per mode (cpu, wall)",
+    )
     parser.add_argument("--docs", type=Path, default=DOCS)
     parser.add_argument("--no-docs", action="store_true", help="print only")
     return parser.parse_args(argv)
@@ -85,8 +117,13 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    os.environ.update({sqlcount.ENABLED_ENV: "1", sqlcount.ROLE_ENV: "driver",
-                       sqlcount.DIR_ENV: tempfile.mkdtemp(prefix="bench-sqlcount-")})
+    os.environ.update(
+        {
+            sqlcount.ENABLED_ENV: "1",
+            sqlcount.ROLE_ENV: "driver",
+            sqlcount.DIR_ENV: tempfile.mkdtemp(prefix="bench-sqlcount-"),
+        }
+    )
     sqlcount.install_if_enabled()
     BenchWorkers.log_level = args.worker_log_level
     poll_s = args.poll_ms / 1000
@@ -94,8 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"floor: {args.runs} chains x {HOPS} hops, {args.repeat} rounds", flush=True)
     floor, single_hop = _floor(args)
     print(f"fleet: {args.runs} lifecycles, {args.repeat} rounds", flush=True)
-    options = FleetOptions(args.database_url, args.broker_url, args.coordinator_concurrency,
-                           args.job_concurrency, poll_s)
+    options = FleetOptions(
+        args.database_url,
+        args.broker_url,
+        args.coordinator_concurrency,
+        args.job_concurrency,
+        poll_s,
+    )
     with Fleet(options) as fleet:
         machine = describe_machine(fleet.url)
         fleet_result = run_fleet(fleet, args.runs, args.repeat, warmup=args.warmup)
@@ -106,15 +148,36 @@ def main(argv: list[str] | None = None) -> int:
     peer = None
     if not args.skip_peer:
         print(f"peer: {args.runs} workflows, {args.repeat} rounds", flush=True)
-        peer = run_peer(args.database_url, args.runs, args.repeat, args.peer_processes,
-                        poll_s, args.peer_queue_poll_ms / 1000, warmup=args.warmup)
+        peer = run_peer(
+            args.database_url,
+            args.runs,
+            args.repeat,
+            args.peer_processes,
+            poll_s,
+            args.peer_queue_poll_ms / 1000,
+            warmup=args.warmup,
+        )
     machine = replace(machine, load_after=os.getloadavg()[0])
-    report = Report(machine, args.runs, args.repeat, floor, fleet_result, peer, args.waiting,
-                    profiles=profiles, floor_single_hop_ms=single_hop,
-                    peer_version=version("dbos"), warmup=args.warmup)
+    report = Report(
+        machine,
+        args.runs,
+        args.repeat,
+        floor,
+        fleet_result,
+        peer,
+        args.waiting,
+        profiles=profiles,
+        floor_single_hop_ms=single_hop,
+        peer_version=version("dbos"),
+        warmup=args.warmup,
+    )
     if waiting is not None:
-        (report.fleet_before_waiting, report.fleet_waiting, report.load_absent,
-         report.load_present) = waiting
+        (
+            report.fleet_before_waiting,
+            report.fleet_waiting,
+            report.load_absent,
+            report.load_present,
+        ) = waiting
     body = render(report)
     print(body)
     if not args.no_docs:
@@ -132,14 +195,23 @@ def _floor(args: argparse.Namespace) -> tuple[PhaseResult, float]:
     import redis
 
     redis.Redis.from_url(args.broker_url).flushdb()
-    result = run_floor(env, home / "logs", args.broker_url, args.runs, HOPS, args.repeat,
-                       (args.coordinator_concurrency, args.job_concurrency), args.warmup)
+    result = run_floor(
+        env,
+        home / "logs",
+        args.broker_url,
+        args.runs,
+        HOPS,
+        args.repeat,
+        (args.coordinator_concurrency, args.job_concurrency),
+        args.warmup,
+    )
     shutil.rmtree(home, ignore_errors=True)  # kept, with the workers' logs, on a failure
     return result
 
 
-def _waiting_phase(fleet: Fleet, args: argparse.Namespace
-                   ) -> tuple[PhaseResult, PhaseResult, LoadFigures, LoadFigures]:
+def _waiting_phase(
+    fleet: Fleet, args: argparse.Namespace
+) -> tuple[PhaseResult, PhaseResult, LoadFigures, LoadFigures]:
     print(f"waiting runs: absent, then {args.waiting:,} present", flush=True)
     template = template_run()
     absent = measure_load(fleet.watch, args.idle_s)

@@ -12,8 +12,17 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 
 TABLE_COLUMNS = ("seq_scan", "seq_tup_read", "idx_scan", "idx_tup_fetch")
-STAT_COLUMNS = ("xact_commit", "xact_rollback", "tup_returned", "tup_fetched",
-                "tup_inserted", "tup_updated", "tup_deleted", "blks_hit", "blks_read")
+STAT_COLUMNS = (
+    "xact_commit",
+    "xact_rollback",
+    "tup_returned",
+    "tup_fetched",
+    "tup_inserted",
+    "tup_updated",
+    "tup_deleted",
+    "blks_hit",
+    "blks_read",
+)
 
 
 def _server(server_url: str) -> Engine:
@@ -84,9 +93,10 @@ class DbWatch:
         columns = ", ".join(STAT_COLUMNS)
         with self.engine.connect() as connection:
             connection.execute(text("SELECT pg_stat_clear_snapshot()"))
-            row = connection.execute(text(
-                f"SELECT {columns} FROM pg_stat_database WHERE datname = :d"),
-                {"d": self.database}).one()
+            row = connection.execute(
+                text(f"SELECT {columns} FROM pg_stat_database WHERE datname = :d"),
+                {"d": self.database},
+            ).one()
         return dict(zip(STAT_COLUMNS, (int(v) for v in row), strict=True))
 
     def _read_tables(self) -> dict[str, int]:
@@ -97,7 +107,8 @@ class DbWatch:
             row = connection.execute(
                 "SELECT coalesce(sum(seq_scan), 0), coalesce(sum(seq_tup_read), 0), "
                 "coalesce(sum(idx_scan), 0), coalesce(sum(idx_tup_fetch), 0) "
-                "FROM pg_stat_user_tables").fetchone()
+                "FROM pg_stat_user_tables"
+            ).fetchone()
         self.own_reads += 1
         assert row is not None
         return dict(zip(TABLE_COLUMNS, (int(v) for v in row), strict=True))
@@ -108,17 +119,25 @@ class DbWatch:
         reconnect; the benchmark calls this only while the fleet is idle."""
         own = self._own_connection().info.backend_pid
         with self.engine.connect() as connection:
-            connection.execute(text(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = :d AND pid <> :own"), {"d": self.database, "own": own})
+            connection.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = :d AND pid <> :own"
+                ),
+                {"d": self.database, "own": own},
+            )
         deadline = time.monotonic() + timeout_s
         while set(self.backend_pids()) - {own} and time.monotonic() < deadline:
             time.sleep(0.05)
 
     def backend_pids(self) -> list[int]:
         with self.engine.connect() as connection:
-            return list(connection.scalars(text(
-                "SELECT pid FROM pg_stat_activity WHERE datname = :d"), {"d": self.database}))
+            return list(
+                connection.scalars(
+                    text("SELECT pid FROM pg_stat_activity WHERE datname = :d"),
+                    {"d": self.database},
+                )
+            )
 
     def backend_cpu_s(self) -> float:
         total = 0.0

@@ -27,7 +27,8 @@ WAITING = ("waiting_for_input", "waiting_for_approval")
 #: A run in one of these needs nothing more from the driver (completed, or stuck visibly).
 STOPPED = ("completed", "cancelled", "failed", "blocked")
 _WAITING_OR_STOPPED = select(RUNS.c.id, RUNS.c.version, RUNS.c.status).where(
-    RUNS.c.tenant_id == bindparam("tenant"), RUNS.c.status.in_(WAITING + STOPPED))
+    RUNS.c.tenant_id == bindparam("tenant"), RUNS.c.status.in_(WAITING + STOPPED)
+)
 _RUNS_BY_ID = select(RUNS).where(RUNS.c.id.in_(bindparam("ids", expanding=True)))
 
 
@@ -45,10 +46,16 @@ class WaitAnswerer:
         self.polls += 1
         with transaction() as session:
             rows = session.execute(_WAITING_OR_STOPPED, {"tenant": self.owner.tenant_id}).all()
-            ids = [row.id for row in rows
-                   if row.status in WAITING and self.seen.get(row.id) != row.version]
-            fresh = [RunView.of(row) for row in session.execute(_RUNS_BY_ID, {"ids": ids})] \
-                if ids else []
+            ids = [
+                row.id
+                for row in rows
+                if row.status in WAITING and self.seen.get(row.id) != row.version
+            ]
+            fresh = (
+                [RunView.of(row) for row in session.execute(_RUNS_BY_ID, {"ids": ids})]
+                if ids
+                else []
+            )
         finished = sum(1 for row in rows if row.status in STOPPED)
         answered = 0
         for run in fresh:
@@ -58,8 +65,13 @@ class WaitAnswerer:
 
     def _answer(self, run: RunView) -> bool:
         if run.current_step == Step.WAIT_FOR_DOCUMENTS.value:
-            send_signal(self.owner, run.id, "documents_uploaded", f"bench:{run.id}:docs",
-                        payload={"document_count": 1})
+            send_signal(
+                self.owner,
+                run.id,
+                "documents_uploaded",
+                f"bench:{run.id}:docs",
+                payload={"document_count": 1},
+            )
             return True
         return self.reviewer.answer(run)
 

@@ -51,9 +51,13 @@ class Fleet:
         self.count_dir = self.home / "sqlcount"
         self.url, self.database = fresh_database(options.server_url, "lifecycle_compare")
         self.watch = DbWatch(options.server_url, self.database)
-        self.env = {"LIFECYCLE_DATABASE_URL": self.url, "LIFECYCLE_BROKER_URL": options.broker_url,
-                    "LIFECYCLE_HOME": str(self.home),
-                    sqlcount.ENABLED_ENV: "1", sqlcount.DIR_ENV: str(self.count_dir)}
+        self.env = {
+            "LIFECYCLE_DATABASE_URL": self.url,
+            "LIFECYCLE_BROKER_URL": options.broker_url,
+            "LIFECYCLE_HOME": str(self.home),
+            sqlcount.ENABLED_ENV: "1",
+            sqlcount.DIR_ENV: str(self.count_dir),
+        }
         self.workers = BenchWorkers(self.env, self.home / "logs")
         self.names: dict[str, str] = {}
 
@@ -66,13 +70,19 @@ class Fleet:
             sqlcount.install_if_enabled()
             self.workers.__enter__()
             self.names["coordinator"] = self.workers.start_app(
-                "bench.compare.sqlcount_app", "orchestrator", role="coordinator",
-                concurrency=self.options.coordinator_concurrency)
+                "bench.compare.sqlcount_app",
+                "orchestrator",
+                role="coordinator",
+                concurrency=self.options.coordinator_concurrency,
+            )
             self.names["jobs"] = self.workers.start_app(
-                "bench.compare.sqlcount_app", JOB_QUEUES, role="jobs",
+                "bench.compare.sqlcount_app",
+                JOB_QUEUES,
+                role="jobs",
                 concurrency=self.options.job_concurrency,
                 # Jobs skip their work: the comparison measures the orchestration.
-                include=("orchestrator.testing.instant_worker",))
+                include=("orchestrator.testing.instant_worker",),
+            )
         except BaseException as error:
             self.__exit__(type(error))  # no database or worker left behind
             raise
@@ -120,21 +130,47 @@ class Fleet:
         return figures
 
 
-def _figures_of(run_ids: list[uuid.UUID], elapsed: float,
-                published: dict[str, float]) -> RoundFigures:
+def _figures_of(
+    run_ids: list[uuid.UUID], elapsed: float, published: dict[str, float]
+) -> RoundFigures:
     with transaction() as session:
-        completed = session.scalar(select(func.count()).select_from(WorkflowRun).where(
-            WorkflowRun.id.in_(run_ids), WorkflowRun.status == "completed")) or 0
-        steps = session.scalar(select(func.count()).select_from(StepExecution).where(
-            StepExecution.run_id.in_(run_ids))) or 0
-        applied = session.scalar(select(func.count()).select_from(InboxSignal).where(
-            InboxSignal.run_id.in_(run_ids), InboxSignal.fate == "applied")) or 0
+        completed = (
+            session.scalar(
+                select(func.count())
+                .select_from(WorkflowRun)
+                .where(WorkflowRun.id.in_(run_ids), WorkflowRun.status == "completed")
+            )
+            or 0
+        )
+        steps = (
+            session.scalar(
+                select(func.count())
+                .select_from(StepExecution)
+                .where(StepExecution.run_id.in_(run_ids))
+            )
+            or 0
+        )
+        applied = (
+            session.scalar(
+                select(func.count())
+                .select_from(InboxSignal)
+                .where(InboxSignal.run_id.in_(run_ids), InboxSignal.fate == "applied")
+            )
+            or 0
+        )
         dispatch, decide = fleet_latencies(session, run_ids, published)
-    return RoundFigures(lifecycles=completed, transitions=steps, elapsed_s=elapsed,
-                        latencies_ms=dispatch, signals=applied,
-                        extra={"decide_ms": decide, "runs": len(run_ids),
-                               "publish_after_decide_ms": [
-                                   d - w for d, w in zip(dispatch, decide, strict=True)]})
+    return RoundFigures(
+        lifecycles=completed,
+        transitions=steps,
+        elapsed_s=elapsed,
+        latencies_ms=dispatch,
+        signals=applied,
+        extra={
+            "decide_ms": decide,
+            "runs": len(run_ids),
+            "publish_after_decide_ms": [d - w for d, w in zip(dispatch, decide, strict=True)],
+        },
+    )
 
 
 COORDINATE = "coordinate"
@@ -143,7 +179,7 @@ COORDINATE = "coordinate"
 def _scoped(counts: Counter[str], separator: str) -> Counter[str]:
     """The keys counted inside coordinator calls, without their prefix."""
     prefix = f"{COORDINATE}{separator}"
-    return Counter({k[len(prefix):]: n for k, n in counts.items() if k.startswith(prefix)})
+    return Counter({k[len(prefix) :]: n for k, n in counts.items() if k.startswith(prefix)})
 
 
 def _unscoped(counts: Counter[str]) -> Counter[str]:
@@ -168,8 +204,14 @@ class _Meters:
         statements: Counter[str] = Counter()
         for role in WORKER_ROLES:
             statements.update(_scoped(fleet.statements(role), ": "))
-        return cls(sql, statements, sum(cpu_s(pid) for pid in fleet.pids().values()),
-                   own_cpu_s(), fleet.watch.backend_cpu_s(), broker_cpu_s())
+        return cls(
+            sql,
+            statements,
+            sum(cpu_s(pid) for pid in fleet.pids().values()),
+            own_cpu_s(),
+            fleet.watch.backend_cpu_s(),
+            broker_cpu_s(),
+        )
 
     def fill(self, before: _Meters, figures: RoundFigures) -> None:
         delta = {role: self.sql[role] - before.sql[role] for role in self.sql}
@@ -179,7 +221,8 @@ class _Meters:
             figures.orchestrator_sql.update(_scoped(counts, "."))
             figures.all_sql.update(_unscoped(counts))
             figures.extra.setdefault("tasks", Counter()).update(
-                {k: n for k, n in counts.items() if k.startswith("task:")})
+                {k: n for k, n in counts.items() if k.startswith("task:")}
+            )
         figures.statements = self.statements - before.statements
         figures.messages = sum(figures.extra["tasks"].values())
         figures.worker_cpu_s = self.worker_cpu - before.worker_cpu
@@ -188,8 +231,9 @@ class _Meters:
         figures.broker_cpu_s = self.broker_cpu - before.broker_cpu
 
 
-def run_fleet(fleet: Fleet, runs: int, repeat: int, label: str = "fleet",
-              warmup: int = 0) -> PhaseResult:
+def run_fleet(
+    fleet: Fleet, runs: int, repeat: int, label: str = "fleet", warmup: int = 0
+) -> PhaseResult:
     for i in range(warmup):  # imports, pools, compiled statements: not what is compared
         fleet.round(runs, f"{label}-warmup{i}")
     rounds = [fleet.round(runs, f"{label}{i}") for i in range(repeat)]

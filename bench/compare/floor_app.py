@@ -30,8 +30,17 @@ DONE_KEY = "bench:floor:done"
 #: Set by the benchmark for the floor's workers: the fleet's settings, as JSON.
 SETTINGS_ENV = "LIFECYCLE_BENCH_FLOOR_CELERY"
 #: Routing, schedules and task modules are the fleet's own business, not the broker's.
-_NOT_MIRRORED = frozenset({"include", "imports", "beat_schedule", "task_queues", "task_routes",
-                           "task_default_queue", "broker_url"})
+_NOT_MIRRORED = frozenset(
+    {
+        "include",
+        "imports",
+        "beat_schedule",
+        "task_queues",
+        "task_routes",
+        "task_default_queue",
+        "broker_url",
+    }
+)
 
 
 def fleet_settings() -> dict[str, Any]:
@@ -60,8 +69,11 @@ def get_floor_app() -> Celery:
     raw = os.environ.get(SETTINGS_ENV)
     mirrored = json.loads(raw) if raw else fleet_settings()
     app = Celery("floor", broker=get_settings().broker_url)
-    app.conf.update(task_default_queue=QUEUES[0],
-                    task_queues=[Queue(name, routing_key=name) for name in QUEUES], **mirrored)
+    app.conf.update(
+        task_default_queue=QUEUES[0],
+        task_queues=[Queue(name, routing_key=name) for name in QUEUES],
+        **mirrored,
+    )
     return app
 
 
@@ -79,8 +91,7 @@ def _results() -> redis.Redis:
 
 
 def send_hop(chain: str, hop: int, hops: int) -> None:
-    get_floor_app().send_task(HOP_TASK, args=[chain, hop, hops, time.time()],
-                  queue=QUEUES[hop % 2])
+    get_floor_app().send_task(HOP_TASK, args=[chain, hop, hops, time.time()], queue=QUEUES[hop % 2])
 
 
 @shared_task(name=HOP_TASK, acks_late=True, ignore_result=True)

@@ -16,17 +16,25 @@ from bench.compare.results import PhaseResult, RoundFigures
 from bench.compare.workers import BenchWorkers
 
 
-def run_floor(env: dict[str, str], log_dir: Path, broker_url: str, chains: int, hops: int,
-              repeat: int, concurrency: tuple[int, int],
-              warmup: int = 1) -> tuple[PhaseResult, float]:
+def run_floor(
+    env: dict[str, str],
+    log_dir: Path,
+    broker_url: str,
+    chains: int,
+    hops: int,
+    repeat: int,
+    concurrency: tuple[int, int],
+    warmup: int = 1,
+) -> tuple[PhaseResult, float]:
     """The floor's rounds, and the p50 of one hop when a single chain runs alone."""
     results = redis.Redis.from_url(broker_url)
     rounds: list[RoundFigures] = []
     with BenchWorkers(env, log_dir) as workers:
         # floor_a stands for the coordinator's worker, floor_b for the job worker.
         for queue, threads in zip(floor.QUEUES, concurrency, strict=True):
-            workers.start_app("bench.compare.floor_app", queue, role=f"floor-{queue}",
-                              concurrency=threads)
+            workers.start_app(
+                "bench.compare.floor_app", queue, role=f"floor-{queue}", concurrency=threads
+            )
         pids = workers.pids()
         for _ in range(warmup):  # imports, pools, caches: not what is compared
             _one_round(results, chains, hops)
@@ -34,14 +42,17 @@ def run_floor(env: dict[str, str], log_dir: Path, broker_url: str, chains: int, 
             cpu_before = {name: cpu_s(pid) for name, pid in pids.items()}
             driver_before, broker_before = own_cpu_s(), broker_cpu_s()
             rounds.append(_one_round(results, chains, hops))
-            rounds[-1].worker_cpu_s = sum(cpu_s(pid) - cpu_before[name]
-                                          for name, pid in pids.items())
+            rounds[-1].worker_cpu_s = sum(
+                cpu_s(pid) - cpu_before[name] for name, pid in pids.items()
+            )
             rounds[-1].driver_cpu_s = own_cpu_s() - driver_before
             rounds[-1].broker_cpu_s = broker_cpu_s() - broker_before
         single = _one_round(results, 1, hops)
         rss = {name: peak_rss_mb(pid) for name, pid in pids.items()}
-    return (PhaseResult.of("floor", rounds, rss, units_per_lifecycle=hops),
-            statistics.median(single.latencies_ms))
+    return (
+        PhaseResult.of("floor", rounds, rss, units_per_lifecycle=hops),
+        statistics.median(single.latencies_ms),
+    )
 
 
 def _one_round(results: redis.Redis, chains: int, hops: int) -> RoundFigures:
@@ -56,6 +67,11 @@ def _one_round(results: redis.Redis, chains: int, hops: int) -> RoundFigures:
         time.sleep(0.002)
     elapsed = time.perf_counter() - began
     latencies = [float(v) for v in results.lrange(floor.LATENCY_KEY, 0, -1)]
-    return RoundFigures(lifecycles=chains, transitions=chains * hops, elapsed_s=elapsed,
-                        latencies_ms=latencies, messages=len(latencies),
-                        extra={"hop_p50_ms": statistics.median(latencies)})
+    return RoundFigures(
+        lifecycles=chains,
+        transitions=chains * hops,
+        elapsed_s=elapsed,
+        latencies_ms=latencies,
+        messages=len(latencies),
+        extra={"hop_p50_ms": statistics.median(latencies)},
+    )

@@ -28,21 +28,27 @@ from orchestrator.lifecycle.definition import STEP_SPECS
 
 def job_to_job_pairs() -> list[tuple[int, int]]:
     """Positions (0-based) of consecutive job steps in the lifecycle."""
-    return [(i, i + 1) for i in range(len(STEP_ORDER) - 1)
-            if STEP_SPECS[STEP_ORDER[i]].kind is StepKind.JOB
-            and STEP_SPECS[STEP_ORDER[i + 1]].kind is StepKind.JOB]
+    return [
+        (i, i + 1)
+        for i in range(len(STEP_ORDER) - 1)
+        if STEP_SPECS[STEP_ORDER[i]].kind is StepKind.JOB
+        and STEP_SPECS[STEP_ORDER[i + 1]].kind is StepKind.JOB
+    ]
 
 
 def _ms(later: datetime, earlier: datetime) -> float:
     return (later - earlier).total_seconds() * 1000
 
 
-def fleet_latencies(session: Session, run_ids: list[uuid.UUID],
-                    published: dict[str, float]) -> tuple[list[float], list[float]]:
+def fleet_latencies(
+    session: Session, run_ids: list[uuid.UUID], published: dict[str, float]
+) -> tuple[list[float], list[float]]:
     """(finished -> next published, finished -> next decided) in ms, over job pairs."""
-    jobs = session.execute(select(Job.id, Job.run_id, Job.step, Job.step_attempt,
-                                  Job.created_at, Job.finished_at)
-                           .where(Job.run_id.in_(run_ids))).all()
+    jobs = session.execute(
+        select(
+            Job.id, Job.run_id, Job.step, Job.step_attempt, Job.created_at, Job.finished_at
+        ).where(Job.run_id.in_(run_ids))
+    ).all()
     by_step = {(j.run_id, j.step, j.step_attempt): j for j in jobs}
     dispatch, decide = [], []
     for first, second in job_to_job_pairs():

@@ -33,22 +33,26 @@ class Machine:
     load_after: float = float("nan")
 
     def describe(self) -> str:
-        return (f"{self.date}, commit {self.commit}; {self.cpus} cores ({self.cpu_model}), "
-                f"{self.memory_gib:.0f} GiB; Python {self.python}, {self.postgres}; "
-                f"1-minute load average {self.load_before:.1f} at the fleet's start, "
-                f"{self.load_after:.1f} at the end (other work shares these cores); a "
-                f"writing commit takes {self.commit_ms_p50:.1f} ms p50 / "
-                f"{self.commit_ms_p90:.1f} ms p90 (WAL flush)")
+        return (
+            f"{self.date}, commit {self.commit}; {self.cpus} cores ({self.cpu_model}), "
+            f"{self.memory_gib:.0f} GiB; Python {self.python}, {self.postgres}; "
+            f"1-minute load average {self.load_before:.1f} at the fleet's start, "
+            f"{self.load_after:.1f} at the end (other work shares these cores); a "
+            f"writing commit takes {self.commit_ms_p50:.1f} ms p50 / "
+            f"{self.commit_ms_p90:.1f} ms p90 (WAL flush)"
+        )
 
 
 def _commit() -> str:
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                              check=False).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip()
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "orchestrator",
-                "workers", "bench")
+    dirty = git(
+        "status", "--porcelain", "--untracked-files=no", "--", "orchestrator", "workers", "bench"
+    )
     return f"{head}{' + uncommitted changes' if dirty else ''}"
 
 
@@ -82,7 +86,14 @@ def _commit_latency(database_url: str, samples: int = 40) -> tuple[float, float,
 def describe_machine(database_url: str) -> Machine:
     p50, p90, postgres = _commit_latency(database_url)
     return Machine(
-        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), commit=_commit(),
-        cpus=os.cpu_count() or 0, memory_gib=psutil.virtual_memory().total / 2**30,
-        cpu_model=_cpu_model(), python=platform.python_version(), postgres=postgres,
-        load_before=os.getloadavg()[0], commit_ms_p50=p50, commit_ms_p90=p90)
+        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        commit=_commit(),
+        cpus=os.cpu_count() or 0,
+        memory_gib=psutil.virtual_memory().total / 2**30,
+        cpu_model=_cpu_model(),
+        python=platform.python_version(),
+        postgres=postgres,
+        load_before=os.getloadavg()[0],
+        commit_ms_p50=p50,
+        commit_ms_p90=p90,
+    )

@@ -35,7 +35,8 @@ WAIT_KINDS = (StepKind.WAIT_FOR_INPUT, StepKind.WAIT_FOR_APPROVAL)
 
 #: (step name, waits for a message?) in the lifecycle's order: 20 steps, 7 waits.
 SHAPE: tuple[tuple[str, bool], ...] = tuple(
-    (step.value, STEP_SPECS[step].kind in WAIT_KINDS) for step in STEP_ORDER)
+    (step.value, STEP_SPECS[step].kind in WAIT_KINDS) for step in STEP_ORDER
+)
 
 
 def _make_step(name: str) -> Callable[[int], dict[str, Any]]:
@@ -62,18 +63,28 @@ def lifecycle(index: int) -> int:
 
 
 def config(url: str, executor_id: str) -> DBOSConfig:
-    return {"name": APP_NAME, "system_database_url": url, "executor_id": executor_id,
-            "application_version": APP_VERSION, "log_level": "WARNING",
-            "run_migrations": False}
+    return {
+        "name": APP_NAME,
+        "system_database_url": url,
+        "executor_id": executor_id,
+        "application_version": APP_VERSION,
+        "log_level": "WARNING",
+        "run_migrations": False,
+    }
 
 
-def serve(url: str, executor_id: str, worker_concurrency: int, poll_s: float,
-          ready_file: Path) -> None:
+def serve(
+    url: str, executor_id: str, worker_concurrency: int, poll_s: float, ready_file: Path
+) -> None:
     sqlcount.install_if_enabled()
     DBOS(config=config(url, executor_id))
     DBOS.launch()
-    DBOS.register_queue(QUEUE_NAME, worker_concurrency=worker_concurrency,
-                        polling_interval_sec=poll_s, on_conflict="always_update")
+    DBOS.register_queue(
+        QUEUE_NAME,
+        worker_concurrency=worker_concurrency,
+        polling_interval_sec=poll_s,
+        on_conflict="always_update",
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     ready_file.write_text("ready")

@@ -29,15 +29,18 @@ from orchestrator.testing.worker_processes import ROOT
 
 #: The events that move a lifecycle, as the fleet counts applied signals: the start,
 #: each job step's completion, each external message.
-SIGNALS_PER_LIFECYCLE = 1 + sum(
-    1 for step in STEP_ORDER if STEP_SPECS[step].kind is StepKind.JOB) + sum(
-    1 for _, waits in SHAPE if waits)
+SIGNALS_PER_LIFECYCLE = (
+    1
+    + sum(1 for step in STEP_ORDER if STEP_SPECS[step].kind is StepKind.JOB)
+    + sum(1 for _, waits in SHAPE if waits)
+)
 ROLE = "peer"
 
 
 class Peer:
-    def __init__(self, server_url: str, processes: int, runs: int, poll_s: float,
-                 queue_poll_s: float) -> None:
+    def __init__(
+        self, server_url: str, processes: int, runs: int, poll_s: float, queue_poll_s: float
+    ) -> None:
         self.server_url = server_url
         self.processes = processes
         self.runs = runs
@@ -61,17 +64,39 @@ class Peer:
 
     def _start(self) -> None:
         DBOS.migrate(self.url)
-        env = {**os.environ, sqlcount.ENABLED_ENV: "1", sqlcount.DIR_ENV: str(self.count_dir),
-               sqlcount.ROLE_ENV: ROLE}
+        env = {
+            **os.environ,
+            sqlcount.ENABLED_ENV: "1",
+            sqlcount.DIR_ENV: str(self.count_dir),
+            sqlcount.ROLE_ENV: ROLE,
+        }
         per_process = math.ceil(self.runs / self.processes)
         for i in range(self.processes):
             ready = self.home / f"ready-{i}"
             log = (self.home / f"peer-{i}.log").open("ab")
-            self.workers.append(subprocess.Popen(
-                [sys.executable, "-m", "bench.compare.peer_app", "--url", self.url,
-                 "--executor-id", f"peer-{i}", "--worker-concurrency", str(per_process),
-                 "--poll-s", str(self.queue_poll_s), "--ready-file", str(ready)],
-                cwd=ROOT, env=env, stdout=log, stderr=log))
+            self.workers.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "bench.compare.peer_app",
+                        "--url",
+                        self.url,
+                        "--executor-id",
+                        f"peer-{i}",
+                        "--worker-concurrency",
+                        str(per_process),
+                        "--poll-s",
+                        str(self.queue_poll_s),
+                        "--ready-file",
+                        str(ready),
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=log,
+                    stderr=log,
+                )
+            )
             _await_file(ready, self.workers[-1], self.home / f"peer-{i}.log")
         self.client = DBOSClient(system_database_url=self.url)
 
@@ -108,8 +133,14 @@ class Peer:
         driver_cpu, database_cpu = own_cpu_s(), self.watch.backend_cpu_s()
         began = time.perf_counter()
         for i in range(runs):
-            self.client.enqueue({"workflow_name": WORKFLOW_NAME, "queue_name": QUEUE_NAME,
-                                 "workflow_id": f"{label}-{i}"}, i)
+            self.client.enqueue(
+                {
+                    "workflow_name": WORKFLOW_NAME,
+                    "queue_name": QUEUE_NAME,
+                    "workflow_id": f"{label}-{i}",
+                },
+                i,
+            )
         polls = self._drive(label, runs)
         elapsed = time.perf_counter() - began
         driver_delta = Counter(sqlcount.snapshot()["totals"]) - driver_sql
@@ -117,15 +148,20 @@ class Peer:
         worker_delta = Counter(sqlcount.read_counts(self.count_dir, ROLE)["totals"]) - worker_sql
         completed, latencies = self._outcome(label)
         figures = RoundFigures(
-            lifecycles=completed, transitions=completed * len(SHAPE), elapsed_s=elapsed,
-            latencies_ms=latencies, signals=completed * SIGNALS_PER_LIFECYCLE,
-            orchestrator_sql=worker_delta, all_sql=worker_delta + driver_delta,
+            lifecycles=completed,
+            transitions=completed * len(SHAPE),
+            elapsed_s=elapsed,
+            latencies_ms=latencies,
+            signals=completed * SIGNALS_PER_LIFECYCLE,
+            orchestrator_sql=worker_delta,
+            all_sql=worker_delta + driver_delta,
             statements=Counter(sqlcount.read_counts(self.count_dir, ROLE)["statements"])
             - statements,
             worker_cpu_s=sum(cpu_s(pid) - cpu[name] for name, pid in self.pids().items()),
             driver_cpu_s=own_cpu_s() - driver_cpu,
             database_cpu_s=self.watch.backend_cpu_s() - database_cpu,
-            extra={"driver_polls": polls})
+            extra={"driver_polls": polls},
+        )
         return figures
 
     def _drive(self, label: str, runs: int) -> int:
@@ -136,17 +172,24 @@ class Peer:
         while True:
             polls += 1
             with self.engine.begin() as connection:
-                waits = connection.execute(text(
-                    "SELECT workflow_uuid, key FROM dbos.workflow_events "
-                    "WHERE workflow_uuid LIKE :label AND key LIKE :wait"),
-                    {"label": f"{label}-%", "wait": f"{WAIT_EVENT}%"}).all()
-                finished = connection.scalar(text(
-                    "SELECT count(*) FROM dbos.workflow_status WHERE workflow_uuid LIKE :label "
-                    "AND status IN ('SUCCESS', 'ERROR', 'CANCELLED')"), {"label": f"{label}-%"})
+                waits = connection.execute(
+                    text(
+                        "SELECT workflow_uuid, key FROM dbos.workflow_events "
+                        "WHERE workflow_uuid LIKE :label AND key LIKE :wait"
+                    ),
+                    {"label": f"{label}-%", "wait": f"{WAIT_EVENT}%"},
+                ).all()
+                finished = connection.scalar(
+                    text(
+                        "SELECT count(*) FROM dbos.workflow_status WHERE workflow_uuid LIKE :label "
+                        "AND status IN ('SUCCESS', 'ERROR', 'CANCELLED')"
+                    ),
+                    {"label": f"{label}-%"},
+                )
             fresh = [(w, k) for w, k in waits if (w, k) not in answered]
             for workflow_id, key in fresh:
                 answered.add((workflow_id, key))
-                self.client.send(workflow_id, True, topic=key[len(WAIT_EVENT):])
+                self.client.send(workflow_id, True, topic=key[len(WAIT_EVENT) :])
             if (finished or 0) >= runs:
                 return polls
             if time.monotonic() > deadline:
@@ -156,13 +199,24 @@ class Peer:
 
     def _outcome(self, label: str) -> tuple[int, list[float]]:
         with self.engine.begin() as connection:
-            completed = connection.scalar(text(
-                "SELECT count(*) FROM dbos.workflow_status WHERE workflow_uuid LIKE :label "
-                "AND status = 'SUCCESS'"), {"label": f"{label}-%"}) or 0
-            rows = connection.execute(text(
-                "SELECT workflow_uuid, function_name, started_at_epoch_ms, "
-                "completed_at_epoch_ms FROM dbos.operation_outputs "
-                "WHERE workflow_uuid LIKE :label"), {"label": f"{label}-%"}).all()
+            completed = (
+                connection.scalar(
+                    text(
+                        "SELECT count(*) FROM dbos.workflow_status WHERE workflow_uuid LIKE :label "
+                        "AND status = 'SUCCESS'"
+                    ),
+                    {"label": f"{label}-%"},
+                )
+                or 0
+            )
+            rows = connection.execute(
+                text(
+                    "SELECT workflow_uuid, function_name, started_at_epoch_ms, "
+                    "completed_at_epoch_ms FROM dbos.operation_outputs "
+                    "WHERE workflow_uuid LIKE :label"
+                ),
+                {"label": f"{label}-%"},
+            ).all()
         steps = {(w, name): (started, done) for w, name, started, done in rows}
         latencies = []
         for first, second in job_to_job_pairs():
@@ -184,8 +238,15 @@ def _await_file(path: Path, process: subprocess.Popen[bytes], log: Path) -> None
         time.sleep(0.05)
 
 
-def run_peer(server_url: str, runs: int, repeat: int, processes: int, poll_s: float,
-             queue_poll_s: float, warmup: int = 1) -> PhaseResult:
+def run_peer(
+    server_url: str,
+    runs: int,
+    repeat: int,
+    processes: int,
+    poll_s: float,
+    queue_poll_s: float,
+    warmup: int = 1,
+) -> PhaseResult:
     with Peer(server_url, processes, runs, poll_s, queue_poll_s) as peer:
         for i in range(warmup):  # imports, pools, caches: not what is compared
             peer.round(runs, f"peer-warmup{i}")

@@ -27,8 +27,17 @@ from pathlib import Path
 
 MODES = {"cpu": "--gil", "wall": "--idle"}
 TASK_FRAME = "build_tracer.<locals>.trace_task"
-PROJECT_PACKAGES = ("orchestrator/", "workers/", "jobs/", "lifecycle/", "sweeps/", "db/",
-                    "observability/", "contracts/", "notifications/")
+PROJECT_PACKAGES = (
+    "orchestrator/",
+    "workers/",
+    "jobs/",
+    "lifecycle/",
+    "sweeps/",
+    "db/",
+    "observability/",
+    "contracts/",
+    "notifications/",
+)
 
 
 @dataclass
@@ -61,10 +70,26 @@ class Recorder:
         self.processes: list[subprocess.Popen[bytes]] = []
         out_dir.mkdir(parents=True, exist_ok=True)
         for role, pid in pids.items():
-            self.processes.append(subprocess.Popen(
-                [_py_spy(), "record", "--pid", str(pid), "--rate", str(rate), "--format", "raw",
-                 "--output", str(self.files[role]), "--nonblocking", MODES[mode]],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            self.processes.append(
+                subprocess.Popen(
+                    [
+                        _py_spy(),
+                        "record",
+                        "--pid",
+                        str(pid),
+                        "--rate",
+                        str(rate),
+                        "--format",
+                        "raw",
+                        "--output",
+                        str(self.files[role]),
+                        "--nonblocking",
+                        MODES[mode],
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
 
     def stop(self) -> dict[str, Profile]:
         for process in self.processes:

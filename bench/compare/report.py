@@ -37,20 +37,32 @@ class Report:
 
 
 def _f(value: float, digits: int = 2) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) \
+    return (
+        "—"
+        if value is None or (isinstance(value, float) and math.isnan(value))
         else f"{value:,.{digits}f}"
+    )
 
 
 def _row(label: str, phase: PhaseResult, latency_label: str = "") -> str:
     rss = " / ".join(f"{v:.0f}" for v in phase.peak_rss_mb.values())
     has_db = phase.signals > 0
-    return "| " + " | ".join([
-        label, _f(phase.lifecycles_per_s), _f(phase.transitions_per_s, 1),
-        f"{_f(phase.latency_ms(50), 1)} / {_f(phase.latency_ms(99), 1)}{latency_label}",
-        f"{_f(phase.per_signal('tx'))} ({_f(phase.per_signal('wtx'))})" if has_db else "—",
-        _f(phase.per_signal("stmt"), 1) if has_db else "—",
-        _f(phase.per_signal("tx", "all_sql")) if has_db else "—",
-        rss]) + " |"
+    return (
+        "| "
+        + " | ".join(
+            [
+                label,
+                _f(phase.lifecycles_per_s),
+                _f(phase.transitions_per_s, 1),
+                f"{_f(phase.latency_ms(50), 1)} / {_f(phase.latency_ms(99), 1)}{latency_label}",
+                f"{_f(phase.per_signal('tx'))} ({_f(phase.per_signal('wtx'))})" if has_db else "—",
+                _f(phase.per_signal("stmt"), 1) if has_db else "—",
+                _f(phase.per_signal("tx", "all_sql")) if has_db else "—",
+                rss,
+            ]
+        )
+        + " |"
+    )
 
 
 def _verdict(ok: bool) -> str:
@@ -62,53 +74,79 @@ def _ratios(r: Report) -> list[str]:
     lines = []
     if r.peer is not None:
         ratio = fleet.lifecycles_per_s / r.peer.lifecycles_per_s
-        lines.append(f"- fleet / peer, lifecycles/s: **{ratio:.2f}** "
-                     f"(target ≥ 1.5: {_verdict(ratio >= 1.5)})")
-    lines.append(f"- fleet / floor, lifecycles/s: "
-                 f"**{fleet.lifecycles_per_s / floor.lifecycles_per_s:.3f}**; transitions/s: "
-                 f"{fleet.transitions_per_s / floor.transitions_per_s:.3f}")
+        lines.append(
+            f"- fleet / peer, lifecycles/s: **{ratio:.2f}** "
+            f"(target ≥ 1.5: {_verdict(ratio >= 1.5)})"
+        )
+    lines.append(
+        f"- fleet / floor, lifecycles/s: "
+        f"**{fleet.lifecycles_per_s / floor.lifecycles_per_s:.3f}**; transitions/s: "
+        f"{fleet.transitions_per_s / floor.transitions_per_s:.3f}"
+    )
     hop = floor.latency_ms(50)
     ratio = fleet.latency_ms(50) / hop
-    lines.append(f"- fleet completion → next dispatch p50 / floor hop p50 (same load): "
-                 f"**{ratio:.1f}** (target ≤ 2: {_verdict(ratio <= 2)}); / one hop of a "
-                 f"single chain ({_f(r.floor_single_hop_ms, 1)} ms): "
-                 f"{fleet.latency_ms(50) / r.floor_single_hop_ms:.1f}")
-    lines.append(f"- fleet completion → next dispatch, split: → coordinator's transaction "
-                 f"begins {_f(fleet.extra_ms('decide_ms', 50), 1)} ms p50 "
-                 f"({_f(fleet.extra_ms('decide_ms', 99), 1)} p99); then → message published "
-                 f"{_f(fleet.extra_ms('publish_after_decide_ms', 50), 1)} ms p50 "
-                 f"({_f(fleet.extra_ms('publish_after_decide_ms', 99), 1)} p99)")
+    lines.append(
+        f"- fleet completion → next dispatch p50 / floor hop p50 (same load): "
+        f"**{ratio:.1f}** (target ≤ 2: {_verdict(ratio <= 2)}); / one hop of a "
+        f"single chain ({_f(r.floor_single_hop_ms, 1)} ms): "
+        f"{fleet.latency_ms(50) / r.floor_single_hop_ms:.1f}"
+    )
+    lines.append(
+        f"- fleet completion → next dispatch, split: → coordinator's transaction "
+        f"begins {_f(fleet.extra_ms('decide_ms', 50), 1)} ms p50 "
+        f"({_f(fleet.extra_ms('decide_ms', 99), 1)} p99); then → message published "
+        f"{_f(fleet.extra_ms('publish_after_decide_ms', 50), 1)} ms p50 "
+        f"({_f(fleet.extra_ms('publish_after_decide_ms', 99), 1)} p99)"
+    )
     tx = fleet.per_signal("tx")
     calls = sum(x.orchestrator_sql["calls"] for x in fleet.rounds) / max(fleet.signals, 1)
-    lines.append(f"- coordinator database transactions per applied signal: **{tx:.2f}** "
-                 f"(target ≤ 1: {_verdict(tx <= 1)}), of which writing "
-                 f"{fleet.per_signal('wtx'):.2f}; coordinator calls per applied signal "
-                 f"{calls:.2f} (a call applies every pending signal of its run)")
+    lines.append(
+        f"- coordinator database transactions per applied signal: **{tx:.2f}** "
+        f"(target ≤ 1: {_verdict(tx <= 1)}), of which writing "
+        f"{fleet.per_signal('wtx'):.2f}; coordinator calls per applied signal "
+        f"{calls:.2f} (a call applies every pending signal of its run)"
+    )
     return lines
 
 
 def _round_times(r: Report) -> str:
-    phases = [("floor", r.floor), ("fleet", r.fleet), ("peer", r.peer),
-              (f"fleet with {r.waiting:,} waiting", r.fleet_waiting)]
-    return "Round wall times, s: " + "; ".join(
-        f"{label} " + ", ".join(f"{x.elapsed_s:.1f}" for x in phase.rounds)
-        for label, phase in phases if phase is not None) + "."
+    phases = [
+        ("floor", r.floor),
+        ("fleet", r.fleet),
+        ("peer", r.peer),
+        (f"fleet with {r.waiting:,} waiting", r.fleet_waiting),
+    ]
+    return (
+        "Round wall times, s: "
+        + "; ".join(
+            f"{label} " + ", ".join(f"{x.elapsed_s:.1f}" for x in phase.rounds)
+            for label, phase in phases
+            if phase is not None
+        )
+        + "."
+    )
 
 
 def _cpu_lines(r: Report) -> list[str]:
-    lines = ["| | workers | driver | PostgreSQL backends | Redis | all | Celery messages |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| | workers | driver | PostgreSQL backends | Redis | all | Celery messages |",
+        "|---|---|---|---|---|---|---|",
+    ]
     phases = [("floor", r.floor), ("fleet", r.fleet)]
     if r.peer is not None:
         phases.append(("peer", r.peer))
     for label, phase in phases:
         lifecycles = sum(x.lifecycles for x in phase.rounds) or 1
         messages = sum(x.messages for x in phase.rounds) / lifecycles
-        parts = [phase.cpu_ms_per_lifecycle(f"{name}_cpu_s")
-                 for name in ("worker", "driver", "database", "broker")]
+        parts = [
+            phase.cpu_ms_per_lifecycle(f"{name}_cpu_s")
+            for name in ("worker", "driver", "database", "broker")
+        ]
         broker = _f(parts[3], 0) if label != "peer" else "—"
-        lines.append(f"| {label} | {_f(parts[0], 0)} | {_f(parts[1], 0)} | {_f(parts[2], 0)} | "
-                     f"{broker} | {_f(sum(parts), 0)} | {_f(messages, 1) if messages else '—'} |")
+        lines.append(
+            f"| {label} | {_f(parts[0], 0)} | {_f(parts[1], 0)} | {_f(parts[2], 0)} | "
+            f"{broker} | {_f(sum(parts), 0)} | {_f(messages, 1) if messages else '—'} |"
+        )
     return lines
 
 
@@ -118,9 +156,11 @@ def _load_table(r: Report) -> list[str]:
         return []
 
     def reads(v: dict[str, int]) -> str:
-        return (f"{v['xact_commit'] + v['xact_rollback']} tx, "
-                f"{v['seq_scan']} seq scans reading {v['seq_tup_read']} rows, "
-                f"{v['idx_scan']} index scans fetching {v['idx_tup_fetch']} rows")
+        return (
+            f"{v['xact_commit'] + v['xact_rollback']} tx, "
+            f"{v['seq_scan']} seq scans reading {v['seq_tup_read']} rows, "
+            f"{v['idx_scan']} index scans fetching {v['idx_tup_fetch']} rows"
+        )
 
     def idle(load: LoadFigures) -> str:
         return f"{reads(load.idle.values)}, {1000 * load.idle.backend_cpu_s:.0f} ms PG CPU"
@@ -128,30 +168,41 @@ def _load_table(r: Report) -> list[str]:
     def cycle(load: LoadFigures) -> str:
         wall = sum(s.wall_ms for s in load.sweeps.values())
         stmts = sum(s.statements for s in load.sweeps.values())
-        return (f"{wall:.0f} ms, {stmts} statements, {reads(load.cycle.values)}, "
-                f"{1000 * load.cycle.backend_cpu_s:.0f} ms PG CPU")
+        return (
+            f"{wall:.0f} ms, {stmts} statements, {reads(load.cycle.values)}, "
+            f"{1000 * load.cycle.backend_cpu_s:.0f} ms PG CPU"
+        )
 
-    lines = [f"| | absent | {r.waiting:,} present |", "|---|---|---|",
-             f"| idle fleet, {absent.idle_s:.0f} s | {idle(absent)} | {idle(present)} |",
-             f"| one beat cycle ({len(absent.sweeps)} sweeps) | {cycle(absent)} | "
-             f"{cycle(present)} |"]
+    lines = [
+        f"| | absent | {r.waiting:,} present |",
+        "|---|---|---|",
+        f"| idle fleet, {absent.idle_s:.0f} s | {idle(absent)} | {idle(present)} |",
+        f"| one beat cycle ({len(absent.sweeps)} sweeps) | {cycle(absent)} | {cycle(present)} |",
+    ]
     for name in absent.sweeps:
         a, p = absent.sweeps[name], present.sweeps[name]
-        lines.append(f"| sweep `{name}`: ms, statements, PG CPU ms | {a.wall_ms:.1f}, "
-                     f"{a.statements}, {a.database_cpu_ms:.0f} | {p.wall_ms:.1f}, "
-                     f"{p.statements}, {p.database_cpu_ms:.0f} |")
+        lines.append(
+            f"| sweep `{name}`: ms, statements, PG CPU ms | {a.wall_ms:.1f}, "
+            f"{a.statements}, {a.database_cpu_ms:.0f} | {p.wall_ms:.1f}, "
+            f"{p.statements}, {p.database_cpu_ms:.0f} |"
+        )
     if r.fleet_waiting is not None:
         fw = r.fleet_waiting
         fa = r.fleet_before_waiting or r.fleet
+
         def fleet(p: PhaseResult) -> str:
             statements = p.per_signal("stmt")
-            return (f"{p.lifecycles_per_s:.2f}, {p.latency_ms(50):.0f}, "
-                    f"{p.cpu_ms_per_lifecycle('database_cpu_s'):.0f}, "
-                    f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}, {statements:.1f}")
+            return (
+                f"{p.lifecycles_per_s:.2f}, {p.latency_ms(50):.0f}, "
+                f"{p.cpu_ms_per_lifecycle('database_cpu_s'):.0f}, "
+                f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}, {statements:.1f}"
+            )
 
-        lines.append("| fleet rounds: lifecycles/s, p50 dispatch ms, CPU ms per lifecycle of "
-                     "PostgreSQL and of the workers, coordinator statements per applied "
-                     f"signal | {fleet(fa)} | {fleet(fw)} |")
+        lines.append(
+            "| fleet rounds: lifecycles/s, p50 dispatch ms, CPU ms per lifecycle of "
+            "PostgreSQL and of the workers, coordinator statements per applied "
+            f"signal | {fleet(fa)} | {fleet(fw)} |"
+        )
     return lines
 
 
@@ -162,8 +213,10 @@ def _statements(r: Report) -> list[str]:
     return lines
 
 
-_PROFILE_OF = {"cpu": "Python CPU time (py-spy --gil)",
-               "wall": "tasks' wall time, waits included (py-spy --idle, task bodies only)"}
+_PROFILE_OF = {
+    "cpu": "Python CPU time (py-spy --gil)",
+    "wall": "tasks' wall time, waits included (py-spy --idle, task bodies only)",
+}
 
 
 def _profiles(r: Report) -> list[str]:
@@ -172,12 +225,18 @@ def _profiles(r: Report) -> list[str]:
         if not profile.samples:
             continue
         own = ", ".join(f"{name} {pct:.0f}%" for name, pct in profile.top(profile.own, 8))
-        project = [(n, pct) for n, pct in profile.top(profile.inclusive, 400)
-                   if is_project_frame(n)][:12]
-        lines.append(f"- **{profile.role}**, share of {_PROFILE_OF[profile.mode]}, "
-                     f"{profile.samples} samples. Self: {own}.")
-        lines.append("  Project functions on the stack (inclusive): "
-                     + ", ".join(f"{name} {pct:.0f}%" for name, pct in project) + ".")
+        project = [
+            (n, pct) for n, pct in profile.top(profile.inclusive, 400) if is_project_frame(n)
+        ][:12]
+        lines.append(
+            f"- **{profile.role}**, share of {_PROFILE_OF[profile.mode]}, "
+            f"{profile.samples} samples. Self: {own}."
+        )
+        lines.append(
+            "  Project functions on the stack (inclusive): "
+            + ", ".join(f"{name} {pct:.0f}%" for name, pct in project)
+            + "."
+        )
     return lines
 
 
@@ -205,17 +264,28 @@ def render(r: Report) -> str:
         parts.append(_row(peer_label, r.peer))
     if r.fleet_waiting is not None:
         parts.append(_row(f"fleet, {r.waiting:,} other runs waiting", r.fleet_waiting))
-    parts += ["", *_ratios(r), "", _round_times(r), "", "CPU milliseconds per lifecycle:",
-              "", *_cpu_lines(r)]
+    parts += [
+        "",
+        *_ratios(r),
+        "",
+        _round_times(r),
+        "",
+        "CPU milliseconds per lifecycle:",
+        "",
+        *_cpu_lines(r),
+    ]
     load = _load_table(r)
     if load:
-        parts += ["", f"{r.waiting:,} runs waiting for approval, absent and present:", "",
-                  *load]
+        parts += ["", f"{r.waiting:,} runs waiting for approval, absent and present:", "", *load]
     parts += ["", "Coordinator statements per applied signal (fleet):", "", *_statements(r)]
     profile = _profiles(r)
     if profile:
-        parts += ["", "Profile of the fleet's worker processes (py-spy, 100 Hz, one extra "
-                  "round per mode):", "", *profile]
+        parts += [
+            "",
+            "Profile of the fleet's worker processes (py-spy, 100 Hz, one extra round per mode):",
+            "",
+            *profile,
+        ]
     return "\n".join(parts) + "\n"
 
 
@@ -224,8 +294,7 @@ def write_docs(path: Path, body: str) -> None:
     text = path.read_text() if path.exists() else ""
     block = f"{START}\n{body}{END}"
     if START in text and END in text:
-        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text,
-                      flags=re.S)
+        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     path.write_text(text)

@@ -63,8 +63,13 @@ class PhaseResult:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def of(cls, name: str, rounds: list[RoundFigures], rss: dict[str, float],
-           units_per_lifecycle: int = 20) -> PhaseResult:
+    def of(
+        cls,
+        name: str,
+        rounds: list[RoundFigures],
+        rss: dict[str, float],
+        units_per_lifecycle: int = 20,
+    ) -> PhaseResult:
         return cls(name, rounds, rss, units_per_lifecycle)
 
     @property
@@ -102,8 +107,11 @@ class PhaseResult:
         if not self.signals:
             return math.nan
         counts = self._sum(scope)
-        value = {"tx": transactions(counts), "wtx": counts["write_commits"],
-                 "stmt": counts["statements"]}[what]
+        value = {
+            "tx": transactions(counts),
+            "wtx": counts["write_commits"],
+            "stmt": counts["statements"],
+        }[what]
         return value / self.signals
 
     def top_statements(self, limit: int = 12) -> list[tuple[str, float]]:

@@ -44,8 +44,9 @@ _installed = False
 def _shape(statement: str) -> str:
     """A statement's shape: bound-parameter lists collapsed, whitespace squeezed."""
     text = re.sub(r"\s+", " ", statement).strip()
-    text = re.sub(r"\(%\(\w+\)s(?:::\w+(?:\[\])?)?(?:, %\(\w+\)s(?:::\w+(?:\[\])?)?)*\)",
-                  "(...)", text)
+    text = re.sub(
+        r"\(%\(\w+\)s(?:::\w+(?:\[\])?)?(?:, %\(\w+\)s(?:::\w+(?:\[\])?)?)*\)", "(...)", text
+    )
     return text[:160]
 
 
@@ -112,8 +113,7 @@ def _counting_ping(original: Any) -> Any:
 
 def snapshot() -> dict[str, Any]:
     with _lock:
-        return {"pid": os.getpid(), "totals": dict(_totals),
-                "statements": dict(_statements)}
+        return {"pid": os.getpid(), "totals": dict(_totals), "statements": dict(_statements)}
 
 
 def _writer(path: Path) -> None:

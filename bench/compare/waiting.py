@@ -35,9 +35,14 @@ from orchestrator.sweeps import SWEEPS as RUN_SWEEPS
 SWEEPS: dict[str, Callable[[], Any]] = {**RUN_SWEEPS, "notifications": sweep_deliveries}
 #: Per table: how its rows of the template run are found.
 CLONED = {
-    "assessments": "id = :assessment", "workflow_runs": "id = :run",
-    "step_executions": "run_id = :run", "jobs": "run_id = :run", "signal_inbox": "run_id = :run",
-    "outbox": "run_id = :run", "audit_events": "run_id = :run", "artifacts": "run_id = :run",
+    "assessments": "id = :assessment",
+    "workflow_runs": "id = :run",
+    "step_executions": "run_id = :run",
+    "jobs": "run_id = :run",
+    "signal_inbox": "run_id = :run",
+    "outbox": "run_id = :run",
+    "audit_events": "run_id = :run",
+    "artifacts": "run_id = :run",
 }
 MAX_AGE_S = 22 * 3600
 
@@ -46,8 +51,10 @@ class _TemplateAnswerer(WaitAnswerer):
     """Answers documents and the framework, never an approval."""
 
     def _answer(self, run: RunView) -> bool:
-        if run.current_step in (Step.WAIT_FOR_DOCUMENTS.value,
-                                Step.WAIT_FOR_FRAMEWORK_SELECTION.value):
+        if run.current_step in (
+            Step.WAIT_FOR_DOCUMENTS.value,
+            Step.WAIT_FOR_FRAMEWORK_SELECTION.value,
+        ):
             return super()._answer(run)
         return False
 
@@ -63,16 +70,21 @@ def template_run(timeout_s: float = 120) -> uuid.UUID:
         with transaction() as session:
             run = session.get(WorkflowRun, run_id)
             assert run is not None
-            if (run.status, run.current_step) == ("waiting_for_approval",
-                                                   Step.WAIT_FOR_SOA_APPROVAL.value):
+            if (run.status, run.current_step) == (
+                "waiting_for_approval",
+                Step.WAIT_FOR_SOA_APPROVAL.value,
+            ):
                 return run_id
         time.sleep(0.02)
     raise TimeoutError("the template run did not reach its SoA approval wait")
 
 
 def _column_expression(table: str, column: str, data_type: str) -> str:
-    uuid_ids = {("assessments", "id"): "m.assessment_id", ("workflow_runs", "id"): "m.run_id",
-                ("artifacts", "id"): "gen_random_uuid()"}
+    uuid_ids = {
+        ("assessments", "id"): "m.assessment_id",
+        ("workflow_runs", "id"): "m.run_id",
+        ("artifacts", "id"): "gen_random_uuid()",
+    }
     if (table, column) in uuid_ids:
         return uuid_ids[(table, column)]
     if column == "run_id":
@@ -81,9 +93,12 @@ def _column_expression(table: str, column: str, data_type: str) -> str:
         return "m.assessment_id"
     if column == "signal_id":
         return "gen_random_uuid()"
-    if (table, column) in {("jobs", "id"), ("outbox", "task_id"),
-                           ("workflow_runs", "start_idempotency_key"),
-                           ("artifacts", "created_by_job_id")}:
+    if (table, column) in {
+        ("jobs", "id"),
+        ("outbox", "task_id"),
+        ("workflow_runs", "start_idempotency_key"),
+        ("artifacts", "created_by_job_id"),
+    }:
         return f"t.{column} || ':' || m.n"
     if data_type == "timestamp with time zone":
         return f"t.{column} - m.age"
@@ -92,25 +107,35 @@ def _column_expression(table: str, column: str, data_type: str) -> str:
 
 def clone_waiting_runs(session: Session, template: uuid.UUID, count: int) -> int:
     """Copy the template run `count` times; returns the rows inserted."""
-    assessment = session.scalar(select(WorkflowRun.assessment_id).where(
-        WorkflowRun.id == template))
-    session.execute(text(
-        "CREATE TEMP TABLE clone_map ON COMMIT DROP AS SELECT n, gen_random_uuid() AS run_id, "
-        "gen_random_uuid() AS assessment_id, make_interval(secs => n * :step) AS age "
-        "FROM generate_series(1, :count) AS n"),
-        {"count": count, "step": MAX_AGE_S / count})
+    assessment = session.scalar(select(WorkflowRun.assessment_id).where(WorkflowRun.id == template))
+    session.execute(
+        text(
+            "CREATE TEMP TABLE clone_map ON COMMIT DROP AS SELECT n, gen_random_uuid() AS run_id, "
+            "gen_random_uuid() AS assessment_id, make_interval(secs => n * :step) AS age "
+            "FROM generate_series(1, :count) AS n"
+        ),
+        {"count": count, "step": MAX_AGE_S / count},
+    )
     inserted = 0
     for table, where in CLONED.items():
-        columns = session.execute(text(
-            "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_name = :t AND table_schema = current_schema() "
-            "AND coalesce(column_default, '') NOT LIKE 'nextval%' AND is_identity = 'NO' "
-            "ORDER BY ordinal_position"), {"t": table}).all()
+        columns = session.execute(
+            text(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_name = :t AND table_schema = current_schema() "
+                "AND coalesce(column_default, '') NOT LIKE 'nextval%' AND is_identity = 'NO' "
+                "ORDER BY ordinal_position"
+            ),
+            {"t": table},
+        ).all()
         names = ", ".join(f'"{c}"' for c, _ in columns)
         values = ", ".join(_column_expression(table, c, d) for c, d in columns)
-        result = session.execute(text(
-            f"INSERT INTO {table} ({names}) SELECT {values} FROM {table} t CROSS JOIN "
-            f"clone_map m WHERE t.{where}"), {"run": template, "assessment": assessment})
+        result = session.execute(
+            text(
+                f"INSERT INTO {table} ({names}) SELECT {values} FROM {table} t CROSS JOIN "
+                f"clone_map m WHERE t.{where}"
+            ),
+            {"run": template, "assessment": assessment},
+        )
         inserted += result.rowcount  # type: ignore[attr-defined]
     return inserted
 
@@ -139,8 +164,9 @@ def _measure_sweep(watch: DbWatch, sweep: Callable[[], Any]) -> SweepCost:
     sweep()
     wall = time.perf_counter() - began
     delta = Counter(sqlcount.snapshot()["totals"]) - sql
-    return SweepCost(1000 * wall, delta["statements"], transactions(delta),
-                     1000 * (watch.backend_cpu_s() - cpu))
+    return SweepCost(
+        1000 * wall, delta["statements"], transactions(delta), 1000 * (watch.backend_cpu_s() - cpu)
+    )
 
 
 def measure_load(watch: DbWatch, idle_s: float) -> LoadFigures:

@@ -20,17 +20,46 @@ class BenchWorkers(WorkerProcesses):
         super().__enter__()
         return self
 
-    def start_app(self, app: str, queues: str, *, role: str, concurrency: int = 2,
-                  pool: str = "threads", include: tuple[str, ...] = ()) -> str:
+    def start_app(
+        self,
+        app: str,
+        queues: str,
+        *,
+        role: str,
+        concurrency: int = 2,
+        pool: str = "threads",
+        include: tuple[str, ...] = (),
+    ) -> str:
         name = f"{role}-{uuid.uuid4().hex[:6]}@bench"
         log = (self.log_dir / f"{name}.log").open("ab")
         env = {**self.env, sqlcount.ROLE_ENV: role}
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", app, "worker", "-Q", queues,
-             "-P", pool, "-c", str(concurrency), "-n", name, "-l", self.log_level,
-             "--without-mingle", "--without-gossip",
-             *(["--include", ",".join(include)] if include else [])],
-            cwd=ROOT, env=env, stdout=log, stderr=log)
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                app,
+                "worker",
+                "-Q",
+                queues,
+                "-P",
+                pool,
+                "-c",
+                str(concurrency),
+                "-n",
+                name,
+                "-l",
+                self.log_level,
+                "--without-mingle",
+                "--without-gossip",
+                *(["--include", ",".join(include)] if include else []),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=log,
+        )
         self.workers[name] = process
         self._await_ready(name, process)
         return name

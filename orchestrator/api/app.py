@@ -65,17 +65,33 @@ def _operation_id(route: APIRoute) -> str:
 
 def create_app() -> FastAPI:
     # /docs and /redoc load their scripts and styles from the app, never from a CDN.
-    app = FastAPIOffline(title="Assessment lifecycle producer API", version="1.0.0",
-                         description=DESCRIPTION, lifespan=lifespan,
-                         generate_unique_id_function=_operation_id,
-                         static_url="/docs-assets",
-                         swagger_ui_parameters={"validatorUrl": None})
+    app = FastAPIOffline(
+        title="Assessment lifecycle producer API",
+        version="1.0.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        generate_unique_id_function=_operation_id,
+        static_url="/docs-assets",
+        swagger_ui_parameters={"validatorUrl": None},
+    )
     install_problem_handlers(app)
     # Innermost of ours: the access log and metrics around it see the 500 it answers.
     app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(BodyLimitMiddleware)
-    for module in (assessments, lifecycle, runs, artifacts, approval_events, amendments,
-                   operations, roles, kb, catalogs, health, problems):
+    for module in (
+        assessments,
+        lifecycle,
+        runs,
+        artifacts,
+        approval_events,
+        amendments,
+        operations,
+        roles,
+        kb,
+        catalogs,
+        health,
+        problems,
+    ):
         app.include_router(module.router)
     install_console(app)
     install_observability(app)

@@ -12,8 +12,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from orchestrator.api.problems import ApiProblem
 from orchestrator.service.apikeys import Principal, Scope, authenticate
 
-bearer = HTTPBearer(auto_error=False, scheme_name="ApiKey",
-                    description="An API key created with `lifecycle apikey create`.")
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="ApiKey",
+    description="An API key created with `lifecycle apikey create`.",
+)
 
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="lifecycle"'}
 
@@ -22,12 +25,17 @@ async def caller(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Principal:
     if credentials is None or credentials.scheme.lower() != "bearer":
-        raise ApiProblem(401, "unauthenticated", "send an API key as 'Authorization: Bearer "
-                         "<key>'", headers=_CHALLENGE)
+        raise ApiProblem(
+            401,
+            "unauthenticated",
+            "send an API key as 'Authorization: Bearer <key>'",
+            headers=_CHALLENGE,
+        )
     principal = await run_in_threadpool(authenticate, credentials.credentials.strip())
     if principal is None:
-        raise ApiProblem(401, "invalid_api_key", "the API key is unknown or revoked",
-                         headers=_CHALLENGE)
+        raise ApiProblem(
+            401, "invalid_api_key", "the API key is unknown or revoked", headers=_CHALLENGE
+        )
     return principal
 
 
@@ -38,8 +46,12 @@ def check_scope(principal: Principal, *scopes: Scope) -> None:
     """Pass when the key holds any of `scopes` (or admin)."""
     if not any(principal.allows(scope) for scope in scopes):
         needed = " or ".join(scope.value for scope in scopes)
-        raise ApiProblem(403, "insufficient_scope", f"this needs the {needed} scope",
-                         required_scopes=[scope.value for scope in scopes])
+        raise ApiProblem(
+            403,
+            "insufficient_scope",
+            f"this needs the {needed} scope",
+            required_scopes=[scope.value for scope in scopes],
+        )
 
 
 def require(*scopes: Scope) -> Callable[[Principal], Principal]:

@@ -17,18 +17,31 @@ from orchestrator.service.read_models import SignalReceipt
 
 MAX_WAIT_S = 10.0
 
-IdempotencyHeader = Annotated[Text | None, Header(
-    alias="Idempotency-Key", min_length=1, max_length=256,
-    description="Makes the POST safe to retry: the same key and request give the same "
-                "result; the same key with a different request is a 409.")]
+IdempotencyHeader = Annotated[
+    Text | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=256,
+        description="Makes the POST safe to retry: the same key and request give the same "
+        "result; the same key with a different request is a 409.",
+    ),
+]
 
 Limit = Annotated[int, Query(ge=1, le=200, description="Page size.")]
-Cursor = Annotated[Text | None, Query(min_length=1, max_length=512,
-                                     description="`next_cursor` of the previous page.")]
-Wait = Annotated[float, Query(
-    ge=0, le=MAX_WAIT_S,
-    description="Seconds to wait for the coordinator to decide the signal's fate "
-                "(0: answer as soon as the signal is durable).")]
+Cursor = Annotated[
+    Text | None,
+    Query(min_length=1, max_length=512, description="`next_cursor` of the previous page."),
+]
+Wait = Annotated[
+    float,
+    Query(
+        ge=0,
+        le=MAX_WAIT_S,
+        description="Seconds to wait for the coordinator to decide the signal's fate "
+        "(0: answer as soon as the signal is durable).",
+    ),
+]
 
 
 def signal_key(header: str | None, body: str | None) -> str:
@@ -36,8 +49,11 @@ def signal_key(header: str | None, body: str | None) -> str:
     Without either, the request gets a fresh key and is not safe to retry."""
     header, body = check_key(header), check_key(body)
     if header is not None and body is not None and header != body:
-        raise ApiProblem(422, "idempotency_key_mismatch",
-                         "the Idempotency-Key header and the body's idempotency_key differ")
+        raise ApiProblem(
+            422,
+            "idempotency_key_mismatch",
+            "the Idempotency-Key header and the body's idempotency_key differ",
+        )
     return header or body or f"api:{uuid.uuid4()}"
 
 

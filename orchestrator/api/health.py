@@ -45,16 +45,19 @@ def healthz() -> Liveness:
     return Liveness(status="ok")
 
 
-@router.get("/readyz", response_model=Readiness,
-            responses={503: {"model": Readiness, "description": "Not ready: see checks"}},
-            summary="Readiness: database, broker and a worker on every queue")
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "Not ready: see checks"}},
+    summary="Readiness: database, broker and a worker on every queue",
+)
 def readyz() -> JSONResponse:
-    checks = {"database": check_database(), "broker": check_broker(),
-              "workers": check_workers()}
+    checks = {"database": check_database(), "broker": check_broker(), "workers": check_workers()}
     ready = all(check.ok for check in checks.values())
     body = Readiness(status="ready" if ready else "unready", checks=checks)
-    return JSONResponse(body.model_dump(mode="json", exclude_none=True),
-                        status_code=200 if ready else 503)
+    return JSONResponse(
+        body.model_dump(mode="json", exclude_none=True), status_code=200 if ready else 503
+    )
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
@@ -84,12 +87,15 @@ def check_broker() -> Check:
 def check_workers() -> Check:
     if get_settings().is_embedded_broker:
         embedded = get_settings().api.embedded_worker
-        return Check(ok=embedded, detail="embedded worker in this process" if embedded
-                     else "memory broker and no embedded worker: nothing consumes")
+        return Check(
+            ok=embedded,
+            detail="embedded worker in this process"
+            if embedded
+            else "memory broker and no embedded worker: nothing consumes",
+        )
     timeout = get_settings().observability.readiness_timeout_s
     try:
-        replies: dict[str, Any] = get_app().control.inspect(timeout=timeout).active_queues() \
-            or {}
+        replies: dict[str, Any] = get_app().control.inspect(timeout=timeout).active_queues() or {}
     except Exception as error:
         return Check(ok=False, detail=_short(error))
     consumers: dict[str, list[str]] = {queue: [] for queue in QUEUES}

@@ -45,8 +45,9 @@ class StoredResponse:
 
 
 def request_hash(method: str, path: str, material: Any) -> str:
-    encoded = json.dumps({"method": method, "path": path, "request": material},
-                         sort_keys=True, default=str).encode()
+    encoded = json.dumps(
+        {"method": method, "path": path, "request": material}, sort_keys=True, default=str
+    ).encode()
     return hashlib.sha256(encoded).hexdigest()
 
 
@@ -55,13 +56,17 @@ def check_key(key: str | None) -> str | None:
         return None
     key = key.strip()
     if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
-        raise ApiProblem(422, "invalid_idempotency_key",
-                         f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters")
+        raise ApiProblem(
+            422,
+            "invalid_idempotency_key",
+            f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters",
+        )
     return key
 
 
-def run_once(principal: Principal, key: str | None, fingerprint: str,
-             action: Callable[[], StoredResponse]) -> JSONResponse:
+def run_once(
+    principal: Principal, key: str | None, fingerprint: str, action: Callable[[], StoredResponse]
+) -> JSONResponse:
     """Run `action` once per (tenant, key); replay its response for the same request."""
     if key is None:
         return action().response()
@@ -81,28 +86,41 @@ def _claim(tenant_id: str, key: str, fingerprint: str) -> StoredResponse | None:
     """Reserve the key, or return the response stored under it."""
     try:
         with transaction() as session:
-            session.add(IdempotentResponse(id=uuid.uuid4(), tenant_id=tenant_id,
-                                           idempotency_key=key, request_hash=fingerprint,
-                                           created_at=utcnow()))
+            session.add(
+                IdempotentResponse(
+                    id=uuid.uuid4(),
+                    tenant_id=tenant_id,
+                    idempotency_key=key,
+                    request_hash=fingerprint,
+                    created_at=utcnow(),
+                )
+            )
         return None
     except IntegrityError:
         pass
     with transaction() as session:
-        row = session.scalar(select(IdempotentResponse).where(
-            IdempotentResponse.tenant_id == tenant_id,
-            IdempotentResponse.idempotency_key == key))
+        row = session.scalar(
+            select(IdempotentResponse).where(
+                IdempotentResponse.tenant_id == tenant_id, IdempotentResponse.idempotency_key == key
+            )
+        )
         if row is None:  # released meanwhile: claim again
             return _claim(tenant_id, key, fingerprint)
         if row.request_hash != fingerprint:
             raise IdempotencyConflict(
-                "this Idempotency-Key was used before with a different request")
+                "this Idempotency-Key was used before with a different request"
+            )
         if row.status_code is not None:
-            return StoredResponse(row.status_code, dict(row.response_body or {}),
-                           dict(row.response_headers or {}))
+            return StoredResponse(
+                row.status_code, dict(row.response_body or {}), dict(row.response_headers or {})
+            )
         stale = utcnow() - timedelta(seconds=get_settings().api.idempotency_stale_s)
         if _as_aware(row.created_at) > stale:
-            raise ApiProblem(409, "idempotency_in_progress",
-                             "a request with this Idempotency-Key is still being handled")
+            raise ApiProblem(
+                409,
+                "idempotency_in_progress",
+                "a request with this Idempotency-Key is still being handled",
+            )
         row.created_at = utcnow()  # the first attempt died: this one takes over
         return None
 
@@ -114,16 +132,26 @@ def _as_aware(value: datetime) -> datetime:
 
 def _complete(tenant_id: str, key: str, outcome: StoredResponse) -> None:
     with transaction() as session:
-        session.execute(update(IdempotentResponse).where(
-            IdempotentResponse.tenant_id == tenant_id,
-            IdempotentResponse.idempotency_key == key).values(
-            status_code=outcome.status_code, response_body=outcome.body,
-            response_headers=outcome.headers, completed_at=utcnow()))
+        session.execute(
+            update(IdempotentResponse)
+            .where(
+                IdempotentResponse.tenant_id == tenant_id, IdempotentResponse.idempotency_key == key
+            )
+            .values(
+                status_code=outcome.status_code,
+                response_body=outcome.body,
+                response_headers=outcome.headers,
+                completed_at=utcnow(),
+            )
+        )
 
 
 def _release(tenant_id: str, key: str) -> None:
     with transaction() as session:
-        session.execute(delete(IdempotentResponse).where(
-            IdempotentResponse.tenant_id == tenant_id,
-            IdempotentResponse.idempotency_key == key,
-            IdempotentResponse.status_code.is_(None)))
+        session.execute(
+            delete(IdempotentResponse).where(
+                IdempotentResponse.tenant_id == tenant_id,
+                IdempotentResponse.idempotency_key == key,
+                IdempotentResponse.status_code.is_(None),
+            )
+        )

@@ -32,8 +32,9 @@ def body_limit(scope: Scope) -> int:
     if scope.get("method") == "POST" and _UPLOAD_PATH.match(scope.get("path", "")):
         return get_settings().max_document_bytes + api.multipart_overhead_bytes
     if scope.get("method") == "POST" and _CONSOLE_UPLOAD_PATH.match(scope.get("path", "")):
-        return CONSOLE_UPLOAD_FILES * (get_settings().max_document_bytes
-                                       + api.multipart_overhead_bytes)
+        return CONSOLE_UPLOAD_FILES * (
+            get_settings().max_document_bytes + api.multipart_overhead_bytes
+        )
     return api.max_body_bytes
 
 
@@ -77,9 +78,14 @@ class BodyLimitMiddleware:
 
     @staticmethod
     async def _refuse(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
-        response = problem_response(None, 413, "payload_too_large",
-                                    f"the request body exceeds the {limit}-byte limit",
-                                    instance=scope.get("path"), limit_bytes=limit)
+        response = problem_response(
+            None,
+            413,
+            "payload_too_large",
+            f"the request body exceeds the {limit}-byte limit",
+            instance=scope.get("path"),
+            limit_bytes=limit,
+        )
         await response(scope, receive, send)
 
 

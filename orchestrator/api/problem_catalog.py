@@ -20,106 +20,241 @@ class ProblemType:
 
 
 def _entries(*items: tuple[str, int, str, str, str]) -> dict[str, ProblemType]:
-    return {code: ProblemType(code, status, title, meaning, remedy)
-            for code, status, title, meaning, remedy in items}
+    return {
+        code: ProblemType(code, status, title, meaning, remedy)
+        for code, status, title, meaning, remedy in items
+    }
 
 
 PROBLEMS = _entries(
-    ("unauthenticated", 401, "No API key",
-     "The request carried no `Authorization: Bearer <key>` header.",
-     "Send an API key created with `lifecycle apikey create`."),
-    ("invalid_api_key", 401, "Unknown or revoked API key",
-     "The key is not one the fleet issued, or it was revoked.",
-     "Ask an operator for a valid key (`lifecycle apikey list` shows which are active)."),
-    ("insufficient_scope", 403, "The key lacks a scope",
-     "The key is valid but lacks the scope this request needs (`required_scopes` names it).",
-     "Use a key with that scope, or ask an operator to create one."),
-    ("forbidden", 403, "Forbidden", "The request is not allowed.",
-     "Check the key's scopes and organizations."),
-    ("not_found", 404, "Not found",
-     "The resource does not exist, or belongs to another tenant or organization (both "
-     "answer the same, so ids of other tenants reveal nothing).",
-     "Check the id and that the key's tenant and organizations include it."),
-    ("method_not_allowed", 405, "Method not allowed",
-     "The path exists but not with this HTTP method.", "See `/docs` for the methods."),
-    ("not_acceptable", 406, "Not acceptable",
-     "The API cannot answer in a media type the `Accept` header allows.",
-     "Accept `application/json` (and `application/problem+json` for errors)."),
-    ("conflict", 409, "Conflict", "The request conflicts with the resource's state.",
-     "Read the resource again and retry."),
-    ("idempotency_conflict", 409, "Idempotency key reused for another request",
-     "The idempotency key was used before with a different request; the first one stands "
-     "and this one was not applied.",
-     "Use a new key for a new request; repeat a request only with its own key."),
-    ("idempotency_in_progress", 409, "Request with this key still running",
-     "A request with the same `Idempotency-Key` is still being handled.",
-     "Retry after a moment: the first request's response will be replayed."),
-    ("active_run_exists", 409, "The assessment already has an active run",
-     "An assessment runs one lifecycle at a time.",
-     "Follow the active run, or cancel it before starting another."),
-    ("concurrent_update", 409, "The run changed meanwhile",
-     "The run was updated by someone else between reading and writing it.",
-     "Retry the request."),
-    ("payload_too_large", 413, "Request body too large",
-     "The body is larger than `LIFECYCLE_API_MAX_BODY_BYTES` (uploads excepted).",
-     "Send a smaller body."),
-    ("document_too_large", 413, "Document too large",
-     "The upload crossed `LIFECYCLE_MAX_DOCUMENT_BYTES`; it was refused as soon as it did, "
-     "and nothing was stored.",
-     "Split the document, or ask an operator to raise the limit."),
-    ("unsupported_media_type", 415, "Unsupported media type",
-     "The request's or the document's media type is not one the API takes.",
-     "Upload PDF, DOCX, XLSX, HTML, Markdown, CSV or plain text; send JSON bodies as "
-     "`application/json`."),
-    ("validation_failed", 422, "The request does not match the schema",
-     "A field is missing, unknown or out of range; `errors` lists each one with its "
-     "location.", "Fix the fields named in `errors` (the schema is at `/docs`)."),
-    ("invalid_input", 422, "Invalid input",
-     "The request is well formed but a value cannot be used (the detail says which).",
-     "Fix the value the detail names."),
-    ("signal_rejected", 422, "Signal rejected by the lifecycle",
-     "The signal was recorded but is invalid for the run now (wrong approval event, "
-     "version, role or step); its fate is `rejected` with the reason, and the run did not "
-     "change.", "Read the reason and the run's state; send a valid signal."),
-    ("role_not_held", 422, "Approver role not held",
-     "The approval named a role the key's principal was never granted, or the principal "
-     "holds no role at all. Roles are granted by an admin, never claimed in a request.",
-     "Leave `approver_role` out to act in the roles you hold, or ask an admin to grant the "
-     "role (`celery -A orchestrator lifecycle role grant` or `POST /api/v1/roles/grant`)."),
-    ("unknown_framework", 422, "Unknown framework",
-     "`framework_selected` named a framework the run's pinned control catalogues do not "
-     "have; nothing was recorded. `unknown` lists the names refused, `suggestions` the "
-     "close matches for each, `available` every framework the run can be scoped to.",
-     "Send a name from `available` (versions count: \"ISO/IEC 27001:2022\", \"PCI DSS "
-     "4.0\"); `GET /api/v1/frameworks` lists them, or import the catalogue that has it "
-     "(`lifecycle catalog import`)."),
-    ("invalid_idempotency_key", 422, "Invalid idempotency key",
-     "The `Idempotency-Key` header is empty, too long or not printable.",
-     "Send 1 to 256 printable characters."),
-    ("idempotency_key_mismatch", 422, "Two different idempotency keys",
-     "The `Idempotency-Key` header and the body's `idempotency_key` disagree.",
-     "Send one of them, or the same value in both."),
-    ("unexpected_field", 422, "Unexpected form field",
-     "The upload has a form field other than `file`.",
-     "Send one multipart part named `file`."),
-    ("too_many_files", 422, "More than one file", "An upload takes one document.",
-     "Upload documents one request at a time."),
-    ("file_missing", 422, "No file part", "The upload has no `file` part.",
-     "Send the document as the multipart part `file`."),
-    ("malformed_multipart", 400, "Malformed multipart body",
-     "The multipart body could not be read (bad boundary, headers too large, ended early).",
-     "Send a well-formed `multipart/form-data` body."),
-    ("client_disconnected", 400, "Upload ended early",
-     "The client closed the connection before the body was complete; nothing was stored.",
-     "Upload again."),
-    ("bad_request", 400, "Bad request", "The request could not be understood.",
-     "Check the method, path, headers and body."),
-    ("lifecycle_error", 400, "Lifecycle error", "The request was refused (the detail says "
-     "why).", "Read the detail."),
-    ("http_error", 400, "HTTP error", "An HTTP-level error without a more specific code.",
-     "Read the status and the detail."),
-    ("internal_error", 500, "Internal error",
-     "Something failed unexpectedly. Details are only in the server's log, under the "
-     "response's trace id; nothing partial was stored.",
-     "Retry later; report the `X-Trace-Id` to an operator if it persists."),
+    (
+        "unauthenticated",
+        401,
+        "No API key",
+        "The request carried no `Authorization: Bearer <key>` header.",
+        "Send an API key created with `lifecycle apikey create`.",
+    ),
+    (
+        "invalid_api_key",
+        401,
+        "Unknown or revoked API key",
+        "The key is not one the fleet issued, or it was revoked.",
+        "Ask an operator for a valid key (`lifecycle apikey list` shows which are active).",
+    ),
+    (
+        "insufficient_scope",
+        403,
+        "The key lacks a scope",
+        "The key is valid but lacks the scope this request needs (`required_scopes` names it).",
+        "Use a key with that scope, or ask an operator to create one.",
+    ),
+    (
+        "forbidden",
+        403,
+        "Forbidden",
+        "The request is not allowed.",
+        "Check the key's scopes and organizations.",
+    ),
+    (
+        "not_found",
+        404,
+        "Not found",
+        "The resource does not exist, or belongs to another tenant or organization (both "
+        "answer the same, so ids of other tenants reveal nothing).",
+        "Check the id and that the key's tenant and organizations include it.",
+    ),
+    (
+        "method_not_allowed",
+        405,
+        "Method not allowed",
+        "The path exists but not with this HTTP method.",
+        "See `/docs` for the methods.",
+    ),
+    (
+        "not_acceptable",
+        406,
+        "Not acceptable",
+        "The API cannot answer in a media type the `Accept` header allows.",
+        "Accept `application/json` (and `application/problem+json` for errors).",
+    ),
+    (
+        "conflict",
+        409,
+        "Conflict",
+        "The request conflicts with the resource's state.",
+        "Read the resource again and retry.",
+    ),
+    (
+        "idempotency_conflict",
+        409,
+        "Idempotency key reused for another request",
+        "The idempotency key was used before with a different request; the first one stands "
+        "and this one was not applied.",
+        "Use a new key for a new request; repeat a request only with its own key.",
+    ),
+    (
+        "idempotency_in_progress",
+        409,
+        "Request with this key still running",
+        "A request with the same `Idempotency-Key` is still being handled.",
+        "Retry after a moment: the first request's response will be replayed.",
+    ),
+    (
+        "active_run_exists",
+        409,
+        "The assessment already has an active run",
+        "An assessment runs one lifecycle at a time.",
+        "Follow the active run, or cancel it before starting another.",
+    ),
+    (
+        "concurrent_update",
+        409,
+        "The run changed meanwhile",
+        "The run was updated by someone else between reading and writing it.",
+        "Retry the request.",
+    ),
+    (
+        "payload_too_large",
+        413,
+        "Request body too large",
+        "The body is larger than `LIFECYCLE_API_MAX_BODY_BYTES` (uploads excepted).",
+        "Send a smaller body.",
+    ),
+    (
+        "document_too_large",
+        413,
+        "Document too large",
+        "The upload crossed `LIFECYCLE_MAX_DOCUMENT_BYTES`; it was refused as soon as it did, "
+        "and nothing was stored.",
+        "Split the document, or ask an operator to raise the limit.",
+    ),
+    (
+        "unsupported_media_type",
+        415,
+        "Unsupported media type",
+        "The request's or the document's media type is not one the API takes.",
+        "Upload PDF, DOCX, XLSX, HTML, Markdown, CSV or plain text; send JSON bodies as "
+        "`application/json`.",
+    ),
+    (
+        "validation_failed",
+        422,
+        "The request does not match the schema",
+        "A field is missing, unknown or out of range; `errors` lists each one with its location.",
+        "Fix the fields named in `errors` (the schema is at `/docs`).",
+    ),
+    (
+        "invalid_input",
+        422,
+        "Invalid input",
+        "The request is well formed but a value cannot be used (the detail says which).",
+        "Fix the value the detail names.",
+    ),
+    (
+        "signal_rejected",
+        422,
+        "Signal rejected by the lifecycle",
+        "The signal was recorded but is invalid for the run now (wrong approval event, "
+        "version, role or step); its fate is `rejected` with the reason, and the run did not "
+        "change.",
+        "Read the reason and the run's state; send a valid signal.",
+    ),
+    (
+        "role_not_held",
+        422,
+        "Approver role not held",
+        "The approval named a role the key's principal was never granted, or the principal "
+        "holds no role at all. Roles are granted by an admin, never claimed in a request.",
+        "Leave `approver_role` out to act in the roles you hold, or ask an admin to grant the "
+        "role (`celery -A orchestrator lifecycle role grant` or `POST /api/v1/roles/grant`).",
+    ),
+    (
+        "unknown_framework",
+        422,
+        "Unknown framework",
+        "`framework_selected` named a framework the run's pinned control catalogues do not "
+        "have; nothing was recorded. `unknown` lists the names refused, `suggestions` the "
+        "close matches for each, `available` every framework the run can be scoped to.",
+        'Send a name from `available` (versions count: "ISO/IEC 27001:2022", "PCI DSS '
+        '4.0"); `GET /api/v1/frameworks` lists them, or import the catalogue that has it '
+        "(`lifecycle catalog import`).",
+    ),
+    (
+        "invalid_idempotency_key",
+        422,
+        "Invalid idempotency key",
+        "The `Idempotency-Key` header is empty, too long or not printable.",
+        "Send 1 to 256 printable characters.",
+    ),
+    (
+        "idempotency_key_mismatch",
+        422,
+        "Two different idempotency keys",
+        "The `Idempotency-Key` header and the body's `idempotency_key` disagree.",
+        "Send one of them, or the same value in both.",
+    ),
+    (
+        "unexpected_field",
+        422,
+        "Unexpected form field",
+        "The upload has a form field other than `file`.",
+        "Send one multipart part named `file`.",
+    ),
+    (
+        "too_many_files",
+        422,
+        "More than one file",
+        "An upload takes one document.",
+        "Upload documents one request at a time.",
+    ),
+    (
+        "file_missing",
+        422,
+        "No file part",
+        "The upload has no `file` part.",
+        "Send the document as the multipart part `file`.",
+    ),
+    (
+        "malformed_multipart",
+        400,
+        "Malformed multipart body",
+        "The multipart body could not be read (bad boundary, headers too large, ended early).",
+        "Send a well-formed `multipart/form-data` body.",
+    ),
+    (
+        "client_disconnected",
+        400,
+        "Upload ended early",
+        "The client closed the connection before the body was complete; nothing was stored.",
+        "Upload again.",
+    ),
+    (
+        "bad_request",
+        400,
+        "Bad request",
+        "The request could not be understood.",
+        "Check the method, path, headers and body.",
+    ),
+    (
+        "lifecycle_error",
+        400,
+        "Lifecycle error",
+        "The request was refused (the detail says why).",
+        "Read the detail.",
+    ),
+    (
+        "http_error",
+        400,
+        "HTTP error",
+        "An HTTP-level error without a more specific code.",
+        "Read the status and the detail.",
+    ),
+    (
+        "internal_error",
+        500,
+        "Internal error",
+        "Something failed unexpectedly. Details are only in the server's log, under the "
+        "response's trace id; nothing partial was stored.",
+        "Retry later; report the `X-Trace-Id` to an operator if it persists.",
+    ),
 )

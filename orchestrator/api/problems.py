@@ -36,37 +36,63 @@ class Problem(BaseModel):
     instance: str | None = None
     code: str = Field(description="Stable machine-readable error code.")
     errors: list[FieldError] | None = Field(
-        None, description="What was wrong with the request, field by field (422 only).")
+        None, description="What was wrong with the request, field by field (422 only)."
+    )
 
 
 class ApiProblem(Exception):
     """An error raised by the API layer itself (auth, limits, media types, ...)."""
 
-    def __init__(self, status: int, code: str, detail: str, *,
-                 headers: dict[str, str] | None = None, **extra: Any) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
         super().__init__(detail)
         self.status, self.code, self.detail = status, code, detail
         self.headers = headers or {}
         self.extra = extra
 
 
-_STATUS_CODES = {400: "bad_request", 401: "unauthenticated", 403: "forbidden",
-                 404: "not_found", 405: "method_not_allowed", 406: "not_acceptable",
-                 409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type",
-                 422: "validation_failed", 500: "internal_error"}
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_failed",
+    500: "internal_error",
+}
 
 
-def problem_response(request: Request | None, status: int, code: str, detail: str | None, *,
-                     headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+def problem_response(
+    request: Request | None,
+    status: int,
+    code: str,
+    detail: str | None,
+    *,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
     body: dict[str, Any] = {
-        "type": f"/problems/{code}", "title": _title(status), "status": status,
-        "detail": detail, "code": code,
+        "type": f"/problems/{code}",
+        "title": _title(status),
+        "status": status,
+        "detail": detail,
+        "code": code,
     }
     if request is not None:
         body["instance"] = request.url.path
     body.update({key: value for key, value in extra.items() if key not in body})
-    return JSONResponse(body, status_code=status, headers=headers,
-                        media_type=PROBLEM_MEDIA_TYPE)
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE)
 
 
 def _title(status: int) -> str:
@@ -96,39 +122,55 @@ async def _lifecycle_error(request: Request, error: Exception) -> JSONResponse:
 
 async def _api_problem(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, ApiProblem)
-    return problem_response(request, error.status, error.code, error.detail,
-                            headers=error.headers,
-                            **{k: _json_safe(v) for k, v in error.extra.items()})
+    return problem_response(
+        request,
+        error.status,
+        error.code,
+        error.detail,
+        headers=error.headers,
+        **{k: _json_safe(v) for k, v in error.extra.items()},
+    )
 
 
 async def _validation_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
-    return problem_response(request, 422, "validation_failed",
-                            "the request does not match the API's schema",
-                            errors=_field_errors(error.errors()))
+    return problem_response(
+        request,
+        422,
+        "validation_failed",
+        "the request does not match the API's schema",
+        errors=_field_errors(error.errors()),
+    )
 
 
 def _field_errors(errors: Any) -> list[dict[str, Any]]:
     if not isinstance(errors, list | tuple):
         return []
-    return [{"loc": [part if isinstance(part, int) else str(part)
-                     for part in item.get("loc", ())],
-             "msg": str(item.get("msg", "")), "type": str(item.get("type", ""))}
-            for item in errors if isinstance(item, dict)]
+    return [
+        {
+            "loc": [part if isinstance(part, int) else str(part) for part in item.get("loc", ())],
+            "msg": str(item.get("msg", "")),
+            "type": str(item.get("type", "")),
+        }
+        for item in errors
+        if isinstance(item, dict)
+    ]
 
 
 async def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     code = _STATUS_CODES.get(error.status_code, "http_error")
     detail = error.detail if isinstance(error.detail, str) else None
-    return problem_response(request, error.status_code, code, detail,
-                            headers=dict(error.headers or {}))
+    return problem_response(
+        request, error.status_code, code, detail, headers=dict(error.headers or {})
+    )
 
 
 def unexpected_error_response(request: Request) -> JSONResponse:
     """The 500 answer: no internals, the details are in the log."""
-    return problem_response(request, 500, "internal_error",
-                            "an unexpected error occurred; it has been logged")
+    return problem_response(
+        request, 500, "internal_error", "an unexpected error occurred; it has been logged"
+    )
 
 
 async def _unexpected(request: Request, error: Exception) -> JSONResponse:
@@ -146,7 +188,11 @@ def install_problem_handlers(app: FastAPI) -> None:
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries: these statuses answer a Problem as application/problem+json."""
-    return {status: {"model": Problem, "description": _title(status),
-                     "content": {PROBLEM_MEDIA_TYPE: {
-                         "schema": {"$ref": "#/components/schemas/Problem"}}}}
-            for status in statuses}
+    return {
+        status: {
+            "model": Problem,
+            "description": _title(status),
+            "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        for status in statuses
+    }

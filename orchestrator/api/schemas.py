@@ -33,7 +33,8 @@ def _accepted_by_producer(kind: SignalType) -> bool:
 
 #: The signal types callers may send (the producer decides; the schema only lists them).
 PublicSignalType = StrEnum(  # type: ignore[misc]
-    "PublicSignalType", {t.name: t.value for t in SignalType if _accepted_by_producer(t)})
+    "PublicSignalType", {t.name: t.value for t in SignalType if _accepted_by_producer(t)}
+)
 
 
 class _Request(BaseModel):
@@ -50,33 +51,45 @@ class SignoffPolicy(_Request):
 
     mode: SignoffMode = SignoffMode.SINGLE
     approvers: list[Annotated[Text, Field(min_length=1, max_length=256)]] = Field(
-        default_factory=list, max_length=50,
-        description="Designated approvers (principals); needed by all but `single`.")
+        default_factory=list,
+        max_length=50,
+        description="Designated approvers (principals); needed by all but `single`.",
+    )
     roles: list[Annotated[Text, Field(min_length=1, max_length=64)]] | None = Field(
-        None, min_length=1, max_length=20,
-        description="Roles an approver must hold; default: assessor, compliance_lead, ciso.")
+        None,
+        min_length=1,
+        max_length=20,
+        description="Roles an approver must hold; default: assessor, compliance_lead, ciso.",
+    )
     required: int = Field(1, ge=1, le=50, description="For n_of_m: how many approvers.")
     separation_of_duties: bool = Field(
-        True, description="Whoever asked for a draft may not approve it.")
+        True, description="Whoever asked for a draft may not approve it."
+    )
 
 
 class StartLifecycle(_Request):
     approval_policies: dict[ArtifactKind, SignoffPolicy] | None = Field(
-        None, description="Signoff policy per artifact kind; gates not named approve with "
-                          "one eligible approver.")
+        None,
+        description="Signoff policy per artifact kind; gates not named approve with "
+        "one eligible approver.",
+    )
     idempotency_key: IdempotencyKey | None = Field(
-        None, description="Same key and input: the same run back. The Idempotency-Key "
-                          "header may carry it instead.")
+        None,
+        description="Same key and input: the same run back. The Idempotency-Key "
+        "header may carry it instead.",
+    )
     trace_id: TraceId | None = None
 
 
 class SignalRequest(_Request):
     type: PublicSignalType  # type: ignore[valid-type]
     idempotency_key: IdempotencyKey | None = Field(
-        None, description="Unique per run; the Idempotency-Key header may carry it instead.")
+        None, description="Unique per run; the Idempotency-Key header may carry it instead."
+    )
     payload: Annotated[dict[str, Any], NulFree] = Field(default_factory=dict)
     approval_event_id: uuid.UUID | None = Field(
-        None, description="Approval signals name the approval event they act on.")
+        None, description="Approval signals name the approval event they act on."
+    )
     trace_id: TraceId | None = None
 
 
@@ -95,10 +108,14 @@ class ApprovalRequest(_Request):
     artifact_version: int = Field(ge=1, le=1_000_000)
     decision: ApprovalDecision = ApprovalDecision.APPROVED
     approver_role: Text | None = Field(
-        None, min_length=1, max_length=64, pattern=r"\S",
+        None,
+        min_length=1,
+        max_length=64,
+        pattern=r"\S",
         description="Act in this one role, which an admin must have granted to the key's "
-                    "principal (422 `role_not_held` otherwise). Left out, the event carries "
-                    "every role the principal holds.")
+        "principal (422 `role_not_held` otherwise). Left out, the event carries "
+        "every role the principal holds.",
+    )
     comment: Text | None = Field(None, max_length=4000)
 
 

@@ -29,13 +29,23 @@ MAX_HEADER_BYTES = 8 * 1024
 #: The OpenAPI description of the upload body (parsed by hand, so declared here).
 UPLOAD_BODY: dict[str, Any] = {
     "required": True,
-    "content": {"multipart/form-data": {"schema": {
-        "type": "object", "required": [FILE_FIELD], "additionalProperties": False,
-        "properties": {FILE_FIELD: {
-            "type": "string", "format": "binary",
-            "description": "The document. Its type is decided from its content; a "
-                           "declared Content-Type must agree with it."}},
-    }}},
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": [FILE_FIELD],
+                "additionalProperties": False,
+                "properties": {
+                    FILE_FIELD: {
+                        "type": "string",
+                        "format": "binary",
+                        "description": "The document. Its type is decided from its content; a "
+                        "declared Content-Type must agree with it.",
+                    }
+                },
+            }
+        }
+    },
 }
 
 
@@ -70,10 +80,16 @@ class _Receiver:
         self.ended = False
 
     def callbacks(self) -> dict[str, Any]:
-        return {"on_part_begin": self._begin, "on_header_field": self._field,
-                "on_header_value": self._value, "on_header_end": self._header_end,
-                "on_headers_finished": self._headers_done, "on_part_data": self._data,
-                "on_part_end": self._part_end, "on_end": self._end}
+        return {
+            "on_part_begin": self._begin,
+            "on_header_field": self._field,
+            "on_header_value": self._value,
+            "on_header_end": self._header_end,
+            "on_headers_finished": self._headers_done,
+            "on_part_data": self._data,
+            "on_part_end": self._part_end,
+            "on_end": self._end,
+        }
 
     def _begin(self) -> None:
         self.part = _Part()
@@ -100,8 +116,11 @@ class _Receiver:
         _, options = parse_options_header(self.part.headers.get("content-disposition", ""))
         name = options.get(b"name", b"").decode("utf-8", "replace")
         if name != FILE_FIELD:
-            raise ApiProblem(422, "unexpected_field",
-                             f"only one field, {FILE_FIELD!r}, is accepted; got {name!r}")
+            raise ApiProblem(
+                422,
+                "unexpected_field",
+                f"only one field, {FILE_FIELD!r}, is accepted; got {name!r}",
+            )
         if self.filename is not None:
             raise ApiProblem(422, "too_many_files", "upload one document per request")
         filename = options.get(b"filename")
@@ -117,9 +136,12 @@ class _Receiver:
             return
         self.size += end - start
         if self.size > self.max_bytes:
-            raise ApiProblem(413, "document_too_large",
-                             f"the document exceeds the {self.max_bytes}-byte limit",
-                             limit_bytes=self.max_bytes)
+            raise ApiProblem(
+                413,
+                "document_too_large",
+                f"the document exceeds the {self.max_bytes}-byte limit",
+                limit_bytes=self.max_bytes,
+            )
         chunk = data[start:end]
         self.digest.update(chunk)
         self.sink.write(chunk)
@@ -135,14 +157,18 @@ def _boundary(request: Request) -> bytes:
     media_type, options = parse_options_header(request.headers.get("content-type", ""))
     boundary = options.get(b"boundary")
     if media_type != b"multipart/form-data" or not boundary:
-        raise ApiProblem(415, "unsupported_media_type",
-                         "upload the document as multipart/form-data with a 'file' part")
+        raise ApiProblem(
+            415,
+            "unsupported_media_type",
+            "upload the document as multipart/form-data with a 'file' part",
+        )
     return boundary
 
 
 @asynccontextmanager
-async def received_upload(request: Request, directory: Path,
-                          max_bytes: int) -> AsyncIterator[ReceivedFile]:
+async def received_upload(
+    request: Request, directory: Path, max_bytes: int
+) -> AsyncIterator[ReceivedFile]:
     """Stream the request's one file into a temp file in `directory`; removed on exit."""
     boundary = _boundary(request)
     directory.mkdir(parents=True, exist_ok=True)
@@ -154,8 +180,13 @@ async def received_upload(request: Request, directory: Path,
             await _parse(request, boundary, receiver)
         if receiver.filename is None:
             raise ApiProblem(422, "file_missing", f"the request has no {FILE_FIELD!r} part")
-        yield ReceivedFile(filename=receiver.filename, declared_type=receiver.declared_type,
-                           path=path, size=receiver.size, sha256=receiver.digest.hexdigest())
+        yield ReceivedFile(
+            filename=receiver.filename,
+            declared_type=receiver.declared_type,
+            path=path,
+            size=receiver.size,
+            sha256=receiver.digest.hexdigest(),
+        )
     finally:
         path.unlink(missing_ok=True)
 
@@ -168,10 +199,12 @@ async def _parse(request: Request, boundary: bytes, receiver: _Receiver) -> None
                 parser.write(chunk)
         parser.finalize()
     except FormParserError as error:
-        raise ApiProblem(400, "malformed_multipart", f"the multipart body is malformed: "
-                         f"{error}") from error
+        raise ApiProblem(
+            400, "malformed_multipart", f"the multipart body is malformed: {error}"
+        ) from error
     except ClientDisconnect as error:
-        raise ApiProblem(400, "client_disconnected", "the upload ended before the body "
-                         "was complete") from error
+        raise ApiProblem(
+            400, "client_disconnected", "the upload ended before the body was complete"
+        ) from error
     if not receiver.ended:
         raise ApiProblem(400, "malformed_multipart", "the multipart body ended early")

@@ -16,8 +16,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 class RunIdType(click.ParamType):
     name = "RUN_ID"
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> uuid.UUID:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> uuid.UUID:
         if isinstance(value, uuid.UUID):
             return value
         try:
@@ -65,10 +66,15 @@ class LifecycleGroup(click.Group):
 
 
 def json_option(function: F) -> F:
-    return click.option("--json", "as_json", is_flag=True,
-                        help="Print one JSON document (for scripts).")(function)
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON document (for scripts)."
+    )(function)
 
 
 def actor_option(function: F) -> F:
-    return click.option("--actor", default=None, metavar="ID",
-                        help="Who acts, for the audit trail (default operator:<login>).")(function)
+    return click.option(
+        "--actor",
+        default=None,
+        metavar="ID",
+        help="Who acts, for the audit trail (default operator:<login>).",
+    )(function)

@@ -35,8 +35,16 @@ def _sweeps() -> dict[str, Callable[[], Any]]:
     }
 
 
-SWEEP_NAMES = ["outbox", "inbox", "lost-jobs", "approval-waits", "sla", "stale",
-               "notifications", "all"]
+SWEEP_NAMES = [
+    "outbox",
+    "inbox",
+    "lost-jobs",
+    "approval-waits",
+    "sla",
+    "stale",
+    "notifications",
+    "all",
+]
 
 
 @click.command("sweep")
@@ -63,6 +71,7 @@ def _summary(result: Any) -> str:
 
 # --- dead letters ------------------------------------------------------------------------
 
+
 @click.group("dead-letters")
 def dead_letters() -> None:
     """Jobs the lost-jobs sweep gave up on."""
@@ -71,27 +80,41 @@ def dead_letters() -> None:
 @dead_letters.command("list")
 @click.option("--run", "run_id", type=RUN_ID, help="Only this run's.")
 @click.option("--tenant", help="Only this tenant's.")
-@click.option("--all", "include_replayed", is_flag=True,
-              help="Include replayed and resolved ones.")
+@click.option("--all", "include_replayed", is_flag=True, help="Include replayed and resolved ones.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=100, show_default=True)
 @json_option
-def dead_letters_list(run_id: uuid.UUID | None, tenant: str | None, include_replayed: bool,
-                      limit: int, as_json: bool) -> None:
+def dead_letters_list(
+    run_id: uuid.UUID | None, tenant: str | None, include_replayed: bool, limit: int, as_json: bool
+) -> None:
     """List dead letters, newest first (pending ones only: neither replayed nor resolved,
     unless --all)."""
-    letters = list_dead_letters(run_id=run_id, tenant_id=tenant,
-                                include_replayed=include_replayed, limit=limit)
+    letters = list_dead_letters(
+        run_id=run_id, tenant_id=tenant, include_replayed=include_replayed, limit=limit
+    )
     if as_json:
         emit_json({"items": letters})
         return
     if not letters:
         click.echo("no dead letters")
         return
-    click.echo(table(["id", "job", "tenant", "queue", "at", "replayed", "resolved", "reason"],
-                     [[d.id, d.job_id, d.tenant_id, d.queue, when(d.created_at),
-                       when(d.replayed_at), when(d.resolved_at),
-                       short(d.reason.removeprefix(f"job {d.job_id} "), 80)]
-                      for d in letters]))
+    click.echo(
+        table(
+            ["id", "job", "tenant", "queue", "at", "replayed", "resolved", "reason"],
+            [
+                [
+                    d.id,
+                    d.job_id,
+                    d.tenant_id,
+                    d.queue,
+                    when(d.created_at),
+                    when(d.replayed_at),
+                    when(d.resolved_at),
+                    short(d.reason.removeprefix(f"job {d.job_id} "), 80),
+                ]
+                for d in letters
+            ],
+        )
+    )
 
 
 @dead_letters.command("replay")
@@ -100,16 +123,19 @@ def dead_letters_list(run_id: uuid.UUID | None, tenant: str | None, include_repl
 @click.option("--wait", type=click.FloatRange(0, 120), default=10.0, show_default=True)
 @actor_option
 @json_option
-def dead_letters_replay(letter_id: int, reason: str, wait: float, actor: str | None,
-                        as_json: bool) -> None:
+def dead_letters_replay(
+    letter_id: int, reason: str, wait: float, actor: str | None, as_json: bool
+) -> None:
     """Replay a dead letter: its step runs again as a new attempt."""
     receipt = replay_dead_letter(letter_id, actor_id=operator_id(actor), reason=reason)
     receipt = await_fate(Actor(receipt.run.tenant_id, operator_id(actor)), receipt, wait)
     if as_json:
         emit_json({"dead_letter": letter_id, **receipt.model_dump(mode="json")})
     else:
-        click.echo(f"replayed dead letter {letter_id}: retry {receipt.fate.value}; run "
-                   f"{receipt.run.id} {receipt.run.status} at {receipt.run.current_step}")
+        click.echo(
+            f"replayed dead letter {letter_id}: retry {receipt.fate.value}; run "
+            f"{receipt.run.id} {receipt.run.status} at {receipt.run.current_step}"
+        )
     if receipt.fate.value in ("ignored", "rejected", "conflict"):
         raise click.ClickException(f"the run {receipt.fate.value} the retry: {receipt.reason}")
 
@@ -126,11 +152,14 @@ def dead_letters_resolve(letter_id: int, reason: str, actor: str | None, as_json
     if as_json:
         emit_json(letter)
         return
-    click.echo(f"resolved dead letter {letter.id} (job {letter.job_id}) at "
-               f"{when(letter.resolved_at)} by {letter.resolved_by}")
+    click.echo(
+        f"resolved dead letter {letter.id} (job {letter.job_id}) at "
+        f"{when(letter.resolved_at)} by {letter.resolved_by}"
+    )
 
 
 # --- API keys ------------------------------------------------------------------------------
+
 
 @click.group("apikey")
 def apikey() -> None:
@@ -140,27 +169,45 @@ def apikey() -> None:
 @apikey.command("create")
 @click.option("--tenant", required=True, help="The one tenant the key acts for.")
 @click.option("--principal", required=True, help="Who acts with it, e.g. user:ana@acme.example")
-@click.option("--scope", "scopes", multiple=True, required=True,
-              help="read, signal, approve, operate or admin (repeat, or comma-list).")
-@click.option("--organization", "organizations", multiple=True,
-              help="Limit the key to this organization (repeat for more).")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    required=True,
+    help="read, signal, approve, operate or admin (repeat, or comma-list).",
+)
+@click.option(
+    "--organization",
+    "organizations",
+    multiple=True,
+    help="Limit the key to this organization (repeat for more).",
+)
 @click.option("--name", default="", help="A note saying what the key is for.")
 @json_option
-def apikey_create(tenant: str, principal: str, scopes: tuple[str, ...],
-                  organizations: tuple[str, ...], name: str, as_json: bool) -> None:
+def apikey_create(
+    tenant: str,
+    principal: str,
+    scopes: tuple[str, ...],
+    organizations: tuple[str, ...],
+    name: str,
+    as_json: bool,
+) -> None:
     """Create a key and print it once."""
     from orchestrator.service.apikeys import create_key
 
     chosen = [s.strip() for item in scopes for s in item.split(",") if s.strip()]
-    view, key = create_key(tenant, principal, chosen, organizations=organizations or None,
-                           name=name)
+    view, key = create_key(
+        tenant, principal, chosen, organizations=organizations or None, name=name
+    )
     if as_json:
         emit_json({**view.model_dump(mode="json"), "key": key})
         return
     orgs = ", ".join(view.organizations) if view.organizations else "all"
-    click.echo(f"key id         {view.key_id}\ntenant         {view.tenant_id}\n"
-               f"principal      {view.principal}\nscopes         "
-               f"{', '.join(s.value for s in view.scopes)}\norganizations  {orgs}")
+    click.echo(
+        f"key id         {view.key_id}\ntenant         {view.tenant_id}\n"
+        f"principal      {view.principal}\nscopes         "
+        f"{', '.join(s.value for s in view.scopes)}\norganizations  {orgs}"
+    )
     click.echo("The key is shown this once; store it now:")
     click.echo(key)
 
@@ -176,8 +223,10 @@ def apikey_revoke(key_id: str, as_json: bool) -> None:
     if as_json:
         emit_json(view)
         return
-    click.echo(f"revoked {view.key_id} ({view.principal}, tenant {view.tenant_id}) "
-               f"at {when(view.revoked_at)}")
+    click.echo(
+        f"revoked {view.key_id} ({view.principal}, tenant {view.tenant_id}) "
+        f"at {when(view.revoked_at)}"
+    )
 
 
 @apikey.command("list")
@@ -191,13 +240,26 @@ def apikey_list(tenant: str | None, as_json: bool) -> None:
     if as_json:
         emit_json({"items": keys})
         return
-    click.echo(table(["key id", "tenant", "principal", "scopes", "state", "name"],
-                     [[k.key_id, k.tenant_id, k.principal, ",".join(s.value for s in k.scopes),
-                       f"revoked {when(k.revoked_at)}" if k.revoked_at else "active", k.name]
-                      for k in keys]))
+    click.echo(
+        table(
+            ["key id", "tenant", "principal", "scopes", "state", "name"],
+            [
+                [
+                    k.key_id,
+                    k.tenant_id,
+                    k.principal,
+                    ",".join(s.value for s in k.scopes),
+                    f"revoked {when(k.revoked_at)}" if k.revoked_at else "active",
+                    k.name,
+                ]
+                for k in keys
+            ],
+        )
+    )
 
 
 # --- approver roles ------------------------------------------------------------------------
+
 
 @click.group("role")
 def role() -> None:
@@ -207,8 +269,10 @@ def role() -> None:
 def _role_change_line(change: Any) -> str:
     verb = change.action.value if change.changed else f"already {change.action.value}"
     held = ", ".join(change.roles) or "none"
-    return f"{verb}: {change.role} for {change.principal} (tenant {change.tenant_id}); " \
-           f"now holds: {held}"
+    return (
+        f"{verb}: {change.role} for {change.principal} (tenant {change.tenant_id}); "
+        f"now holds: {held}"
+    )
 
 
 @role.command("grant")
@@ -218,8 +282,14 @@ def _role_change_line(change: Any) -> str:
 @click.option("--reason", help="Why: kept in the audit trail.")
 @actor_option
 @json_option
-def role_grant(tenant: str, principal: str, role_name: str, reason: str | None,
-               actor: str | None, as_json: bool) -> None:
+def role_grant(
+    tenant: str,
+    principal: str,
+    role_name: str,
+    reason: str | None,
+    actor: str | None,
+    as_json: bool,
+) -> None:
     """Grant a role; granting one already held changes nothing."""
     from orchestrator.service.roles import grant_role
 
@@ -237,13 +307,18 @@ def role_grant(tenant: str, principal: str, role_name: str, reason: str | None,
 @click.option("--reason", help="Why: kept in the audit trail.")
 @actor_option
 @json_option
-def role_revoke(tenant: str, principal: str, role_name: str, reason: str | None,
-                actor: str | None, as_json: bool) -> None:
+def role_revoke(
+    tenant: str,
+    principal: str,
+    role_name: str,
+    reason: str | None,
+    actor: str | None,
+    as_json: bool,
+) -> None:
     """Revoke a role at once; approval events recorded later no longer carry it."""
     from orchestrator.service.roles import revoke_role
 
-    change = revoke_role(tenant, principal, role_name, actor_id=operator_id(actor),
-                         reason=reason)
+    change = revoke_role(tenant, principal, role_name, actor_id=operator_id(actor), reason=reason)
     if as_json:
         emit_json(change)
         return
@@ -254,11 +329,17 @@ def role_revoke(tenant: str, principal: str, role_name: str, reason: str | None,
 @click.option("--tenant", help="Only this tenant's.")
 @click.option("--principal", help="Only this principal's.")
 @click.option("--history", is_flag=True, help="Grants and revocations instead, newest first.")
-@click.option("--limit", type=click.IntRange(1, 1000), default=100, show_default=True,
-              help="Most history entries shown.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=100,
+    show_default=True,
+    help="Most history entries shown.",
+)
 @json_option
-def role_list(tenant: str | None, principal: str | None, history: bool, limit: int,
-              as_json: bool) -> None:
+def role_list(
+    tenant: str | None, principal: str | None, history: bool, limit: int, as_json: bool
+) -> None:
     """List the roles held (or, with --history, who granted and revoked what)."""
     from orchestrator.service.roles import list_grants, role_history
 
@@ -267,15 +348,35 @@ def role_list(tenant: str | None, principal: str | None, history: bool, limit: i
         if as_json:
             emit_json({"items": events})
             return
-        click.echo(table(["at", "action", "tenant", "principal", "role", "by", "reason"],
-                         [[when(e.created_at), e.action.value, e.tenant_id, e.principal,
-                           e.role, e.actor_id, short(e.reason or "", 60)] for e in events])
-                   if events else "no role changes")
+        click.echo(
+            table(
+                ["at", "action", "tenant", "principal", "role", "by", "reason"],
+                [
+                    [
+                        when(e.created_at),
+                        e.action.value,
+                        e.tenant_id,
+                        e.principal,
+                        e.role,
+                        e.actor_id,
+                        short(e.reason or "", 60),
+                    ]
+                    for e in events
+                ],
+            )
+            if events
+            else "no role changes"
+        )
         return
     grants = list_grants(tenant, principal)
     if as_json:
         emit_json({"items": grants})
         return
-    click.echo(table(["tenant", "principal", "role", "granted by", "granted at"],
-                     [[g.tenant_id, g.principal, g.role, g.granted_by, when(g.granted_at)]
-                      for g in grants]) if grants else "no roles granted")
+    click.echo(
+        table(
+            ["tenant", "principal", "role", "granted by", "granted at"],
+            [[g.tenant_id, g.principal, g.role, g.granted_by, when(g.granted_at)] for g in grants],
+        )
+        if grants
+        else "no roles granted"
+    )

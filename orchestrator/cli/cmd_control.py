@@ -28,19 +28,34 @@ REFUSED = (SignalFate.IGNORED, SignalFate.REJECTED, SignalFate.CONFLICT)
 
 
 def _common(function: Callable[..., Any]) -> Callable[..., Any]:
-    function = click.option("--reason", required=True,
-                            help="Why: kept in the audit trail.")(function)
-    function = click.option("--key", default=None, metavar="KEY",
-                            help="Idempotency key: the same key repeats nothing "
-                                 "(default: a fresh one, printed).")(function)
-    function = click.option("--wait", type=click.FloatRange(0, 120), default=10.0,
-                            show_default=True,
-                            help="Seconds to wait for the coordinator's verdict.")(function)
+    function = click.option("--reason", required=True, help="Why: kept in the audit trail.")(
+        function
+    )
+    function = click.option(
+        "--key",
+        default=None,
+        metavar="KEY",
+        help="Idempotency key: the same key repeats nothing (default: a fresh one, printed).",
+    )(function)
+    function = click.option(
+        "--wait",
+        type=click.FloatRange(0, 120),
+        default=10.0,
+        show_default=True,
+        help="Seconds to wait for the coordinator's verdict.",
+    )(function)
     return json_option(actor_option(function))
 
 
-def _send(command: str, run_id: uuid.UUID, actor_name: str | None, key: str | None,
-          wait: float, as_json: bool, send: Callable[[Actor, str], Any]) -> None:
+def _send(
+    command: str,
+    run_id: uuid.UUID,
+    actor_name: str | None,
+    key: str | None,
+    wait: float,
+    as_json: bool,
+    send: Callable[[Actor, str], Any],
+) -> None:
     actor = operator_for(run_id, actor_name)
     key = key or new_key(command, run_id)
     receipt = await_fate(actor, send(actor, key), wait)
@@ -52,8 +67,9 @@ def _report(command: str, key: str, receipt: SignalReceipt, as_json: bool) -> No
         emit_json({"command": command, "idempotency_key": key, **receipt.model_dump(mode="json")})
     else:
         run = receipt.run
-        fate = receipt.fate.value + (" (a repeat of an earlier command)" if receipt.duplicate
-                                     else "")
+        fate = receipt.fate.value + (
+            " (a repeat of an earlier command)" if receipt.duplicate else ""
+        )
         click.echo(f"{command} of run {run.id}: {fate}")
         if receipt.reason:
             click.echo(f"  reason  {receipt.reason}")
@@ -62,45 +78,81 @@ def _report(command: str, key: str, receipt: SignalReceipt, as_json: bool) -> No
         if receipt.fate is SignalFate.PENDING:
             click.echo("  the coordinator has not decided yet: `lifecycle show` tells later")
     if receipt.fate in REFUSED:
-        raise click.ClickException(f"the run {receipt.fate.value} the {command}: "
-                                   f"{receipt.reason or 'no reason given'}")
+        raise click.ClickException(
+            f"the run {receipt.fate.value} the {command}: {receipt.reason or 'no reason given'}"
+        )
 
 
 @click.command("retry")
 @click.argument("run_id", type=RUN_ID)
 @_common
-def retry_command(run_id: uuid.UUID, reason: str, key: str | None, wait: float,
-                  actor: str | None, as_json: bool) -> None:
+def retry_command(
+    run_id: uuid.UUID, reason: str, key: str | None, wait: float, actor: str | None, as_json: bool
+) -> None:
     """Run a failed run's failed step again, as a new attempt."""
-    _send("retry", run_id, actor, key, wait, as_json, lambda who, k: operations.retry_step(
-        who, run_id, reason=reason, idempotency_key=k))
+    _send(
+        "retry",
+        run_id,
+        actor,
+        key,
+        wait,
+        as_json,
+        lambda who, k: operations.retry_step(who, run_id, reason=reason, idempotency_key=k),
+    )
 
 
 @click.command("reprocess")
 @click.argument("run_id", type=RUN_ID)
 @click.argument("step", type=click.Choice(STEPS), metavar="STEP")
-@click.option("--new-version", is_flag=True,
-              help="Allow drafting new versions of approvable artifacts (scope, SoA, ...).")
-@click.option("--dry-run", is_flag=True,
-              help="Only print what would be superseded: steps, artifacts, approvals.")
+@click.option(
+    "--new-version",
+    is_flag=True,
+    help="Allow drafting new versions of approvable artifacts (scope, SoA, ...).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Only print what would be superseded: steps, artifacts, approvals.",
+)
 @_common
-def reprocess_command(run_id: uuid.UUID, step: str, new_version: bool, dry_run: bool,
-                      reason: str, key: str | None, wait: float, actor: str | None,
-                      as_json: bool) -> None:
+def reprocess_command(
+    run_id: uuid.UUID,
+    step: str,
+    new_version: bool,
+    dry_run: bool,
+    reason: str,
+    key: str | None,
+    wait: float,
+    actor: str | None,
+    as_json: bool,
+) -> None:
     """Rewind a run to STEP: downstream work is superseded and its approvals are
     collected again."""
     if dry_run:
         who = operator_for(run_id, actor)
-        plan = operations.reprocess_step(who, run_id, step, reason=reason,
-                                         idempotency_key=key or "dry-run",
-                                         new_version=new_version, dry_run=True)
+        plan = operations.reprocess_step(
+            who,
+            run_id,
+            step,
+            reason=reason,
+            idempotency_key=key or "dry-run",
+            new_version=new_version,
+            dry_run=True,
+        )
         assert isinstance(plan, RewindPlan)
         _print_plan(run_id, plan, as_json)
         return
-    _send("reprocess", run_id, actor, key, wait, as_json,
-          lambda who, k: operations.reprocess_step(who, run_id, step, reason=reason,
-                                                   idempotency_key=k,
-                                                   new_version=new_version))
+    _send(
+        "reprocess",
+        run_id,
+        actor,
+        key,
+        wait,
+        as_json,
+        lambda who, k: operations.reprocess_step(
+            who, run_id, step, reason=reason, idempotency_key=k, new_version=new_version
+        ),
+    )
 
 
 def _print_plan(run_id: uuid.UUID, plan: RewindPlan, as_json: bool) -> None:
@@ -123,27 +175,54 @@ def _print_plan(run_id: uuid.UUID, plan: RewindPlan, as_json: bool) -> None:
 @click.argument("run_id", type=RUN_ID)
 @click.argument("artifact_kind", type=click.Choice(ARTIFACT_KINDS), metavar="ARTIFACT_KIND")
 @_common
-def new_version_command(run_id: uuid.UUID, artifact_kind: str, reason: str, key: str | None,
-                        wait: float, actor: str | None, as_json: bool) -> None:
+def new_version_command(
+    run_id: uuid.UUID,
+    artifact_kind: str,
+    reason: str,
+    key: str | None,
+    wait: float,
+    actor: str | None,
+    as_json: bool,
+) -> None:
     """Draft a new version of an artifact (after a reviewer sent it back)."""
-    _send("new-version", run_id, actor, key, wait, as_json,
-          lambda who, k: operations.request_new_version(who, run_id, artifact_kind,
-                                                        reason=reason, idempotency_key=k))
+    _send(
+        "new-version",
+        run_id,
+        actor,
+        key,
+        wait,
+        as_json,
+        lambda who, k: operations.request_new_version(
+            who, run_id, artifact_kind, reason=reason, idempotency_key=k
+        ),
+    )
 
 
 def _control(name: str, action: Callable[..., SignalReceipt], help_text: str) -> click.Command:
     @click.command(name, help=help_text)
     @click.argument("run_id", type=RUN_ID)
     @_common
-    def command(run_id: uuid.UUID, reason: str, key: str | None, wait: float,
-                actor: str | None, as_json: bool) -> None:
-        _send(name, run_id, actor, key, wait, as_json,
-              lambda who, k: action(who, run_id, reason=reason, idempotency_key=k))
+    def command(
+        run_id: uuid.UUID,
+        reason: str,
+        key: str | None,
+        wait: float,
+        actor: str | None,
+        as_json: bool,
+    ) -> None:
+        _send(
+            name,
+            run_id,
+            actor,
+            key,
+            wait,
+            as_json,
+            lambda who, k: action(who, run_id, reason=reason, idempotency_key=k),
+        )
 
     return command
 
 
 cancel_command = _control("cancel", operations.cancel_run, "Cancel a run (terminal).")
 block_command = _control("block", operations.block_run, "Block a run for manual intervention.")
-resume_command = _control("resume", operations.resume_run,
-                          "Resume a blocked run where it stood.")
+resume_command = _control("resume", operations.resume_run, "Resume a blocked run where it stood.")

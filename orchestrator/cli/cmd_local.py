@@ -6,10 +6,19 @@ import click
 
 
 @click.command("demo")
-@click.option("--framework", default="SOC 2", show_default=True,
-              help="The framework the scripted reviewer selects.")
-@click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True,
-              help="Threads of the in-process worker.")
+@click.option(
+    "--framework",
+    default="SOC 2",
+    show_default=True,
+    help="The framework the scripted reviewer selects.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1),
+    default=4,
+    show_default=True,
+    help="Threads of the in-process worker.",
+)
 def demo_command(framework: str, concurrency: int) -> None:
     """Run one whole assessment on the embedded default (SQLite, in-process worker)."""
     from orchestrator.config.settings import get_settings
@@ -51,5 +60,4 @@ def api_command(host: str, port: int, workers: int) -> None:
     """Serve the HTTP API with uvicorn."""
     import uvicorn
 
-    uvicorn.run("orchestrator.api:app", host=host, port=port, workers=workers,
-                proxy_headers=True)
+    uvicorn.run("orchestrator.api:app", host=host, port=port, workers=workers, proxy_headers=True)

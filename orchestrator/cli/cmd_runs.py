@@ -29,20 +29,34 @@ STEPS = [s.value for s in STEP_ORDER]
 @click.option("--tenant", help="Only this tenant's runs (needed to page with --cursor).")
 @click.option("--status", type=click.Choice(STATUSES), help="Only runs in this status.")
 @click.option("--step", type=click.Choice(STEPS), help="Only runs at this step.")
-@click.option("--waiting-for-approval/--not-waiting-for-approval", default=None,
-              help="Only runs waiting (or not waiting) for an approval.")
+@click.option(
+    "--waiting-for-approval/--not-waiting-for-approval",
+    default=None,
+    help="Only runs waiting (or not waiting) for an approval.",
+)
 @click.option("--assessment", type=click.UUID, help="Only runs of this assessment.")
 @click.option("--limit", type=click.IntRange(1, 200), default=50, show_default=True)
 @click.option("--cursor", help="next_cursor of the previous page (with --tenant).")
 @json_option
-def list_command(tenant: str | None, status: str | None, step: str | None,
-                 waiting_for_approval: bool | None, assessment: uuid.UUID | None, limit: int,
-                 cursor: str | None, as_json: bool) -> None:
+def list_command(
+    tenant: str | None,
+    status: str | None,
+    step: str | None,
+    waiting_for_approval: bool | None,
+    assessment: uuid.UUID | None,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
     """List runs, newest first."""
     if cursor and not tenant:
         raise click.UsageError("--cursor pages one tenant's runs: give --tenant too")
-    filters = RunFilter(status=WorkflowStatus(status) if status else None, step=step,
-                        waiting_for_approval=waiting_for_approval, assessment_id=assessment)
+    filters = RunFilter(
+        status=WorkflowStatus(status) if status else None,
+        step=step,
+        waiting_for_approval=waiting_for_approval,
+        assessment_id=assessment,
+    )
     page = _runs(tenant, filters, limit, cursor)
     if as_json:
         emit_json({"items": page.items, "next_cursor": page.next_cursor})
@@ -51,16 +65,30 @@ def list_command(tenant: str | None, status: str | None, step: str | None,
         click.echo("no runs match")
         return
     now = utcnow()
-    click.echo(table(["run", "tenant", "status", "step", "updated", "idle", "reason"],
-                     [[r.id, r.tenant_id, r.status, r.current_step or "-", when(r.updated_at),
-                       span(between(r.updated_at, now)), short(r.reason, 50)]
-                      for r in page.items]))
+    click.echo(
+        table(
+            ["run", "tenant", "status", "step", "updated", "idle", "reason"],
+            [
+                [
+                    r.id,
+                    r.tenant_id,
+                    r.status,
+                    r.current_step or "-",
+                    when(r.updated_at),
+                    span(between(r.updated_at, now)),
+                    short(r.reason, 50),
+                ]
+                for r in page.items
+            ],
+        )
+    )
     if page.next_cursor:
         click.echo(f"\nmore: --tenant {tenant} --cursor {page.next_cursor}")
 
 
-def _runs(tenant: str | None, filters: RunFilter, limit: int,
-          cursor: str | None) -> KeysetPage[RunView]:
+def _runs(
+    tenant: str | None, filters: RunFilter, limit: int, cursor: str | None
+) -> KeysetPage[RunView]:
     if tenant:
         return list_runs(Actor(tenant, "operator"), filters, limit=limit, cursor=cursor)
     with transaction() as session:
@@ -74,8 +102,9 @@ def _runs(tenant: str | None, filters: RunFilter, limit: int,
 
 @click.command("show")
 @click.argument("run_id", type=RUN_ID)
-@click.option("--audit/--no-audit", default=True, show_default=True,
-              help="Include the audit trail.")
+@click.option(
+    "--audit/--no-audit", default=True, show_default=True, help="Include the audit trail."
+)
 @json_option
 def show_command(run_id: uuid.UUID, audit: bool, as_json: bool) -> None:
     """Show a run: status, a timeline of steps, waits, signals (with their fate), jobs

@@ -13,8 +13,11 @@ import click
 
 from orchestrator.cli.clickkit import LifecycleGroup
 
-_RUNS, _CONTROL, _ADMIN = ("orchestrator.cli.cmd_runs", "orchestrator.cli.cmd_control",
-                           "orchestrator.cli.cmd_admin")
+_RUNS, _CONTROL, _ADMIN = (
+    "orchestrator.cli.cmd_runs",
+    "orchestrator.cli.cmd_control",
+    "orchestrator.cli.cmd_admin",
+)
 _LOCAL = "orchestrator.cli.cmd_local"
 _CATALOG = "orchestrator.cli.cmd_catalog"
 COMMANDS = {

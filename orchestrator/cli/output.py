@@ -69,8 +69,12 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Columns padded to their widest cell; the last column is left ragged."""
     cells = [[str(h) for h in headers], *[["" if c is None else str(c) for c in r] for r in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["  ".join(cell.ljust(widths[i]) if i < len(widths) - 1 else cell
-                       for i, cell in enumerate(row)).rstrip() for row in cells]
+    lines = [
+        "  ".join(
+            cell.ljust(widths[i]) if i < len(widths) - 1 else cell for i, cell in enumerate(row)
+        ).rstrip()
+        for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -79,4 +83,4 @@ def short(text: str | None, limit: int = 80) -> str:
     if not text:
         return ""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -73,21 +73,32 @@ def load_history(actor: Actor, run_id: uuid.UUID) -> RunHistory:
         audit += events.items
         if (cursor := events.next_cursor) is None:
             break
-    return RunHistory(run=get_run(actor, run_id), steps=list_steps(actor, run_id),
-                      signals=signals, jobs=list_jobs(actor, run_id), audit=audit,
-                      artifacts=list_artifacts(actor, run_id),
-                      approvals=list_approvals(actor, run_id),
-                      dead_letters=list_dead_letters(run_id=run_id, include_replayed=True))
+    return RunHistory(
+        run=get_run(actor, run_id),
+        steps=list_steps(actor, run_id),
+        signals=signals,
+        jobs=list_jobs(actor, run_id),
+        audit=audit,
+        artifacts=list_artifacts(actor, run_id),
+        approvals=list_approvals(actor, run_id),
+        dead_letters=list_dead_letters(run_id=run_id, include_replayed=True),
+    )
 
 
 def timeline(history: RunHistory) -> list[Entry]:
     entries = [_step_entry(s) for s in history.steps]
     entries += [_signal_entry(s) for s in history.signals]
     entries += [_job_entry(j) for j in history.jobs]
-    entries += [Entry(d.created_at, "dead_letter", d.job_id,
-                      "resolved" if d.resolved_at else "replayed" if d.replayed_at
-                      else "pending",
-                      f"#{d.id} {short(d.reason, 100)}") for d in history.dead_letters]
+    entries += [
+        Entry(
+            d.created_at,
+            "dead_letter",
+            d.job_id,
+            "resolved" if d.resolved_at else "replayed" if d.replayed_at else "pending",
+            f"#{d.id} {short(d.reason, 100)}",
+        )
+        for d in history.dead_letters
+    ]
     return sorted(entries, key=lambda e: e.at)
 
 
@@ -97,8 +108,13 @@ def _step_entry(step: StepView) -> Entry:
     detail = f"{'waited' if waits else 'took'} {took}" if step.finished_at else ""
     if step.error:
         detail = f"{detail}  error: {short(step.error, 100)}".strip()
-    return Entry(step.started_at, "wait" if waits else "step",
-                 f"{step.step} #{step.attempt}", step.status, detail)
+    return Entry(
+        step.started_at,
+        "wait" if waits else "step",
+        f"{step.step} #{step.attempt}",
+        step.status,
+        detail,
+    )
 
 
 def _is_wait(step: str) -> bool:
@@ -116,46 +132,98 @@ def _signal_entry(signal: SignalView) -> Entry:
 
 
 def _job_entry(job: JobView) -> Entry:
-    detail = f"{job.kind} on {job.queue}, {job.deliveries} deliver" \
-             f"{'y' if job.deliveries == 1 else 'ies'}"
+    detail = (
+        f"{job.kind} on {job.queue}, {job.deliveries} deliver"
+        f"{'y' if job.deliveries == 1 else 'ies'}"
+    )
     took = between(job.started_at, job.finished_at)
     if took is not None:
         detail += f", took {span(took)}"
     if job.error:
         detail += f"  error: {job.error.get('code')}: {short(str(job.error.get('message')), 80)}"
-    return Entry(job.created_at, "job", f"{job.step} attempt {job.step_attempt}", job.status,
-                 detail)
+    return Entry(
+        job.created_at, "job", f"{job.step} attempt {job.step_attempt}", job.status, detail
+    )
 
 
 def render(history: RunHistory, *, audit: bool = True) -> str:
     run = history.run
-    lines = [f"Run {run.id}",
-             f"  status     {run.status} at {run.current_step or '-'}",
-             *([f"  reason     {run.reason}"] if run.reason else []),
-             f"  tenant     {run.tenant_id} / {run.organization_id}",
-             f"  assessment {run.assessment_id}",
-             f"  trace      {run.trace_id}",
-             f"  created    {when(run.created_at)}   updated {when(run.updated_at)}"
-             f"   version {run.version}", "", "Timeline",
-             _indent(table(["at", "what", "subject", "state", "detail"],
-                           [[when(e.at), e.kind.upper(), e.subject, e.state, e.detail]
-                            for e in timeline(history)]))]
+    lines = [
+        f"Run {run.id}",
+        f"  status     {run.status} at {run.current_step or '-'}",
+        *([f"  reason     {run.reason}"] if run.reason else []),
+        f"  tenant     {run.tenant_id} / {run.organization_id}",
+        f"  assessment {run.assessment_id}",
+        f"  trace      {run.trace_id}",
+        f"  created    {when(run.created_at)}   updated {when(run.updated_at)}"
+        f"   version {run.version}",
+        "",
+        "Timeline",
+        _indent(
+            table(
+                ["at", "what", "subject", "state", "detail"],
+                [
+                    [when(e.at), e.kind.upper(), e.subject, e.state, e.detail]
+                    for e in timeline(history)
+                ],
+            )
+        ),
+    ]
     if history.artifacts:
-        lines += ["", "Artifacts", _indent(table(
-            ["kind", "version", "status", "created", "by job"],
-            [[a.kind, a.version, a.status, when(a.created_at), a.created_by_job_id]
-             for a in history.artifacts]))]
+        lines += [
+            "",
+            "Artifacts",
+            _indent(
+                table(
+                    ["kind", "version", "status", "created", "by job"],
+                    [
+                        [a.kind, a.version, a.status, when(a.created_at), a.created_by_job_id]
+                        for a in history.artifacts
+                    ],
+                )
+            ),
+        ]
     if history.approvals:
-        lines += ["", "Approvals", _indent(table(
-            ["artifact", "decision", "approver", "roles", "at", "used by signal"],
-            [[f"{a.artifact_kind} v{a.artifact_version}", a.decision, a.approver_id,
-              ",".join(a.approver_roles), when(a.created_at), a.consumed_by_signal_id or "-"]
-             for a in history.approvals]))]
+        lines += [
+            "",
+            "Approvals",
+            _indent(
+                table(
+                    ["artifact", "decision", "approver", "roles", "at", "used by signal"],
+                    [
+                        [
+                            f"{a.artifact_kind} v{a.artifact_version}",
+                            a.decision,
+                            a.approver_id,
+                            ",".join(a.approver_roles),
+                            when(a.created_at),
+                            a.consumed_by_signal_id or "-",
+                        ]
+                        for a in history.approvals
+                    ],
+                )
+            ),
+        ]
     if audit and history.audit:
-        lines += ["", f"Audit trail ({len(history.audit)} events)", _indent(table(
-            ["at", "event", "step", "actor", "details"],
-            [[when(e.created_at), e.event_type, e.step or "", e.actor_id,
-              short(_details(e.metadata), 90)] for e in history.audit]))]
+        lines += [
+            "",
+            f"Audit trail ({len(history.audit)} events)",
+            _indent(
+                table(
+                    ["at", "event", "step", "actor", "details"],
+                    [
+                        [
+                            when(e.created_at),
+                            e.event_type,
+                            e.step or "",
+                            e.actor_id,
+                            short(_details(e.metadata), 90),
+                        ]
+                        for e in history.audit
+                    ],
+                )
+            ),
+        ]
     return "\n".join(lines)
 
 

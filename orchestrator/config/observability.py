@@ -12,15 +12,21 @@ class ObservabilitySettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LIFECYCLE_", env_file=".env", extra="ignore")
 
     log_format: Literal["json", "text"] = Field(
-        "json", description="json: one object per line (services); text: for people.")
-    log_level: str = Field("INFO", description="Level of the API's logs; Celery's -l wins "
-                                               "for workers and beat.")
+        "json", description="json: one object per line (services); text: for people."
+    )
+    log_level: str = Field(
+        "INFO", description="Level of the API's logs; Celery's -l wins for workers and beat."
+    )
     metrics_port: int | None = Field(
-        None, ge=1, le=65535,
+        None,
+        ge=1,
+        le=65535,
         description="Workers serve Prometheus metrics on this port (off when unset). With "
-                    "the prefork pool set PROMETHEUS_MULTIPROC_DIR too.")
+        "the prefork pool set PROMETHEUS_MULTIPROC_DIR too.",
+    )
     otel_enabled: bool = Field(
-        False, description="Emit OpenTelemetry spans (needs the `otel` extra).")
+        False, description="Emit OpenTelemetry spans (needs the `otel` extra)."
+    )
     readiness_timeout_s: float = Field(
-        1.0, gt=0, le=30, description="How long /readyz waits for the broker and workers.")
-
+        1.0, gt=0, le=30, description="How long /readyz waits for the broker and workers."
+    )

@@ -34,26 +34,35 @@ class Settings(BaseSettings):
     database_url: str | None = Field(None, description="SQLAlchemy URL; default: SQLite file.")
     broker_url: str = Field("memory://localhost/", description="Celery broker (redis://, amqp://).")
     storage_dir: Path | None = Field(None, description="Documents and artifacts; default: home.")
-    visibility_timeout_s: int = Field(4 * 3600, ge=1,
-                                      description="Redis redelivery delay; > longest job.")
+    visibility_timeout_s: int = Field(
+        4 * 3600, ge=1, description="Redis redelivery delay; > longest job."
+    )
     unacked_restore_interval_s: int = Field(10, ge=1)
     job_max_retries: int = Field(3, ge=0)
     job_retry_backoff_s: int = Field(2, ge=0)
     job_retry_backoff_max_s: int = Field(30, ge=0, description="Longest wait between retries.")
     job_database_retries: int = Field(
-        20, ge=0, description="Retries of a job while the database is unavailable (about "
-                              "9 minutes with the default backoff): an outage is not the job's "
-                              "fault, so it gets more than job_max_retries.")
+        20,
+        ge=0,
+        description="Retries of a job while the database is unavailable (about "
+        "9 minutes with the default backoff): an outage is not the job's "
+        "fault, so it gets more than job_max_retries.",
+    )
     database_idle_transaction_timeout_s: int = Field(
-        1200, ge=0, description="PostgreSQL ends a session idle this long inside a transaction "
-                                "(0: never), freeing its locks: a hung job's row lock would "
-                                "hide it from the lost-job sweep. Above any pause between two "
-                                "statements of a job; the default is the longest job deadline.")
+        1200,
+        ge=0,
+        description="PostgreSQL ends a session idle this long inside a transaction "
+        "(0: never), freeing its locks: a hung job's row lock would "
+        "hide it from the lost-job sweep. Above any pause between two "
+        "statements of a job; the default is the longest job deadline.",
+    )
     max_document_bytes: int = Field(25 * 1024 * 1024, ge=1)
     embedding_dim: int = Field(256, ge=8, le=4096)
     inline_coordination: bool = Field(
-        True, description="A job applies its own outcome after committing it (saves a hop); "
-                          "false: it wakes the coordinator task instead.")
+        True,
+        description="A job applies its own outcome after committing it (saves a hop); "
+        "false: it wakes the coordinator task instead.",
+    )
 
     # Sections: each reads its own prefix (LIFECYCLE_API_, LIFECYCLE_SWEEP_, ...).
     api: ApiSettings = Field(default_factory=ApiSettings)
@@ -91,10 +100,12 @@ class Settings(BaseSettings):
         configured = self.storage_dir or self.home
         if self.is_embedded_broker or configured.is_absolute():
             return None
-        return (f"the storage directory {configured} is relative: this process uses "
-                f"{self.resolved_storage_dir}, another process started elsewhere would not; "
-                "set LIFECYCLE_HOME (or LIFECYCLE_STORAGE_DIR) to one absolute path shared "
-                "by every API and worker process")
+        return (
+            f"the storage directory {configured} is relative: this process uses "
+            f"{self.resolved_storage_dir}, another process started elsewhere would not; "
+            "set LIFECYCLE_HOME (or LIFECYCLE_STORAGE_DIR) to one absolute path shared "
+            "by every API and worker process"
+        )
 
 
 @lru_cache(maxsize=1)

@@ -48,29 +48,39 @@ DEFAULT_JOB_DEADLINES: dict[JobKind, float] = {
 
 #: Seconds between two runs of each sweep under `celery beat`.
 DEFAULT_INTERVALS: dict[str, float] = {
-    "outbox": 15, "inbox": 30, "lost_jobs": 60, "approval_waits": 60, "sla": 300,
-    "stale": 300, "notifications": 15,
+    "outbox": 15,
+    "inbox": 30,
+    "lost_jobs": 60,
+    "approval_waits": 60,
+    "sla": 300,
+    "stale": 300,
+    "notifications": 15,
 }
 
 
 class SweepSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="LIFECYCLE_SWEEP_", env_file=".env",
-                                      extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="LIFECYCLE_SWEEP_", env_file=".env", extra="ignore"
+    )
 
-    grace_s: float = Field(10, ge=0, description="Younger outbox rows and signals are left "
-                           "to whoever wrote them.")
+    grace_s: float = Field(
+        10, ge=0, description="Younger outbox rows and signals are left to whoever wrote them."
+    )
     batch: int = Field(500, ge=1, le=10_000, description="Most items one sweep handles.")
-    interval_s: float | None = Field(None, gt=0,
-                                     description="Run every sweep this often (tests).")
+    interval_s: float | None = Field(None, gt=0, description="Run every sweep this often (tests).")
     rekick_backoff_max_s: float = Field(600, gt=0)
-    approval_default: ApprovalTiming = ApprovalTiming(remind_after_s=DAY, escalate_after_s=3 * DAY,
-                                              block_after_s=7 * DAY)
+    approval_default: ApprovalTiming = ApprovalTiming(
+        remind_after_s=DAY, escalate_after_s=3 * DAY, block_after_s=7 * DAY
+    )
     approval_policies: dict[Step, ApprovalTiming] = Field(default_factory=dict)
     sla_s: float = Field(30 * DAY, gt=0, description="A run should complete within this.")
     stale_after_s: float = Field(14 * DAY, gt=0, description="Idle this long: stale.")
     job_deadline_s: dict[JobKind, float] = Field(default_factory=dict)
-    queued_deadline_s: float = Field(HOUR, gt=0, description="A queued job not started "
-                                     "within this is taken for lost (a lost message).")
+    queued_deadline_s: float = Field(
+        HOUR,
+        gt=0,
+        description="A queued job not started within this is taken for lost (a lost message).",
+    )
     redispatch_limit: int = Field(3, ge=0)
 
     @field_validator("approval_policies")
@@ -96,4 +106,3 @@ class SweepSettings(BaseSettings):
     @property
     def grace(self) -> timedelta:
         return timedelta(seconds=self.grace_s)
-

@@ -77,8 +77,12 @@ SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
             "Evidence per requirement",
             "requirements",
             "requirement_id",
-            (*_REQUIREMENT, ("scf_controls", "SCF controls"), *_PROPOSAL,
-             ("evidence", "Cited passages")),
+            (
+                *_REQUIREMENT,
+                ("scf_controls", "SCF controls"),
+                *_PROPOSAL,
+                ("evidence", "Cited passages"),
+            ),
         ),
         TableSpec(
             "Evidence per SCF control",
@@ -104,8 +108,11 @@ SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
             "Requirements with evidence",
             "met",
             "requirement",
-            (("requirement", "Requirement"), ("proposal", "Proposed"),
-             ("assessed_status", "Assessed")),
+            (
+                ("requirement", "Requirement"),
+                ("proposal", "Proposed"),
+                ("assessed_status", "Assessed"),
+            ),
         ),
     ),
     ArtifactKind.MATURITY_ASSESSMENT: (

@@ -93,14 +93,20 @@ JOB_OUTCOME_SIGNALS = frozenset(
 )
 
 #: Signals only the fleet itself may send; the public API refuses them.
-INTERNAL_SIGNALS = JOB_OUTCOME_SIGNALS | {SignalType.WORKFLOW_START_REQUESTED,
-                                          SignalType.APPROVAL_REJECTED,
-                                          SignalType.ARTIFACT_AMENDED}
+INTERNAL_SIGNALS = JOB_OUTCOME_SIGNALS | {
+    SignalType.WORKFLOW_START_REQUESTED,
+    SignalType.APPROVAL_REJECTED,
+    SignalType.ARTIFACT_AMENDED,
+}
 
 #: Operator commands: sent through the operations functions, which check their payload.
-OPERATOR_SIGNALS = frozenset({SignalType.STEP_RETRY_REQUESTED,
-                              SignalType.STEP_REPROCESS_REQUESTED,
-                              SignalType.ARTIFACT_REVISION_REQUESTED})
+OPERATOR_SIGNALS = frozenset(
+    {
+        SignalType.STEP_RETRY_REQUESTED,
+        SignalType.STEP_REPROCESS_REQUESTED,
+        SignalType.ARTIFACT_REVISION_REQUESTED,
+    }
+)
 
 
 class SignalFate(StrEnum):

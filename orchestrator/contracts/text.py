@@ -48,8 +48,9 @@ def _message(path: Path) -> str:
 def _refuse_nul(value: Any) -> Any:
     path = nul_path(value)
     if path is not None:
-        raise PydanticCustomError("nul_character", _message(path).replace("{", "{{")
-                                  .replace("}", "}}"))
+        raise PydanticCustomError(
+            "nul_character", _message(path).replace("{", "{{").replace("}", "}}")
+        )
     return value
 
 
@@ -66,9 +67,9 @@ def require_nul_free(**fields: Any) -> None:
     for name, value in fields.items():
         path = nul_path(value)
         if path is not None:
-            errors.append({"loc": [name, *path], "msg": _message(path),
-                           "type": "nul_character"})
+            errors.append({"loc": [name, *path], "msg": _message(path), "type": "nul_character"})
     if errors:
         names = ", ".join(str(error["loc"][0]) for error in errors)
-        raise InvalidInput(f"{names}: text must not contain the NUL character (U+0000)",
-                           errors=errors)
+        raise InvalidInput(
+            f"{names}: text must not contain the NUL character (U+0000)", errors=errors
+        )

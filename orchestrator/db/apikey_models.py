@@ -39,8 +39,9 @@ class IdempotentResponse(Base):
     """
 
     __tablename__ = "idempotent_responses"
-    __table_args__ = (UniqueConstraint("tenant_id", "idempotency_key",
-                                       name="uq_idempotent_response_key"),)
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "idempotency_key", name="uq_idempotent_response_key"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     tenant_id: Mapped[str] = mapped_column(String(128))

@@ -22,8 +22,7 @@ class DocumentOutcome(Base):
     __tablename__ = "document_outcomes"
     __table_args__ = (Index("ix_document_outcomes_text", "assessment_id", "text_sha256"),)
 
-    document_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("documents.id"),
-                                                   primary_key=True)
+    document_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("documents.id"), primary_key=True)
     assessment_id: Mapped[uuid.UUID] = mapped_column(Uuid)
     outcome: Mapped[str] = mapped_column(String(16))
     error_code: Mapped[str | None] = mapped_column(String(32))

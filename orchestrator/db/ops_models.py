@@ -39,11 +39,19 @@ PENDING_FATE = text("fate = 'pending'")
 WAITING_STEP = text("status = 'waiting'")
 
 #: Pending signals by age: the inbox sweep reads only these.
-Index("ix_inbox_pending_since", InboxSignal.received_at,
-      postgresql_where=PENDING_FATE, sqlite_where=PENDING_FATE)
+Index(
+    "ix_inbox_pending_since",
+    InboxSignal.received_at,
+    postgresql_where=PENDING_FATE,
+    sqlite_where=PENDING_FATE,
+)
 #: Open waits by start time: the approval sweep reads the slice that just became due.
-Index("ix_steps_open_waits", StepExecution.started_at,
-      postgresql_where=WAITING_STEP, sqlite_where=WAITING_STEP)
+Index(
+    "ix_steps_open_waits",
+    StepExecution.started_at,
+    postgresql_where=WAITING_STEP,
+    sqlite_where=WAITING_STEP,
+)
 #: Active jobs by kind and age: the lost-job sweep reads one due range per kind.
 Index("ix_jobs_due", Job.status, Job.kind, Job.updated_at)
 #: Runs by creation (SLA deadline) and by last change (staleness).

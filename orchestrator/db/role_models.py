@@ -20,8 +20,7 @@ class RoleGrant(Base):
     """A role one principal of one tenant holds."""
 
     __tablename__ = "role_grants"
-    __table_args__ = (UniqueConstraint("tenant_id", "principal", "role",
-                                       name="uq_role_grant"),)
+    __table_args__ = (UniqueConstraint("tenant_id", "principal", "role", name="uq_role_grant"),)
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     tenant_id: Mapped[str] = mapped_column(String(128))

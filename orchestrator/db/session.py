@@ -20,8 +20,9 @@ def is_sqlite(engine: Engine) -> bool:
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5,
-                         connect_args=_postgres_options())
+    return create_engine(
+        url, pool_pre_ping=True, pool_size=5, max_overflow=5, connect_args=_postgres_options()
+    )
 
 
 def _postgres_options() -> dict[str, Any]:

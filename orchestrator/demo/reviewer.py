@@ -45,8 +45,13 @@ class ScriptedReviewer:
         if key in self.answered:
             return False
         self.answered.add(key)
-        send_signal(self.actor, run.id, SignalType.FRAMEWORK_SELECTED,
-                    f"reviewer:{run.id}:framework", payload={"framework": self.framework})
+        send_signal(
+            self.actor,
+            run.id,
+            SignalType.FRAMEWORK_SELECTED,
+            f"reviewer:{run.id}:framework",
+            payload={"framework": self.framework},
+        )
         self.say(f"    reviewer selected framework {self.framework}")
         return True
 
@@ -57,16 +62,26 @@ class ScriptedReviewer:
         if key in self.answered:
             return False
         self.answered.add(key)
-        event = record_approval(self.actor, run.id, kind.value, version,
-                                comment=f"{kind.value} v{version} reviewed")
-        send_signal(self.actor, run.id, _SIGNAL_FOR_KIND[kind],
-                    f"reviewer:{run.id}:{kind.value}:{version}", approval_event_id=event.id)
+        event = record_approval(
+            self.actor, run.id, kind.value, version, comment=f"{kind.value} v{version} reviewed"
+        )
+        send_signal(
+            self.actor,
+            run.id,
+            _SIGNAL_FOR_KIND[kind],
+            f"reviewer:{run.id}:{kind.value}:{version}",
+            approval_event_id=event.id,
+        )
         self.say(f"    reviewer approved {kind.value} v{version}")
         return True
 
 
-def drive(reviewer: ScriptedReviewer, run_id: uuid.UUID, timeout_s: float = 120.0,
-          on_change: Callable[[RunView], None] | None = None) -> RunView:
+def drive(
+    reviewer: ScriptedReviewer,
+    run_id: uuid.UUID,
+    timeout_s: float = 120.0,
+    on_change: Callable[[RunView], None] | None = None,
+) -> RunView:
     """Follow a run, answering its waits, until it completes, fails, blocks or is cancelled."""
     deadline = time.monotonic() + timeout_s
     last: tuple[str, str | None] | None = None

@@ -38,8 +38,9 @@ class DemoResult:
     seconds: float = 0.0
 
 
-def run_demo(say: Callable[[str], None] = print, framework: str = "SOC 2",
-             timeout_s: float = 120.0) -> DemoResult:
+def run_demo(
+    say: Callable[[str], None] = print, framework: str = "SOC 2", timeout_s: float = 120.0
+) -> DemoResult:
     began = time.monotonic()
     assessment = create_assessment(OWNER, "example-org", "Example Corp annual SCF assessment")
     say(f"assessment {assessment.id} created")
@@ -48,14 +49,27 @@ def run_demo(say: Callable[[str], None] = print, framework: str = "SOC 2",
         say(f"  uploaded {path.name}")
     run = start_lifecycle(OWNER, assessment.id, idempotency_key=f"demo-{assessment.id}")
     # Roles are granted, never claimed: the demo's admin makes the reviewer an assessor.
-    grant_role(REVIEWER.tenant_id, REVIEWER.actor_id, "assessor", actor_id=DEMO_ADMIN,
-               reason="the demo's reviewer")
+    grant_role(
+        REVIEWER.tenant_id,
+        REVIEWER.actor_id,
+        "assessor",
+        actor_id=DEMO_ADMIN,
+        reason="the demo's reviewer",
+    )
     say(f"lifecycle run {run.id} started")
     reviewer = ScriptedReviewer(REVIEWER, framework=framework, say=say)
-    run = drive(reviewer, run.id, timeout_s,
-                on_change=lambda r: say(f"  [{r.status:>20}] {r.current_step or ''}"))
-    result = DemoResult(run=run, steps=_step_durations(run.id), report_path=_report(run.id),
-                        seconds=time.monotonic() - began)
+    run = drive(
+        reviewer,
+        run.id,
+        timeout_s,
+        on_change=lambda r: say(f"  [{r.status:>20}] {r.current_step or ''}"),
+    )
+    result = DemoResult(
+        run=run,
+        steps=_step_durations(run.id),
+        report_path=_report(run.id),
+        seconds=time.monotonic() - began,
+    )
     for line in draft_summary(run.id):
         say(line)
     return result
@@ -66,15 +80,23 @@ def draft_summary(run_id: uuid.UUID) -> list[str]:
     POA&M items and the report's exports (OSCAL among them)."""
     with transaction() as session:
         latest: dict[str, Artifact] = {}
-        for artifact in session.scalars(select(Artifact).where(Artifact.run_id == run_id)
-                                        .order_by(Artifact.version)):
+        for artifact in session.scalars(
+            select(Artifact).where(Artifact.run_id == run_id).order_by(Artifact.version)
+        ):
             latest[artifact.kind] = artifact
     lines = []
     evidence = latest.get("evidence_analysis")
     if evidence is not None:
         summary = evidence.content.get("summary", {})
-        counts = ", ".join(f"{key} {summary.get(key, 0)}" for key in (
-            "evidence_found", "weak_evidence", "no_evidence_found", "template_not_adopted"))
+        counts = ", ".join(
+            f"{key} {summary.get(key, 0)}"
+            for key in (
+                "evidence_found",
+                "weak_evidence",
+                "no_evidence_found",
+                "template_not_adopted",
+            )
+        )
         lines.append(f"evidence: {summary.get('requirements', 0)} requirements ({counts})")
     maturity = latest.get("maturity_assessment")
     if maturity is not None:
@@ -92,8 +114,9 @@ def draft_summary(run_id: uuid.UUID) -> list[str]:
 
 def _step_durations(run_id: uuid.UUID) -> list[tuple[str, float]]:
     with transaction() as session:
-        rows = session.scalars(select(StepExecution).where(StepExecution.run_id == run_id)
-                               .order_by(StepExecution.id))
+        rows = session.scalars(
+            select(StepExecution).where(StepExecution.run_id == run_id).order_by(StepExecution.id)
+        )
         return [(row.step, _seconds(row.started_at, row.finished_at)) for row in rows]
 
 
@@ -103,6 +126,9 @@ def _seconds(start: datetime, end: datetime | None) -> float:
 
 def _report(run_id: uuid.UUID) -> str | None:
     with transaction() as session:
-        return session.scalar(select(Artifact.storage_path).where(
-            Artifact.run_id == run_id, Artifact.kind == "report")
-            .order_by(Artifact.version.desc()).limit(1))
+        return session.scalar(
+            select(Artifact.storage_path)
+            .where(Artifact.run_id == run_id, Artifact.kind == "report")
+            .order_by(Artifact.version.desc())
+            .limit(1)
+        )

@@ -35,8 +35,12 @@ def _transport_options(settings: Settings) -> dict[str, Any]:
 
 def create_app(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
-    app = Celery("orchestrator", broker=settings.broker_url, include=list(TASK_MODULES),
-                 amqp="orchestrator.engine.monitoring:MonitoredAMQP")
+    app = Celery(
+        "orchestrator",
+        broker=settings.broker_url,
+        include=list(TASK_MODULES),
+        amqp="orchestrator.engine.monitoring:MonitoredAMQP",
+    )
     celery_hooks.install()  # trace context in headers, JSON logs, task metrics
     routes: dict[str, dict[str, str]] = {r.task_name: {"queue": r.queue} for r in ROUTES.values()}
     routes[COORDINATE_TASK] = {"queue": ORCHESTRATOR_QUEUE}

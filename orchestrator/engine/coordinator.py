@@ -23,12 +23,20 @@ from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalVie
 from orchestrator.lifecycle.decide import decide
 from orchestrator.observability import events as observe
 
-_PENDING = select(INBOX.c.id, INBOX.c.envelope).where(
-    INBOX.c.run_id == bindparam("run_id"), INBOX.c.fate == SignalFate.PENDING.value) \
+_PENDING = (
+    select(INBOX.c.id, INBOX.c.envelope)
+    .where(INBOX.c.run_id == bindparam("run_id"), INBOX.c.fate == SignalFate.PENDING.value)
     .order_by(INBOX.c.id)
-_DECIDED = update(INBOX).where(INBOX.c.id == bindparam("row_id")).values(
-    fate=bindparam("new_fate"), reason=bindparam("new_reason"),
-    decided_at=bindparam("decided", type_=INBOX.c.decided_at.type))
+)
+_DECIDED = (
+    update(INBOX)
+    .where(INBOX.c.id == bindparam("row_id"))
+    .values(
+        fate=bindparam("new_fate"),
+        reason=bindparam("new_reason"),
+        decided_at=bindparam("decided", type_=INBOX.c.decided_at.type),
+    )
+)
 _APPROVALS = select(APPROVALS).where(APPROVALS.c.id.in_(bindparam("ids", expanding=True)))
 
 
@@ -65,8 +73,9 @@ def coordinate(run_id: uuid.UUID) -> CoordinationResult:
     return replace(result, published=published) if published else result
 
 
-def apply_if_free(session: Session,
-                  run_id: uuid.UUID) -> tuple[CoordinationResult, AfterCommit] | None:
+def apply_if_free(
+    session: Session, run_id: uuid.UUID
+) -> tuple[CoordinationResult, AfterCommit] | None:
     """Apply the run's pending signals in the caller's transaction, unless another
     transaction holds the run (then None at once: the caller must wake the coordinator)."""
     run = try_lock_run(session, run_id)
@@ -75,16 +84,14 @@ def apply_if_free(session: Session,
     return _apply_locked(session, run)
 
 
-def apply_pending(session: Session,
-                  run_id: uuid.UUID) -> tuple[CoordinationResult, AfterCommit]:
+def apply_pending(session: Session, run_id: uuid.UUID) -> tuple[CoordinationResult, AfterCommit]:
     run = lock_run(session, run_id)
     if run is None:
         return CoordinationResult(0, 0, None), AfterCommit()
     return _apply_locked(session, run)
 
 
-def _apply_locked(session: Session,
-                  run: RunRecord) -> tuple[CoordinationResult, AfterCommit]:
+def _apply_locked(session: Session, run: RunRecord) -> tuple[CoordinationResult, AfterCommit]:
     rows = session.execute(_PENDING, {"run_id": run.id}).all()
     if not rows:
         return CoordinationResult(0, 0, run.status), AfterCommit()
@@ -107,8 +114,14 @@ def _apply_locked(session: Session,
                 continue
             observe.decided(session, envelope, decision, state)
             state = decision.state
-            fates.append({"row_id": row_id, "new_fate": decision.fate.value,
-                          "new_reason": decision.reason, "decided": now})
+            fates.append(
+                {
+                    "row_id": row_id,
+                    "new_fate": decision.fate.value,
+                    "new_reason": decision.reason,
+                    "decided": now,
+                }
+            )
             for effect in decision.effects:
                 writer.apply(effect, envelope.trace_id, envelope.signal_id)
             if approval is not None and decision.fate is SignalFate.APPLIED:
@@ -120,8 +133,10 @@ def _apply_locked(session: Session,
         execute_rows(session, _DECIDED, fates)
         save_state(session, run, state)
     writer.flush()
-    return (CoordinationResult(len(fates), len(pending), state.status.value),
-            AfterCommit(writer.outbox, writer.revoked, writer.deliveries))
+    return (
+        CoordinationResult(len(fates), len(pending), state.status.value),
+        AfterCommit(writer.outbox, writer.revoked, writer.deliveries),
+    )
 
 
 @dataclass(frozen=True)
@@ -144,12 +159,12 @@ def _consumed(approval: ApprovalView, envelope: SignalEnvelope) -> _Loaded:
 
 def approval_seen_by(session: Session, envelope: SignalEnvelope) -> ApprovalView | None:
     """The approval event a signal names, as a decision on that signal sees it."""
-    return _as_seen_by(_approvals(session, [envelope]).get(envelope.approval_event_id),
-                       envelope)
+    return _as_seen_by(_approvals(session, [envelope]).get(envelope.approval_event_id), envelope)
 
 
-def _approvals(session: Session,
-               envelopes: Iterable[SignalEnvelope]) -> dict[uuid.UUID | None, _Loaded]:
+def _approvals(
+    session: Session, envelopes: Iterable[SignalEnvelope]
+) -> dict[uuid.UUID | None, _Loaded]:
     ids = {e.approval_event_id for e in envelopes if e.approval_event_id}
     if not ids:
         return {}
@@ -160,13 +175,25 @@ def _approvals(session: Session,
 def approval_view(row: Any) -> ApprovalView:
     """An approval event row (ORM object or Core row) as the decision sees it."""
     return ApprovalView(
-        approval_event_id=row.id, tenant_id=row.tenant_id,
-        organization_id=row.organization_id, assessment_id=row.assessment_id,
-        artifact_kind=ArtifactKind(row.artifact_kind), artifact_version=row.artifact_version,
-        decision=ApprovalDecision(row.decision), approver_id=row.approver_id,
-        approver_roles=tuple(row.approver_roles), consumed=row.consumed_at is not None,
-        comment=row.comment)
+        approval_event_id=row.id,
+        tenant_id=row.tenant_id,
+        organization_id=row.organization_id,
+        assessment_id=row.assessment_id,
+        artifact_kind=ArtifactKind(row.artifact_kind),
+        artifact_version=row.artifact_version,
+        decision=ApprovalDecision(row.decision),
+        approver_id=row.approver_id,
+        approver_roles=tuple(row.approver_roles),
+        consumed=row.consumed_at is not None,
+        comment=row.comment,
+    )
 
 
-__all__ = ["AfterCommit", "CoordinationResult", "apply_if_free", "apply_pending",
-           "approval_seen_by", "coordinate"]
+__all__ = [
+    "AfterCommit",
+    "CoordinationResult",
+    "apply_if_free",
+    "apply_pending",
+    "approval_seen_by",
+    "coordinate",
+]

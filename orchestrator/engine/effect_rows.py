@@ -35,31 +35,66 @@ from orchestrator.lifecycle.effects import (
 _FINISHED = {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.CANCELLED}
 
 
-_STEP_UPDATE = update(STEPS).where(
-    STEPS.c.run_id == bindparam("of_run"), STEPS.c.step == bindparam("step_name"),
-    STEPS.c.attempt == bindparam("step_attempt")).values(
-    status=bindparam("new_status"), error=bindparam("new_error"),
-    finished_at=bindparam("finished", type_=STEPS.c.finished_at.type))
-_SUPERSEDE = update(STEPS).where(
-    STEPS.c.run_id == bindparam("of_run"), STEPS.c.step.in_(bindparam("names", expanding=True)),
-    STEPS.c.status != StepStatus.SUPERSEDED.value).values(
-    status=StepStatus.SUPERSEDED.value,
-    finished_at=func.coalesce(STEPS.c.finished_at,
-                              bindparam("now", type_=STEPS.c.finished_at.type)))
-_ARTIFACT_STATUS = update(ARTIFACTS).where(
-    ARTIFACTS.c.run_id == bindparam("of_run"), ARTIFACTS.c.kind == bindparam("artifact_kind"),
-    ARTIFACTS.c.version == bindparam("artifact_version")).values(
-    status=bindparam("new_status"))
-_CONSUME = update(APPROVALS).where(APPROVALS.c.id == bindparam("approval_id")).values(
-    consumed_by_signal_id=bindparam("signal_id", type_=APPROVALS.c.consumed_by_signal_id.type),
-    consumed_at=bindparam("now", type_=APPROVALS.c.consumed_at.type))
-_CLOSE = update(ASSESSMENTS).where(ASSESSMENTS.c.id == bindparam("assessment_id")).values(
-    status="closed", closed_at=bindparam("now", type_=ASSESSMENTS.c.closed_at.type))
-_CANCEL_JOBS = update(JOBS).where(
-    JOBS.c.run_id == bindparam("of_run"),
-    JOBS.c.status.in_([JobStatus.QUEUED.value, JobStatus.STARTED.value])).values(
-    status=JobStatus.CANCELLED.value,
-    updated_at=bindparam("now", type_=JOBS.c.updated_at.type)).returning(JOBS.c.id)
+_STEP_UPDATE = (
+    update(STEPS)
+    .where(
+        STEPS.c.run_id == bindparam("of_run"),
+        STEPS.c.step == bindparam("step_name"),
+        STEPS.c.attempt == bindparam("step_attempt"),
+    )
+    .values(
+        status=bindparam("new_status"),
+        error=bindparam("new_error"),
+        finished_at=bindparam("finished", type_=STEPS.c.finished_at.type),
+    )
+)
+_SUPERSEDE = (
+    update(STEPS)
+    .where(
+        STEPS.c.run_id == bindparam("of_run"),
+        STEPS.c.step.in_(bindparam("names", expanding=True)),
+        STEPS.c.status != StepStatus.SUPERSEDED.value,
+    )
+    .values(
+        status=StepStatus.SUPERSEDED.value,
+        finished_at=func.coalesce(
+            STEPS.c.finished_at, bindparam("now", type_=STEPS.c.finished_at.type)
+        ),
+    )
+)
+_ARTIFACT_STATUS = (
+    update(ARTIFACTS)
+    .where(
+        ARTIFACTS.c.run_id == bindparam("of_run"),
+        ARTIFACTS.c.kind == bindparam("artifact_kind"),
+        ARTIFACTS.c.version == bindparam("artifact_version"),
+    )
+    .values(status=bindparam("new_status"))
+)
+_CONSUME = (
+    update(APPROVALS)
+    .where(APPROVALS.c.id == bindparam("approval_id"))
+    .values(
+        consumed_by_signal_id=bindparam("signal_id", type_=APPROVALS.c.consumed_by_signal_id.type),
+        consumed_at=bindparam("now", type_=APPROVALS.c.consumed_at.type),
+    )
+)
+_CLOSE = (
+    update(ASSESSMENTS)
+    .where(ASSESSMENTS.c.id == bindparam("assessment_id"))
+    .values(status="closed", closed_at=bindparam("now", type_=ASSESSMENTS.c.closed_at.type))
+)
+_CANCEL_JOBS = (
+    update(JOBS)
+    .where(
+        JOBS.c.run_id == bindparam("of_run"),
+        JOBS.c.status.in_([JobStatus.QUEUED.value, JobStatus.STARTED.value]),
+    )
+    .values(
+        status=JobStatus.CANCELLED.value, updated_at=bindparam("now", type_=JOBS.c.updated_at.type)
+    )
+    .returning(JOBS.c.id)
+)
 
 
 def execute_rows(session: Session, statement: Executable, rows: list[dict[str, Any]]) -> None:
@@ -113,15 +148,20 @@ class EffectWriter:
             case StepsSuperseded():
                 self._supersede(effect)
             case CloseAssessment():
-                self.session.execute(_CLOSE, {"assessment_id": self.run.assessment_id,
-                                              "now": self.now})
+                self.session.execute(
+                    _CLOSE, {"assessment_id": self.run.assessment_id, "now": self.now}
+                )
 
     def flush(self) -> None:
         """Insert every buffered row, one statement per table, in the order made."""
         if self.events is not None and self.events.pending:
             self.deliveries += self.events.write(self.session, self.now)
-        for table, rows in ((STEPS, list(self.new_steps.values())), (JOBS, self._jobs),
-                            (OUTBOX, self._messages), (AUDIT, self._audits)):
+        for table, rows in (
+            (STEPS, list(self.new_steps.values())),
+            (JOBS, self._jobs),
+            (OUTBOX, self._messages),
+            (AUDIT, self._audits),
+        ):
             if rows:
                 execute_rows(self.session, insert(table), rows)
         self.new_steps.clear()
@@ -134,75 +174,138 @@ class EffectWriter:
         finished_at = self.now if effect.status in _FINISHED else None
         row = self.new_steps.get(key)
         if effect.status is StepStatus.RUNNING and row is None:
-            self.new_steps[key] = {"run_id": self.run.id, "step": key[0], "attempt": key[1],
-                                   "status": effect.status.value, "error": None,
-                                   "started_at": self.now, "finished_at": None}
+            self.new_steps[key] = {
+                "run_id": self.run.id,
+                "step": key[0],
+                "attempt": key[1],
+                "status": effect.status.value,
+                "error": None,
+                "started_at": self.now,
+                "finished_at": None,
+            }
         elif row is not None:
             row.update(status=effect.status.value, error=effect.error, finished_at=finished_at)
         else:
-            self.session.execute(_STEP_UPDATE, {
-                "of_run": self.run.id, "step_name": key[0], "step_attempt": key[1],
-                "new_status": effect.status.value, "new_error": effect.error,
-                "finished": finished_at})
+            self.session.execute(
+                _STEP_UPDATE,
+                {
+                    "of_run": self.run.id,
+                    "step_name": key[0],
+                    "step_attempt": key[1],
+                    "new_status": effect.status.value,
+                    "new_error": effect.error,
+                    "finished": finished_at,
+                },
+            )
 
     def _supersede(self, effect: StepsSuperseded) -> None:
         self.flush()  # steps started in this batch are superseded like the older ones
-        self.session.execute(_SUPERSEDE, {"of_run": self.run.id, "now": self.now,
-                                          "names": [step.value for step in effect.steps]})
+        self.session.execute(
+            _SUPERSEDE,
+            {
+                "of_run": self.run.id,
+                "now": self.now,
+                "names": [step.value for step in effect.steps],
+            },
+        )
 
     def _audit(self, effect: Audit, trace_id: str, cause: object) -> None:
         run = self.run
         if self.events is None:
-            self.events = RunEvents(run.id, run.tenant_id, run.organization_id,
-                                    run.assessment_id)
-        self.events.collect(effect.event_type, effect.step.value if effect.step else None,
-                            effect.metadata, cause)
-        self._audits.append({
-            "tenant_id": run.tenant_id, "organization_id": run.organization_id,
-            "assessment_id": run.assessment_id, "run_id": run.id,
-            "step": effect.step.value if effect.step else None,
-            "event_type": effect.event_type.value, "actor_id": effect.actor_id,
-            "trace_id": trace_id, "metadata": effect.metadata, "created_at": self.now})
+            self.events = RunEvents(run.id, run.tenant_id, run.organization_id, run.assessment_id)
+        self.events.collect(
+            effect.event_type, effect.step.value if effect.step else None, effect.metadata, cause
+        )
+        self._audits.append(
+            {
+                "tenant_id": run.tenant_id,
+                "organization_id": run.organization_id,
+                "assessment_id": run.assessment_id,
+                "run_id": run.id,
+                "step": effect.step.value if effect.step else None,
+                "event_type": effect.event_type.value,
+                "actor_id": effect.actor_id,
+                "trace_id": trace_id,
+                "metadata": effect.metadata,
+                "created_at": self.now,
+            }
+        )
 
     def _job(self, effect: EnqueueJob, trace_id: str) -> None:
         run = self.run
         route = ROUTES[effect.kind]
         request = JobRequest(
-            job_id=effect.job_id, kind=effect.kind, run_id=run.id, step=effect.step,
-            attempt=effect.attempt, idempotency_key=f"job:{effect.job_id}", trace_id=trace_id,
-            tenant_id=run.tenant_id, organization_id=run.organization_id,
-            assessment_id=run.assessment_id, actor_id=effect.requested_by,
-            parameters=effect.parameters)
+            job_id=effect.job_id,
+            kind=effect.kind,
+            run_id=run.id,
+            step=effect.step,
+            attempt=effect.attempt,
+            idempotency_key=f"job:{effect.job_id}",
+            trace_id=trace_id,
+            tenant_id=run.tenant_id,
+            organization_id=run.organization_id,
+            assessment_id=run.assessment_id,
+            actor_id=effect.requested_by,
+            parameters=effect.parameters,
+        )
         body = request.model_dump(mode="json")
-        self._jobs.append({
-            "id": effect.job_id, "run_id": run.id, "step": effect.step.value,
-            "step_attempt": effect.attempt, "kind": effect.kind.value, "queue": route.queue,
-            "status": JobStatus.QUEUED.value, "deliveries": 0, "request": body,
-            "summary": None, "error": None, "created_at": self.now, "started_at": None,
-            "finished_at": None, "updated_at": self.now})
-        self._messages.append({
-            "run_id": run.id, "task_name": route.task_name, "queue": route.queue,
-            "task_id": effect.job_id, "body": body, "created_at": self.now,
-            # Published right after this commit; a failed send clears it (outbox.py).
-            "published_at": self.now})
+        self._jobs.append(
+            {
+                "id": effect.job_id,
+                "run_id": run.id,
+                "step": effect.step.value,
+                "step_attempt": effect.attempt,
+                "kind": effect.kind.value,
+                "queue": route.queue,
+                "status": JobStatus.QUEUED.value,
+                "deliveries": 0,
+                "request": body,
+                "summary": None,
+                "error": None,
+                "created_at": self.now,
+                "started_at": None,
+                "finished_at": None,
+                "updated_at": self.now,
+            }
+        )
+        self._messages.append(
+            {
+                "run_id": run.id,
+                "task_name": route.task_name,
+                "queue": route.queue,
+                "task_id": effect.job_id,
+                "body": body,
+                "created_at": self.now,
+                # Published right after this commit; a failed send clears it (outbox.py).
+                "published_at": self.now,
+            }
+        )
         self.outbox.append(OutboxEntry(route.task_name, route.queue, effect.job_id, body))
 
     def _consume(self, effect: ConsumeApproval, signal_id: object) -> None:
-        self.session.execute(_CONSUME, {"approval_id": effect.approval_event_id,
-                                        "signal_id": signal_id, "now": self.now})
+        self.session.execute(
+            _CONSUME,
+            {"approval_id": effect.approval_event_id, "signal_id": signal_id, "now": self.now},
+        )
         if effect.opens_gate:
-            self._set_artifact_status(effect.artifact_kind.value, effect.artifact_version,
-                                      "approved")
+            self._set_artifact_status(
+                effect.artifact_kind.value, effect.artifact_version, "approved"
+            )
 
     def _set_artifact_status(self, kind: str, version: int, status: str) -> None:
-        self.session.execute(_ARTIFACT_STATUS, {"of_run": self.run.id, "artifact_kind": kind,
-                                                "artifact_version": version,
-                                                "new_status": status})
+        self.session.execute(
+            _ARTIFACT_STATUS,
+            {
+                "of_run": self.run.id,
+                "artifact_kind": kind,
+                "artifact_version": version,
+                "new_status": status,
+            },
+        )
 
     def _cancel_jobs(self) -> None:
         # Queued jobs never start (the job runtime checks its row); running ones see the
         # run cancelled before they commit, and their late outcome is ignored.
         self.flush()  # a job queued earlier in this batch is cancelled too
-        cancelled = self.session.scalars(_CANCEL_JOBS, {"of_run": self.run.id,
-                                                        "now": self.now})
+        cancelled = self.session.scalars(_CANCEL_JOBS, {"of_run": self.run.id, "now": self.now})
         self.revoked.extend(cancelled)

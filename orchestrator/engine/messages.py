@@ -23,14 +23,24 @@ def get_app() -> Celery:
 def kick(run_id: uuid.UUID) -> None:
     """Wake the coordinator for a run. Losing this message loses nothing: the inbox
     holds the signal and a sweep re-kicks runs with pending signals."""
-    get_app().send_task(COORDINATE_TASK, args=[str(run_id)], queue=ORCHESTRATOR_QUEUE,
-                        argsrepr=labels.coordinate_argsrepr(run_id))
+    get_app().send_task(
+        COORDINATE_TASK,
+        args=[str(run_id)],
+        queue=ORCHESTRATOR_QUEUE,
+        argsrepr=labels.coordinate_argsrepr(run_id),
+    )
 
 
 def send_job(task_name: str, queue: str, task_id: str, body: dict[str, Any]) -> None:
-    get_app().send_task(task_name, args=[body], queue=queue, task_id=task_id,
-                        shadow=f"{task_name}[{body.get('step')}]",
-                        argsrepr=labels.job_argsrepr(body), kwargsrepr=labels.job_kwargsrepr(body))
+    get_app().send_task(
+        task_name,
+        args=[body],
+        queue=queue,
+        task_id=task_id,
+        shadow=f"{task_name}[{body.get('step')}]",
+        argsrepr=labels.job_argsrepr(body),
+        kwargsrepr=labels.job_kwargsrepr(body),
+    )
 
 
 def revoke(job_ids: list[str]) -> None:

@@ -59,8 +59,10 @@ def _unmark(task_ids: list[str]) -> None:
     """Leave failed sends to the outbox sweep; if even this fails, the lost-job sweep."""
     try:
         with transaction() as session:
-            session.execute(update(OutboxMessage).where(OutboxMessage.task_id.in_(task_ids))
-                            .values(published_at=None))
+            session.execute(
+                update(OutboxMessage)
+                .where(OutboxMessage.task_id.in_(task_ids))
+                .values(published_at=None)
+            )
     except Exception:
-        log.exception("could not mark %d unsent job message(s) for the outbox sweep",
-                      len(task_ids))
+        log.exception("could not mark %d unsent job message(s) for the outbox sweep", len(task_ids))

@@ -20,8 +20,9 @@ from orchestrator.engine.run_rows import RunRow, state_of
 from orchestrator.lifecycle.decide import decide
 
 
-def reject_if_invalid(session: Session, run: RunRow, envelope: SignalEnvelope,
-                      recorded: Recorded) -> Recorded:
+def reject_if_invalid(
+    session: Session, run: RunRow, envelope: SignalEnvelope, recorded: Recorded
+) -> Recorded:
     decision = decide(state_of(run), envelope, approval_seen_by(session, envelope))
     if decision.fate is not SignalFate.REJECTED:
         return recorded

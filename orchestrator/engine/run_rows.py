@@ -36,22 +36,36 @@ class RunRow(Protocol):
     version: int
 
 
-_LOCKED_COLUMNS = select(RUNS.c.id, RUNS.c.assessment_id, RUNS.c.tenant_id,
-                         RUNS.c.organization_id, RUNS.c.status, RUNS.c.current_step,
-                         RUNS.c.reason, RUNS.c.context, RUNS.c.version) \
-    .where(RUNS.c.id == bindparam("run_id"))
+_LOCKED_COLUMNS = select(
+    RUNS.c.id,
+    RUNS.c.assessment_id,
+    RUNS.c.tenant_id,
+    RUNS.c.organization_id,
+    RUNS.c.status,
+    RUNS.c.current_step,
+    RUNS.c.reason,
+    RUNS.c.context,
+    RUNS.c.version,
+).where(RUNS.c.id == bindparam("run_id"))
 # FOR NO KEY UPDATE: it serialises the run's writers, yet lets other transactions insert
 # rows that reference the run (their foreign-key check takes KEY SHARE). A job holding its
 # own row and posting its outcome must never wait for a coordinator that waits for that row.
 _LOCK = _LOCKED_COLUMNS.with_for_update(key_share=True)
 _TRY_LOCK = _LOCKED_COLUMNS.with_for_update(key_share=True, skip_locked=True)
-_SAVE = update(RUNS).where(RUNS.c.id == bindparam("run_id"),
-                           RUNS.c.version == bindparam("seen_version")).values(
-    status=bindparam("new_status"), current_step=bindparam("new_step"),
-    reason=bindparam("new_reason"), context=bindparam("new_context", type_=RUNS.c.context.type),
-    version=bindparam("new_version"), updated_at=bindparam("now", type_=RUNS.c.updated_at.type),
-    completed_at=bindparam("completed", type_=RUNS.c.completed_at.type),
-    active_assessment_id=bindparam("active", type_=RUNS.c.active_assessment_id.type))
+_SAVE = (
+    update(RUNS)
+    .where(RUNS.c.id == bindparam("run_id"), RUNS.c.version == bindparam("seen_version"))
+    .values(
+        status=bindparam("new_status"),
+        current_step=bindparam("new_step"),
+        reason=bindparam("new_reason"),
+        context=bindparam("new_context", type_=RUNS.c.context.type),
+        version=bindparam("new_version"),
+        updated_at=bindparam("now", type_=RUNS.c.updated_at.type),
+        completed_at=bindparam("completed", type_=RUNS.c.completed_at.type),
+        active_assessment_id=bindparam("active", type_=RUNS.c.active_assessment_id.type),
+    )
+)
 
 
 def lock_run(session: Session, run_id: uuid.UUID) -> RunRecord | None:
@@ -67,9 +81,15 @@ def try_lock_run(session: Session, run_id: uuid.UUID) -> RunRecord | None:
 
 def state_of(run: RunRow) -> RunState:
     return RunState.from_row(
-        run_id=run.id, tenant_id=run.tenant_id, organization_id=run.organization_id,
-        assessment_id=run.assessment_id, status=run.status, step=run.current_step,
-        reason=run.reason, context=run.context or {})
+        run_id=run.id,
+        tenant_id=run.tenant_id,
+        organization_id=run.organization_id,
+        assessment_id=run.assessment_id,
+        status=run.status,
+        step=run.current_step,
+        reason=run.reason,
+        context=run.context or {},
+    )
 
 
 def save_state(session: Session, run: RunRow, state: RunState) -> None:
@@ -81,11 +101,20 @@ def save_state(session: Session, run: RunRow, state: RunState) -> None:
         return
     now = utcnow()
     terminal = state.status.is_terminal
-    result = session.execute(_SAVE, {
-        "run_id": run.id, "seen_version": run.version, "new_status": state.status.value,
-        "new_step": state.step.value if state.step else None, "new_reason": state.reason,
-        "new_context": state.context(), "new_version": run.version + 1, "now": now,
-        "completed": now if terminal else None,
-        "active": None if terminal else run.assessment_id})
+    result = session.execute(
+        _SAVE,
+        {
+            "run_id": run.id,
+            "seen_version": run.version,
+            "new_status": state.status.value,
+            "new_step": state.step.value if state.step else None,
+            "new_reason": state.reason,
+            "new_context": state.context(),
+            "new_version": run.version + 1,
+            "now": now,
+            "completed": now if terminal else None,
+            "active": None if terminal else run.assessment_id,
+        },
+    )
     if result.rowcount != 1:  # type: ignore[attr-defined]
         raise ConcurrentUpdate(f"run {run.id} changed during the decision", run_id=str(run.id))

@@ -17,12 +17,14 @@ _SWEEPS = {
     "publish-unpublished-outbox": ("orchestrator.sweep_outbox", "outbox", "orchestrator"),
     "rekick-runs-with-pending-signals": ("orchestrator.sweep_inbox", "inbox", "orchestrator"),
     "redispatch-lost-jobs": ("orchestrator.sweep_lost_jobs", "lost_jobs", "orchestrator"),
-    "approval-wait-policies": ("orchestrator.sweep_approval_waits", "approval_waits",
-                               "orchestrator"),
+    "approval-wait-policies": (
+        "orchestrator.sweep_approval_waits",
+        "approval_waits",
+        "orchestrator",
+    ),
     "sla-deadlines": ("orchestrator.sweep_sla", "sla", "orchestrator"),
     "stale-runs": ("orchestrator.sweep_stale", "stale", "orchestrator"),
-    "deliver-due-notifications": ("notifications.sweep", "notifications",
-                                  NOTIFICATIONS_QUEUE),
+    "deliver-due-notifications": ("notifications.sweep", "notifications", NOTIFICATIONS_QUEUE),
 }
 
 #: The sweep tasks: they send no task events (orchestrator.engine.monitoring).
@@ -34,8 +36,11 @@ def build_schedule() -> dict[str, dict[str, Any]]:
     schedule: dict[str, dict[str, Any]] = {}
     for entry, (task, sweep, queue) in _SWEEPS.items():
         every = settings.interval(sweep)
-        schedule[entry] = {"task": task, "schedule": every,
-                           "options": {"queue": queue, "expires": max(every - 1, 1)}}
+        schedule[entry] = {
+            "task": task,
+            "schedule": every,
+            "options": {"queue": queue, "expires": max(every - 1, 1)},
+        }
     return schedule
 
 

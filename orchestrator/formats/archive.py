@@ -68,20 +68,25 @@ def check_archive(handle: BinaryIO, limits: IngestionLimits) -> list[str]:
 
 def _check_entry(info: zipfile.ZipInfo, limits: IngestionLimits) -> None:
     if info.file_size > limits.archive_max_entry_bytes:
-        raise _limits(f"entry {info.filename!r} expands to {info.file_size} bytes "
-                      f"(limit {limits.archive_max_entry_bytes})")
+        raise _limits(
+            f"entry {info.filename!r} expands to {info.file_size} bytes "
+            f"(limit {limits.archive_max_entry_bytes})"
+        )
     if info.file_size > limits.archive_ratio_floor_bytes:
         ratio = info.file_size / max(info.compress_size, 1)
         if ratio > limits.archive_max_ratio:
-            raise _limits(f"entry {info.filename!r} has a compression ratio of {ratio:.0f}:1 "
-                          f"(limit {limits.archive_max_ratio:.0f}:1)")
+            raise _limits(
+                f"entry {info.filename!r} has a compression ratio of {ratio:.0f}:1 "
+                f"(limit {limits.archive_max_ratio:.0f}:1)"
+            )
     if info.flag_bits & 0x1:
         raise DocumentError(DocumentErrorCode.ENCRYPTED, "the archive's entries are encrypted")
 
 
 def _limits(detail: str) -> DocumentError:
-    return DocumentError(DocumentErrorCode.ARCHIVE_LIMITS,
-                         f"refused before extraction: the archive {detail}")
+    return DocumentError(
+        DocumentErrorCode.ARCHIVE_LIMITS, f"refused before extraction: the archive {detail}"
+    )
 
 
 def _corrupt(detail: str) -> DocumentError:

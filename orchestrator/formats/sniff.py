@@ -19,19 +19,31 @@ PDF_FAMILY, ZIP_FAMILY, OLE_FAMILY, TEXT_FAMILY = "pdf", "zip", "ole", "text"
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _UNSUPPORTED_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
-    (b"II*\x00", "a TIFF image"), (b"MM\x00*", "a TIFF image"), (b"{\\rtf", "an RTF document"),
-    (b"\x1f\x8b", "a gzip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
-    (b"Rar!\x1a\x07", "a RAR archive"), (b"\x7fELF", "an executable"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"II*\x00", "a TIFF image"),
+    (b"MM\x00*", "a TIFF image"),
+    (b"{\\rtf", "an RTF document"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"Rar!\x1a\x07", "a RAR archive"),
+    (b"\x7fELF", "an executable"),
     (b"%!PS", "a PostScript file"),
 )
 _ENCRYPTION_STREAM = "EncryptionInfo".encode("utf-16-le")
-_HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html[\s>])",
-                         re.IGNORECASE | re.DOTALL)
+_HTML_START = re.compile(
+    rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html[\s>])", re.IGNORECASE | re.DOTALL
+)
 _HTML_TAGS = re.compile(rb"<(head|body)[\s>]", re.IGNORECASE)
 _FRONT_MATTER = re.compile(r"^---\n[A-Za-z0-9_.-]+\s*:")
-_SUFFIX_FLAVOURS = {".md": media.MARKDOWN, ".markdown": media.MARKDOWN, ".csv": media.CSV,
-                    ".tsv": media.CSV, ".txt": media.PLAIN_TEXT}
+_SUFFIX_FLAVOURS = {
+    ".md": media.MARKDOWN,
+    ".markdown": media.MARKDOWN,
+    ".csv": media.CSV,
+    ".tsv": media.CSV,
+    ".txt": media.PLAIN_TEXT,
+}
 
 
 def content_family(head: bytes) -> str:
@@ -71,11 +83,13 @@ def decode_head(head: bytes, *, complete: bool = False) -> str | None:
 def ole_verdict(head: bytes) -> DocumentError:
     """An OLE2 container is either an encrypted OOXML file or a legacy Office file."""
     if _ENCRYPTION_STREAM in head:
-        return DocumentError(DocumentErrorCode.ENCRYPTED,
-                             "the Office document is password-protected: remove the password "
-                             "and upload it again")
-    return _unsupported("the content is a legacy Office 97-2003 file (.doc, .xls): save it "
-                        "as .docx or .xlsx")
+        return DocumentError(
+            DocumentErrorCode.ENCRYPTED,
+            "the Office document is password-protected: remove the password and upload it again",
+        )
+    return _unsupported(
+        "the content is a legacy Office 97-2003 file (.doc, .xls): save it as .docx or .xlsx"
+    )
 
 
 def archive_media_type(handle: BinaryIO, limits: IngestionLimits) -> str:
@@ -90,8 +104,9 @@ def archive_media_type(handle: BinaryIO, limits: IngestionLimits) -> str:
     raise _unsupported("the content is a ZIP archive, not a DOCX or XLSX document")
 
 
-def sniff_media_type(filename: str, head: bytes, archive: BinaryIO | None, *,
-                     complete: bool, limits: IngestionLimits) -> str:
+def sniff_media_type(
+    filename: str, head: bytes, archive: BinaryIO | None, *, complete: bool, limits: IngestionLimits
+) -> str:
     """The media type to ingest the file as, or a DocumentError saying why not.
 
     `head` is the first HEAD_BYTES (the whole file when `complete`); `archive` opens the

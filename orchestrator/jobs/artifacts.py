@@ -17,17 +17,24 @@ from orchestrator.db.tables import ARTIFACTS
 from orchestrator.jobs.interface import JobContext, JobFailure
 
 _BY_VERSION = select(ARTIFACTS.c.id, ARTIFACTS.c.sha256).where(
-    ARTIFACTS.c.run_id == bindparam("of_run"), ARTIFACTS.c.kind == bindparam("of_kind"),
-    ARTIFACTS.c.version == bindparam("of_version"))
+    ARTIFACTS.c.run_id == bindparam("of_run"),
+    ARTIFACTS.c.kind == bindparam("of_kind"),
+    ARTIFACTS.c.version == bindparam("of_version"),
+)
 
 
-def find_artifact(session: Session, run_id: uuid.UUID, kind: ArtifactKind,
-                  version: int) -> ArtifactRef | None:
+def find_artifact(
+    session: Session, run_id: uuid.UUID, kind: ArtifactKind, version: int
+) -> ArtifactRef | None:
     """The run's artifact of this kind and version, if it was drafted."""
-    row = session.execute(_BY_VERSION, {"of_run": run_id, "of_kind": kind.value,
-                                        "of_version": version}).first()
-    return None if row is None else ArtifactRef(artifact_id=row.id, kind=kind,
-                                                version=version, sha256=row.sha256)
+    row = session.execute(
+        _BY_VERSION, {"of_run": run_id, "of_kind": kind.value, "of_version": version}
+    ).first()
+    return (
+        None
+        if row is None
+        else ArtifactRef(artifact_id=row.id, kind=kind, version=version, sha256=row.sha256)
+    )
 
 
 def requested_version(context: JobContext, kind: ArtifactKind) -> int:
@@ -38,9 +45,15 @@ def requested_version(context: JobContext, kind: ArtifactKind) -> int:
     return int(params["artifact_version"])
 
 
-def save_artifact(context: JobContext, kind: ArtifactKind, content: dict[str, Any], *,
-                  file_bytes: bytes | None = None, file_suffix: str = "",
-                  media_type: str = "application/json") -> ArtifactRef:
+def save_artifact(
+    context: JobContext,
+    kind: ArtifactKind,
+    content: dict[str, Any],
+    *,
+    file_bytes: bytes | None = None,
+    file_suffix: str = "",
+    media_type: str = "application/json",
+) -> ArtifactRef:
     """Store (kind, version) for the run once; a second call returns the first one."""
     request = context.request
     version = requested_version(context, kind)
@@ -54,10 +67,22 @@ def save_artifact(context: JobContext, kind: ArtifactKind, content: dict[str, An
     else:
         digest = sha256_hex(json.dumps(content, sort_keys=True, default=str).encode())
     artifact_id = uuid.uuid4()
-    context.session.execute(insert(ARTIFACTS), {
-        "id": artifact_id, "tenant_id": request.tenant_id,
-        "assessment_id": request.assessment_id, "run_id": request.run_id, "kind": kind.value,
-        "version": version, "status": "draft", "content": content, "media_type": media_type,
-        "storage_path": storage_path, "sha256": digest, "created_by_job_id": request.job_id,
-        "created_at": utcnow()})
+    context.session.execute(
+        insert(ARTIFACTS),
+        {
+            "id": artifact_id,
+            "tenant_id": request.tenant_id,
+            "assessment_id": request.assessment_id,
+            "run_id": request.run_id,
+            "kind": kind.value,
+            "version": version,
+            "status": "draft",
+            "content": content,
+            "media_type": media_type,
+            "storage_path": storage_path,
+            "sha256": digest,
+            "created_by_job_id": request.job_id,
+            "created_at": utcnow(),
+        },
+    )
     return ArtifactRef(artifact_id=artifact_id, kind=kind, version=version, sha256=digest)

@@ -28,10 +28,11 @@ def heartbeat(job_id: str, min_interval_s: float = 30.0) -> bool:
         return False
     now = utcnow()
     with transaction() as session:
-        session.execute(insert_for(session, JobWatch)
-                        .values(job_id=job_id, redispatches=0, heartbeat_at=now)
-                        .on_conflict_do_update(index_elements=["job_id"],
-                                               set_={"heartbeat_at": now}))
+        session.execute(
+            insert_for(session, JobWatch)
+            .values(job_id=job_id, redispatches=0, heartbeat_at=now)
+            .on_conflict_do_update(index_elements=["job_id"], set_={"heartbeat_at": now})
+        )
     if len(_last_beat) > 10_000:
         _last_beat.clear()  # finished jobs' entries; a skipped check costs one write
     _last_beat[job_id] = time.monotonic()

@@ -19,8 +19,9 @@ class JobFailure(Exception):
     ingestion outcome). A retryable failure with retries left still rolls back.
     """
 
-    def __init__(self, code: str, message: str, *, retryable: bool = False,
-                 keep_results: bool = False) -> None:
+    def __init__(
+        self, code: str, message: str, *, retryable: bool = False, keep_results: bool = False
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

@@ -36,33 +36,53 @@ log = logging.getLogger(__name__)
 
 _RUNNABLE = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
 
-_CLAIM = update(JOBS).where(JOBS.c.id == bindparam("job_id"), JOBS.c.status.in_(_RUNNABLE)) \
-    .values(status=JobStatus.STARTED.value, deliveries=JOBS.c.deliveries + 1,
-            started_at=func.coalesce(JOBS.c.started_at,
-                                     bindparam("now", type_=JOBS.c.started_at.type)),
-            updated_at=bindparam("now", type_=JOBS.c.updated_at.type)).returning(JOBS.c.id)
+_CLAIM = (
+    update(JOBS)
+    .where(JOBS.c.id == bindparam("job_id"), JOBS.c.status.in_(_RUNNABLE))
+    .values(
+        status=JobStatus.STARTED.value,
+        deliveries=JOBS.c.deliveries + 1,
+        started_at=func.coalesce(JOBS.c.started_at, bindparam("now", type_=JOBS.c.started_at.type)),
+        updated_at=bindparam("now", type_=JOBS.c.updated_at.type),
+    )
+    .returning(JOBS.c.id)
+)
 _STATUS = select(JOBS.c.status).where(JOBS.c.id == bindparam("job_id"))
-_MARK_PUBLISHED = update(OUTBOX).where(
-    OUTBOX.c.task_id == bindparam("job_id"), OUTBOX.c.published_at.is_(None)).values(
-    published_at=bindparam("now", type_=OUTBOX.c.published_at.type))
+_MARK_PUBLISHED = (
+    update(OUTBOX)
+    .where(OUTBOX.c.task_id == bindparam("job_id"), OUTBOX.c.published_at.is_(None))
+    .values(published_at=bindparam("now", type_=OUTBOX.c.published_at.type))
+)
 _CLAIMED = _CLAIM.cte("claimed")
 #: PostgreSQL: the claim, the outbox mark and the job's prior status in one statement,
 #: run in autocommit (one round trip, still one transaction with its WAL flush).
-_CLAIM_AT_ONCE = select(JOBS.c.status, exists(select(_CLAIMED.c.id)).label("claimed")) \
-    .where(JOBS.c.id == bindparam("job_id")).add_cte(
-        update(OUTBOX).where(OUTBOX.c.task_id.in_(select(_CLAIMED.c.id)),
-                             OUTBOX.c.published_at.is_(None))
+_CLAIM_AT_ONCE = (
+    select(JOBS.c.status, exists(select(_CLAIMED.c.id)).label("claimed"))
+    .where(JOBS.c.id == bindparam("job_id"))
+    .add_cte(
+        update(OUTBOX)
+        .where(OUTBOX.c.task_id.in_(select(_CLAIMED.c.id)), OUTBOX.c.published_at.is_(None))
         .values(published_at=bindparam("now", type_=OUTBOX.c.published_at.type))
-        .cte("marked"))
-_OURS = select(JOBS.c.status, RUNS.c.status.label("run_status")) \
-    .select_from(JOBS.join(RUNS, JOBS.c.run_id == RUNS.c.id)) \
-    .where(JOBS.c.id == bindparam("job_id")).with_for_update(of=JOBS)
-_FINISHED = update(JOBS).where(JOBS.c.id == bindparam("job_id")).values(
-    status=bindparam("new_status"),
-    summary=bindparam("new_summary", type_=JOBS.c.summary.type),
-    error=bindparam("new_error", type_=JOBS.c.error.type),
-    finished_at=bindparam("now", type_=JOBS.c.finished_at.type),
-    updated_at=bindparam("now", type_=JOBS.c.updated_at.type))
+        .cte("marked")
+    )
+)
+_OURS = (
+    select(JOBS.c.status, RUNS.c.status.label("run_status"))
+    .select_from(JOBS.join(RUNS, JOBS.c.run_id == RUNS.c.id))
+    .where(JOBS.c.id == bindparam("job_id"))
+    .with_for_update(of=JOBS)
+)
+_FINISHED = (
+    update(JOBS)
+    .where(JOBS.c.id == bindparam("job_id"))
+    .values(
+        status=bindparam("new_status"),
+        summary=bindparam("new_summary", type_=JOBS.c.summary.type),
+        error=bindparam("new_error", type_=JOBS.c.error.type),
+        finished_at=bindparam("now", type_=JOBS.c.finished_at.type),
+        updated_at=bindparam("now", type_=JOBS.c.updated_at.type),
+    )
+)
 
 
 class JobRun(StrEnum):
@@ -113,17 +133,21 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
     except OperationalError as error:  # the database went away: worth another try
         if delivery.database_retries_left:
             raise JobFailure(DATABASE_UNAVAILABLE, str(error.orig), retryable=True) from error
-        _record_failure(request, JobError(code=DATABASE_UNAVAILABLE,
-                                          message="database unavailable", retryable=True))
+        _record_failure(
+            request,
+            JobError(code=DATABASE_UNAVAILABLE, message="database unavailable", retryable=True),
+        )
         return Delivered(JobRun.FAILED)
     except SoftTimeLimitExceeded:
-        _record_failure(request, JobError(code="time_limit_exceeded",
-                                          message="the job ran past its time limit"))
+        _record_failure(
+            request, JobError(code="time_limit_exceeded", message="the job ran past its time limit")
+        )
         return Delivered(JobRun.FAILED)
     except Exception as error:  # a bug, not a retryable condition: fail the step loudly
         log.exception("job %s crashed", request.job_id)
-        _record_failure(request, JobError(code="internal_error",
-                                          message=f"{type(error).__name__}: {error}"))
+        _record_failure(
+            request, JobError(code="internal_error", message=f"{type(error).__name__}: {error}")
+        )
         return Delivered(JobRun.FAILED)
 
 
@@ -132,8 +156,9 @@ def _work(session: Session, delivery: Delivery, service: JobService) -> Delivere
     request = delivery.request
     if not _still_ours(session, request):
         return Delivered(JobRun.SKIPPED)
-    context = JobContext(request=request, session=session,
-                         storage_dir=get_settings().resolved_storage_dir)
+    context = JobContext(
+        request=request, session=session, storage_dir=get_settings().resolved_storage_dir
+    )
     try:
         result = service(context)
     except JobFailure as failure:
@@ -157,8 +182,7 @@ def _claim(request: JobRequest) -> JobRun:
     engine = get_engine()
     if engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-            row = connection.execute(_CLAIM_AT_ONCE,
-                                     {"job_id": request.job_id, "now": now}).first()
+            row = connection.execute(_CLAIM_AT_ONCE, {"job_id": request.job_id, "now": now}).first()
         if row is not None and row.claimed:
             return JobRun.SUCCEEDED
         return _not_runnable(row.status if row is not None else None, request)
@@ -196,8 +220,11 @@ def _apply_here(session: Session, request: JobRequest) -> AfterCommit | None:
         with session.begin_nested():
             applied = apply_if_free(session, request.run_id)
     except Exception:
-        log.warning("applying the outcome of job %s in its transaction failed; the "
-                    "coordinator will", request.job_id, exc_info=True)
+        log.warning(
+            "applying the outcome of job %s in its transaction failed; the coordinator will",
+            request.job_id,
+            exc_info=True,
+        )
         return None
     return applied[1] if applied is not None else None
 
@@ -209,8 +236,9 @@ def _finish(session: Session, request: JobRequest, result: JobResult) -> None:
     signal_type = STEP_SPECS[request.step].completion_signal or SignalType.JOB_COMPLETED
     _set_status(session, request, JobStatus.SUCCEEDED, summary=result.summary)
     insert_signal(session, _outcome_signal(request, signal_type, outcome))
-    resolve_by_success(session, request.run_id, request.step.value, request.job_id,
-                       request.attempt, utcnow())
+    resolve_by_success(
+        session, request.run_id, request.step.value, request.job_id, request.attempt, utcnow()
+    )
 
 
 def _record_failure(request: JobRequest, error: JobError) -> None:
@@ -228,30 +256,59 @@ def fail_job(session: Session, request: JobRequest, error: JobError) -> None:
     insert_signal(session, _outcome_signal(request, SignalType.JOB_FAILED, outcome))
 
 
-def _set_status(session: Session, request: JobRequest, status: JobStatus, *,
-                summary: dict[str, object] | None = None,
-                error: dict[str, object] | None = None) -> None:
-    session.execute(_FINISHED, {"job_id": request.job_id, "new_status": status.value,
-                                "new_summary": summary, "new_error": error, "now": utcnow()})
+def _set_status(
+    session: Session,
+    request: JobRequest,
+    status: JobStatus,
+    *,
+    summary: dict[str, object] | None = None,
+    error: dict[str, object] | None = None,
+) -> None:
+    session.execute(
+        _FINISHED,
+        {
+            "job_id": request.job_id,
+            "new_status": status.value,
+            "new_summary": summary,
+            "new_error": error,
+            "now": utcnow(),
+        },
+    )
 
 
-def _outcome(request: JobRequest, *, succeeded: bool,
-             summary: dict[str, object] | None = None) -> JobOutcome:
+def _outcome(
+    request: JobRequest, *, succeeded: bool, summary: dict[str, object] | None = None
+) -> JobOutcome:
     return JobOutcome(
-        job_id=request.job_id, run_id=request.run_id, step=request.step,
-        attempt=request.attempt, idempotency_key=request.idempotency_key,
-        trace_id=request.trace_id, tenant_id=request.tenant_id,
-        organization_id=request.organization_id, assessment_id=request.assessment_id,
-        actor_id=request.actor_id, succeeded=succeeded, summary=dict(summary or {}))
+        job_id=request.job_id,
+        run_id=request.run_id,
+        step=request.step,
+        attempt=request.attempt,
+        idempotency_key=request.idempotency_key,
+        trace_id=request.trace_id,
+        tenant_id=request.tenant_id,
+        organization_id=request.organization_id,
+        assessment_id=request.assessment_id,
+        actor_id=request.actor_id,
+        succeeded=succeeded,
+        summary=dict(summary or {}),
+    )
 
 
-def _outcome_signal(request: JobRequest, signal_type: SignalType,
-                    outcome: JobOutcome) -> SignalEnvelope:
+def _outcome_signal(
+    request: JobRequest, signal_type: SignalType, outcome: JobOutcome
+) -> SignalEnvelope:
     return SignalEnvelope(
-        type=signal_type, run_id=request.run_id, tenant_id=request.tenant_id,
-        organization_id=request.organization_id, assessment_id=request.assessment_id,
-        trace_id=request.trace_id, actor_id=f"job:{request.kind.value}",
+        type=signal_type,
+        run_id=request.run_id,
+        tenant_id=request.tenant_id,
+        organization_id=request.organization_id,
+        assessment_id=request.assessment_id,
+        trace_id=request.trace_id,
+        actor_id=f"job:{request.kind.value}",
         # One outcome per job: a re-delivery's signal is a duplicate, never a second one.
-        idempotency_key=f"outcome:{request.job_id}", step=request.step,
-        payload=outcome.model_dump(mode="json"), received_at=utcnow())
-
+        idempotency_key=f"outcome:{request.job_id}",
+        step=request.step,
+        payload=outcome.model_dump(mode="json"),
+        received_at=utcnow(),
+    )

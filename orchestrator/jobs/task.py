@@ -59,15 +59,20 @@ def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
         return "malformed"
     settings = get_settings()
     retries = task.request.retries
-    delivery = Delivery(request, retries_left=retries < settings.job_max_retries,
-                        database_retries_left=retries < settings.job_database_retries)
+    delivery = Delivery(
+        request,
+        retries_left=retries < settings.job_max_retries,
+        database_retries_left=retries < settings.job_database_retries,
+    )
     try:
         delivered = run_job(delivery, _wrapped(service))
     except JobFailure as failure:
-        max_retries = (settings.job_database_retries if failure.code == DATABASE_UNAVAILABLE
-                       else settings.job_max_retries)
-        backoff = min(settings.job_retry_backoff_s * (2 ** retries),
-                      settings.job_retry_backoff_max_s)
+        max_retries = (
+            settings.job_database_retries
+            if failure.code == DATABASE_UNAVAILABLE
+            else settings.job_max_retries
+        )
+        backoff = min(settings.job_retry_backoff_s * (2**retries), settings.job_retry_backoff_max_s)
         raise task.retry(exc=failure, countdown=backoff, max_retries=max_retries) from failure
     if delivered.applied is not None:
         delivered.applied.run()
@@ -103,6 +108,9 @@ def continue_run(run_id: uuid.UUID) -> None:
     try:
         coordinate(run_id)
     except Exception:
-        log.warning("applying the outcome of run %s here failed; waking the coordinator",
-                    run_id, exc_info=True)
+        log.warning(
+            "applying the outcome of run %s here failed; waking the coordinator",
+            run_id,
+            exc_info=True,
+        )
         kick(run_id)

@@ -23,7 +23,8 @@ _WORD = re.compile(r"\w+")
 _STOPWORD_TEXT = (
     "a an and are as at be been by for from has have in is it its of on or that the "
     "their this to was were which will with all any must shall should may can not no "
-    "our we us you your they them these those such other also each")
+    "our we us you your they them these those such other also each"
+)
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 STOPWORDS = _STOPWORDS  # shared with the lexical retriever
 _SUFFIXES = ("ations", "ation", "ions", "ion", "ings", "ing", "ies", "ed", "s")
@@ -116,14 +117,19 @@ class HashingEmbedder:
                 cols.append(col)
                 values.append(sign * weight)
         matrix = np.zeros((len(texts), self._dimensions), dtype=np.float32)
-        np.add.at(matrix, (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)),
-                  np.asarray(values, dtype=np.float32))
+        np.add.at(
+            matrix,
+            (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)),
+            np.asarray(values, dtype=np.float32),
+        )
         return normalise_rows(matrix)
 
     def rescore(self, query: str, texts: Sequence[str]) -> list[float]:
         wanted = term_weights(query)
-        return [sum(weight * wanted.get(term, 0.0) for term, weight in term_weights(t).items())
-                for t in texts]
+        return [
+            sum(weight * wanted.get(term, 0.0) for term, weight in term_weights(t).items())
+            for t in texts
+        ]
 
 
 def normalise_rows(matrix: Vectors) -> Vectors:
@@ -154,8 +160,9 @@ def _configured(choice: str) -> Embedder:
         from orchestrator.knowledge.sentence import SentenceEmbedder
 
         return SentenceEmbedder()  # loaded once per process: the model takes seconds
-    raise ValueError(f"LIFECYCLE_EMBEDDER={choice!r}: choose 'minilm', 'hashing' or "
-                     "'sentence-transformers'")
+    raise ValueError(
+        f"LIFECYCLE_EMBEDDER={choice!r}: choose 'minilm', 'hashing' or 'sentence-transformers'"
+    )
 
 
 def forget_configured() -> None:

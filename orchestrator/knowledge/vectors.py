@@ -58,15 +58,22 @@ def embedding_text(heading_path: str, text: str) -> str:
     return f"{heading_path}\n{text}" if heading_path else text
 
 
-def index_missing(session: Session, assessment_id: uuid.UUID, embedder: Embedder | None = None,
-                  *, document_id: uuid.UUID | None = None,
-                  batch_size: int = BATCH_SIZE) -> IndexCounts:
+def index_missing(
+    session: Session,
+    assessment_id: uuid.UUID,
+    embedder: Embedder | None = None,
+    *,
+    document_id: uuid.UUID | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> IndexCounts:
     """Embed the assessment's chunks that have no vector from this embedder yet."""
     embedder = embedder or default_embedder()
-    query = (select(DocumentChunk.id, ChunkEmbedding.model, ChunkEmbedding.dimensions)
-             .outerjoin(ChunkEmbedding, ChunkEmbedding.chunk_id == DocumentChunk.id)
-             .where(DocumentChunk.assessment_id == assessment_id)
-             .order_by(DocumentChunk.id))
+    query = (
+        select(DocumentChunk.id, ChunkEmbedding.model, ChunkEmbedding.dimensions)
+        .outerjoin(ChunkEmbedding, ChunkEmbedding.chunk_id == DocumentChunk.id)
+        .where(DocumentChunk.assessment_id == assessment_id)
+        .order_by(DocumentChunk.id)
+    )
     if document_id is not None:
         query = query.where(DocumentChunk.document_id == document_id)
     rows = session.execute(query).all()
@@ -78,35 +85,50 @@ def index_missing(session: Session, assessment_id: uuid.UUID, embedder: Embedder
     return IndexCounts(embedded=len(todo), already_indexed=len(rows) - len(todo))
 
 
-def _embed_batch(session: Session, assessment_id: uuid.UUID, embedder: Embedder,
-                 chunk_ids: list[str], stale: set[str]) -> None:
-    chunks = session.execute(select(DocumentChunk.id, DocumentChunk.heading_path,
-                                    DocumentChunk.text)
-                             .where(DocumentChunk.id.in_(chunk_ids))).all()
+def _embed_batch(
+    session: Session,
+    assessment_id: uuid.UUID,
+    embedder: Embedder,
+    chunk_ids: list[str],
+    stale: set[str],
+) -> None:
+    chunks = session.execute(
+        select(DocumentChunk.id, DocumentChunk.heading_path, DocumentChunk.text).where(
+            DocumentChunk.id.in_(chunk_ids)
+        )
+    ).all()
     vectors = embedder.embed([embedding_text(c.heading_path, c.text) for c in chunks])
     replaced = [c.id for c in chunks if c.id in stale]
     if replaced:
         # A vector from another model or width is not comparable: replace it.
         session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(replaced)))
     now = utcnow()
-    rows = [{"chunk_id": c.id, "assessment_id": assessment_id, "model": embedder.name,
-             "dimensions": embedder.dimensions,
-             "vector": np.asarray(vector, dtype=_DTYPE).tobytes(), "created_at": now}
-            for c, vector in zip(chunks, vectors, strict=True)]
+    rows = [
+        {
+            "chunk_id": c.id,
+            "assessment_id": assessment_id,
+            "model": embedder.name,
+            "dimensions": embedder.dimensions,
+            "vector": np.asarray(vector, dtype=_DTYPE).tobytes(),
+            "created_at": now,
+        }
+        for c, vector in zip(chunks, vectors, strict=True)
+    ]
     if rows:
         session.execute(insert(ChunkEmbedding), rows)  # one bulk insert per batch
 
 
 def _batches(items: Sequence[str], size: int) -> Iterator[list[str]]:
     for start in range(0, len(items), size):
-        yield list(items[start:start + size])
+        yield list(items[start : start + size])
 
 
 class KnowledgeBase:
     """One assessment's vectors in memory: load once, search many times."""
 
-    def __init__(self, session: Session, embedder: Embedder, chunk_ids: list[str],
-                 matrix: Vectors) -> None:
+    def __init__(
+        self, session: Session, embedder: Embedder, chunk_ids: list[str], matrix: Vectors
+    ) -> None:
         self._session = session
         self._embedder = embedder
         self._chunk_ids = chunk_ids
@@ -114,36 +136,57 @@ class KnowledgeBase:
         self._row_cache: dict[str, _ChunkRow] = {}
 
     @classmethod
-    def load(cls, session: Session, assessment_id: uuid.UUID, embedder: Embedder | None = None,
-             *, evidence_only: bool = False) -> KnowledgeBase:
+    def load(
+        cls,
+        session: Session,
+        assessment_id: uuid.UUID,
+        embedder: Embedder | None = None,
+        *,
+        evidence_only: bool = False,
+    ) -> KnowledgeBase:
         """`evidence_only` leaves out documents the fleet wrote itself (the SoA): a
         statement that a control applies is no evidence that it is implemented."""
         embedder = embedder or default_embedder()
-        query = (select(ChunkEmbedding.chunk_id, ChunkEmbedding.vector)
-                 .where(ChunkEmbedding.assessment_id == assessment_id,
-                        ChunkEmbedding.model == embedder.name,
-                        ChunkEmbedding.dimensions == embedder.dimensions)
-                 .order_by(ChunkEmbedding.chunk_id))
+        query = (
+            select(ChunkEmbedding.chunk_id, ChunkEmbedding.vector)
+            .where(
+                ChunkEmbedding.assessment_id == assessment_id,
+                ChunkEmbedding.model == embedder.name,
+                ChunkEmbedding.dimensions == embedder.dimensions,
+            )
+            .order_by(ChunkEmbedding.chunk_id)
+        )
         if evidence_only:
-            query = (query.join(DocumentChunk, DocumentChunk.id == ChunkEmbedding.chunk_id)
-                     .join(Document, Document.id == DocumentChunk.document_id)
-                     .where(Document.uploaded_by != SYSTEM_UPLOADER))
+            query = (
+                query.join(DocumentChunk, DocumentChunk.id == ChunkEmbedding.chunk_id)
+                .join(Document, Document.id == DocumentChunk.document_id)
+                .where(Document.uploaded_by != SYSTEM_UPLOADER)
+            )
         rows = session.execute(query).all()
         matrix = np.frombuffer(b"".join(row.vector for row in rows), dtype=_DTYPE)
         matrix = matrix.reshape(len(rows), embedder.dimensions)
         return cls(session, embedder, [row.chunk_id for row in rows], matrix)
 
     @classmethod
-    def computed(cls, session: Session, assessment_id: uuid.UUID, embedder: Embedder, *,
-                 evidence_only: bool = False) -> KnowledgeBase:
+    def computed(
+        cls,
+        session: Session,
+        assessment_id: uuid.UUID,
+        embedder: Embedder,
+        *,
+        evidence_only: bool = False,
+    ) -> KnowledgeBase:
         """Vectors computed now rather than read: for a cheap embedder (hashing) that is
         not the one the KB is stored with, e.g. a quick triage before the real analysis."""
-        query = (select(DocumentChunk.id, DocumentChunk.heading_path, DocumentChunk.text)
-                 .where(DocumentChunk.assessment_id == assessment_id)
-                 .order_by(DocumentChunk.id))
+        query = (
+            select(DocumentChunk.id, DocumentChunk.heading_path, DocumentChunk.text)
+            .where(DocumentChunk.assessment_id == assessment_id)
+            .order_by(DocumentChunk.id)
+        )
         if evidence_only:
-            query = (query.join(Document, Document.id == DocumentChunk.document_id)
-                     .where(Document.uploaded_by != SYSTEM_UPLOADER))
+            query = query.join(Document, Document.id == DocumentChunk.document_id).where(
+                Document.uploaded_by != SYSTEM_UPLOADER
+            )
         rows = session.execute(query).all()
         matrix = embedder.embed([embedding_text(r.heading_path, r.text) for r in rows])
         return cls(session, embedder, [r.id for r in rows], matrix)
@@ -170,8 +213,10 @@ class KnowledgeBase:
         if rescorer is not None:
             texts = [embedding_text(rows[cid].heading_path, rows[cid].text) for cid, _ in ranked]
             exact = rescorer.rescore(query, texts)
-            ranked = sorted(((cid, score) for (cid, _), score in zip(ranked, exact, strict=True)),
-                            key=lambda pair: (-pair[1], pair[0]))
+            ranked = sorted(
+                ((cid, score) for (cid, _), score in zip(ranked, exact, strict=True)),
+                key=lambda pair: (-pair[1], pair[0]),
+            )
         return [_hit(rows[cid], score) for cid, score in ranked[:k] if score > MIN_SCORE]
 
     def _rows(self, chunk_ids: list[str]) -> dict[str, _ChunkRow]:
@@ -179,28 +224,52 @@ class KnowledgeBase:
         missing = [chunk_id for chunk_id in chunk_ids if chunk_id not in self._row_cache]
         if missing:
             self._row_cache.update(self._fetch(missing))
-        return {chunk_id: self._row_cache[chunk_id] for chunk_id in chunk_ids
-                if chunk_id in self._row_cache}
+        return {
+            chunk_id: self._row_cache[chunk_id]
+            for chunk_id in chunk_ids
+            if chunk_id in self._row_cache
+        }
 
     def _fetch(self, chunk_ids: list[str]) -> dict[str, _ChunkRow]:
         rows = self._session.execute(
-            select(DocumentChunk.id, DocumentChunk.document_id, DocumentChunk.heading_path,
-                   DocumentChunk.text, Document.filename, ChunkProvenance.page_start,
-                   ChunkProvenance.page_end)
+            select(
+                DocumentChunk.id,
+                DocumentChunk.document_id,
+                DocumentChunk.heading_path,
+                DocumentChunk.text,
+                Document.filename,
+                ChunkProvenance.page_start,
+                ChunkProvenance.page_end,
+            )
             .join(Document, Document.id == DocumentChunk.document_id)
             .outerjoin(ChunkProvenance, ChunkProvenance.chunk_id == DocumentChunk.id)
-            .where(DocumentChunk.id.in_(chunk_ids))).all()
+            .where(DocumentChunk.id.in_(chunk_ids))
+        ).all()
         return {row.id: row for row in rows}
 
 
 def _hit(row: _ChunkRow, score: float) -> SearchHit:
-    return SearchHit(chunk_id=row.id, document_id=str(row.document_id), filename=row.filename,
-                     heading_path=row.heading_path, excerpt=excerpt(row.text),
-                     score=round(score, 4), page_start=row.page_start, page_end=row.page_end)
+    return SearchHit(
+        chunk_id=row.id,
+        document_id=str(row.document_id),
+        filename=row.filename,
+        heading_path=row.heading_path,
+        excerpt=excerpt(row.text),
+        score=round(score, 4),
+        page_start=row.page_start,
+        page_end=row.page_end,
+    )
 
 
-def search(session: Session, assessment_id: uuid.UUID, query: str, k: int = 5, *,
-           embedder: Embedder | None = None, evidence_only: bool = False) -> list[SearchHit]:
+def search(
+    session: Session,
+    assessment_id: uuid.UUID,
+    query: str,
+    k: int = 5,
+    *,
+    embedder: Embedder | None = None,
+    evidence_only: bool = False,
+) -> list[SearchHit]:
     """One-off search; for many queries, load a `KnowledgeBase` once."""
     kb = KnowledgeBase.load(session, assessment_id, embedder, evidence_only=evidence_only)
     return kb.search(query, k)

@@ -34,20 +34,27 @@ class ApprovalView:
     comment: str | None = None
 
 
-def approval_problem(state: RunState, kind: ArtifactKind, event_id: uuid.UUID | None,
-                     approval: ApprovalView | None,
-                     decision: ApprovalDecision = ApprovalDecision.APPROVED) -> str | None:
+def approval_problem(
+    state: RunState,
+    kind: ArtifactKind,
+    event_id: uuid.UUID | None,
+    approval: ApprovalView | None,
+    decision: ApprovalDecision = ApprovalDecision.APPROVED,
+) -> str | None:
     """Why this event cannot count for `kind` now, or None when it is valid."""
     if approval is None or approval.approval_event_id != event_id:
         return "approval event not found"
     if (approval.tenant_id, approval.organization_id, approval.assessment_id) != (
-        state.tenant_id, state.organization_id, state.assessment_id
+        state.tenant_id,
+        state.organization_id,
+        state.assessment_id,
     ):
         return "approval event belongs to another tenant, organization or assessment"
     if approval.artifact_kind != kind:
         return f"approval event is for {approval.artifact_kind.value}, not {kind.value}"
     return _version_problem(state, kind, approval) or _decision_problem(
-        state, kind, approval, decision)
+        state, kind, approval, decision
+    )
 
 
 def _version_problem(state: RunState, kind: ArtifactKind, approval: ApprovalView) -> str | None:
@@ -55,16 +62,21 @@ def _version_problem(state: RunState, kind: ArtifactKind, approval: ApprovalView
     if current is None:
         return f"no {kind.value} draft exists yet"
     if approval.artifact_version != current:
-        return (f"approval event is for {kind.value} version {approval.artifact_version}, "
-                f"but version {current} awaits approval")
+        return (
+            f"approval event is for {kind.value} version {approval.artifact_version}, "
+            f"but version {current} awaits approval"
+        )
     if state.rejected.get(kind) == current:
-        return (f"{kind.value} version {current} was sent back by a reviewer; "
-                "a new version must be drafted first")
+        return (
+            f"{kind.value} version {current} was sent back by a reviewer; "
+            "a new version must be drafted first"
+        )
     return None
 
 
-def _decision_problem(state: RunState, kind: ArtifactKind, approval: ApprovalView,
-                      expected: ApprovalDecision) -> str | None:
+def _decision_problem(
+    state: RunState, kind: ArtifactKind, approval: ApprovalView, expected: ApprovalDecision
+) -> str | None:
     if expected is ApprovalDecision.APPROVED:
         if approval.decision is not ApprovalDecision.APPROVED:
             return f"approval event decision is {approval.decision.value}"

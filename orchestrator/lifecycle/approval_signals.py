@@ -66,15 +66,24 @@ def approve(state: RunState, signal: SignalEnvelope, approval: ApprovalView | No
     policy = state.policy(kind)
     met = policy.is_met(collected)
     effects: list[Effect] = [
-        ConsumeApproval(approval.approval_event_id, kind, approval.artifact_version,
-                        opens_gate=met),
-        Audit(_E.LIFECYCLE_WORKFLOW_APPROVAL_ACCEPTED, state.step, signal.actor_id,
-              {"approval_event_id": str(approval.approval_event_id),
-               "artifact_kind": kind.value, "artifact_version": approval.artifact_version,
-               "approver_id": approval.approver_id,
-               "approver_roles": list(approval.approver_roles),
-               "policy": policy.mode.value, "collected": len(collected),
-               "gate_open": met}),
+        ConsumeApproval(
+            approval.approval_event_id, kind, approval.artifact_version, opens_gate=met
+        ),
+        Audit(
+            _E.LIFECYCLE_WORKFLOW_APPROVAL_ACCEPTED,
+            state.step,
+            signal.actor_id,
+            {
+                "approval_event_id": str(approval.approval_event_id),
+                "artifact_kind": kind.value,
+                "artifact_version": approval.artifact_version,
+                "approver_id": approval.approver_id,
+                "approver_roles": list(approval.approver_roles),
+                "policy": policy.mode.value,
+                "collected": len(collected),
+                "gate_open": met,
+            },
+        ),
     ]
     state = state.with_entry("collected", kind, collected)
     if not met:
@@ -95,18 +104,27 @@ def reject(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
         return early_or_late
     if state.is_approved(kind):
         return ignored(state, f"the current {kind.value} version is already approved")
-    problem = approval_problem(state, kind, signal.approval_event_id, approval,
-                               decision=ApprovalDecision.REJECTED)
+    problem = approval_problem(
+        state, kind, signal.approval_event_id, approval, decision=ApprovalDecision.REJECTED
+    )
     if problem is not None:
         return rejected(state, problem)
     version = approval.artifact_version
     effects: list[Effect] = [
         ConsumeApproval(approval.approval_event_id, kind, version, opens_gate=False),
         ArtifactStatusChanged(kind, version, "rejected"),
-        Audit(_E.LIFECYCLE_WORKFLOW_ARTIFACT_REJECTED, state.step, signal.actor_id,
-              {"approval_event_id": str(approval.approval_event_id),
-               "artifact_kind": kind.value, "artifact_version": version,
-               "decision": approval.decision.value, "approver_id": approval.approver_id}),
+        Audit(
+            _E.LIFECYCLE_WORKFLOW_ARTIFACT_REJECTED,
+            state.step,
+            signal.actor_id,
+            {
+                "approval_event_id": str(approval.approval_event_id),
+                "artifact_kind": kind.value,
+                "artifact_version": version,
+                "decision": approval.decision.value,
+                "approver_id": approval.approver_id,
+            },
+        ),
     ]
     state = state.with_entry("rejected", kind, version).without_entry("collected", kind)
     # The reviewer's words are what the people watching the run need to act on.
@@ -119,5 +137,7 @@ def reject(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
 def sent_back_reason(approval: ApprovalView) -> str:
     """The run's visible reason after a rejection: who, what, and the comment."""
     said = (approval.comment or "").strip() or "no comment given"
-    return (f"{approval.artifact_kind.value} v{approval.artifact_version} "
-            f"{approval.decision.value} by {approval.approver_id}: {said}")
+    return (
+        f"{approval.artifact_kind.value} v{approval.artifact_version} "
+        f"{approval.decision.value} by {approval.approver_id}: {said}"
+    )

@@ -51,15 +51,19 @@ class Decision:
 Handler = Callable[[RunState, SignalEnvelope, ApprovalView | None], Outcome]
 
 
-def decide(state: RunState, signal: SignalEnvelope,
-           approval: ApprovalView | None = None) -> Decision:
+def decide(
+    state: RunState, signal: SignalEnvelope, approval: ApprovalView | None = None
+) -> Decision:
     """Apply one signal to a run. Pending means: not yet, keep it in the inbox."""
     outcome = _route(state, signal, approval)
     effects = list(outcome.effects)
     event = _FATE_EVENT.get(outcome.fate)
     if event is not None:
-        metadata = {"signal_type": signal.type.value, "signal_id": str(signal.signal_id),
-                    "fate": outcome.fate.value}
+        metadata = {
+            "signal_type": signal.type.value,
+            "signal_id": str(signal.signal_id),
+            "fate": outcome.fate.value,
+        }
         if outcome.reason:
             metadata["reason"] = outcome.reason
         effects.insert(0, Audit(event, state.step, signal.actor_id, metadata))
@@ -68,7 +72,10 @@ def decide(state: RunState, signal: SignalEnvelope,
 
 def _route(state: RunState, signal: SignalEnvelope, approval: ApprovalView | None) -> Outcome:
     if (signal.run_id, signal.tenant_id, signal.organization_id, signal.assessment_id) != (
-        state.run_id, state.tenant_id, state.organization_id, state.assessment_id
+        state.run_id,
+        state.tenant_id,
+        state.organization_id,
+        state.assessment_id,
     ):
         return rejected(state, "signal does not belong to this run")
     if state.status.is_terminal:
@@ -93,6 +100,7 @@ def _route(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
 
 # --- run control: start, cancel, block, resume -----------------------------------------
 
+
 def _start(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Outcome:
     if state.status is WorkflowStatus.BLOCKED and state.blocked_from is WorkflowStatus.PENDING:
         return pending(state, "run is blocked")
@@ -104,20 +112,24 @@ def _start(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> O
         return rejected(state, f"invalid approval policies: {error}")
     pins = signal.payload.get("catalogs") or {}
     if not isinstance(pins, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in pins.items()):
+        isinstance(k, str) and isinstance(v, str) for k, v in pins.items()
+    ):
         return rejected(state, "catalogs must map catalogue names to version ids")
     state = state.evolve(catalogs=MappingProxyType(dict(pins)))
-    effects: list[Effect] = [Audit(_E.LIFECYCLE_WORKFLOW_STARTED, None, signal.actor_id,
-                                   {"trace_id": signal.trace_id})]
+    effects: list[Effect] = [
+        Audit(_E.LIFECYCLE_WORKFLOW_STARTED, None, signal.actor_id, {"trace_id": signal.trace_id})
+    ]
     problem = _assessment_problem(signal)
     if problem is None:
         return Outcome(enter(state, Step.VALIDATE_ASSESSMENT, effects), effects)
     step = Step.VALIDATE_ASSESSMENT
     state = state.with_entry("attempts", step, 1).evolve(step=step)
     # The attempt ends failed; resuming re-enters the step as a new attempt.
-    effects += [StepChanged(step, 1, StepStatus.RUNNING),
-                Audit(_E.LIFECYCLE_WORKFLOW_STEP_STARTED, step, signal.actor_id, {"attempt": 1}),
-                StepChanged(step, 1, StepStatus.FAILED, error=problem)]
+    effects += [
+        StepChanged(step, 1, StepStatus.RUNNING),
+        Audit(_E.LIFECYCLE_WORKFLOW_STEP_STARTED, step, signal.actor_id, {"attempt": 1}),
+        StepChanged(step, 1, StepStatus.FAILED, error=problem),
+    ]
     state = block(state, effects, problem, signal.actor_id, resume_to=None)
     return Outcome(state.evolve(block_kind="information"), effects)
 
@@ -141,8 +153,9 @@ def _cancel(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> 
     if state.step is not None and _has_open_execution(state):
         effects.append(StepChanged(state.step, state.attempt(state.step), StepStatus.CANCELLED))
     effects.append(CancelJobs(reason))
-    effects.append(Audit(_E.LIFECYCLE_WORKFLOW_CANCELLED, state.step, signal.actor_id,
-                         {"reason": reason}))
+    effects.append(
+        Audit(_E.LIFECYCLE_WORKFLOW_CANCELLED, state.step, signal.actor_id, {"reason": reason})
+    )
     new_state = state.evolve(status=WorkflowStatus.CANCELLED, reason=reason, active_job_id=None)
     return Outcome(new_state, effects)
 
@@ -171,12 +184,18 @@ def _block(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> O
 def _resume(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Outcome:
     if state.status is not WorkflowStatus.BLOCKED:
         return ignored(state, "run is not blocked")
-    effects: list[Effect] = [Audit(_E.LIFECYCLE_WORKFLOW_RESUMED, state.step, signal.actor_id,
-                                   {"blocked_reason": state.reason,
-                                    "block_kind": state.block_kind})]
+    effects: list[Effect] = [
+        Audit(
+            _E.LIFECYCLE_WORKFLOW_RESUMED,
+            state.step,
+            signal.actor_id,
+            {"blocked_reason": state.reason, "block_kind": state.block_kind},
+        )
+    ]
     if state.blocked_from is not None:
-        resumed = state.evolve(status=state.blocked_from, blocked_from=None, reason=None,
-                               block_kind=None)
+        resumed = state.evolve(
+            status=state.blocked_from, blocked_from=None, reason=None, block_kind=None
+        )
         return Outcome(resumed, effects)
     step = state.step
     assert step is not None
@@ -199,15 +218,19 @@ _ANY_TIME: dict[S, Handler] = {
 
 # --- inputs from people: documents and framework ----------------------------------------
 
+
 def _input(state: RunState, signal: SignalEnvelope) -> Outcome:
-    wait = {S.DOCUMENTS_UPLOADED: Step.WAIT_FOR_DOCUMENTS,
-            S.FRAMEWORK_SELECTED: Step.WAIT_FOR_FRAMEWORK_SELECTION}[signal.type]
+    wait = {
+        S.DOCUMENTS_UPLOADED: Step.WAIT_FOR_DOCUMENTS,
+        S.FRAMEWORK_SELECTED: Step.WAIT_FOR_FRAMEWORK_SELECTION,
+    }[signal.type]
     frameworks: tuple[str, ...] | None = None
     if signal.type is S.FRAMEWORK_SELECTED:
         frameworks = selected_frameworks(signal.payload)
         if not frameworks:
-            return rejected(state, "framework_selected needs a non-empty 'framework' or "
-                                   "'frameworks' list")
+            return rejected(
+                state, "framework_selected needs a non-empty 'framework' or 'frameworks' list"
+            )
     where = position(state, wait)
     if where < 0:
         return pending(state, f"run has not reached {wait.value}")
@@ -238,6 +261,7 @@ def selected_frameworks(payload: Mapping[str, Any]) -> tuple[str, ...]:
 
 # --- job outcomes --------------------------------------------------------------------------
 
+
 def _job_outcome(state: RunState, signal: SignalEnvelope) -> Outcome:
     try:
         outcome = JobOutcome.model_validate(signal.payload)
@@ -250,21 +274,32 @@ def _job_outcome(state: RunState, signal: SignalEnvelope) -> Outcome:
     if signal.type is S.JOB_FAILED or not outcome.succeeded:
         return _job_failed(state, signal, outcome)
     if signal.type is not spec.completion_signal:
-        return rejected(state, f"{state.step.value} completes with "
-                        f"{spec.completion_signal}, not {signal.type.value}")
+        return rejected(
+            state,
+            f"{state.step.value} completes with {spec.completion_signal}, not {signal.type.value}",
+        )
     if state.uploads_during_ingestion and state.step is Step.INGEST_DOCUMENTS:
-        return _ingest_again(state, signal, [
-            StepChanged(state.step, state.attempt(state.step), StepStatus.COMPLETED),
-            Audit(_E.LIFECYCLE_WORKFLOW_STEP_COMPLETED, state.step, signal.actor_id)])
+        return _ingest_again(
+            state,
+            signal,
+            [
+                StepChanged(state.step, state.attempt(state.step), StepStatus.COMPLETED),
+                Audit(_E.LIFECYCLE_WORKFLOW_STEP_COMPLETED, state.step, signal.actor_id),
+            ],
+        )
     if spec.produces is not None:
         artifact = outcome.artifact
         if artifact is None or artifact.kind is not spec.produces:
-            return rejected(state, f"{state.step.value} must report a {spec.produces.value} "
-                            "artifact")
+            return rejected(
+                state, f"{state.step.value} must report a {spec.produces.value} artifact"
+            )
         kind = spec.produces
-        state = (state.with_entry("artifacts", kind, artifact.version)
-                 .with_entry("drafted_by", kind, outcome.actor_id)
-                 .without_entry("collected", kind).without_entry("rejected", kind))
+        state = (
+            state.with_entry("artifacts", kind, artifact.version)
+            .with_entry("drafted_by", kind, outcome.actor_id)
+            .without_entry("collected", kind)
+            .without_entry("rejected", kind)
+        )
     effects: list[Effect] = []
     return Outcome(complete_current(state, effects, signal.actor_id), effects)
 
@@ -276,8 +311,12 @@ def _job_failed(state: RunState, signal: SignalEnvelope, outcome: JobOutcome) ->
     attempt = state.attempt(state.step)
     effects: list[Effect] = [
         StepChanged(state.step, attempt, StepStatus.FAILED, error=f"{code}: {error}"),
-        Audit(_E.LIFECYCLE_WORKFLOW_STEP_FAILED, state.step, signal.actor_id,
-              {"job_id": outcome.job_id, "error_code": code}),
+        Audit(
+            _E.LIFECYCLE_WORKFLOW_STEP_FAILED,
+            state.step,
+            signal.actor_id,
+            {"job_id": outcome.job_id, "error_code": code},
+        ),
     ]
     back_to = NEEDS_INPUT.get((state.step, code))
     if back_to is not None and state.uploads_during_ingestion:
@@ -287,18 +326,25 @@ def _job_failed(state: RunState, signal: SignalEnvelope, outcome: JobOutcome) ->
         # Retrying cannot help; another document can: wait for it.
         state = enter(state.evolve(active_job_id=None), back_to, effects)
         return Outcome(state.evolve(reason=f"{code}: {error}"), effects)
-    effects.append(Audit(_E.LIFECYCLE_WORKFLOW_FAILED, state.step, signal.actor_id,
-                         {"error_code": code}))
-    failed = state.evolve(status=WorkflowStatus.FAILED, reason=f"{code}: {error}",
-                          active_job_id=None)
+    effects.append(
+        Audit(_E.LIFECYCLE_WORKFLOW_FAILED, state.step, signal.actor_id, {"error_code": code})
+    )
+    failed = state.evolve(
+        status=WorkflowStatus.FAILED, reason=f"{code}: {error}", active_job_id=None
+    )
     return Outcome(failed, effects)
 
 
 def _ingest_again(state: RunState, signal: SignalEnvelope, effects: list[Effect]) -> Outcome:
     """The ingestion attempt ended (its outcome already in `effects`) while documents were
     uploaded during it: a new attempt reads them before the run moves on or waits."""
-    effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_RETRIED, Step.INGEST_DOCUMENTS,
-                         signal.actor_id, {"reason": "documents were uploaded during "
-                                                     "ingestion"}))
+    effects.append(
+        Audit(
+            _E.LIFECYCLE_WORKFLOW_STEP_RETRIED,
+            Step.INGEST_DOCUMENTS,
+            signal.actor_id,
+            {"reason": "documents were uploaded during ingestion"},
+        )
+    )
     state = enter(state.evolve(active_job_id=None, reason=None), Step.INGEST_DOCUMENTS, effects)
     return Outcome(state, effects)

@@ -25,30 +25,46 @@ class StepSpec:
     """The Assessment Engine's gates: artifacts whose current version must be approved."""
 
 
-def _job(step: Step, kind: JobKind, produces: ArtifactKind | None = None,
-         completion: SignalType = SignalType.JOB_COMPLETED,
-         requires: tuple[ArtifactKind, ...] = ()) -> StepSpec:
-    return StepSpec(step, StepKind.JOB, job_kind=kind, completion_signal=completion,
-                    produces=produces, requires_approved=requires)
+def _job(
+    step: Step,
+    kind: JobKind,
+    produces: ArtifactKind | None = None,
+    completion: SignalType = SignalType.JOB_COMPLETED,
+    requires: tuple[ArtifactKind, ...] = (),
+) -> StepSpec:
+    return StepSpec(
+        step,
+        StepKind.JOB,
+        job_kind=kind,
+        completion_signal=completion,
+        produces=produces,
+        requires_approved=requires,
+    )
 
 
-def _approval(step: Step, signal: SignalType,
-              requires: tuple[ArtifactKind, ...] = ()) -> StepSpec:
+def _approval(step: Step, signal: SignalType, requires: tuple[ArtifactKind, ...] = ()) -> StepSpec:
     return StepSpec(step, StepKind.WAIT_FOR_APPROVAL, awaits=signal, requires_approved=requires)
 
 
 _A = ArtifactKind
 _SPECS = (
     StepSpec(Step.VALIDATE_ASSESSMENT, StepKind.INLINE),
-    StepSpec(Step.WAIT_FOR_DOCUMENTS, StepKind.WAIT_FOR_INPUT,
-             awaits=SignalType.DOCUMENTS_UPLOADED),
-    _job(Step.INGEST_DOCUMENTS, JobKind.INGEST_DOCUMENTS,
-         completion=SignalType.DOCUMENTS_INGESTED),
+    StepSpec(
+        Step.WAIT_FOR_DOCUMENTS, StepKind.WAIT_FOR_INPUT, awaits=SignalType.DOCUMENTS_UPLOADED
+    ),
+    _job(Step.INGEST_DOCUMENTS, JobKind.INGEST_DOCUMENTS, completion=SignalType.DOCUMENTS_INGESTED),
     _job(Step.INDEX_KB, JobKind.INDEX_KB, completion=SignalType.KB_INDEXED),
-    _job(Step.RUN_SCF_PRE_ANALYSIS, JobKind.ANALYSIS, _A.SCF_PRE_ANALYSIS,
-         completion=SignalType.SCF_PRE_ANALYSIS_COMPLETED),
-    StepSpec(Step.WAIT_FOR_FRAMEWORK_SELECTION, StepKind.WAIT_FOR_INPUT,
-             awaits=SignalType.FRAMEWORK_SELECTED),
+    _job(
+        Step.RUN_SCF_PRE_ANALYSIS,
+        JobKind.ANALYSIS,
+        _A.SCF_PRE_ANALYSIS,
+        completion=SignalType.SCF_PRE_ANALYSIS_COMPLETED,
+    ),
+    StepSpec(
+        Step.WAIT_FOR_FRAMEWORK_SELECTION,
+        StepKind.WAIT_FOR_INPUT,
+        awaits=SignalType.FRAMEWORK_SELECTED,
+    ),
     _job(Step.CREATE_SCOPE, JobKind.ANALYSIS, _A.SCOPE),
     _job(Step.CREATE_SOA_DRAFT, JobKind.ANALYSIS, _A.SOA),
     _approval(Step.WAIT_FOR_SOA_APPROVAL, SignalType.SOA_APPROVED),
@@ -58,21 +74,35 @@ _SPECS = (
     _job(Step.CREATE_GAP_ANALYSIS, JobKind.ANALYSIS, _A.GAP_ANALYSIS, requires=(_A.SOA,)),
     _approval(Step.WAIT_FOR_GAP_APPROVAL, SignalType.GAP_ANALYSIS_APPROVED),
     # Gate: gap analysis before maturity.
-    _job(Step.CREATE_MATURITY_ASSESSMENT, JobKind.ANALYSIS, _A.MATURITY_ASSESSMENT,
-         requires=(_A.SOA, _A.GAP_ANALYSIS)),
+    _job(
+        Step.CREATE_MATURITY_ASSESSMENT,
+        JobKind.ANALYSIS,
+        _A.MATURITY_ASSESSMENT,
+        requires=(_A.SOA, _A.GAP_ANALYSIS),
+    ),
     _approval(Step.WAIT_FOR_MATURITY_APPROVAL, SignalType.MATURITY_APPROVED),
     # Gate: maturity before POA&M.
-    _job(Step.CREATE_POAM, JobKind.ANALYSIS, _A.POAM,
-         requires=(_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT)),
+    _job(
+        Step.CREATE_POAM,
+        JobKind.ANALYSIS,
+        _A.POAM,
+        requires=(_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT),
+    ),
     _approval(Step.WAIT_FOR_POAM_APPROVAL, SignalType.POAM_APPROVED),
     # Gate: POA&M before the final report.
-    _job(Step.CREATE_REPORT, JobKind.RENDER_REPORT, _A.REPORT,
-         requires=(_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT, _A.POAM)),
+    _job(
+        Step.CREATE_REPORT,
+        JobKind.RENDER_REPORT,
+        _A.REPORT,
+        requires=(_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT, _A.POAM),
+    ),
     _approval(Step.WAIT_FOR_REPORT_APPROVAL, SignalType.REPORT_APPROVED),
     # Gate: report before closed.
-    StepSpec(Step.CLOSE_ASSESSMENT, StepKind.INLINE,
-             requires_approved=(_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT, _A.POAM,
-                                _A.REPORT)),
+    StepSpec(
+        Step.CLOSE_ASSESSMENT,
+        StepKind.INLINE,
+        requires_approved=(_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT, _A.POAM, _A.REPORT),
+    ),
 )
 
 STEP_SPECS: dict[Step, StepSpec] = {spec.step: spec for spec in _SPECS}

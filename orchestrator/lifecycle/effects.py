@@ -80,5 +80,13 @@ class StepsSuperseded:
     steps: tuple[Step, ...]
 
 
-Effect = (StepChanged | EnqueueJob | Audit | ConsumeApproval | CancelJobs | CloseAssessment
-          | ArtifactStatusChanged | StepsSuperseded)
+Effect = (
+    StepChanged
+    | EnqueueJob
+    | Audit
+    | ConsumeApproval
+    | CancelJobs
+    | CloseAssessment
+    | ArtifactStatusChanged
+    | StepsSuperseded
+)

@@ -39,8 +39,14 @@ def retry(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Ou
         return ignored(state, f"only a failed run can be retried; the run is {state.status}")
     step = state.step
     assert step is not None
-    effects: list[Effect] = [Audit(_E.LIFECYCLE_WORKFLOW_STEP_RETRIED, step, signal.actor_id,
-                                   {"reason": reason, "failed_error": state.reason})]
+    effects: list[Effect] = [
+        Audit(
+            _E.LIFECYCLE_WORKFLOW_STEP_RETRIED,
+            step,
+            signal.actor_id,
+            {"reason": reason, "failed_error": state.reason},
+        )
+    ]
     state = state.evolve(reason=None)
     return Outcome(enter(state, step, effects, requested_by=signal.actor_id), effects)
 
@@ -67,8 +73,14 @@ def revise(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> O
         return rejected(state, f"unknown artifact kind {signal.payload.get('artifact_kind')!r}")
     if kind not in PRODUCER_OF:
         return rejected(state, f"{kind.value} has no drafting step")
-    return _rewind(state, signal, PRODUCER_OF[kind], True, reason,
-                   requested_by=_drafted_for(state, kind, signal.actor_id))
+    return _rewind(
+        state,
+        signal,
+        PRODUCER_OF[kind],
+        True,
+        reason,
+        requested_by=_drafted_for(state, kind, signal.actor_id),
+    )
 
 
 def _drafted_for(state: RunState, kind: ArtifactKind, actor: str) -> str:
@@ -81,8 +93,14 @@ def _drafted_for(state: RunState, kind: ArtifactKind, actor: str) -> str:
     return actor
 
 
-def _rewind(state: RunState, signal: SignalEnvelope, target: Step, new_version: bool,
-            reason: str, requested_by: str | None = None) -> Outcome:
+def _rewind(
+    state: RunState,
+    signal: SignalEnvelope,
+    target: Step,
+    new_version: bool,
+    reason: str,
+    requested_by: str | None = None,
+) -> Outcome:
     if state.status is WorkflowStatus.BLOCKED:
         return rejected(state, "the run is blocked; resume it before reprocessing")
     if state.status is WorkflowStatus.PENDING:
@@ -96,10 +114,19 @@ def _rewind(state: RunState, signal: SignalEnvelope, target: Step, new_version: 
         effects.append(StepChanged(state.step, state.attempt(state.step), StepStatus.SUPERSEDED))
     effects.append(CancelJobs(f"superseded by reprocessing {target.value}"))
     effects.append(StepsSuperseded(plan.superseded_steps))
-    effects.extend(ArtifactStatusChanged(kind, version, "superseded")
-                   for kind, version in plan.superseded_artifacts)
-    effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_REPROCESSED, target, signal.actor_id,
-                         {"reason": reason, "new_version": new_version, **plan.to_json()}))
+    effects.extend(
+        ArtifactStatusChanged(kind, version, "superseded")
+        for kind, version in plan.superseded_artifacts
+    )
+    effects.append(
+        Audit(
+            _E.LIFECYCLE_WORKFLOW_STEP_REPROCESSED,
+            target,
+            signal.actor_id,
+            {"reason": reason, "new_version": new_version, **plan.to_json()},
+        )
+    )
     state = forget_downstream(state, plan)
-    return Outcome(enter(state, target, effects, requested_by=requested_by or signal.actor_id),
-                   effects)
+    return Outcome(
+        enter(state, target, effects, requested_by=requested_by or signal.actor_id), effects
+    )

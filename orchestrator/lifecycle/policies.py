@@ -52,8 +52,9 @@ class GatePolicy:
         carried = tuple(roles)
         if not set(carried) & set(self.roles):
             held = ", ".join(repr(role) for role in carried) or "none"
-            return f"approver role {held} may not approve this gate (allowed: " \
-                   f"{', '.join(self.roles)})"
+            return (
+                f"approver role {held} may not approve this gate (allowed: {', '.join(self.roles)})"
+            )
         if self.approvers and approver_id not in self.approvers:
             return f"{approver_id} is not a designated approver of this gate"
         return None
@@ -70,17 +71,23 @@ class GatePolicy:
         return len(designated) >= self.required
 
     def to_json(self) -> dict[str, Any]:
-        return {"mode": self.mode.value, "approvers": list(self.approvers),
-                "roles": list(self.roles), "required": self.required,
-                "separation_of_duties": self.separation_of_duties}
+        return {
+            "mode": self.mode.value,
+            "approvers": list(self.approvers),
+            "roles": list(self.roles),
+            "required": self.required,
+            "separation_of_duties": self.separation_of_duties,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GatePolicy:
-        return cls(mode=SignoffMode(data.get("mode", "single")),
-                   approvers=tuple(data.get("approvers", ())),
-                   roles=tuple(data.get("roles", DEFAULT_APPROVER_ROLES)),
-                   required=int(data.get("required", 1)),
-                   separation_of_duties=bool(data.get("separation_of_duties", True)))
+        return cls(
+            mode=SignoffMode(data.get("mode", "single")),
+            approvers=tuple(data.get("approvers", ())),
+            roles=tuple(data.get("roles", DEFAULT_APPROVER_ROLES)),
+            required=int(data.get("required", 1)),
+            separation_of_duties=bool(data.get("separation_of_duties", True)),
+        )
 
 
 DEFAULT_POLICY = GatePolicy()

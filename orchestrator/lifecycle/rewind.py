@@ -12,9 +12,16 @@ from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.lifecycle.state import RunState
 
 #: Drafts people approve: never regenerated without an explicit new-version flag.
-VERSIONED_KINDS = frozenset({ArtifactKind.SCOPE, ArtifactKind.SOA, ArtifactKind.GAP_ANALYSIS,
-                             ArtifactKind.MATURITY_ASSESSMENT, ArtifactKind.POAM,
-                             ArtifactKind.REPORT})
+VERSIONED_KINDS = frozenset(
+    {
+        ArtifactKind.SCOPE,
+        ArtifactKind.SOA,
+        ArtifactKind.GAP_ANALYSIS,
+        ArtifactKind.MATURITY_ASSESSMENT,
+        ArtifactKind.POAM,
+        ArtifactKind.REPORT,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -31,8 +38,9 @@ class RewindPlan:
         return {
             "target": self.target.value,
             "superseded_steps": [s.value for s in self.superseded_steps],
-            "superseded_artifacts": [{"kind": k.value, "version": v}
-                                     for k, v in self.superseded_artifacts],
+            "superseded_artifacts": [
+                {"kind": k.value, "version": v} for k, v in self.superseded_artifacts
+            ],
             "approvals_to_collect_again": [k.value for k in self.approvals_to_collect_again],
             "new_versions": [k.value for k in self.new_versions],
         }
@@ -47,21 +55,26 @@ def rewind_problem(state: RunState, target: Step, new_version: bool) -> str | No
     produced = _kinds_from(target)
     needing_flag = sorted(k.value for k in produced & VERSIONED_KINDS if k in state.artifacts)
     if needing_flag and not new_version:
-        return (f"reprocessing {target.value} drafts new versions of {', '.join(needing_flag)}; "
-                "it needs the explicit new-version flag")
+        return (
+            f"reprocessing {target.value} drafts new versions of {', '.join(needing_flag)}; "
+            "it needs the explicit new-version flag"
+        )
     return None
 
 
 def rewind_plan(state: RunState, target: Step) -> RewindPlan:
     current = state.step.order if state.step is not None else -1
-    steps = tuple(s for s in STEP_ORDER[target.order:current + 1] if state.attempt(s) > 0)
+    steps = tuple(s for s in STEP_ORDER[target.order : current + 1] if state.attempt(s) > 0)
     produced = _kinds_from(target)
     artifacts = tuple((k, v) for k, v in state.artifacts.items() if k in produced)
     approvals = tuple(k for k in state.approved if k in produced)
     target_kind = STEP_SPECS[target].produces
     downstream = tuple(k for k, _ in artifacts)
-    new_versions = downstream if target_kind is None else (target_kind, *[
-        k for k in downstream if k is not target_kind])
+    new_versions = (
+        downstream
+        if target_kind is None
+        else (target_kind, *[k for k in downstream if k is not target_kind])
+    )
     return RewindPlan(target, steps, artifacts, approvals, new_versions)
 
 
@@ -72,9 +85,15 @@ def forget_downstream(state: RunState, plan: RewindPlan) -> RunState:
         approved=MappingProxyType({k: v for k, v in state.approved.items() if k not in kinds}),
         collected=MappingProxyType({k: v for k, v in state.collected.items() if k not in kinds}),
         rejected=MappingProxyType({k: v for k, v in state.rejected.items() if k not in kinds}),
-        active_job_id=None, blocked_from=None, reason=None)
+        active_job_id=None,
+        blocked_from=None,
+        reason=None,
+    )
 
 
 def _kinds_from(target: Step) -> frozenset[ArtifactKind]:
-    return frozenset(spec.produces for spec in STEP_SPECS.values()
-                     if spec.produces is not None and spec.step.order >= target.order)
+    return frozenset(
+        spec.produces
+        for spec in STEP_SPECS.values()
+        if spec.produces is not None and spec.step.order >= target.order
+    )

@@ -99,27 +99,43 @@ class RunState:
         }
 
     @classmethod
-    def from_row(cls, *, run_id: uuid.UUID, tenant_id: str, organization_id: str,
-                 assessment_id: uuid.UUID, status: str, step: str | None,
-                 reason: str | None, context: Mapping[str, Any]) -> RunState:
+    def from_row(
+        cls,
+        *,
+        run_id: uuid.UUID,
+        tenant_id: str,
+        organization_id: str,
+        assessment_id: uuid.UUID,
+        status: str,
+        step: str | None,
+        reason: str | None,
+        context: Mapping[str, Any],
+    ) -> RunState:
         blocked_from = context.get("blocked_from")
 
         def kinds(name: str, convert: Any = int) -> Mapping[ArtifactKind, Any]:
-            return MappingProxyType({ArtifactKind(k): convert(v)
-                                     for k, v in (context.get(name) or {}).items()})
+            return MappingProxyType(
+                {ArtifactKind(k): convert(v) for k, v in (context.get(name) or {}).items()}
+            )
 
         return cls(
-            run_id=run_id, tenant_id=tenant_id, organization_id=organization_id,
-            assessment_id=assessment_id, status=WorkflowStatus(status),
+            run_id=run_id,
+            tenant_id=tenant_id,
+            organization_id=organization_id,
+            assessment_id=assessment_id,
+            status=WorkflowStatus(status),
             step=Step(step) if step else None,
             active_job_id=context.get("active_job_id"),
             framework=context.get("framework"),
             frameworks=tuple(context.get("frameworks") or ()),
             catalogs=MappingProxyType(dict(context.get("catalogs") or {})),
             attempts=MappingProxyType(
-                {Step(k): int(v) for k, v in (context.get("attempts") or {}).items()}),
-            artifacts=kinds("artifacts"), approved=kinds("approved"),
-            collected=kinds("collected", tuple), rejected=kinds("rejected"),
+                {Step(k): int(v) for k, v in (context.get("attempts") or {}).items()}
+            ),
+            artifacts=kinds("artifacts"),
+            approved=kinds("approved"),
+            collected=kinds("collected", tuple),
+            rejected=kinds("rejected"),
             drafted_by=kinds("drafted_by", str),
             policies=kinds("policies", GatePolicy.from_json),
             uploads_during_ingestion=bool(context.get("uploads_during_ingestion")),

@@ -22,8 +22,13 @@ def job_id_for(state: RunState, step: Step, attempt: int) -> str:
     return f"{state.run_id}:{step.value}:{attempt}"
 
 
-def block(state: RunState, effects: list[Effect], reason: str, actor: str,
-          resume_to: WorkflowStatus | None) -> RunState:
+def block(
+    state: RunState,
+    effects: list[Effect],
+    reason: str,
+    actor: str,
+    resume_to: WorkflowStatus | None,
+) -> RunState:
     """Block the run; `resume_to` None means resuming re-enters the current step."""
     effects.append(Audit(_E.LIFECYCLE_WORKFLOW_BLOCKED, state.step, actor, {"reason": reason}))
     return state.evolve(status=WorkflowStatus.BLOCKED, blocked_from=resume_to, reason=reason)
@@ -40,8 +45,9 @@ def complete_current(state: RunState, effects: list[Effect], actor: str) -> RunS
     return enter(state.evolve(active_job_id=None), following, effects)
 
 
-def enter(state: RunState, step: Step, effects: list[Effect],
-          requested_by: str = SYSTEM_ACTOR) -> RunState:
+def enter(
+    state: RunState, step: Step, effects: list[Effect], requested_by: str = SYSTEM_ACTOR
+) -> RunState:
     """Enter `step` and run inline steps until a job is queued, a wait opens or the run ends.
 
     `requested_by` is the person whose command re-entered the step (retry, reprocess, new
@@ -52,17 +58,24 @@ def enter(state: RunState, step: Step, effects: list[Effect],
         closed = [kind.value for kind in spec.requires_approved if not state.is_approved(kind)]
         if closed:
             state = state.evolve(step=step, active_job_id=None)
-            return block(state, effects, f"gate closed before {step.value}: "
-                         f"{', '.join(closed)} not approved", SYSTEM_ACTOR, resume_to=None)
+            return block(
+                state,
+                effects,
+                f"gate closed before {step.value}: {', '.join(closed)} not approved",
+                SYSTEM_ACTOR,
+                resume_to=None,
+            )
         attempt = state.attempt(step) + 1
         if step is Step.INGEST_DOCUMENTS:
             # A new attempt reads the documents when it runs: it sees every upload so far.
             state = state.evolve(uploads_during_ingestion=False)
         state = state.with_entry("attempts", step, attempt).evolve(
-            step=step, status=WorkflowStatus.RUNNING, reason=None, blocked_from=None)
+            step=step, status=WorkflowStatus.RUNNING, reason=None, blocked_from=None
+        )
         effects.append(StepChanged(step, attempt, StepStatus.RUNNING))
-        effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_STARTED, step, SYSTEM_ACTOR,
-                             {"attempt": attempt}))
+        effects.append(
+            Audit(_E.LIFECYCLE_WORKFLOW_STEP_STARTED, step, SYSTEM_ACTOR, {"attempt": attempt})
+        )
         if spec.kind is not StepKind.INLINE:
             return _open(state, step, attempt, effects, requested_by)
         effects.append(StepChanged(step, attempt, StepStatus.COMPLETED))
@@ -76,35 +89,45 @@ def enter(state: RunState, step: Step, effects: list[Effect],
     raise AssertionError("a decision entered more steps than the lifecycle has")
 
 
-def _open(state: RunState, step: Step, attempt: int, effects: list[Effect],
-          requested_by: str) -> RunState:
+def _open(
+    state: RunState, step: Step, attempt: int, effects: list[Effect], requested_by: str
+) -> RunState:
     """Start a job step or open a wait."""
     spec = STEP_SPECS[step]
     if spec.kind is StepKind.JOB:
         assert spec.job_kind is not None
         job_id = job_id_for(state, step, attempt)
-        parameters: dict[str, object] = {"framework": state.framework,
-                                         "frameworks": list(state.frameworks),
-                                         "catalogs": dict(state.catalogs)}
+        parameters: dict[str, object] = {
+            "framework": state.framework,
+            "frameworks": list(state.frameworks),
+            "catalogs": dict(state.catalogs),
+        }
         if spec.produces is not None:
             parameters["artifact_kind"] = spec.produces.value
             parameters["artifact_version"] = state.artifacts.get(spec.produces, 0) + 1
-        effects.append(EnqueueJob(job_id, spec.job_kind, step, attempt, parameters,
-                                  requested_by=requested_by))
+        effects.append(
+            EnqueueJob(job_id, spec.job_kind, step, attempt, parameters, requested_by=requested_by)
+        )
         return state.evolve(active_job_id=job_id)
     effects.append(StepChanged(step, attempt, StepStatus.WAITING))
     if spec.kind is StepKind.WAIT_FOR_INPUT:
-        effects.append(Audit(_E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT, step, SYSTEM_ACTOR,
-                             {"awaits": spec.awaits.value if spec.awaits else None}))
+        effects.append(
+            Audit(
+                _E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT,
+                step,
+                SYSTEM_ACTOR,
+                {"awaits": spec.awaits.value if spec.awaits else None},
+            )
+        )
         return state.evolve(status=WorkflowStatus.WAITING_FOR_INPUT)
     metadata: dict[str, object] = {"awaits": spec.awaits.value if spec.awaits else None}
     return _waiting_for_approval(state, step, effects, metadata)
 
 
-def _waiting_for_approval(state: RunState, step: Step, effects: list[Effect],
-                          metadata: dict[str, object]) -> RunState:
+def _waiting_for_approval(
+    state: RunState, step: Step, effects: list[Effect], metadata: dict[str, object]
+) -> RunState:
     kind = APPROVED_AT[step]
     metadata |= {"artifact_kind": kind.value, "artifact_version": state.artifacts.get(kind)}
-    effects.append(Audit(_E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL, step, SYSTEM_ACTOR,
-                         metadata))
+    effects.append(Audit(_E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL, step, SYSTEM_ACTOR, metadata))
     return state.evolve(status=WorkflowStatus.WAITING_FOR_APPROVAL)

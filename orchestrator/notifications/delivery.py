@@ -51,16 +51,16 @@ class Claim:
     body: bytes
 
 
-def deliver(delivery_id: int, transport: Post = post,
-            settings: WebhookSettings | None = None) -> DeliveryStatus | None:
+def deliver(
+    delivery_id: int, transport: Post = post, settings: WebhookSettings | None = None
+) -> DeliveryStatus | None:
     """One attempt; None when the delivery was not due (done, claimed, or backing off)."""
     settings = settings or get_settings().webhooks
     claim = _claim(delivery_id, utcnow(), settings)
     if claim is None:
         return None
     if not claim.active:
-        return _record(claim, Response(None, "subscription deactivated"), 0, settings,
-                       give_up=True)
+        return _record(claim, Response(None, "subscription deactivated"), 0, settings, give_up=True)
     started = time.monotonic()
     response = transport(claim.url, claim.body, _headers(claim), settings.timeout_s)
     elapsed_ms = int((time.monotonic() - started) * 1000)
@@ -71,13 +71,18 @@ def _claim(delivery_id: int, now: datetime, settings: WebhookSettings) -> Claim 
     with transaction() as session:
         attempt = session.execute(
             update(NotificationDelivery)
-            .where(NotificationDelivery.id == delivery_id,
-                   NotificationDelivery.status == DeliveryStatus.PENDING.value,
-                   NotificationDelivery.next_attempt_at <= now)
-            .values(status=DeliveryStatus.DELIVERING.value,
-                    attempts=NotificationDelivery.attempts + 1,
-                    next_attempt_at=now + timedelta(seconds=settings.lease_s))
-            .returning(NotificationDelivery.attempts)).scalar()
+            .where(
+                NotificationDelivery.id == delivery_id,
+                NotificationDelivery.status == DeliveryStatus.PENDING.value,
+                NotificationDelivery.next_attempt_at <= now,
+            )
+            .values(
+                status=DeliveryStatus.DELIVERING.value,
+                attempts=NotificationDelivery.attempts + 1,
+                next_attempt_at=now + timedelta(seconds=settings.lease_s),
+            )
+            .returning(NotificationDelivery.attempts)
+        ).scalar()
         if attempt is None:
             return None
         return _claim_of(session, delivery_id, attempt)
@@ -89,49 +94,82 @@ def _claim_of(session: Session, delivery_id: int, attempt: int) -> Claim:
     notification = session.get(Notification, delivery.notification_id)
     subscription = session.get(WebhookSubscription, delivery.subscription_id)
     assert notification is not None and subscription is not None
-    document = {"id": str(notification.id), "type": notification.event_type,
-                "tenant_id": notification.tenant_id,
-                "run_id": str(notification.run_id) if notification.run_id else None,
-                "created_at": notification.created_at.isoformat(),
-                "data": notification.payload}
+    document = {
+        "id": str(notification.id),
+        "type": notification.event_type,
+        "tenant_id": notification.tenant_id,
+        "run_id": str(notification.run_id) if notification.run_id else None,
+        "created_at": notification.created_at.isoformat(),
+        "data": notification.payload,
+    }
     body = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
-    return Claim(delivery_id, attempt, subscription.url, subscription.secret,
-                 subscription.active, str(notification.id), notification.event_type, body)
+    return Claim(
+        delivery_id,
+        attempt,
+        subscription.url,
+        subscription.secret,
+        subscription.active,
+        str(notification.id),
+        notification.event_type,
+        body,
+    )
 
 
 def _headers(claim: Claim) -> dict[str, str]:
     timestamp = int(utcnow().timestamp())
-    return {"Content-Type": "application/json",
-            "User-Agent": "assessment-lifecycle-webhooks/1",
-            signing.EVENT_ID_HEADER: claim.event_id,
-            signing.EVENT_TYPE_HEADER: claim.event_type,
-            signing.SIGNATURE_HEADER: signing.sign(claim.secret, claim.body, timestamp)}
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": "assessment-lifecycle-webhooks/1",
+        signing.EVENT_ID_HEADER: claim.event_id,
+        signing.EVENT_TYPE_HEADER: claim.event_type,
+        signing.SIGNATURE_HEADER: signing.sign(claim.secret, claim.body, timestamp),
+    }
 
 
-def _record(claim: Claim, response: Response, elapsed_ms: int, settings: WebhookSettings,
-            give_up: bool = False) -> DeliveryStatus:
+def _record(
+    claim: Claim,
+    response: Response,
+    elapsed_ms: int,
+    settings: WebhookSettings,
+    give_up: bool = False,
+) -> DeliveryStatus:
     now = utcnow()
     status = _next_status(response, claim.attempt, settings, give_up)
     with transaction() as session:
-        session.execute(insert_for(session, DeliveryAttempt).values(
-            delivery_id=claim.delivery_id, attempt=claim.attempt,
-            status_code=response.status_code, error=response.error, succeeded=response.ok,
-            duration_ms=elapsed_ms, started_at=now)
-            .on_conflict_do_nothing(index_elements=["delivery_id", "attempt"]))
+        session.execute(
+            insert_for(session, DeliveryAttempt)
+            .values(
+                delivery_id=claim.delivery_id,
+                attempt=claim.attempt,
+                status_code=response.status_code,
+                error=response.error,
+                succeeded=response.ok,
+                duration_ms=elapsed_ms,
+                started_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=["delivery_id", "attempt"])
+        )
         session.execute(
             update(NotificationDelivery)
-            .where(NotificationDelivery.id == claim.delivery_id,
-                   NotificationDelivery.status == DeliveryStatus.DELIVERING.value,
-                   NotificationDelivery.attempts == claim.attempt)
-            .values(status=status.value, last_error=response.error,
-                    delivered_at=now if response.ok else None,
-                    next_attempt_at=now + settings.backoff(claim.attempt))
-            .execution_options(synchronize_session=False))
+            .where(
+                NotificationDelivery.id == claim.delivery_id,
+                NotificationDelivery.status == DeliveryStatus.DELIVERING.value,
+                NotificationDelivery.attempts == claim.attempt,
+            )
+            .values(
+                status=status.value,
+                last_error=response.error,
+                delivered_at=now if response.ok else None,
+                next_attempt_at=now + settings.backoff(claim.attempt),
+            )
+            .execution_options(synchronize_session=False)
+        )
     return status
 
 
-def _next_status(response: Response, attempt: int, settings: WebhookSettings,
-                 give_up: bool) -> DeliveryStatus:
+def _next_status(
+    response: Response, attempt: int, settings: WebhookSettings, give_up: bool
+) -> DeliveryStatus:
     if response.ok:
         return DeliveryStatus.DELIVERED
     if give_up or attempt >= settings.max_attempts:

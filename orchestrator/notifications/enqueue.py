@@ -16,29 +16,62 @@ from orchestrator.db.sql import insert_for
 from orchestrator.notifications.events import NotificationEvent
 
 
-def notify(session: Session, *, event_id: uuid.UUID, tenant_id: str,
-           run_id: uuid.UUID | None, event: NotificationEvent, payload: dict[str, Any],
-           now: datetime) -> list[int]:
+def notify(
+    session: Session,
+    *,
+    event_id: uuid.UUID,
+    tenant_id: str,
+    run_id: uuid.UUID | None,
+    event: NotificationEvent,
+    payload: dict[str, Any],
+    now: datetime,
+) -> list[int]:
     """The ids of the deliveries created; none when this event id was recorded before."""
     inserted = session.execute(
         insert_for(session, Notification)
-        .values(id=event_id, tenant_id=tenant_id, run_id=run_id, event_type=event.value,
-                payload=payload, created_at=now)
+        .values(
+            id=event_id,
+            tenant_id=tenant_id,
+            run_id=run_id,
+            event_type=event.value,
+            payload=payload,
+            created_at=now,
+        )
         .on_conflict_do_nothing(index_elements=["id"])
-        .returning(Notification.id)).scalar()
+        .returning(Notification.id)
+    ).scalar()
     if inserted is None:
         return []
-    targets = [sub.id for sub in session.scalars(select(WebhookSubscription).where(
-        WebhookSubscription.tenant_id == tenant_id, WebhookSubscription.active.is_(True)))
-        if not sub.event_types or event.value in sub.event_types]
+    targets = [
+        sub.id
+        for sub in session.scalars(
+            select(WebhookSubscription).where(
+                WebhookSubscription.tenant_id == tenant_id, WebhookSubscription.active.is_(True)
+            )
+        )
+        if not sub.event_types or event.value in sub.event_types
+    ]
     if not targets:
         return []
-    rows = [{"notification_id": event_id, "subscription_id": target, "status": "pending",
-             "attempts": 0, "next_attempt_at": now, "created_at": now} for target in targets]
-    return list(session.scalars(
-        insert_for(session, NotificationDelivery).values(rows)
-        .on_conflict_do_nothing(index_elements=["notification_id", "subscription_id"])
-        .returning(NotificationDelivery.id)))
+    rows = [
+        {
+            "notification_id": event_id,
+            "subscription_id": target,
+            "status": "pending",
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+        }
+        for target in targets
+    ]
+    return list(
+        session.scalars(
+            insert_for(session, NotificationDelivery)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["notification_id", "subscription_id"])
+            .returning(NotificationDelivery.id)
+        )
+    )
 
 
 def dispatch(delivery_ids: Sequence[int]) -> None:

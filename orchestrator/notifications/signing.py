@@ -29,8 +29,14 @@ def sign(secret: str, body: bytes, timestamp: int) -> str:
     return f"t={timestamp},v1={digest(secret, timestamp, body)}"
 
 
-def verify(secret: str, header: str, body: bytes, *, now: float | None = None,
-           tolerance_s: int = DEFAULT_TOLERANCE_S) -> None:
+def verify(
+    secret: str,
+    header: str,
+    body: bytes,
+    *,
+    now: float | None = None,
+    tolerance_s: int = DEFAULT_TOLERANCE_S,
+) -> None:
     """Raise InvalidSignature unless `header` signs `body` with `secret`, recently."""
     parts = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
     try:

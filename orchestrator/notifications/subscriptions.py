@@ -34,16 +34,24 @@ class SubscriptionView(BaseModel):
     """Shown once, when the subscription is created."""
 
 
-def subscribe(actor: Actor, url: str, event_types: list[str] | None = None,
-              secret: str | None = None) -> SubscriptionView:
+def subscribe(
+    actor: Actor, url: str, event_types: list[str] | None = None, secret: str | None = None
+) -> SubscriptionView:
     """Subscribe the actor's tenant; the same URL twice is refused, not duplicated."""
     _check_url(url)
     types = _check_event_types(event_types or [])
     if secret is not None and len(secret) < MIN_SECRET_LENGTH:
         raise InvalidInput(f"a webhook secret needs at least {MIN_SECRET_LENGTH} characters")
-    row = WebhookSubscription(id=uuid.uuid4(), tenant_id=actor.tenant_id, url=url,
-                              secret=secret or secrets.token_urlsafe(32), event_types=types,
-                              active=True, created_by=actor.actor_id, created_at=utcnow())
+    row = WebhookSubscription(
+        id=uuid.uuid4(),
+        tenant_id=actor.tenant_id,
+        url=url,
+        secret=secret or secrets.token_urlsafe(32),
+        event_types=types,
+        active=True,
+        created_by=actor.actor_id,
+        created_at=utcnow(),
+    )
     try:
         with transaction() as session:
             session.add(row)
@@ -54,9 +62,11 @@ def subscribe(actor: Actor, url: str, event_types: list[str] | None = None,
 
 def list_subscriptions(actor: Actor) -> list[SubscriptionView]:
     with transaction() as session:
-        rows = session.scalars(select(WebhookSubscription).where(
-            WebhookSubscription.tenant_id == actor.tenant_id)
-            .order_by(WebhookSubscription.created_at))
+        rows = session.scalars(
+            select(WebhookSubscription)
+            .where(WebhookSubscription.tenant_id == actor.tenant_id)
+            .order_by(WebhookSubscription.created_at)
+        )
         return [_view(row) for row in rows]
 
 
@@ -71,9 +81,14 @@ def deactivate(actor: Actor, subscription_id: uuid.UUID) -> SubscriptionView:
 
 
 def _view(row: WebhookSubscription) -> SubscriptionView:
-    return SubscriptionView(id=row.id, tenant_id=row.tenant_id, url=row.url,
-                            event_types=list(row.event_types), active=row.active,
-                            created_at=row.created_at)
+    return SubscriptionView(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        url=row.url,
+        event_types=list(row.event_types),
+        active=row.active,
+        created_at=row.created_at,
+    )
 
 
 def _check_url(url: str) -> None:
@@ -81,14 +96,16 @@ def _check_url(url: str) -> None:
     if parts.scheme not in ("http", "https") or not parts.hostname or len(url) > 2000:
         raise InvalidInput("a webhook URL must be http(s)://host/... (at most 2000 characters)")
     if parts.username or parts.password:
-        raise InvalidInput("a webhook URL must not carry credentials; the signature "
-                           "authenticates each delivery")
+        raise InvalidInput(
+            "a webhook URL must not carry credentials; the signature authenticates each delivery"
+        )
 
 
 def _check_event_types(event_types: list[str]) -> list[str]:
     known = {event.value for event in NotificationEvent}
     unknown = sorted(set(event_types) - known)
     if unknown:
-        raise InvalidInput(f"unknown event types: {', '.join(unknown)}; "
-                           f"known: {', '.join(sorted(known))}")
+        raise InvalidInput(
+            f"unknown event types: {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
     return sorted(set(event_types))

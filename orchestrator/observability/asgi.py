@@ -42,17 +42,27 @@ class TraceContextMiddleware:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 trace_id = current().get("trace_id", "")
-                message["headers"] = [*message.get("headers", []),
-                                      (TRACE_HEADER.encode(), trace_id.encode())]
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (TRACE_HEADER.encode(), trace_id.encode()),
+                ]
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_trace)
         finally:
-            log.info("%s %s %s", scope["method"], scope["path"], status,
-                     extra={"method": scope["method"], "path": scope["path"],
-                            "status": status,
-                            "seconds": round(time.monotonic() - began, 4)})
+            log.info(
+                "%s %s %s",
+                scope["method"],
+                scope["path"],
+                status,
+                extra={
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "status": status,
+                    "seconds": round(time.monotonic() - began, 4),
+                },
+            )
             close_context()
 
 

@@ -34,9 +34,13 @@ def job_fields(args: Any) -> dict[str, Any]:
     if not args or not isinstance(args[0], dict) or "job_id" not in args[0]:
         return {}
     body = args[0]
-    return {"trace_id": body.get("trace_id"), "run_id": body.get("run_id"),
-            "step": body.get("step"), "tenant": body.get("tenant_id"),
-            "job_id": body.get("job_id")}
+    return {
+        "trace_id": body.get("trace_id"),
+        "run_id": body.get("run_id"),
+        "step": body.get("step"),
+        "tenant": body.get("tenant_id"),
+        "job_id": body.get("job_id"),
+    }
 
 
 def _message_args(body: Any) -> Any:
@@ -45,8 +49,9 @@ def _message_args(body: Any) -> Any:
     return body.get("args") if isinstance(body, dict) else None
 
 
-def on_publish(sender: str | None = None, body: Any = None,
-               headers: dict[str, Any] | None = None, **_: Any) -> None:
+def on_publish(
+    sender: str | None = None, body: Any = None, headers: dict[str, Any] | None = None, **_: Any
+) -> None:
     if headers is None:
         return
     fields = {**current(), **{k: v for k, v in job_fields(_message_args(body)).items() if v}}
@@ -54,8 +59,9 @@ def on_publish(sender: str | None = None, body: Any = None,
     headers[SENT_AT_HEADER] = time.time()
 
 
-def on_prerun(task_id: str | None = None, task: Task | None = None, args: Any = None,
-              **_: Any) -> None:
+def on_prerun(
+    task_id: str | None = None, task: Task | None = None, args: Any = None, **_: Any
+) -> None:
     if task is None or task_id is None:
         return
     request = task.request
@@ -65,8 +71,9 @@ def on_prerun(task_id: str | None = None, task: Task | None = None, args: Any = 
     with _started_lock:
         _started[task_id] = time.monotonic()
     tracing.start_task_span(task_id, task.name, current())
-    log.info("task started", extra={"task": task.name, "task_id": task_id,
-                                    "retries": request.retries})
+    log.info(
+        "task started", extra={"task": task.name, "task_id": task_id, "retries": request.retries}
+    )
 
 
 def _count_queue_wait(request: Any) -> None:
@@ -82,21 +89,37 @@ def _count_queue_wait(request: Any) -> None:
     metrics.message_waited(queue, time.time() - sent_at)
 
 
-def on_postrun(task_id: str | None = None, task: Task | None = None, args: Any = None,
-               retval: Any = None, state: str | None = None, **_: Any) -> None:
+def on_postrun(
+    task_id: str | None = None,
+    task: Task | None = None,
+    args: Any = None,
+    retval: Any = None,
+    state: str | None = None,
+    **_: Any,
+) -> None:
     with _started_lock:
         began = _started.pop(task_id or "", None)
     seconds = time.monotonic() - began if began is not None else 0.0
     # A job failed for good raises an exception naming its outcome (orchestrator.jobs.failed).
-    outcome = retval if state == "SUCCESS" and isinstance(retval, str) else \
-        getattr(retval, "outcome", None) or (state or "unknown").lower()
-    kind = (args[0].get("kind") if job_fields(args) else None)
+    outcome = (
+        retval
+        if state == "SUCCESS" and isinstance(retval, str)
+        else getattr(retval, "outcome", None) or (state or "unknown").lower()
+    )
+    kind = args[0].get("kind") if job_fields(args) else None
     if kind:
         metrics.job_finished(str(kind), outcome, seconds)
     tracing.end_task_span(task_id or "", outcome)
-    log.info("task finished", extra={"task": task.name if task else None, "task_id": task_id,
-                                     "state": state, "outcome": outcome,
-                                     "seconds": round(seconds, 4)})
+    log.info(
+        "task finished",
+        extra={
+            "task": task.name if task else None,
+            "task_id": task_id,
+            "state": state,
+            "outcome": outcome,
+            "seconds": round(seconds, 4),
+        },
+    )
     close_context()
 
 
@@ -142,5 +165,6 @@ def install() -> None:
     signals.setup_logging.connect(on_setup_logging, weak=False, dispatch_uid="lc_logging")
     signals.worker_init.connect(on_worker_init, weak=False, dispatch_uid="lc_init")
     signals.worker_ready.connect(on_worker_ready, weak=False, dispatch_uid="lc_ready")
-    signals.worker_process_shutdown.connect(on_worker_process_shutdown, weak=False,
-                                            dispatch_uid="lc_process_shutdown")
+    signals.worker_process_shutdown.connect(
+        on_worker_process_shutdown, weak=False, dispatch_uid="lc_process_shutdown"
+    )

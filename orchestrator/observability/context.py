@@ -19,8 +19,11 @@ _current: ContextVar[dict[str, str] | None] = ContextVar("lifecycle_context", de
 
 
 def _clean(fields: dict[str, Any]) -> dict[str, str]:
-    return {name: str(value) for name, value in fields.items()
-            if name in FIELDS and value is not None and str(value) != ""}
+    return {
+        name: str(value)
+        for name, value in fields.items()
+        if name in FIELDS and value is not None and str(value) != ""
+    }
 
 
 def current() -> dict[str, str]:

@@ -29,8 +29,12 @@ _PENDING_KEY = "lifecycle_observed_decisions"
 
 
 def signal_context(envelope: SignalEnvelope) -> dict[str, Any]:
-    return {"trace_id": envelope.trace_id, "run_id": envelope.run_id,
-            "tenant": envelope.tenant_id, "step": envelope.step.value if envelope.step else None}
+    return {
+        "trace_id": envelope.trace_id,
+        "run_id": envelope.run_id,
+        "tenant": envelope.tenant_id,
+        "step": envelope.step.value if envelope.step else None,
+    }
 
 
 def signal_recorded(envelope: SignalEnvelope, fate: str, duplicate: bool) -> None:
@@ -39,16 +43,22 @@ def signal_recorded(envelope: SignalEnvelope, fate: str, duplicate: bool) -> Non
     enrich(**signal_context(envelope))
     if not duplicate:
         metrics.signal_recorded(envelope.type.value, fate)
-    log.info("signal recorded", extra={"signal_type": envelope.type.value,
-                                       "signal_id": str(envelope.signal_id), "fate": fate,
-                                       "duplicate": duplicate})
+    log.info(
+        "signal recorded",
+        extra={
+            "signal_type": envelope.type.value,
+            "signal_id": str(envelope.signal_id),
+            "fate": fate,
+            "duplicate": duplicate,
+        },
+    )
 
 
-def decided(session: Session, envelope: SignalEnvelope, decision: Decision,
-            before: RunState) -> None:
+def decided(
+    session: Session, envelope: SignalEnvelope, decision: Decision, before: RunState
+) -> None:
     """The coordinator decided a signal; reported after its transaction commits."""
-    pending: list[tuple[SignalEnvelope, Decision, RunState]] | None = \
-        session.info.get(_PENDING_KEY)
+    pending: list[tuple[SignalEnvelope, Decision, RunState]] | None = session.info.get(_PENDING_KEY)
     if pending is None:
         pending = session.info[_PENDING_KEY] = []
         event.listen(session, "after_commit", _report, once=True)
@@ -74,12 +84,20 @@ def _report_one(envelope: SignalEnvelope, decision: Decision, before: RunState) 
         if isinstance(effect, StepChanged) and effect.status in _ENTERED:
             metrics.step_entered(effect.step.value)
     context = signal_context(envelope)
-    context["step"] = (after.step or before.step or envelope.step or "")
+    context["step"] = after.step or before.step or envelope.step or ""
     with bound(**context):
-        log.info("signal %s", decision.fate.value, extra={
-            "signal_type": envelope.type.value, "signal_id": str(envelope.signal_id),
-            "fate": decision.fate.value, "reason": decision.reason,
-            "status_before": before.status.value, "status": after.status.value})
+        log.info(
+            "signal %s",
+            decision.fate.value,
+            extra={
+                "signal_type": envelope.type.value,
+                "signal_id": str(envelope.signal_id),
+                "fate": decision.fate.value,
+                "reason": decision.reason,
+                "status_before": before.status.value,
+                "status": after.status.value,
+            },
+        )
 
 
 class StartedRun(Protocol):

@@ -11,13 +11,20 @@ from typing import Any
 
 
 def job_argsrepr(body: dict[str, Any]) -> str:
-    return (f"(run={body.get('run_id')}, step={body.get('step')}, job={body.get('job_id')}, "
-            f"attempt={body.get('attempt')})")
+    return (
+        f"(run={body.get('run_id')}, step={body.get('step')}, job={body.get('job_id')}, "
+        f"attempt={body.get('attempt')})"
+    )
 
 
 def job_kwargsrepr(body: dict[str, Any]) -> str:
-    return repr({"kind": body.get("kind"), "tenant": body.get("tenant_id"),
-                 "trace_id": body.get("trace_id")})
+    return repr(
+        {
+            "kind": body.get("kind"),
+            "tenant": body.get("tenant_id"),
+            "trace_id": body.get("trace_id"),
+        }
+    )
 
 
 def coordinate_argsrepr(run_id: uuid.UUID | str) -> str:

@@ -18,12 +18,19 @@ from orchestrator.observability.context import current
 
 #: Attributes every LogRecord has; anything else was passed with `extra=`.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
-    "message", "asctime", "taskName", "color_message"}  # the last: uvicorn's ANSI copy
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",
+}  # the last: uvicorn's ANSI copy
 
 
 def _extras(record: logging.LogRecord) -> dict[str, Any]:
-    return {key: value for key, value in vars(record).items()
-            if key not in _STANDARD and not key.startswith("_")}
+    return {
+        key: value
+        for key, value in vars(record).items()
+        if key not in _STANDARD and not key.startswith("_")
+    }
 
 
 class JsonFormatter(logging.Formatter):
@@ -57,8 +64,9 @@ class _OurHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """Marks the handler this module installed, so configuring twice replaces it."""
 
 
-def configure_logging(level: str | int | None = None, fmt: str | None = None,
-                      stream: TextIO | None = None) -> None:
+def configure_logging(
+    level: str | int | None = None, fmt: str | None = None, stream: TextIO | None = None
+) -> None:
     settings = get_settings().observability
     handler = _OurHandler(stream or sys.stderr)
     chosen = fmt or settings.log_format

@@ -25,24 +25,30 @@ from prometheus_client import (
 SIGNALS_RECORDED = Counter(
     "lifecycle_signals_recorded_total",
     "Signals written to the inbox (duplicates excluded), by type and the fate at intake.",
-    ["type", "fate"])
+    ["type", "fate"],
+)
 SIGNALS_DECIDED = Counter(
     "lifecycle_signals_decided_total",
-    "Signals the coordinator decided, by type and fate (applied, ignored, rejected, "
-    "conflict).", ["type", "fate"])
+    "Signals the coordinator decided, by type and fate (applied, ignored, rejected, conflict).",
+    ["type", "fate"],
+)
 TRANSITIONS = Counter(
-    "lifecycle_transitions_total", "Run status changes.", ["from_status", "to_status"])
+    "lifecycle_transitions_total", "Run status changes.", ["from_status", "to_status"]
+)
 STEPS_ENTERED = Counter("lifecycle_steps_entered_total", "Steps entered, by step.", ["step"])
-JOBS = Counter("lifecycle_jobs_total", "Job deliveries by kind and outcome.",
-               ["kind", "outcome"])
+JOBS = Counter("lifecycle_jobs_total", "Job deliveries by kind and outcome.", ["kind", "outcome"])
 JOB_SECONDS = Histogram(
-    "lifecycle_job_duration_seconds", "Wall time of one job delivery, by kind and outcome.",
+    "lifecycle_job_duration_seconds",
+    "Wall time of one job delivery, by kind and outcome.",
     ["kind", "outcome"],
-    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800))
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800),
+)
 QUEUE_WAIT = Histogram(
-    "lifecycle_queue_wait_seconds", "Time a message waited in its queue before a worker "
-    "started it.", ["queue"],
-    buckets=(0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900))
+    "lifecycle_queue_wait_seconds",
+    "Time a message waited in its queue before a worker started it.",
+    ["queue"],
+    buckets=(0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900),
+)
 
 
 def signal_recorded(signal_type: str, fate: str) -> None:

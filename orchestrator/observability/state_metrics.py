@@ -37,8 +37,9 @@ SLA_MARK = "sla_breached"
 
 class StateCollector(Collector):
     def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily("lifecycle_state_scrape_ok",
-                               "1 when the database answered this scrape.")
+        up = GaugeMetricFamily(
+            "lifecycle_state_scrape_ok", "1 when the database answered this scrape."
+        )
         try:
             with transaction() as session:
                 families = list(_families(session))
@@ -55,27 +56,52 @@ class StateCollector(Collector):
 def _families(session: Session) -> Iterator[Metric]:
     yield _runs_by_status(session)
     yield _open_waits(session)
-    breaches = CounterMetricFamily("lifecycle_sla_breaches",
-                                   "Runs that crossed their SLA deadline (ever).")
-    breaches.add_metric([], _count(session, select(func.count()).select_from(SweepMark)
-                                   .where(SweepMark.mark == SLA_MARK)))
+    breaches = CounterMetricFamily(
+        "lifecycle_sla_breaches", "Runs that crossed their SLA deadline (ever)."
+    )
+    breaches.add_metric(
+        [],
+        _count(
+            session, select(func.count()).select_from(SweepMark).where(SweepMark.mark == SLA_MARK)
+        ),
+    )
     yield breaches
     letters = GaugeMetricFamily("lifecycle_dead_letters", "Dead-lettered jobs.", labels=["state"])
-    resolved = _count(session, select(func.count()).select_from(DeadLetter)
-                      .where(DeadLetter.resolved_at.is_not(None)))
-    pending = _count(session, select(func.count()).select_from(DeadLetter)
-                     .where(DeadLetter.replayed_at.is_(None), DeadLetter.resolved_at.is_(None)))
+    resolved = _count(
+        session,
+        select(func.count()).select_from(DeadLetter).where(DeadLetter.resolved_at.is_not(None)),
+    )
+    pending = _count(
+        session,
+        select(func.count())
+        .select_from(DeadLetter)
+        .where(DeadLetter.replayed_at.is_(None), DeadLetter.resolved_at.is_(None)),
+    )
     total = _count(session, select(func.count()).select_from(DeadLetter))
     letters.add_metric(["pending"], pending)
     letters.add_metric(["replayed"], total - pending - resolved)
     letters.add_metric(["resolved"], resolved)
     yield letters
-    yield GaugeMetricFamily("lifecycle_inbox_pending_signals", "Signals not decided yet.",
-                            value=_count(session, select(func.count()).select_from(InboxSignal)
-                                         .where(InboxSignal.fate == SignalFate.PENDING.value)))
-    yield GaugeMetricFamily("lifecycle_outbox_unpublished", "Job messages not published yet.",
-                            value=_count(session, select(func.count()).select_from(OutboxMessage)
-                                         .where(OutboxMessage.published_at.is_(None))))
+    yield GaugeMetricFamily(
+        "lifecycle_inbox_pending_signals",
+        "Signals not decided yet.",
+        value=_count(
+            session,
+            select(func.count())
+            .select_from(InboxSignal)
+            .where(InboxSignal.fate == SignalFate.PENDING.value),
+        ),
+    )
+    yield GaugeMetricFamily(
+        "lifecycle_outbox_unpublished",
+        "Job messages not published yet.",
+        value=_count(
+            session,
+            select(func.count())
+            .select_from(OutboxMessage)
+            .where(OutboxMessage.published_at.is_(None)),
+        ),
+    )
 
 
 def _count(session: Session, query: object) -> int:
@@ -84,24 +110,34 @@ def _count(session: Session, query: object) -> int:
 
 def _runs_by_status(session: Session) -> Metric:
     family = GaugeMetricFamily("lifecycle_runs", "Runs by status.", labels=["status"])
-    rows = session.execute(select(WorkflowRun.status, func.count())
-                           .group_by(WorkflowRun.status)).all()
+    rows = session.execute(
+        select(WorkflowRun.status, func.count()).group_by(WorkflowRun.status)
+    ).all()
     for status, count in rows:
         family.add_metric([status], count)
     return family
 
 
 def _open_waits(session: Session) -> Metric:
-    family = GaugeMetricFamily("lifecycle_open_waits",
-                               "Steps waiting for input or approval, by step and age.",
-                               labels=["step", "age"])
+    family = GaugeMetricFamily(
+        "lifecycle_open_waits",
+        "Steps waiting for input or approval, by step and age.",
+        labels=["step", "age"],
+    )
     now = utcnow()
-    bucket = case(*[(StepExecution.started_at > now - bound, label)
-                    for label, bound in WAIT_AGES if bound is not None],
-                  else_=WAIT_AGES[-1][0])
-    rows = session.execute(select(StepExecution.step, bucket, func.count())
-                           .where(StepExecution.status == StepStatus.WAITING.value)
-                           .group_by(StepExecution.step, bucket)).all()
+    bucket = case(
+        *[
+            (StepExecution.started_at > now - bound, label)
+            for label, bound in WAIT_AGES
+            if bound is not None
+        ],
+        else_=WAIT_AGES[-1][0],
+    )
+    rows = session.execute(
+        select(StepExecution.step, bucket, func.count())
+        .where(StepExecution.status == StepStatus.WAITING.value)
+        .group_by(StepExecution.step, bucket)
+    ).all()
     for step, age, count in rows:
         family.add_metric([step, age], count)
     return family

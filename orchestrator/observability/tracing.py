@@ -60,9 +60,12 @@ def parent_context(trace_id: str | None) -> Any:
         return None
     if not value or len(trace_id or "") != 32:
         return None
-    parent = trace.SpanContext(trace_id=value, span_id=int(secrets.token_hex(8), 16),
-                               is_remote=True,
-                               trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
+    parent = trace.SpanContext(
+        trace_id=value,
+        span_id=int(secrets.token_hex(8), 16),
+        is_remote=True,
+        trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+    )
     return trace.set_span_in_context(trace.NonRecordingSpan(parent))
 
 
@@ -72,9 +75,11 @@ def start_task_span(task_id: str, name: str, fields: dict[str, str]) -> None:
     from opentelemetry import trace
 
     span = trace.get_tracer("orchestrator").start_span(
-        name, context=parent_context(fields.get("trace_id")),
-        attributes={f"lifecycle.{key}": value for key, value in fields.items()} |
-        {"celery.task_id": task_id})
+        name,
+        context=parent_context(fields.get("trace_id")),
+        attributes={f"lifecycle.{key}": value for key, value in fields.items()}
+        | {"celery.task_id": task_id},
+    )
     with _lock:
         _spans[task_id] = span
 

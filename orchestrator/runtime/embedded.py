@@ -24,12 +24,21 @@ class _Worker(WorkController):
 
 
 @contextmanager
-def embedded_worker(app: Celery, concurrency: int = 4,
-                    shutdown_timeout: float = 15.0) -> Iterator[WorkController]:
+def embedded_worker(
+    app: Celery, concurrency: int = 4, shutdown_timeout: float = 15.0
+) -> Iterator[WorkController]:
     """Consume every queue in a thread pool inside this process until the block exits."""
-    worker = _Worker(app=app, concurrency=concurrency, pool="threads", queues=list(QUEUES),
-                     loglevel="WARNING", hostname="embedded@localhost",
-                     without_heartbeat=True, without_mingle=True, without_gossip=True)
+    worker = _Worker(
+        app=app,
+        concurrency=concurrency,
+        pool="threads",
+        queues=list(QUEUES),
+        loglevel="WARNING",
+        hostname="embedded@localhost",
+        without_heartbeat=True,
+        without_mingle=True,
+        without_gossip=True,
+    )
     thread = threading.Thread(target=worker.start, name="embedded-worker", daemon=True)
     thread.start()
     if not worker.started.wait(timeout=30):

@@ -13,8 +13,14 @@ from collections.abc import Mapping
 ENV_VAR = "FLOWER_BASIC_AUTH"
 MIN_PASSWORD_LENGTH = 12
 #: Words of placeholder secrets (the example env file's among them).
-_PLACEHOLDER_WORDS = ("change-me", "changeme", "change_me", "replace-me", "placeholder",
-                      "your-password")
+_PLACEHOLDER_WORDS = (
+    "change-me",
+    "changeme",
+    "change_me",
+    "replace-me",
+    "placeholder",
+    "your-password",
+)
 
 
 class FlowerAuthError(ValueError):
@@ -37,9 +43,11 @@ def check_pair(pair: str) -> None:
     if not colon or not user.strip():
         raise FlowerAuthError(f"{ENV_VAR} entries read user:password")
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise FlowerAuthError(f"the Flower password of {user!r} is shorter than "
-                              f"{MIN_PASSWORD_LENGTH} characters")
+        raise FlowerAuthError(
+            f"the Flower password of {user!r} is shorter than {MIN_PASSWORD_LENGTH} characters"
+        )
     lowered = password.lower()
     if any(word in lowered for word in _PLACEHOLDER_WORDS):
-        raise FlowerAuthError(f"the Flower password of {user!r} is a placeholder: set a "
-                              "real secret")
+        raise FlowerAuthError(
+            f"the Flower password of {user!r} is a placeholder: set a real secret"
+        )

@@ -16,18 +16,31 @@ from orchestrator.engine.routing import COORDINATE_TASK
 from orchestrator.notifications import tasks as _notification_tasks  # noqa: F401 (registers)
 
 
-@shared_task(name=COORDINATE_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
-             ignore_result=True, autoretry_for=(ConcurrentUpdate, OperationalError),
-             retry_backoff=True, retry_backoff_max=30, max_retries=8,
-             soft_time_limit=60, time_limit=90)
+@shared_task(
+    name=COORDINATE_TASK,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=(ConcurrentUpdate, OperationalError),
+    retry_backoff=True,
+    retry_backoff_max=30,
+    max_retries=8,
+    soft_time_limit=60,
+    time_limit=90,
+)
 def coordinate(self: object, run_id: str) -> dict[str, object]:
     result = coordinate_run(uuid.UUID(run_id))
     return {"run_id": run_id, "decided": result.decided, "status": result.status}
 
 
 #: Sweeps send no task events: thousands a day would push jobs out of Flower's history.
-_SWEEP_OPTIONS = {"ignore_result": True, "soft_time_limit": 60, "time_limit": 90,
-                  "send_events": False}
+_SWEEP_OPTIONS = {
+    "ignore_result": True,
+    "soft_time_limit": 60,
+    "time_limit": 90,
+    "send_events": False,
+}
 
 
 @shared_task(name="orchestrator.sweep_outbox", **_SWEEP_OPTIONS)

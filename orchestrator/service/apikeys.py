@@ -59,8 +59,9 @@ class Principal:
 
     @property
     def actor(self) -> Actor:
-        return Actor(tenant_id=self.tenant_id, actor_id=self.principal,
-                     organizations=self.organizations)
+        return Actor(
+            tenant_id=self.tenant_id, actor_id=self.principal, organizations=self.organizations
+        )
 
 
 class ApiKeyView(BaseModel):
@@ -83,18 +84,30 @@ class ApiKeyView(BaseModel):
 
     @classmethod
     def of(cls, row: ApiKey) -> ApiKeyView:
-        return cls(key_id=row.key_id, tenant_id=row.tenant_id, principal=row.principal,
-                   scopes=[Scope(s) for s in row.scopes], organizations=row.organizations,
-                   name=row.name, created_at=row.created_at, revoked_at=row.revoked_at)
+        return cls(
+            key_id=row.key_id,
+            tenant_id=row.tenant_id,
+            principal=row.principal,
+            scopes=[Scope(s) for s in row.scopes],
+            organizations=row.organizations,
+            name=row.name,
+            created_at=row.created_at,
+            revoked_at=row.revoked_at,
+        )
 
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def create_key(tenant_id: str, principal: str, scopes: Iterable[str], *,
-               organizations: Iterable[str] | None = None,
-               name: str = "") -> tuple[ApiKeyView, str]:
+def create_key(
+    tenant_id: str,
+    principal: str,
+    scopes: Iterable[str],
+    *,
+    organizations: Iterable[str] | None = None,
+    name: str = "",
+) -> tuple[ApiKeyView, str]:
     """A new key; returns its record and the key itself, which is never shown again."""
     tenant_id, principal = tenant_id.strip(), principal.strip()
     if not tenant_id or len(tenant_id) > 128:
@@ -106,10 +119,17 @@ def create_key(tenant_id: str, principal: str, scopes: Iterable[str], *,
     key_id = secrets.token_hex(6)
     key = f"{KEY_PREFIX}{key_id}.{secrets.token_urlsafe(32)}"
     with transaction() as session:
-        row = ApiKey(id=uuid.uuid4(), key_id=key_id, secret_hash=hash_key(key),
-                     tenant_id=tenant_id, principal=principal, organizations=orgs,
-                     scopes=sorted(s.value for s in chosen), name=name.strip()[:200],
-                     created_at=utcnow())
+        row = ApiKey(
+            id=uuid.uuid4(),
+            key_id=key_id,
+            secret_hash=hash_key(key),
+            tenant_id=tenant_id,
+            principal=principal,
+            organizations=orgs,
+            scopes=sorted(s.value for s in chosen),
+            name=name.strip()[:200],
+            created_at=utcnow(),
+        )
         session.add(row)
         session.flush()
         return ApiKeyView.of(row), key
@@ -155,7 +175,10 @@ def authenticate(key: str) -> Principal | None:
         row = session.scalar(select(ApiKey).where(ApiKey.secret_hash == hash_key(key)))
         if row is None or row.revoked_at is not None:
             return None
-        return Principal(key_id=row.key_id, tenant_id=row.tenant_id, principal=row.principal,
-                         scopes=frozenset(Scope(s) for s in row.scopes),
-                         organizations=frozenset(row.organizations)
-                         if row.organizations is not None else None)
+        return Principal(
+            key_id=row.key_id,
+            tenant_id=row.tenant_id,
+            principal=row.principal,
+            scopes=frozenset(Scope(s) for s in row.scopes),
+            organizations=frozenset(row.organizations) if row.organizations is not None else None,
+        )

@@ -40,9 +40,17 @@ class ApprovalEventView(BaseModel):
     decision: ApprovalDecision
 
 
-def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifact_version: int,
-                    *, decision: str = "approved", approver_role: str | None = None,
-                    comment: str | None = None, kick: Kick = fleet.kick) -> ApprovalEventView:
+def record_approval(
+    actor: Actor,
+    run_id: uuid.UUID,
+    artifact_kind: str,
+    artifact_version: int,
+    *,
+    decision: str = "approved",
+    approver_role: str | None = None,
+    comment: str | None = None,
+    kick: Kick = fleet.kick,
+) -> ApprovalEventView:
     """The approval event the approval signal will name (approval_event_id).
 
     The event carries the roles its principal holds now: the one `approver_role` names
@@ -54,8 +62,9 @@ def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifac
         raise InvalidInput(str(error)) from error
     named = approver_role.strip() if approver_role is not None else None
     if named == "":
-        raise InvalidInput("approver_role must not be empty (leave it out to act in every "
-                           "role you hold)")
+        raise InvalidInput(
+            "approver_role must not be empty (leave it out to act in every role you hold)"
+        )
     require_nul_free(approver_role=named, comment=comment)
     with transaction() as session:
         run = load_run(session, actor, run_id)
@@ -65,45 +74,76 @@ def record_approval(actor: Actor, run_id: uuid.UUID, artifact_kind: str, artifac
         roles = _acting_roles(session, run.tenant_id, actor.actor_id, named)
         artifact_id = artifact.artifact_id
         event_id = uuid.uuid4()
-        session.execute(insert(APPROVALS), {
-            "id": event_id, "tenant_id": run.tenant_id, "organization_id": run.organization_id,
-            "assessment_id": run.assessment_id, "run_id": run.id, "artifact_id": artifact_id,
-            "artifact_kind": kind.value, "artifact_version": artifact_version,
-            "approver_id": actor.actor_id, "approver_role": named, "approver_roles": roles,
-            "decision": verdict.value, "comment": comment, "created_at": utcnow(),
-            "consumed_by_signal_id": None, "consumed_at": None})
+        session.execute(
+            insert(APPROVALS),
+            {
+                "id": event_id,
+                "tenant_id": run.tenant_id,
+                "organization_id": run.organization_id,
+                "assessment_id": run.assessment_id,
+                "run_id": run.id,
+                "artifact_id": artifact_id,
+                "artifact_kind": kind.value,
+                "artifact_version": artifact_version,
+                "approver_id": actor.actor_id,
+                "approver_role": named,
+                "approver_roles": roles,
+                "decision": verdict.value,
+                "comment": comment,
+                "created_at": utcnow(),
+                "consumed_by_signal_id": None,
+                "consumed_at": None,
+            },
+        )
         recorded = None
         if verdict is not ApprovalDecision.APPROVED:
             recorded = _announce_rejection(session, run, actor, event_id)
-        view = ApprovalEventView(id=event_id, artifact_id=artifact_id, artifact_kind=kind,
-                                 artifact_version=artifact_version, approver_id=actor.actor_id,
-                                 approver_role=named, approver_roles=roles,
-                                 decision=verdict)
+        view = ApprovalEventView(
+            id=event_id,
+            artifact_id=artifact_id,
+            artifact_kind=kind,
+            artifact_version=artifact_version,
+            approver_id=actor.actor_id,
+            approver_role=named,
+            approver_roles=roles,
+            decision=verdict,
+        )
     if recorded is not None and recorded.fate is SignalFate.REJECTED:
-        raise SignalRejected(recorded.reason or "rejection refused",
-                             approval_event_id=str(view.id))
+        raise SignalRejected(recorded.reason or "rejection refused", approval_event_id=str(view.id))
     if recorded is not None:
         kick(run_id)
     return view
 
 
-def _acting_roles(session: Session, tenant_id: str, principal: str,
-                  named: str | None) -> list[str]:
+def _acting_roles(session: Session, tenant_id: str, principal: str, named: str | None) -> list[str]:
     """The roles an event carries; a role not held, or no role at all, is refused."""
     held = held_roles(session, tenant_id, principal)
     if named is not None and named not in held:
         holds = f"holds: {', '.join(held)}" if held else "holds no role"
-        raise RoleNotHeld(f"{principal} does not hold the role {named!r} ({holds}); "
-                          f"{GRANT_HINT}", approver_role=named, held_roles=held)
+        raise RoleNotHeld(
+            f"{principal} does not hold the role {named!r} ({holds}); {GRANT_HINT}",
+            approver_role=named,
+            held_roles=held,
+        )
     if named is None and not held:
-        raise RoleNotHeld(f"{principal} holds no approver role, so their decision could "
-                          f"count for no gate; {GRANT_HINT}", held_roles=held)
+        raise RoleNotHeld(
+            f"{principal} holds no approver role, so their decision could "
+            f"count for no gate; {GRANT_HINT}",
+            held_roles=held,
+        )
     return [named] if named is not None else held
 
 
-def _announce_rejection(session: Session, run: RunRecord, actor: Actor,
-                        event_id: uuid.UUID) -> Recorded:
+def _announce_rejection(
+    session: Session, run: RunRecord, actor: Actor, event_id: uuid.UUID
+) -> Recorded:
     """A rejection reaches the run as a signal written with the event itself."""
-    envelope = signal_envelope(run, actor.actor_id, SignalType.APPROVAL_REJECTED,
-                         f"approval:{event_id}", run.trace_id, approval_event_id=event_id)
+    envelope = signal_envelope(
+        run,
+        actor.actor_id,
+        SignalType.APPROVAL_REJECTED,
+        f"approval:{event_id}",
+        run.trace_id,
+        approval_event_id=event_id,
+    )
     return reject_if_invalid(session, run, envelope, insert_signal(session, envelope))

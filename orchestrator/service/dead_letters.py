@@ -53,16 +53,33 @@ class DeadLetterView(BaseModel):
 
     @classmethod
     def of(cls, row: DeadLetter) -> DeadLetterView:
-        return cls(id=row.id, job_id=row.job_id, run_id=row.run_id, tenant_id=row.tenant_id,
-                   step=row.step, kind=row.kind, queue=row.queue, task_name=row.task_name,
-                   reason=row.reason, deliveries=row.deliveries,
-                   redispatches=row.redispatches, created_at=row.created_at,
-                   replayed_at=row.replayed_at, resolved_at=row.resolved_at,
-                   resolved_by=row.resolved_by, resolution=row.resolution)
+        return cls(
+            id=row.id,
+            job_id=row.job_id,
+            run_id=row.run_id,
+            tenant_id=row.tenant_id,
+            step=row.step,
+            kind=row.kind,
+            queue=row.queue,
+            task_name=row.task_name,
+            reason=row.reason,
+            deliveries=row.deliveries,
+            redispatches=row.redispatches,
+            created_at=row.created_at,
+            replayed_at=row.replayed_at,
+            resolved_at=row.resolved_at,
+            resolved_by=row.resolved_by,
+            resolution=row.resolution,
+        )
 
 
-def list_dead_letters(*, run_id: uuid.UUID | None = None, tenant_id: str | None = None,
-                      include_replayed: bool = False, limit: int = 100) -> list[DeadLetterView]:
+def list_dead_letters(
+    *,
+    run_id: uuid.UUID | None = None,
+    tenant_id: str | None = None,
+    include_replayed: bool = False,
+    limit: int = 100,
+) -> list[DeadLetterView]:
     """Newest first; pending ones only (neither replayed nor resolved) unless
     `include_replayed`."""
     query = select(DeadLetter)
@@ -93,22 +110,32 @@ def replay_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> SignalR
     """Retry the dead letter's step as a new attempt, then mark the letter replayed."""
     letter = get_dead_letter(letter_id)
     if letter.replayed_at is not None:
-        raise InvalidInput(f"dead letter {letter.id} was replayed at "
-                           f"{letter.replayed_at:%Y-%m-%d %H:%M:%S}")
+        raise InvalidInput(
+            f"dead letter {letter.id} was replayed at {letter.replayed_at:%Y-%m-%d %H:%M:%S}"
+        )
     if letter.resolved_at is not None:
         raise InvalidInput(_resolved(letter))
     actor = Actor(tenant_id=letter.tenant_id, actor_id=actor_id)
     run = get_run(actor, letter.run_id)
     if run.status != WorkflowStatus.FAILED.value or run.current_step != letter.step:
-        raise InvalidInput(f"run {run.id} is {run.status} at {run.current_step}; replaying "
-                           f"dead letter {letter.id} needs it failed at {letter.step}")
-    receipt = retry_step(actor, letter.run_id, idempotency_key=replay_key(letter),
-                         reason=f"{reason.strip()} (replay of dead letter {letter.id}, "
-                                f"job {letter.job_id})" if reason.strip() else "")
+        raise InvalidInput(
+            f"run {run.id} is {run.status} at {run.current_step}; replaying "
+            f"dead letter {letter.id} needs it failed at {letter.step}"
+        )
+    receipt = retry_step(
+        actor,
+        letter.run_id,
+        idempotency_key=replay_key(letter),
+        reason=f"{reason.strip()} (replay of dead letter {letter.id}, job {letter.job_id})"
+        if reason.strip()
+        else "",
+    )
     with transaction() as session:
-        session.execute(update(DeadLetter).where(DeadLetter.id == letter.id,
-                                                 DeadLetter.replayed_at.is_(None))
-                        .values(replayed_at=utcnow()))
+        session.execute(
+            update(DeadLetter)
+            .where(DeadLetter.id == letter.id, DeadLetter.replayed_at.is_(None))
+            .values(replayed_at=utcnow())
+        )
     return receipt
 
 
@@ -133,5 +160,7 @@ def resolve_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> DeadLe
 
 def _resolved(letter: DeadLetterView) -> str:
     assert letter.resolved_at is not None
-    return (f"dead letter {letter.id} was resolved at {letter.resolved_at:%Y-%m-%d %H:%M:%S} "
-            f"by {letter.resolved_by}: {letter.resolution}")
+    return (
+        f"dead letter {letter.id} was resolved at {letter.resolved_at:%Y-%m-%d %H:%M:%S} "
+        f"by {letter.resolved_by}: {letter.resolution}"
+    )

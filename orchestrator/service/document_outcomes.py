@@ -38,17 +38,29 @@ def list_outcomes(actor: Actor, assessment_id: uuid.UUID) -> list[DocumentOutcom
             select(Document, DocumentOutcome)
             .outerjoin(DocumentOutcome, DocumentOutcome.document_id == Document.id)
             .where(Document.assessment_id == assessment_id)
-            .order_by(Document.created_at, Document.id)).all()
+            .order_by(Document.created_at, Document.id)
+        ).all()
         return [_view(document, outcome) for document, outcome in rows]
 
 
 def _view(document: Document, outcome: DocumentOutcome | None) -> DocumentOutcomeView:
-    view = DocumentOutcomeView(document_id=document.id, filename=document.filename,
-                               status=document.status, media_type=document.media_type)
+    view = DocumentOutcomeView(
+        document_id=document.id,
+        filename=document.filename,
+        status=document.status,
+        media_type=document.media_type,
+    )
     if outcome is None:
         return view
-    return view.model_copy(update={
-        "error_code": outcome.error_code, "error_message": outcome.error_message,
-        "pages": outcome.pages, "characters": outcome.characters, "chunks": outcome.chunks,
-        "duplicate_chunks": outcome.duplicate_chunks, "duplicate_of": outcome.duplicate_of,
-        "metadata": outcome.doc_metadata or {}})
+    return view.model_copy(
+        update={
+            "error_code": outcome.error_code,
+            "error_message": outcome.error_message,
+            "pages": outcome.pages,
+            "characters": outcome.characters,
+            "chunks": outcome.chunks,
+            "duplicate_chunks": outcome.duplicate_chunks,
+            "duplicate_of": outcome.duplicate_of,
+            "metadata": outcome.doc_metadata or {},
+        }
+    )

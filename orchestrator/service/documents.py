@@ -49,14 +49,16 @@ _COPY_BLOCK = 1 << 20
 
 def detect_media_type(filename: str, content: bytes) -> str:
     """The media type the content will be ingested as, or InvalidInput saying why not."""
-    return _detect(filename, content[:HEAD_BYTES], io.BytesIO(content),
-                   complete=len(content) <= HEAD_BYTES)
+    return _detect(
+        filename, content[:HEAD_BYTES], io.BytesIO(content), complete=len(content) <= HEAD_BYTES
+    )
 
 
 def _detect(filename: str, head: bytes, whole: BinaryIO, *, complete: bool) -> str:
     try:
-        return sniff_media_type(filename, head, whole, complete=complete,
-                                limits=get_settings().ingestion)
+        return sniff_media_type(
+            filename, head, whole, complete=complete, limits=get_settings().ingestion
+        )
     except DocumentError as error:
         raise InvalidInput(f"{filename}: {error.message}", reason=error.code.value) from error
 
@@ -72,24 +74,36 @@ def _clean_name(filename: str) -> str:
 def _check_size(filename: str, size: int) -> None:
     limit = get_settings().max_document_bytes
     if size > limit:
-        raise InvalidInput(f"{filename}: {size} bytes exceeds the {limit}-byte limit",
-                           reason="too_large")
+        raise InvalidInput(
+            f"{filename}: {size} bytes exceeds the {limit}-byte limit", reason="too_large"
+        )
 
 
-def upload_document(actor: Actor, assessment_id: uuid.UUID, filename: str, content: bytes, *,
-                    kick: Kick = fleet.kick) -> DocumentView:
+def upload_document(
+    actor: Actor,
+    assessment_id: uuid.UUID,
+    filename: str,
+    content: bytes,
+    *,
+    kick: Kick = fleet.kick,
+) -> DocumentView:
     filename = _clean_name(filename)
     _check_size(filename, len(content))
     media_type = detect_media_type(filename, content)
     # The file lands before the row: a crash leaves an orphan file, never a row without one.
     path, digest = put_bytes(get_settings().resolved_storage_dir / "documents", content)
-    return _record(actor, assessment_id, filename, media_type, len(content), digest, path,
-                   kick)
+    return _record(actor, assessment_id, filename, media_type, len(content), digest, path, kick)
 
 
-def upload_document_file(actor: Actor, assessment_id: uuid.UUID, filename: str, path: Path, *,
-                         declared_media_type: str | None = None,
-                         kick: Kick = fleet.kick) -> DocumentView:
+def upload_document_file(
+    actor: Actor,
+    assessment_id: uuid.UUID,
+    filename: str,
+    path: Path,
+    *,
+    declared_media_type: str | None = None,
+    kick: Kick = fleet.kick,
+) -> DocumentView:
     """Upload a document received into a file (the HTTP API streams uploads to disk),
     without reading it into memory. A declared media type must agree with the content;
     the content decides."""
@@ -112,9 +126,12 @@ def _check_declared(filename: str, declared_media_type: str | None, detected: st
         return  # text flavours are the name's business, not the client's
     if declared in _ALIASES.get(detected, frozenset()):
         return
-    raise InvalidInput(f"{filename}: declared as {declared} but the content is {detected}",
-                       declared_media_type=declared, detected_media_type=detected,
-                       reason="wrong_type")
+    raise InvalidInput(
+        f"{filename}: declared as {declared} but the content is {detected}",
+        declared_media_type=declared,
+        detected_media_type=detected,
+        reason="wrong_type",
+    )
 
 
 def _store_file(root: Path, source: Path) -> tuple[Path, str]:
@@ -143,28 +160,54 @@ def _store_file(root: Path, source: Path) -> tuple[Path, str]:
     return target, hexdigest
 
 
-def _record(actor: Actor, assessment_id: uuid.UUID, filename: str, media_type: str,
-            size: int, digest: str, path: Path, kick: Kick) -> DocumentView:
+def _record(
+    actor: Actor,
+    assessment_id: uuid.UUID,
+    filename: str,
+    media_type: str,
+    size: int,
+    digest: str,
+    path: Path,
+    kick: Kick,
+) -> DocumentView:
     with transaction() as session:
         assessment = load_assessment(session, actor, assessment_id)
-        existing = session.scalar(select(Document).where(
-            Document.assessment_id == assessment_id, Document.sha256 == digest))
+        existing = session.scalar(
+            select(Document).where(
+                Document.assessment_id == assessment_id, Document.sha256 == digest
+            )
+        )
         if existing is not None:
             return _view(existing, duplicate=True)
         document = Document(
-            tenant_id=actor.tenant_id, assessment_id=assessment.id, filename=filename,
-            media_type=media_type, size_bytes=size, sha256=digest,
-            storage_path=str(path), status="uploaded", uploaded_by=actor.actor_id,
-            created_at=utcnow())
+            tenant_id=actor.tenant_id,
+            assessment_id=assessment.id,
+            filename=filename,
+            media_type=media_type,
+            size_bytes=size,
+            sha256=digest,
+            storage_path=str(path),
+            status="uploaded",
+            uploaded_by=actor.actor_id,
+            created_at=utcnow(),
+        )
         session.add(document)
         session.flush()
-        run = session.scalar(select(WorkflowRun).where(
-            WorkflowRun.active_assessment_id == assessment_id))
+        run = session.scalar(
+            select(WorkflowRun).where(WorkflowRun.active_assessment_id == assessment_id)
+        )
         if run is not None:
-            insert_signal(session, signal_envelope(
-                run, actor.actor_id, SignalType.DOCUMENTS_UPLOADED,
-                f"documents_uploaded:{document.id}", run.trace_id,
-                payload={"document_id": str(document.id)}))
+            insert_signal(
+                session,
+                signal_envelope(
+                    run,
+                    actor.actor_id,
+                    SignalType.DOCUMENTS_UPLOADED,
+                    f"documents_uploaded:{document.id}",
+                    run.trace_id,
+                    payload={"document_id": str(document.id)},
+                ),
+            )
         view = _view(document)
     if run is not None:
         kick(run.id)
@@ -172,6 +215,12 @@ def _record(actor: Actor, assessment_id: uuid.UUID, filename: str, media_type: s
 
 
 def _view(row: Document, duplicate: bool = False) -> DocumentView:
-    return DocumentView(id=row.id, filename=row.filename, media_type=row.media_type,
-                        size_bytes=row.size_bytes, sha256=row.sha256, status=row.status,
-                        duplicate=duplicate)
+    return DocumentView(
+        id=row.id,
+        filename=row.filename,
+        media_type=row.media_type,
+        size_bytes=row.size_bytes,
+        sha256=row.sha256,
+        status=row.status,
+        duplicate=duplicate,
+    )

@@ -14,8 +14,9 @@ MAX_QUERY_CHARS = 1000
 MAX_K = 50
 
 
-def search_kb(actor: Actor, assessment_id: uuid.UUID, query: str, k: int = 5, *,
-              evidence_only: bool = False) -> list[SearchHit]:
+def search_kb(
+    actor: Actor, assessment_id: uuid.UUID, query: str, k: int = 5, *, evidence_only: bool = False
+) -> list[SearchHit]:
     """The `k` chunks of the assessment's KB most similar to `query`, best first, each
     with its document, heading path, pages and score. Another tenant's assessment is
     NotFound."""

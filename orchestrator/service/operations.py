@@ -27,59 +27,117 @@ def _reason(reason: str) -> str:
     return reason.strip()
 
 
-def cancel_run(actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str,
-               kick: Kick = fleet.kick) -> SignalReceipt:
-    return record_signal(actor, run_id, SignalType.ASSESSMENT_CANCELLED, idempotency_key,
-                         payload={"reason": _reason(reason)}, kick=kick)
+def cancel_run(
+    actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str, kick: Kick = fleet.kick
+) -> SignalReceipt:
+    return record_signal(
+        actor,
+        run_id,
+        SignalType.ASSESSMENT_CANCELLED,
+        idempotency_key,
+        payload={"reason": _reason(reason)},
+        kick=kick,
+    )
 
 
-def block_run(actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str,
-              kind: str = "manual_intervention", kick: Kick = fleet.kick) -> SignalReceipt:
-    return record_signal(actor, run_id, SignalType.ASSESSMENT_BLOCKED, idempotency_key,
-                         payload={"reason": _reason(reason), "kind": kind}, kick=kick)
+def block_run(
+    actor: Actor,
+    run_id: uuid.UUID,
+    *,
+    reason: str,
+    idempotency_key: str,
+    kind: str = "manual_intervention",
+    kick: Kick = fleet.kick,
+) -> SignalReceipt:
+    return record_signal(
+        actor,
+        run_id,
+        SignalType.ASSESSMENT_BLOCKED,
+        idempotency_key,
+        payload={"reason": _reason(reason), "kind": kind},
+        kick=kick,
+    )
 
 
-def resume_run(actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str,
-               kick: Kick = fleet.kick) -> SignalReceipt:
-    return record_signal(actor, run_id, SignalType.ASSESSMENT_RESUMED, idempotency_key,
-                         payload={"reason": _reason(reason)}, kick=kick)
+def resume_run(
+    actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str, kick: Kick = fleet.kick
+) -> SignalReceipt:
+    return record_signal(
+        actor,
+        run_id,
+        SignalType.ASSESSMENT_RESUMED,
+        idempotency_key,
+        payload={"reason": _reason(reason)},
+        kick=kick,
+    )
 
 
-def retry_step(actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str,
-               kick: Kick = fleet.kick) -> SignalReceipt:
+def retry_step(
+    actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str, kick: Kick = fleet.kick
+) -> SignalReceipt:
     """Run the failed step again as a new attempt."""
-    return record_signal(actor, run_id, SignalType.STEP_RETRY_REQUESTED, idempotency_key,
-                         payload={"reason": _reason(reason)}, kick=kick)
+    return record_signal(
+        actor,
+        run_id,
+        SignalType.STEP_RETRY_REQUESTED,
+        idempotency_key,
+        payload={"reason": _reason(reason)},
+        kick=kick,
+    )
 
 
-def reprocess_step(actor: Actor, run_id: uuid.UUID, step: str, *, reason: str,
-                   idempotency_key: str, new_version: bool, dry_run: bool = False,
-                   kick: Kick = fleet.kick) -> SignalReceipt | RewindPlan:
+def reprocess_step(
+    actor: Actor,
+    run_id: uuid.UUID,
+    step: str,
+    *,
+    reason: str,
+    idempotency_key: str,
+    new_version: bool,
+    dry_run: bool = False,
+    kick: Kick = fleet.kick,
+) -> SignalReceipt | RewindPlan:
     """Rewind to `step`: downstream work is superseded and its approvals collected again.
     With dry_run, only say what would be superseded."""
     target = _step(step)
     reason = _reason(reason)
     if dry_run:
         return plan_reprocess(actor, run_id, target, new_version)
-    return record_signal(actor, run_id, SignalType.STEP_REPROCESS_REQUESTED, idempotency_key,
-                         payload={"step": target.value, "reason": reason,
-                                  "new_version": new_version}, kick=kick)
+    return record_signal(
+        actor,
+        run_id,
+        SignalType.STEP_REPROCESS_REQUESTED,
+        idempotency_key,
+        payload={"step": target.value, "reason": reason, "new_version": new_version},
+        kick=kick,
+    )
 
 
-def request_new_version(actor: Actor, run_id: uuid.UUID, artifact_kind: str, *, reason: str,
-                        idempotency_key: str, kick: Kick = fleet.kick) -> SignalReceipt:
+def request_new_version(
+    actor: Actor,
+    run_id: uuid.UUID,
+    artifact_kind: str,
+    *,
+    reason: str,
+    idempotency_key: str,
+    kick: Kick = fleet.kick,
+) -> SignalReceipt:
     """Draft a new version of an artifact, e.g. after a reviewer sent it back."""
     try:
         kind = ArtifactKind(artifact_kind)
     except ValueError as error:
         raise InvalidInput(f"unknown artifact kind {artifact_kind!r}") from error
-    return record_signal(actor, run_id, SignalType.ARTIFACT_REVISION_REQUESTED, idempotency_key,
-                         payload={"artifact_kind": kind.value, "reason": _reason(reason)},
-                         kick=kick)
+    return record_signal(
+        actor,
+        run_id,
+        SignalType.ARTIFACT_REVISION_REQUESTED,
+        idempotency_key,
+        payload={"artifact_kind": kind.value, "reason": _reason(reason)},
+        kick=kick,
+    )
 
 
-def plan_reprocess(actor: Actor, run_id: uuid.UUID, target: Step,
-                   new_version: bool) -> RewindPlan:
+def plan_reprocess(actor: Actor, run_id: uuid.UUID, target: Step, new_version: bool) -> RewindPlan:
     with transaction() as session:
         state = state_of(load_run(session, actor, run_id))
     if state.status.is_terminal:
@@ -97,5 +155,13 @@ def _step(step: str) -> Step:
         raise InvalidInput(f"unknown step {step!r}") from error
 
 
-__all__ = ["PRODUCER_OF", "block_run", "cancel_run", "plan_reprocess", "reprocess_step",
-           "request_new_version", "resume_run", "retry_step"]
+__all__ = [
+    "PRODUCER_OF",
+    "block_run",
+    "cancel_run",
+    "plan_reprocess",
+    "reprocess_step",
+    "request_new_version",
+    "resume_run",
+    "retry_step",
+]

@@ -56,6 +56,7 @@ def new_trace_id() -> str:
 
 # --- assessments ---------------------------------------------------------------------------
 
+
 def create_assessment(actor: Actor, organization_id: str, name: str) -> AssessmentView:
     require_nul_free(organization_id=organization_id, name=name)
     name = name.strip()
@@ -66,8 +67,14 @@ def create_assessment(actor: Actor, organization_id: str, name: str) -> Assessme
     if not actor.sees(organization_id):
         raise InvalidInput(f"organization {organization_id!r} is not one this caller may use")
     with transaction() as session:
-        row = Assessment(tenant_id=actor.tenant_id, organization_id=organization_id, name=name,
-                         status="draft", created_by=actor.actor_id, created_at=utcnow())
+        row = Assessment(
+            tenant_id=actor.tenant_id,
+            organization_id=organization_id,
+            name=name,
+            status="draft",
+            created_by=actor.actor_id,
+            created_at=utcnow(),
+        )
         session.add(row)
         session.flush()
         return AssessmentView.of(row)
@@ -75,8 +82,7 @@ def create_assessment(actor: Actor, organization_id: str, name: str) -> Assessme
 
 def load_assessment(session: Session, actor: Actor, assessment_id: uuid.UUID) -> Assessment:
     row = session.get(Assessment, assessment_id)
-    if row is None or row.tenant_id != actor.tenant_id \
-            or not actor.sees(row.organization_id):
+    if row is None or row.tenant_id != actor.tenant_id or not actor.sees(row.organization_id):
         raise NotFound(f"assessment {assessment_id} not found")
     return row
 
@@ -87,17 +93,23 @@ _RUN_BY_ID = select(RUNS).where(RUNS.c.id == bindparam("run_id"))
 def load_run(session: Session, actor: Actor, run_id: uuid.UUID) -> RunRecord:
     """The run as a read-only row (Core: every signal sent reads one)."""
     row = session.execute(_RUN_BY_ID, {"run_id": run_id}).first()
-    if row is None or row.tenant_id != actor.tenant_id \
-            or not actor.sees(row.organization_id):
+    if row is None or row.tenant_id != actor.tenant_id or not actor.sees(row.organization_id):
         raise NotFound(f"workflow run {run_id} not found")
     return row
 
 
 # --- runs ------------------------------------------------------------------------------------
 
-def start_lifecycle(actor: Actor, assessment_id: uuid.UUID, idempotency_key: str, *,
-                    policies: dict[str, Any] | None = None, trace_id: str | None = None,
-                    kick: Kick = fleet.kick) -> RunView:
+
+def start_lifecycle(
+    actor: Actor,
+    assessment_id: uuid.UUID,
+    idempotency_key: str,
+    *,
+    policies: dict[str, Any] | None = None,
+    trace_id: str | None = None,
+    kick: Kick = fleet.kick,
+) -> RunView:
     """Start the assessment's lifecycle run. Same key and input: the same run back.
 
     `policies` sets signoff policies per artifact kind, e.g.
@@ -111,129 +123,236 @@ def start_lifecycle(actor: Actor, assessment_id: uuid.UUID, idempotency_key: str
     except (ValueError, TypeError) as error:
         raise InvalidInput(f"invalid approval policies: {error}") from error
     policy_json = {kind.value: policy.to_json() for kind, policy in parsed.items()}
-    request_hash = hashlib.sha256(json.dumps(
-        {"assessment_id": str(assessment_id), "policies": policy_json},
-        sort_keys=True).encode()).hexdigest()
+    request_hash = hashlib.sha256(
+        json.dumps(
+            {"assessment_id": str(assessment_id), "policies": policy_json}, sort_keys=True
+        ).encode()
+    ).hexdigest()
     try:
         with transaction() as session:
-            existing = session.scalar(select(WorkflowRun).where(
-                WorkflowRun.tenant_id == actor.tenant_id,
-                WorkflowRun.start_idempotency_key == idempotency_key))
+            existing = session.scalar(
+                select(WorkflowRun).where(
+                    WorkflowRun.tenant_id == actor.tenant_id,
+                    WorkflowRun.start_idempotency_key == idempotency_key,
+                )
+            )
             if existing is not None:
                 if existing.start_request_hash != request_hash:
                     raise IdempotencyConflict(
                         "idempotency key already started a run with different input",
-                        run_id=str(existing.id))
+                        run_id=str(existing.id),
+                    )
                 return RunView.of(existing)
-            run = _create_run(session, actor, assessment_id, idempotency_key, request_hash,
-                              trace_id or new_trace_id(), policy_json)
+            run = _create_run(
+                session,
+                actor,
+                assessment_id,
+                idempotency_key,
+                request_hash,
+                trace_id or new_trace_id(),
+                policy_json,
+            )
             view = RunView.of(run)
     except IntegrityError as error:
         raise ActiveRunExists(
-            f"assessment {assessment_id} already has an active lifecycle run") from error
+            f"assessment {assessment_id} already has an active lifecycle run"
+        ) from error
     observe.run_started(view)
     kick(view.id)
     return view
 
 
-def _create_run(session: Session, actor: Actor, assessment_id: uuid.UUID, key: str,
-                request_hash: str, trace_id: str, policies: dict[str, Any]) -> WorkflowRun:
+def _create_run(
+    session: Session,
+    actor: Actor,
+    assessment_id: uuid.UUID,
+    key: str,
+    request_hash: str,
+    trace_id: str,
+    policies: dict[str, Any],
+) -> WorkflowRun:
     assessment = load_assessment(session, actor, assessment_id)
-    active = session.scalar(select(WorkflowRun.id).where(
-        WorkflowRun.active_assessment_id == assessment_id))
+    active = session.scalar(
+        select(WorkflowRun.id).where(WorkflowRun.active_assessment_id == assessment_id)
+    )
     if active is not None:
-        raise ActiveRunExists(f"assessment {assessment_id} already has an active run {active}",
-                              run_id=str(active))
+        raise ActiveRunExists(
+            f"assessment {assessment_id} already has an active run {active}", run_id=str(active)
+        )
     now = utcnow()
     run = WorkflowRun(
-        id=uuid.uuid4(), assessment_id=assessment.id, active_assessment_id=assessment.id,
-        tenant_id=actor.tenant_id, organization_id=assessment.organization_id, status="pending",
-        current_step=None, context={}, version=1, trace_id=trace_id, started_by=actor.actor_id,
-        start_idempotency_key=key, start_request_hash=request_hash, created_at=now,
-        updated_at=now)
+        id=uuid.uuid4(),
+        assessment_id=assessment.id,
+        active_assessment_id=assessment.id,
+        tenant_id=actor.tenant_id,
+        organization_id=assessment.organization_id,
+        status="pending",
+        current_step=None,
+        context={},
+        version=1,
+        trace_id=trace_id,
+        started_by=actor.actor_id,
+        start_idempotency_key=key,
+        start_request_hash=request_hash,
+        created_at=now,
+        updated_at=now,
+    )
     session.add(run)
     session.flush()
     assessment.status = "active" if assessment.status == "draft" else assessment.status
-    start = signal_envelope(run, actor.actor_id, SignalType.WORKFLOW_START_REQUESTED,
-                            f"start:{key}",
-                      trace_id, payload={"assessment": {"name": assessment.name,
-                                                        "status": assessment.status},
-                                         "approval_policies": policies,
-                                         # The run keeps these catalogue versions for life.
-                                         "catalogs": current_pins(session)})
+    start = signal_envelope(
+        run,
+        actor.actor_id,
+        SignalType.WORKFLOW_START_REQUESTED,
+        f"start:{key}",
+        trace_id,
+        payload={
+            "assessment": {"name": assessment.name, "status": assessment.status},
+            "approval_policies": policies,
+            # The run keeps these catalogue versions for life.
+            "catalogs": current_pins(session),
+        },
+    )
     insert_signal(session, start)
-    documents = session.scalar(select(func.count()).select_from(Document).where(
-        Document.assessment_id == assessment.id))
+    documents = session.scalar(
+        select(func.count()).select_from(Document).where(Document.assessment_id == assessment.id)
+    )
     if documents:
         # Documents uploaded before the run started count as the upload signal.
-        insert_signal(session, signal_envelope(
-            run, SYSTEM_ACTOR, SignalType.DOCUMENTS_UPLOADED, "documents_uploaded:initial",
-            trace_id, payload={"document_count": documents}))
+        insert_signal(
+            session,
+            signal_envelope(
+                run,
+                SYSTEM_ACTOR,
+                SignalType.DOCUMENTS_UPLOADED,
+                "documents_uploaded:initial",
+                trace_id,
+                payload={"document_count": documents},
+            ),
+        )
     return run
 
 
-def signal_envelope(run: RunRow, actor_id: str, signal_type: SignalType, key: str,
-              trace_id: str, payload: dict[str, Any] | None = None,
-              approval_event_id: uuid.UUID | None = None) -> SignalEnvelope:
+def signal_envelope(
+    run: RunRow,
+    actor_id: str,
+    signal_type: SignalType,
+    key: str,
+    trace_id: str,
+    payload: dict[str, Any] | None = None,
+    approval_event_id: uuid.UUID | None = None,
+) -> SignalEnvelope:
     try:
         return SignalEnvelope(
-            type=signal_type, run_id=run.id, tenant_id=run.tenant_id,
-            organization_id=run.organization_id, assessment_id=run.assessment_id,
-            trace_id=trace_id, actor_id=actor_id, idempotency_key=key,
-            approval_event_id=approval_event_id, payload=payload or {}, received_at=utcnow())
+            type=signal_type,
+            run_id=run.id,
+            tenant_id=run.tenant_id,
+            organization_id=run.organization_id,
+            assessment_id=run.assessment_id,
+            trace_id=trace_id,
+            actor_id=actor_id,
+            idempotency_key=key,
+            approval_event_id=approval_event_id,
+            payload=payload or {},
+            received_at=utcnow(),
+        )
     except ValidationError as error:
-        raise InvalidInput("invalid signal", errors=error.errors(include_url=False,
-                                                                  include_context=False)) from error
+        raise InvalidInput(
+            "invalid signal", errors=error.errors(include_url=False, include_context=False)
+        ) from error
 
 
 # --- signals -------------------------------------------------------------------------------------
 
-def send_signal(actor: Actor, run_id: uuid.UUID, signal_type: str | SignalType,
-                idempotency_key: str, *, payload: dict[str, Any] | None = None,
-                approval_event_id: uuid.UUID | None = None, trace_id: str | None = None,
-                kick: Kick = fleet.kick) -> SignalReceipt:
+
+def send_signal(
+    actor: Actor,
+    run_id: uuid.UUID,
+    signal_type: str | SignalType,
+    idempotency_key: str,
+    *,
+    payload: dict[str, Any] | None = None,
+    approval_event_id: uuid.UUID | None = None,
+    trace_id: str | None = None,
+    kick: Kick = fleet.kick,
+) -> SignalReceipt:
     """Record a signal durably, then wake the coordinator. Duplicates change nothing."""
     kind = public_signal_type(signal_type)
     if kind is SignalType.FRAMEWORK_SELECTED:
         with transaction() as session:
             run = load_run(session, actor, run_id)
             # A malformed signal (a NUL, a bad key) is told so first, as for any signal.
-            signal_envelope(run, actor.actor_id, kind, idempotency_key,
-                            trace_id or run.trace_id, payload, approval_event_id)
+            signal_envelope(
+                run,
+                actor.actor_id,
+                kind,
+                idempotency_key,
+                trace_id or run.trace_id,
+                payload,
+                approval_event_id,
+            )
             _refuse_unknown_frameworks(session, run, payload or {})
-    return record_signal(actor, run_id, kind, idempotency_key, payload=payload,
-                         approval_event_id=approval_event_id, trace_id=trace_id, kick=kick)
+    return record_signal(
+        actor,
+        run_id,
+        kind,
+        idempotency_key,
+        payload=payload,
+        approval_event_id=approval_event_id,
+        trace_id=trace_id,
+        kick=kick,
+    )
 
 
-def record_signal(actor: Actor, run_id: uuid.UUID, kind: SignalType, idempotency_key: str, *,
-                  payload: dict[str, Any] | None = None,
-                  approval_event_id: uuid.UUID | None = None, trace_id: str | None = None,
-                  kick: Kick = fleet.kick) -> SignalReceipt:
+def record_signal(
+    actor: Actor,
+    run_id: uuid.UUID,
+    kind: SignalType,
+    idempotency_key: str,
+    *,
+    payload: dict[str, Any] | None = None,
+    approval_event_id: uuid.UUID | None = None,
+    trace_id: str | None = None,
+    kick: Kick = fleet.kick,
+) -> SignalReceipt:
     """Inbox first. A signal that is already invalid for the run is recorded as rejected
     and the caller gets the reason at once; valid ones are applied by the coordinator."""
     with transaction() as session:
         run = load_run(session, actor, run_id)
-        envelope = signal_envelope(run, actor.actor_id, kind, idempotency_key,
-                             trace_id or run.trace_id, payload, approval_event_id)
+        envelope = signal_envelope(
+            run,
+            actor.actor_id,
+            kind,
+            idempotency_key,
+            trace_id or run.trace_id,
+            payload,
+            approval_event_id,
+        )
         recorded = insert_signal(session, envelope)
         if not (recorded.duplicate or recorded.conflict):
             recorded = reject_if_invalid(session, run, envelope, recorded)
         view = RunView.of(run)
     observe.signal_recorded(envelope, recorded.fate.value, recorded.duplicate)
     if recorded.conflict:
-        raise IdempotencyConflict(recorded.reason or "idempotency conflict",
-                                  signal_id=str(recorded.signal_id))
+        raise IdempotencyConflict(
+            recorded.reason or "idempotency conflict", signal_id=str(recorded.signal_id)
+        )
     if recorded.fate is SignalFate.REJECTED:
-        raise SignalRejected(recorded.reason or "signal rejected",
-                             signal_id=str(recorded.signal_id))
+        raise SignalRejected(
+            recorded.reason or "signal rejected", signal_id=str(recorded.signal_id)
+        )
     if not recorded.duplicate:
         kick(run_id)
-    return SignalReceipt(signal_id=recorded.signal_id, fate=recorded.fate,
-                         reason=recorded.reason, duplicate=recorded.duplicate, run=view)
+    return SignalReceipt(
+        signal_id=recorded.signal_id,
+        fate=recorded.fate,
+        reason=recorded.reason,
+        duplicate=recorded.duplicate,
+        run=view,
+    )
 
 
-def _refuse_unknown_frameworks(session: Session, run: RunRecord,
-                               payload: dict[str, Any]) -> None:
+def _refuse_unknown_frameworks(session: Session, run: RunRecord, payload: dict[str, Any]) -> None:
     """A framework the run's catalogues do not know is refused before anything is recorded."""
     names = selected_frameworks(payload)
     if not names:
@@ -241,9 +360,12 @@ def _refuse_unknown_frameworks(session: Session, run: RunRecord,
     try:
         check_selection(session, run.context, names)
     except UnknownFramework as error:
-        raise UnknownFrameworkSelected(str(error), unknown=error.unknown,
-                                       suggestions=error.suggestions,
-                                       available=error.available) from error
+        raise UnknownFrameworkSelected(
+            str(error),
+            unknown=error.unknown,
+            suggestions=error.suggestions,
+            available=error.available,
+        ) from error
 
 
 def public_signal_type(signal_type: str | SignalType) -> SignalType:
@@ -255,8 +377,10 @@ def public_signal_type(signal_type: str | SignalType) -> SignalType:
     if kind in INTERNAL_SIGNALS:
         raise InvalidInput(f"{kind.value} is sent by the fleet itself, not by callers")
     if kind in OPERATOR_SIGNALS:
-        raise InvalidInput(f"{kind.value} is an operator command: use the retry, reprocess "
-                           "or new-version operation")
+        raise InvalidInput(
+            f"{kind.value} is an operator command: use the retry, reprocess "
+            "or new-version operation"
+        )
     return kind
 
 
@@ -269,9 +393,14 @@ def get_lifecycle(actor: Actor, assessment_id: uuid.UUID) -> RunView:
     """The assessment's most recent lifecycle run."""
     with transaction() as session:
         load_assessment(session, actor, assessment_id)
-        run = session.scalar(select(WorkflowRun).where(
-            WorkflowRun.assessment_id == assessment_id, WorkflowRun.tenant_id == actor.tenant_id)
-            .order_by(WorkflowRun.created_at.desc()).limit(1))
+        run = session.scalar(
+            select(WorkflowRun)
+            .where(
+                WorkflowRun.assessment_id == assessment_id, WorkflowRun.tenant_id == actor.tenant_id
+            )
+            .order_by(WorkflowRun.created_at.desc())
+            .limit(1)
+        )
         if run is None:
             raise NotFound(f"assessment {assessment_id} has no lifecycle run")
         return RunView.of(run)

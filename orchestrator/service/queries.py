@@ -60,6 +60,7 @@ class KeysetPage(Generic[T]):
 
 # --- cursors -------------------------------------------------------------------------------
 
+
 def encode_cursor(*values: Any) -> str:
     raw = json.dumps([str(v) for v in values], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
@@ -71,8 +72,11 @@ def decode_cursor(cursor: str, arity: int) -> list[str]:
         values = json.loads(raw)
     except (binascii.Error, ValueError) as error:
         raise InvalidInput("the cursor is not one this API issued") from error
-    if not isinstance(values, list) or len(values) != arity \
-            or not all(isinstance(v, str) for v in values):
+    if (
+        not isinstance(values, list)
+        or len(values) != arity
+        or not all(isinstance(v, str) for v in values)
+    ):
         raise InvalidInput("the cursor is not one this API issued")
     return values
 
@@ -98,29 +102,37 @@ def _limit(limit: int) -> int:
 
 # --- assessments -----------------------------------------------------------------------------
 
+
 def get_assessment(actor: Actor, assessment_id: uuid.UUID) -> AssessmentView:
     with transaction() as session:
         return AssessmentView.of(load_assessment(session, actor, assessment_id))
 
 
-def _newest_first(query: Select[Any], model: type[Assessment] | type[WorkflowRun],
-                  actor: Actor, cursor: str | None) -> Select[Any]:
+def _newest_first(
+    query: Select[Any],
+    model: type[Assessment] | type[WorkflowRun],
+    actor: Actor,
+    cursor: str | None,
+) -> Select[Any]:
     """The caller's organizations only, past the cursor, newest first (keyset paging on
     created_at, id)."""
     if actor.organizations is not None:
         query = query.where(model.organization_id.in_(actor.organizations))
     if cursor:
         at, ident = _time_and_id(cursor)
-        query = query.where(or_(model.created_at < at,
-                                and_(model.created_at == at, model.id < ident)))
+        query = query.where(
+            or_(model.created_at < at, and_(model.created_at == at, model.id < ident))
+        )
     return query.order_by(model.created_at.desc(), model.id.desc())
 
 
-def list_assessments(actor: Actor, *, limit: int = 50,
-                     cursor: str | None = None) -> KeysetPage[AssessmentView]:
+def list_assessments(
+    actor: Actor, *, limit: int = 50, cursor: str | None = None
+) -> KeysetPage[AssessmentView]:
     """Newest first."""
-    query = _newest_first(select(Assessment).where(Assessment.tenant_id == actor.tenant_id),
-                          Assessment, actor, cursor)
+    query = _newest_first(
+        select(Assessment).where(Assessment.tenant_id == actor.tenant_id), Assessment, actor, cursor
+    )
     with transaction() as session:
         rows = _fetch(session, query, limit)
         views = [AssessmentView.of(row) for row in rows]
@@ -130,14 +142,26 @@ def list_assessments(actor: Actor, *, limit: int = 50,
 def list_documents(actor: Actor, assessment_id: uuid.UUID) -> list[DocumentView]:
     with transaction() as session:
         load_assessment(session, actor, assessment_id)
-        rows = session.scalars(select(Document).where(Document.assessment_id == assessment_id)
-                               .order_by(Document.created_at, Document.id))
-        return [DocumentView(id=r.id, filename=r.filename, media_type=r.media_type,
-                             size_bytes=r.size_bytes, sha256=r.sha256, status=r.status)
-                for r in rows]
+        rows = session.scalars(
+            select(Document)
+            .where(Document.assessment_id == assessment_id)
+            .order_by(Document.created_at, Document.id)
+        )
+        return [
+            DocumentView(
+                id=r.id,
+                filename=r.filename,
+                media_type=r.media_type,
+                size_bytes=r.size_bytes,
+                sha256=r.sha256,
+                status=r.status,
+            )
+            for r in rows
+        ]
 
 
 # --- runs ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RunFilter:
@@ -147,12 +171,16 @@ class RunFilter:
     assessment_id: uuid.UUID | None = None
 
 
-def list_runs(actor: Actor, filters: RunFilter = RunFilter(), *, limit: int = 50,
-              cursor: str | None = None) -> KeysetPage[RunView]:
+def list_runs(
+    actor: Actor, filters: RunFilter = RunFilter(), *, limit: int = 50, cursor: str | None = None
+) -> KeysetPage[RunView]:
     """The tenant's runs, newest first, narrowed by the filters."""
-    query = _newest_first(_run_filters(
-        select(WorkflowRun).where(WorkflowRun.tenant_id == actor.tenant_id), filters),
-        WorkflowRun, actor, cursor)
+    query = _newest_first(
+        _run_filters(select(WorkflowRun).where(WorkflowRun.tenant_id == actor.tenant_id), filters),
+        WorkflowRun,
+        actor,
+        cursor,
+    )
     with transaction() as session:
         views = [RunView.of(row) for row in _fetch(session, query, limit)]
     return _page(views, limit, lambda v: (v.created_at.isoformat(), v.id))
@@ -180,27 +208,58 @@ def list_steps(actor: Actor, run_id: uuid.UUID) -> list[StepView]:
     """Every execution of every step, in the order they began."""
     with transaction() as session:
         load_run(session, actor, run_id)
-        rows = session.scalars(select(StepExecution).where(StepExecution.run_id == run_id)
-                               .order_by(StepExecution.id))
-        return [StepView(step=r.step, attempt=r.attempt, status=r.status, error=r.error,
-                         started_at=r.started_at, finished_at=r.finished_at) for r in rows]
+        rows = session.scalars(
+            select(StepExecution).where(StepExecution.run_id == run_id).order_by(StepExecution.id)
+        )
+        return [
+            StepView(
+                step=r.step,
+                attempt=r.attempt,
+                status=r.status,
+                error=r.error,
+                started_at=r.started_at,
+                finished_at=r.finished_at,
+            )
+            for r in rows
+        ]
 
 
 def list_jobs(actor: Actor, run_id: uuid.UUID) -> list[JobView]:
     with transaction() as session:
         load_run(session, actor, run_id)
-        rows = session.scalars(select(Job).where(Job.run_id == run_id)
-                               .order_by(Job.created_at, Job.id))
-        return [JobView(id=r.id, step=r.step, step_attempt=r.step_attempt, kind=r.kind,
-                        queue=r.queue, status=r.status, deliveries=r.deliveries,
-                        summary=r.summary, error=r.error, created_at=r.created_at,
-                        started_at=r.started_at, finished_at=r.finished_at) for r in rows]
+        rows = session.scalars(
+            select(Job).where(Job.run_id == run_id).order_by(Job.created_at, Job.id)
+        )
+        return [
+            JobView(
+                id=r.id,
+                step=r.step,
+                step_attempt=r.step_attempt,
+                kind=r.kind,
+                queue=r.queue,
+                status=r.status,
+                deliveries=r.deliveries,
+                summary=r.summary,
+                error=r.error,
+                created_at=r.created_at,
+                started_at=r.started_at,
+                finished_at=r.finished_at,
+            )
+            for r in rows
+        ]
 
 
 # --- signals and audit -------------------------------------------------------------------------
 
-def list_signals(actor: Actor, run_id: uuid.UUID, *, fate: SignalFate | None = None,
-                 limit: int = 50, cursor: str | None = None) -> KeysetPage[SignalView]:
+
+def list_signals(
+    actor: Actor,
+    run_id: uuid.UUID,
+    *,
+    fate: SignalFate | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> KeysetPage[SignalView]:
     """The run's signals in arrival order, each with its fate."""
     query = select(InboxSignal).where(InboxSignal.run_id == run_id)
     if fate is not None:
@@ -218,8 +277,11 @@ def list_signals(actor: Actor, run_id: uuid.UUID, *, fate: SignalFate | None = N
 def get_signal(actor: Actor, run_id: uuid.UUID, signal_id: uuid.UUID) -> SignalView:
     with transaction() as session:
         load_run(session, actor, run_id)
-        row = session.scalar(select(InboxSignal).where(
-            InboxSignal.run_id == run_id, InboxSignal.signal_id == signal_id))
+        row = session.scalar(
+            select(InboxSignal).where(
+                InboxSignal.run_id == run_id, InboxSignal.signal_id == signal_id
+            )
+        )
         if row is None:
             raise NotFound(f"run {run_id} has no signal {signal_id}")
         return _signal_view(row)
@@ -227,16 +289,23 @@ def get_signal(actor: Actor, run_id: uuid.UUID, signal_id: uuid.UUID) -> SignalV
 
 def _signal_view(row: InboxSignal) -> SignalView:
     envelope = row.envelope or {}
-    return SignalView(signal_id=row.signal_id, type=row.type,
-                      idempotency_key=row.idempotency_key, fate=SignalFate(row.fate),
-                      reason=row.reason, actor_id=str(envelope.get("actor_id", "")),
-                      approval_event_id=envelope.get("approval_event_id"),
-                      payload=envelope.get("payload") or {}, received_at=row.received_at,
-                      decided_at=row.decided_at)
+    return SignalView(
+        signal_id=row.signal_id,
+        type=row.type,
+        idempotency_key=row.idempotency_key,
+        fate=SignalFate(row.fate),
+        reason=row.reason,
+        actor_id=str(envelope.get("actor_id", "")),
+        approval_event_id=envelope.get("approval_event_id"),
+        payload=envelope.get("payload") or {},
+        received_at=row.received_at,
+        decided_at=row.decided_at,
+    )
 
 
-def list_audit(actor: Actor, run_id: uuid.UUID, *, limit: int = 50,
-               cursor: str | None = None) -> KeysetPage[AuditEventView]:
+def list_audit(
+    actor: Actor, run_id: uuid.UUID, *, limit: int = 50, cursor: str | None = None
+) -> KeysetPage[AuditEventView]:
     """The run's audit log, oldest first."""
     query = select(AuditEvent).where(AuditEvent.run_id == run_id)
     if cursor:
@@ -244,14 +313,23 @@ def list_audit(actor: Actor, run_id: uuid.UUID, *, limit: int = 50,
     with transaction() as session:
         run = load_run(session, actor, run_id)
         query = query.where(AuditEvent.tenant_id == run.tenant_id)
-        views = [AuditEventView(id=r.id, step=r.step, event_type=r.event_type,
-                                actor_id=r.actor_id, trace_id=r.trace_id,
-                                metadata=r.event_metadata or {}, created_at=r.created_at)
-                 for r in _fetch(session, query.order_by(AuditEvent.id), limit)]
+        views = [
+            AuditEventView(
+                id=r.id,
+                step=r.step,
+                event_type=r.event_type,
+                actor_id=r.actor_id,
+                trace_id=r.trace_id,
+                metadata=r.event_metadata or {},
+                created_at=r.created_at,
+            )
+            for r in _fetch(session, query.order_by(AuditEvent.id), limit)
+        ]
     return _page(views, limit, lambda v: (v.id,))
 
 
 # --- artifacts and approvals -----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ArtifactContent:
@@ -266,16 +344,16 @@ def list_artifacts(actor: Actor, run_id: uuid.UUID, kind: str | None = None) -> 
         query = query.where(Artifact.kind == kind)
     with transaction() as session:
         load_run(session, actor, run_id)
-        rows = session.scalars(query.order_by(Artifact.created_at, Artifact.kind,
-                                              Artifact.version))
+        rows = session.scalars(query.order_by(Artifact.created_at, Artifact.kind, Artifact.version))
         return [_artifact_view(row) for row in rows]
 
 
 def get_artifact(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID) -> ArtifactContent:
     with transaction() as session:
         load_run(session, actor, run_id)
-        row = session.scalar(select(Artifact).where(Artifact.run_id == run_id,
-                                                    Artifact.id == artifact_id))
+        row = session.scalar(
+            select(Artifact).where(Artifact.run_id == run_id, Artifact.id == artifact_id)
+        )
         if row is None:
             raise NotFound(f"run {run_id} has no artifact {artifact_id}")
         return _content(row)
@@ -285,42 +363,67 @@ def latest_report(actor: Actor, run_id: uuid.UUID) -> ArtifactContent:
     """The newest report version of the run."""
     with transaction() as session:
         load_run(session, actor, run_id)
-        row = session.scalar(select(Artifact).where(
-            Artifact.run_id == run_id, Artifact.kind == "report")
-            .order_by(Artifact.version.desc()).limit(1))
+        row = session.scalar(
+            select(Artifact)
+            .where(Artifact.run_id == run_id, Artifact.kind == "report")
+            .order_by(Artifact.version.desc())
+            .limit(1)
+        )
         if row is None:
             raise NotFound(f"run {run_id} has no report yet")
         return _content(row)
 
 
 def _artifact_view(row: Artifact) -> ArtifactView:
-    return ArtifactView(id=row.id, kind=row.kind, version=row.version, status=row.status,
-                        media_type=row.media_type, sha256=row.sha256,
-                        has_file=row.storage_path is not None,
-                        created_by_job_id=row.created_by_job_id, created_at=row.created_at)
+    return ArtifactView(
+        id=row.id,
+        kind=row.kind,
+        version=row.version,
+        status=row.status,
+        media_type=row.media_type,
+        sha256=row.sha256,
+        has_file=row.storage_path is not None,
+        created_by_job_id=row.created_by_job_id,
+        created_at=row.created_at,
+    )
 
 
 def _content(row: Artifact) -> ArtifactContent:
-    return ArtifactContent(view=_artifact_view(row), content=dict(row.content or {}),
-                           file=Path(row.storage_path) if row.storage_path else None)
+    return ArtifactContent(
+        view=_artifact_view(row),
+        content=dict(row.content or {}),
+        file=Path(row.storage_path) if row.storage_path else None,
+    )
 
 
 def list_approvals(actor: Actor, run_id: uuid.UUID) -> list[ApprovalRecordView]:
     with transaction() as session:
         run = load_run(session, actor, run_id)
-        rows = session.scalars(select(ApprovalEvent).where(
-            ApprovalEvent.run_id == run_id, ApprovalEvent.tenant_id == run.tenant_id)
-            .order_by(ApprovalEvent.created_at, ApprovalEvent.id))
-        return [ApprovalRecordView(
-            id=r.id, artifact_id=r.artifact_id, artifact_kind=r.artifact_kind,
-            artifact_version=r.artifact_version, approver_id=r.approver_id,
-            approver_role=r.approver_role, approver_roles=list(r.approver_roles),
-            decision=r.decision, comment=r.comment,
-            created_at=r.created_at, consumed_by_signal_id=r.consumed_by_signal_id)
-            for r in rows]
+        rows = session.scalars(
+            select(ApprovalEvent)
+            .where(ApprovalEvent.run_id == run_id, ApprovalEvent.tenant_id == run.tenant_id)
+            .order_by(ApprovalEvent.created_at, ApprovalEvent.id)
+        )
+        return [
+            ApprovalRecordView(
+                id=r.id,
+                artifact_id=r.artifact_id,
+                artifact_kind=r.artifact_kind,
+                artifact_version=r.artifact_version,
+                approver_id=r.approver_id,
+                approver_role=r.approver_role,
+                approver_roles=list(r.approver_roles),
+                decision=r.decision,
+                comment=r.comment,
+                created_at=r.created_at,
+                consumed_by_signal_id=r.consumed_by_signal_id,
+            )
+            for r in rows
+        ]
 
 
 # --- paging helpers ----------------------------------------------------------------------------
+
 
 def _fetch(session: Session, query: Select[Any], limit: int) -> list[Any]:
     """One row more than the page, to learn whether another page follows."""

@@ -34,8 +34,14 @@ class AssessmentView(_View):
 
     @classmethod
     def of(cls, row: Assessment) -> AssessmentView:
-        return cls(id=row.id, tenant_id=row.tenant_id, organization_id=row.organization_id,
-                   name=row.name, status=row.status, created_at=row.created_at)
+        return cls(
+            id=row.id,
+            tenant_id=row.tenant_id,
+            organization_id=row.organization_id,
+            name=row.name,
+            status=row.status,
+            created_at=row.created_at,
+        )
 
 
 class RunView(_View):
@@ -56,12 +62,21 @@ class RunView(_View):
     @classmethod
     def of(cls, row: WorkflowRun | Any) -> RunView:
         """From the ORM object or a Core row of the runs table (same attribute names)."""
-        return cls(id=row.id, assessment_id=row.assessment_id, tenant_id=row.tenant_id,
-                   organization_id=row.organization_id, status=row.status,
-                   current_step=row.current_step, reason=row.reason, version=row.version,
-                   trace_id=row.trace_id, context=dict(row.context or {}),
-                   created_at=row.created_at, updated_at=row.updated_at,
-                   completed_at=row.completed_at)
+        return cls(
+            id=row.id,
+            assessment_id=row.assessment_id,
+            tenant_id=row.tenant_id,
+            organization_id=row.organization_id,
+            status=row.status,
+            current_step=row.current_step,
+            reason=row.reason,
+            version=row.version,
+            trace_id=row.trace_id,
+            context=dict(row.context or {}),
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            completed_at=row.completed_at,
+        )
 
 
 class SignalReceipt(_View):
@@ -83,6 +98,7 @@ class DocumentView(_View):
 
 
 # --- read models of a run's history (listings of the HTTP API) -------------------------------
+
 
 class StepView(_View):
     step: str

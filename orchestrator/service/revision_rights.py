@@ -29,10 +29,18 @@ def sent_back_by(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> bool:
         version = state_of(run).rejected.get(kind)
         if version is None:
             return False
-        return bool(session.scalar(select(exists().where(
-            APPROVALS.c.run_id == run.id, APPROVALS.c.artifact_kind == kind.value,
-            APPROVALS.c.artifact_version == version,
-            APPROVALS.c.approver_id == actor.actor_id,
-            APPROVALS.c.decision.in_(_SENT_BACK),
-            # Counted by the run: the rejection that put the draft in this state.
-            APPROVALS.c.consumed_by_signal_id.is_not(None)))))
+        return bool(
+            session.scalar(
+                select(
+                    exists().where(
+                        APPROVALS.c.run_id == run.id,
+                        APPROVALS.c.artifact_kind == kind.value,
+                        APPROVALS.c.artifact_version == version,
+                        APPROVALS.c.approver_id == actor.actor_id,
+                        APPROVALS.c.decision.in_(_SENT_BACK),
+                        # Counted by the run: the rejection that put the draft in this state.
+                        APPROVALS.c.consumed_by_signal_id.is_not(None),
+                    )
+                )
+            )
+        )

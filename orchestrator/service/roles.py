@@ -27,8 +27,10 @@ from orchestrator.db.session import transaction
 ROLE_PATTERN = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
 
 #: How an admin grants a role, quoted by every refusal that names a missing one.
-GRANT_HINT = "an admin grants roles with `celery -A orchestrator lifecycle role grant` " \
-             "or POST /api/v1/roles/grant"
+GRANT_HINT = (
+    "an admin grants roles with `celery -A orchestrator lifecycle role grant` "
+    "or POST /api/v1/roles/grant"
+)
 
 
 class RoleAction(StrEnum):
@@ -91,8 +93,10 @@ class RoleEventView(BaseModel):
 def check_role(role: str) -> str:
     role = role.strip()
     if not ROLE_PATTERN.fullmatch(role):
-        raise InvalidInput(f"role {role!r} is not a role name: 1 to 64 characters, lower-case "
-                           "letters, digits, '_', '-' or '.', starting with a letter")
+        raise InvalidInput(
+            f"role {role!r} is not a role name: 1 to 64 characters, lower-case "
+            "letters, digits, '_', '-' or '.', starting with a letter"
+        )
     return role
 
 
@@ -107,8 +111,13 @@ def _who(tenant_id: str, principal: str) -> tuple[str, str]:
 
 def held_roles(session: Session, tenant_id: str, principal: str) -> list[str]:
     """The roles `principal` holds in `tenant_id` now, sorted (inside a transaction)."""
-    return sorted(session.scalars(select(RoleGrant.role).where(
-        RoleGrant.tenant_id == tenant_id, RoleGrant.principal == principal)))
+    return sorted(
+        session.scalars(
+            select(RoleGrant.role).where(
+                RoleGrant.tenant_id == tenant_id, RoleGrant.principal == principal
+            )
+        )
+    )
 
 
 def roles_of(tenant_id: str, principal: str) -> list[str]:
@@ -117,8 +126,9 @@ def roles_of(tenant_id: str, principal: str) -> list[str]:
         return held_roles(session, tenant_id, principal)
 
 
-def grant_role(tenant_id: str, principal: str, role: str, *, actor_id: str,
-               reason: str | None = None) -> RoleChange:
+def grant_role(
+    tenant_id: str, principal: str, role: str, *, actor_id: str, reason: str | None = None
+) -> RoleChange:
     """Grant `role`; granting a role already held changes nothing and records nothing."""
     tenant_id, principal = _who(tenant_id, principal)
     role = check_role(role)
@@ -127,61 +137,106 @@ def grant_role(tenant_id: str, principal: str, role: str, *, actor_id: str,
         if role not in held_roles(session, tenant_id, principal):
             try:
                 with session.begin_nested():
-                    session.add(RoleGrant(id=uuid.uuid4(), tenant_id=tenant_id,
-                                          principal=principal, role=role,
-                                          granted_by=actor_id[:256], granted_at=utcnow()))
-                    _record(session, tenant_id, principal, role, RoleAction.GRANTED,
-                            actor_id, reason)
+                    session.add(
+                        RoleGrant(
+                            id=uuid.uuid4(),
+                            tenant_id=tenant_id,
+                            principal=principal,
+                            role=role,
+                            granted_by=actor_id[:256],
+                            granted_at=utcnow(),
+                        )
+                    )
+                    _record(
+                        session, tenant_id, principal, role, RoleAction.GRANTED, actor_id, reason
+                    )
                     session.flush()
                 changed = True
             except IntegrityError:  # a concurrent grant of the same role won
                 changed = False
-        return RoleChange(tenant_id=tenant_id, principal=principal, role=role,
-                          action=RoleAction.GRANTED, changed=changed,
-                          roles=held_roles(session, tenant_id, principal))
+        return RoleChange(
+            tenant_id=tenant_id,
+            principal=principal,
+            role=role,
+            action=RoleAction.GRANTED,
+            changed=changed,
+            roles=held_roles(session, tenant_id, principal),
+        )
 
 
-def revoke_role(tenant_id: str, principal: str, role: str, *, actor_id: str,
-                reason: str | None = None) -> RoleChange:
+def revoke_role(
+    tenant_id: str, principal: str, role: str, *, actor_id: str, reason: str | None = None
+) -> RoleChange:
     """Revoke `role` at once: events recorded from now on no longer carry it."""
     tenant_id, principal = _who(tenant_id, principal)
     role = role.strip()
     with transaction() as session:
-        removed = session.scalars(delete(RoleGrant).where(
-            RoleGrant.tenant_id == tenant_id, RoleGrant.principal == principal,
-            RoleGrant.role == role).returning(RoleGrant.id)).all()
+        removed = session.scalars(
+            delete(RoleGrant)
+            .where(
+                RoleGrant.tenant_id == tenant_id,
+                RoleGrant.principal == principal,
+                RoleGrant.role == role,
+            )
+            .returning(RoleGrant.id)
+        ).all()
         if not removed:
             raise NotFound(f"{principal} does not hold the role {role!r} in tenant {tenant_id}")
         _record(session, tenant_id, principal, role, RoleAction.REVOKED, actor_id, reason)
-        return RoleChange(tenant_id=tenant_id, principal=principal, role=role,
-                          action=RoleAction.REVOKED, changed=True,
-                          roles=held_roles(session, tenant_id, principal))
+        return RoleChange(
+            tenant_id=tenant_id,
+            principal=principal,
+            role=role,
+            action=RoleAction.REVOKED,
+            changed=True,
+            roles=held_roles(session, tenant_id, principal),
+        )
 
 
-def _record(session: Session, tenant_id: str, principal: str, role: str, action: RoleAction,
-            actor_id: str, reason: str | None) -> None:
-    session.add(RoleGrantEvent(tenant_id=tenant_id, principal=principal, role=role,
-                               action=action.value, actor_id=actor_id[:256],
-                               reason=(reason or "").strip()[:2000] or None,
-                               created_at=utcnow()))
+def _record(
+    session: Session,
+    tenant_id: str,
+    principal: str,
+    role: str,
+    action: RoleAction,
+    actor_id: str,
+    reason: str | None,
+) -> None:
+    session.add(
+        RoleGrantEvent(
+            tenant_id=tenant_id,
+            principal=principal,
+            role=role,
+            action=action.value,
+            actor_id=actor_id[:256],
+            reason=(reason or "").strip()[:2000] or None,
+            created_at=utcnow(),
+        )
+    )
 
 
-def list_grants(tenant_id: str | None = None,
-                principal: str | None = None) -> list[RoleGrantView]:
+def list_grants(tenant_id: str | None = None, principal: str | None = None) -> list[RoleGrantView]:
     with transaction() as session:
-        query = select(RoleGrant).order_by(RoleGrant.tenant_id, RoleGrant.principal,
-                                           RoleGrant.role)
+        query = select(RoleGrant).order_by(RoleGrant.tenant_id, RoleGrant.principal, RoleGrant.role)
         if tenant_id is not None:
             query = query.where(RoleGrant.tenant_id == tenant_id)
         if principal is not None:
             query = query.where(RoleGrant.principal == principal)
-        return [RoleGrantView(tenant_id=row.tenant_id, principal=row.principal, role=row.role,
-                              granted_by=row.granted_by, granted_at=row.granted_at)
-                for row in session.scalars(query)]
+        return [
+            RoleGrantView(
+                tenant_id=row.tenant_id,
+                principal=row.principal,
+                role=row.role,
+                granted_by=row.granted_by,
+                granted_at=row.granted_at,
+            )
+            for row in session.scalars(query)
+        ]
 
 
-def role_history(tenant_id: str | None = None, principal: str | None = None,
-                 limit: int = 100) -> list[RoleEventView]:
+def role_history(
+    tenant_id: str | None = None, principal: str | None = None, limit: int = 100
+) -> list[RoleEventView]:
     """Grants and revocations, newest first."""
     with transaction() as session:
         query = select(RoleGrantEvent).order_by(RoleGrantEvent.id.desc()).limit(limit)
@@ -189,8 +244,16 @@ def role_history(tenant_id: str | None = None, principal: str | None = None,
             query = query.where(RoleGrantEvent.tenant_id == tenant_id)
         if principal is not None:
             query = query.where(RoleGrantEvent.principal == principal)
-        return [RoleEventView(id=row.id, tenant_id=row.tenant_id, principal=row.principal,
-                              role=row.role, action=RoleAction(row.action),
-                              actor_id=row.actor_id, reason=row.reason,
-                              created_at=row.created_at)
-                for row in session.scalars(query)]
+        return [
+            RoleEventView(
+                id=row.id,
+                tenant_id=row.tenant_id,
+                principal=row.principal,
+                role=row.role,
+                action=RoleAction(row.action),
+                actor_id=row.actor_id,
+                reason=row.reason,
+                created_at=row.created_at,
+            )
+            for row in session.scalars(query)
+        ]

@@ -42,16 +42,22 @@ class Stage(StrEnum):
     BLOCKED = "approval_blocked"
 
     def after(self, policy: ApprovalTiming) -> float:
-        return {Stage.REMINDED: policy.remind_after_s,
-                Stage.ESCALATED: policy.escalate_after_s,
-                Stage.BLOCKED: policy.block_after_s}[self]
+        return {
+            Stage.REMINDED: policy.remind_after_s,
+            Stage.ESCALATED: policy.escalate_after_s,
+            Stage.BLOCKED: policy.block_after_s,
+        }[self]
 
 
 _ANNOUNCED: dict[Stage, tuple[AuditEventType | None, NotificationEvent]] = {
-    Stage.REMINDED: (AuditEventType.LIFECYCLE_WORKFLOW_APPROVAL_REMINDER_SENT,
-                     NotificationEvent.APPROVAL_REMINDER),
-    Stage.ESCALATED: (AuditEventType.LIFECYCLE_WORKFLOW_APPROVAL_ESCALATED,
-                      NotificationEvent.APPROVAL_ESCALATED),
+    Stage.REMINDED: (
+        AuditEventType.LIFECYCLE_WORKFLOW_APPROVAL_REMINDER_SENT,
+        NotificationEvent.APPROVAL_REMINDER,
+    ),
+    Stage.ESCALATED: (
+        AuditEventType.LIFECYCLE_WORKFLOW_APPROVAL_ESCALATED,
+        NotificationEvent.APPROVAL_ESCALATED,
+    ),
     Stage.BLOCKED: (None, NotificationEvent.APPROVAL_BLOCKED),
 }
 
@@ -81,23 +87,36 @@ def sweep_approval_waits() -> dict[str, int]:
     return fired
 
 
-def _sweep_gate(session: Session, stage: Stage, gate: Step, now: datetime,
-                after: SweepMessages) -> int:
+def _sweep_gate(
+    session: Session, stage: Stage, gate: Step, now: datetime, after: SweepMessages
+) -> int:
     policy = get_settings().sweeps.gate(gate)
-    window = open_window(session, f"approval:{stage.value}:{gate.value}",
-                         now - timedelta(seconds=stage.after(policy)))
+    window = open_window(
+        session,
+        f"approval:{stage.value}:{gate.value}",
+        now - timedelta(seconds=stage.after(policy)),
+    )
     query = select(StepExecution.run_id, StepExecution.attempt).where(
-        WAITING_STEP, StepExecution.step == gate.value)
-    rows, position = read_window(session, query, window, StepExecution.started_at,
-                                 StepExecution.id, int, get_settings().sweeps.batch)
+        WAITING_STEP, StepExecution.step == gate.value
+    )
+    rows, position = read_window(
+        session,
+        query,
+        window,
+        StepExecution.started_at,
+        StepExecution.id,
+        int,
+        get_settings().sweeps.batch,
+    )
     waits = [Wait(run_id, gate, attempt, aware(since)) for run_id, attempt, since, _ in rows]
     runs = _waiting_runs(session, {wait.run_id for wait in waits})
     fired = 0
     for wait in waits:
         run = runs.get(wait.run_id)
         if run is not None and _still_waiting(run, wait):
-            fired += _fire(session, stage, policy, Occasion(run, stage.value, wait.key, now),
-                           wait, after)
+            fired += _fire(
+                session, stage, policy, Occasion(run, stage.value, wait.key, now), wait, after
+            )
     move_cursor(session, window, position, now)
     return fired
 
@@ -111,23 +130,38 @@ def _waiting_runs(session: Session, run_ids: set[uuid.UUID]) -> dict[uuid.UUID, 
 
 def _still_waiting(run: WorkflowRun, wait: Wait) -> bool:
     attempts = (run.context or {}).get("attempts", {})
-    return (run.status == WorkflowStatus.WAITING_FOR_APPROVAL.value
-            and run.current_step == wait.step.value
-            and int(attempts.get(wait.step.value, 0)) == wait.attempt)
+    return (
+        run.status == WorkflowStatus.WAITING_FOR_APPROVAL.value
+        and run.current_step == wait.step.value
+        and int(attempts.get(wait.step.value, 0)) == wait.attempt
+    )
 
 
-def _fire(session: Session, stage: Stage, policy: ApprovalTiming, occasion: Occasion,
-          wait: Wait, after: SweepMessages) -> int:
+def _fire(
+    session: Session,
+    stage: Stage,
+    policy: ApprovalTiming,
+    occasion: Occasion,
+    wait: Wait,
+    after: SweepMessages,
+) -> int:
     waited = (occasion.now - wait.since).total_seconds()
-    details = {"stage": stage.value, "awaits": APPROVED_AT[wait.step].value,
-               "attempt": wait.attempt, "waiting_since": wait.since.isoformat(),
-               "waited_s": int(waited), "threshold_s": stage.after(policy)}
+    details = {
+        "stage": stage.value,
+        "awaits": APPROVED_AT[wait.step].value,
+        "attempt": wait.attempt,
+        "waiting_since": wait.since.isoformat(),
+        "waited_s": int(waited),
+        "threshold_s": stage.after(policy),
+    }
     if not claim_mark(session, occasion.run.id, stage.value, wait.key, occasion.now, details):
         return 0  # another sweep fired it
     audit, notification = _ANNOUNCED[stage]
     if stage is Stage.BLOCKED:
-        details["reason"] = (f"no approval of {details['awaits']} after {int(waited)} s "
-                             f"waiting (block after {stage.after(policy):g} s)")
+        details["reason"] = (
+            f"no approval of {details['awaits']} after {int(waited)} s "
+            f"waiting (block after {stage.after(policy):g} s)"
+        )
         request_block(session, occasion, str(details["reason"]), after)
         # Its audit event is the coordinator's lifecycle_workflow_blocked, written when it
         # applies the signal (actor system:sweeper, with this reason).

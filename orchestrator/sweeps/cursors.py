@@ -42,16 +42,26 @@ def open_window(session: Session, name: str, end: datetime) -> Window:
     return Window(name, start, end)
 
 
-def read_window(session: Session, query: Select[*tuple[Any, ...]], window: Window,
-                at: InstrumentedAttribute[Any], row_id: InstrumentedAttribute[Any],
-                parse_id: Callable[[str], Any], batch: int) -> tuple[Sequence[Any], Position]:
+def read_window(
+    session: Session,
+    query: Select[*tuple[Any, ...]],
+    window: Window,
+    at: InstrumentedAttribute[Any],
+    row_id: InstrumentedAttribute[Any],
+    parse_id: Callable[[str], Any],
+    batch: int,
+) -> tuple[Sequence[Any], Position]:
     """The window's next rows (ordered by time, id) and where the cursor goes after them."""
     start = window.start
     after: Any = at > start.at
     if start.last_id:
         after = or_(after, and_(at == start.at, row_id > parse_id(start.last_id)))
-    rows = session.execute(query.add_columns(at, row_id).where(after, at <= window.end)
-                           .order_by(at, row_id).limit(batch)).all()
+    rows = session.execute(
+        query.add_columns(at, row_id)
+        .where(after, at <= window.end)
+        .order_by(at, row_id)
+        .limit(batch)
+    ).all()
     if len(rows) < batch:
         return rows, Position(window.end)
     last = rows[-1]
@@ -61,16 +71,21 @@ def read_window(session: Session, query: Select[*tuple[Any, ...]], window: Windo
 def move_cursor(session: Session, window: Window, to: Position, now: datetime) -> bool:
     """Guarded: only moves from where this sweep found it. False: another sweep moved it."""
     if session.get(SweepCursor, window.name) is None:
-        statement = (insert_for(session, SweepCursor)
-                     .values(name=window.name, position=to.at, position_id=to.last_id,
-                             updated_at=now)
-                     .on_conflict_do_nothing(index_elements=["name"])
-                     .returning(SweepCursor.name))
+        statement = (
+            insert_for(session, SweepCursor)
+            .values(name=window.name, position=to.at, position_id=to.last_id, updated_at=now)
+            .on_conflict_do_nothing(index_elements=["name"])
+            .returning(SweepCursor.name)
+        )
         return session.execute(statement).scalar() is not None
     result = session.execute(
         update(SweepCursor)
-        .where(SweepCursor.name == window.name, SweepCursor.position == window.start.at,
-               SweepCursor.position_id == window.start.last_id)
+        .where(
+            SweepCursor.name == window.name,
+            SweepCursor.position == window.start.at,
+            SweepCursor.position_id == window.start.last_id,
+        )
         .values(position=to.at, position_id=to.last_id, updated_at=now)
-        .execution_options(synchronize_session=False))
+        .execution_options(synchronize_session=False)
+    )
     return bool(result.rowcount)  # type: ignore[attr-defined]

@@ -64,73 +64,123 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
     queued_cutoff = now - timedelta(seconds=settings.queued_deadline_s)
 
     def silent_since(cutoff: datetime) -> Any:
-        return and_(Job.updated_at < cutoff,
-                    or_(JobWatch.heartbeat_at.is_(None), JobWatch.heartbeat_at < cutoff),
-                    or_(JobWatch.redispatched_at.is_(None), JobWatch.redispatched_at < cutoff))
+        return and_(
+            Job.updated_at < cutoff,
+            or_(JobWatch.heartbeat_at.is_(None), JobWatch.heartbeat_at < cutoff),
+            or_(JobWatch.redispatched_at.is_(None), JobWatch.redispatched_at < cutoff),
+        )
 
     # One range of the (status, kind, updated_at) index per kind: only what is due.
-    started = [and_(Job.status == JobStatus.STARTED.value, Job.kind == kind.value,
-                    silent_since(cutoff)) for kind, cutoff in cutoffs.items()]
-    queued = [and_(Job.status == JobStatus.QUEUED.value, Job.kind == kind.value,
-                   silent_since(queued_cutoff)) for kind in JobKind]
-    return list(session.execute(
-        select(Job, JobWatch).outerjoin(JobWatch, JobWatch.job_id == Job.id)
-        .where(or_(*queued, *started))
-        .order_by(Job.updated_at).limit(settings.batch)
-        .with_for_update(skip_locked=True, of=Job)).all())
+    started = [
+        and_(Job.status == JobStatus.STARTED.value, Job.kind == kind.value, silent_since(cutoff))
+        for kind, cutoff in cutoffs.items()
+    ]
+    queued = [
+        and_(
+            Job.status == JobStatus.QUEUED.value,
+            Job.kind == kind.value,
+            silent_since(queued_cutoff),
+        )
+        for kind in JobKind
+    ]
+    return list(
+        session.execute(
+            select(Job, JobWatch)
+            .outerjoin(JobWatch, JobWatch.job_id == Job.id)
+            .where(or_(*queued, *started))
+            .order_by(Job.updated_at)
+            .limit(settings.batch)
+            .with_for_update(skip_locked=True, of=Job)
+        ).all()
+    )
 
 
-def _redispatch(session: Session, job: Job, done: int, now: datetime,
-                after: SweepMessages) -> int:
+def _redispatch(session: Session, job: Job, done: int, now: datetime, after: SweepMessages) -> int:
     count = done + 1
     values = {"redispatches": count, "redispatched_at": now}
     claimed = session.execute(
-        insert_for(session, JobWatch).values(job_id=job.id, **values)
-        .on_conflict_do_update(index_elements=["job_id"], set_=values,
-                               where=JobWatch.redispatches == done)
-        .returning(JobWatch.job_id)).scalar()
+        insert_for(session, JobWatch)
+        .values(job_id=job.id, **values)
+        .on_conflict_do_update(
+            index_elements=["job_id"], set_=values, where=JobWatch.redispatches == done
+        )
+        .returning(JobWatch.job_id)
+    ).scalar()
     if claimed is None:
         return 0  # another sweep re-dispatched it just now
     run = session.get(WorkflowRun, job.run_id)
     assert run is not None
-    details = {"job_id": job.id, "kind": job.kind, "job_status": job.status,
-               "redispatch": count, "deliveries": job.deliveries}
-    append_audit(session, run, AuditEventType.LIFECYCLE_WORKFLOW_JOB_REDISPATCHED, job.step,
-                 details, now)
+    details = {
+        "job_id": job.id,
+        "kind": job.kind,
+        "job_status": job.status,
+        "redispatch": count,
+        "deliveries": job.deliveries,
+    }
+    append_audit(
+        session, run, AuditEventType.LIFECYCLE_WORKFLOW_JOB_REDISPATCHED, job.step, details, now
+    )
     route = ROUTES[JobKind(job.kind)]
     after.jobs.append(OutboxEntry(route.task_name, route.queue, job.id, dict(job.request)))
     return 1
 
 
-def _dead_letter(session: Session, job: Job, done: int, now: datetime,
-                 settings: SweepSettings, after: SweepMessages) -> int:
-    deadline = (settings.queued_deadline_s if job.status == JobStatus.QUEUED.value
-                else settings.job_deadline(JobKind(job.kind)).total_seconds())
-    reason = (f"job {job.id} lost: no outcome or heartbeat within {deadline:g} s, "
-              f"{done} re-dispatch(es) did not help")
+def _dead_letter(
+    session: Session,
+    job: Job,
+    done: int,
+    now: datetime,
+    settings: SweepSettings,
+    after: SweepMessages,
+) -> int:
+    deadline = (
+        settings.queued_deadline_s
+        if job.status == JobStatus.QUEUED.value
+        else settings.job_deadline(JobKind(job.kind)).total_seconds()
+    )
+    reason = (
+        f"job {job.id} lost: no outcome or heartbeat within {deadline:g} s, "
+        f"{done} re-dispatch(es) did not help"
+    )
     route = ROUTES[JobKind(job.kind)]
     run = session.get(WorkflowRun, job.run_id)
     assert run is not None
     inserted = session.execute(
-        insert_for(session, DeadLetter).values(
-            job_id=job.id, run_id=job.run_id, tenant_id=run.tenant_id, step=job.step,
-            kind=job.kind, task_name=route.task_name, queue=route.queue,
-            request=dict(job.request), reason=reason, deliveries=job.deliveries,
-            redispatches=done, created_at=now)
+        insert_for(session, DeadLetter)
+        .values(
+            job_id=job.id,
+            run_id=job.run_id,
+            tenant_id=run.tenant_id,
+            step=job.step,
+            kind=job.kind,
+            task_name=route.task_name,
+            queue=route.queue,
+            request=dict(job.request),
+            reason=reason,
+            deliveries=job.deliveries,
+            redispatches=done,
+            created_at=now,
+        )
         .on_conflict_do_nothing(index_elements=["job_id"])
-        .returning(DeadLetter.id)).scalar()
+        .returning(DeadLetter.id)
+    ).scalar()
     if inserted is None:
         return 0
-    fail_job(session, JobRequest.model_validate(job.request),
-             JobError(code="job_lost", message=reason))
-    details = {"job_id": job.id, "kind": job.kind, "reason": reason,
-               "dead_letter_id": inserted}
-    announce(session, Occasion(run, "dead_lettered", job.id, now),
-             AuditEventType.LIFECYCLE_WORKFLOW_JOB_DEAD_LETTERED,
-             NotificationEvent.JOB_DEAD_LETTERED, job.step, details, after)
+    fail_job(
+        session, JobRequest.model_validate(job.request), JobError(code="job_lost", message=reason)
+    )
+    details = {"job_id": job.id, "kind": job.kind, "reason": reason, "dead_letter_id": inserted}
+    announce(
+        session,
+        Occasion(run, "dead_lettered", job.id, now),
+        AuditEventType.LIFECYCLE_WORKFLOW_JOB_DEAD_LETTERED,
+        NotificationEvent.JOB_DEAD_LETTERED,
+        job.step,
+        details,
+        after,
+    )
     after.kicks.add(run.id)
     return 1
-
 
 
 def redispatch_now(job_id: str) -> bool:
@@ -140,9 +190,11 @@ def redispatch_now(job_id: str) -> bool:
     after = SweepMessages()
     with transaction() as session:
         row = session.execute(
-            select(Job, JobWatch).outerjoin(JobWatch, JobWatch.job_id == Job.id)
+            select(Job, JobWatch)
+            .outerjoin(JobWatch, JobWatch.job_id == Job.id)
             .where(Job.id == job_id, Job.status.in_(_ACTIVE))
-            .with_for_update(skip_locked=True, of=Job)).first()
+            .with_for_update(skip_locked=True, of=Job)
+        ).first()
         if row is None:
             return False
         job, watch = row

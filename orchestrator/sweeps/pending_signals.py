@@ -45,12 +45,14 @@ def rekick_pending_runs(grace: timedelta | None = None) -> int:
     return len(after.kicks)
 
 
-def _first_kicks(session: Session, cutoff: datetime, now: datetime, settings: SweepSettings,
-                 after: SweepMessages) -> None:
+def _first_kicks(
+    session: Session, cutoff: datetime, now: datetime, settings: SweepSettings, after: SweepMessages
+) -> None:
     window = open_window(session, "inbox", cutoff)
     query = select(InboxSignal.run_id).where(PENDING_FATE)
-    rows, position = read_window(session, query, window, InboxSignal.received_at,
-                                 InboxSignal.id, int, settings.batch)
+    rows, position = read_window(
+        session, query, window, InboxSignal.received_at, InboxSignal.id, int, settings.batch
+    )
     newest: dict[uuid.UUID, int] = {}
     for run_id, _, signal_id in rows:
         newest[run_id] = max(signal_id, newest.get(run_id, 0))
@@ -61,23 +63,37 @@ def _first_kicks(session: Session, cutoff: datetime, now: datetime, settings: Sw
     move_cursor(session, window, position, now)
 
 
-def _kick_for_signal(session: Session, run_id: uuid.UUID, signal_id: int, now: datetime,
-                     settings: SweepSettings) -> bool:
+def _kick_for_signal(
+    session: Session, run_id: uuid.UUID, signal_id: int, now: datetime, settings: SweepSettings
+) -> bool:
     """Only the first sweep to see this signal (or a newer one) for the run kicks it."""
-    values = {"kicks": 1, "kicked_at": now, "next_at": now + _backoff(1, settings),
-              "last_signal_id": signal_id}
-    statement = (insert_for(session, InboxRekick).values(run_id=run_id, **values)
-                 .on_conflict_do_update(index_elements=["run_id"], set_=values,
-                                        where=InboxRekick.last_signal_id < signal_id)
-                 .returning(InboxRekick.run_id))
+    values = {
+        "kicks": 1,
+        "kicked_at": now,
+        "next_at": now + _backoff(1, settings),
+        "last_signal_id": signal_id,
+    }
+    statement = (
+        insert_for(session, InboxRekick)
+        .values(run_id=run_id, **values)
+        .on_conflict_do_update(
+            index_elements=["run_id"], set_=values, where=InboxRekick.last_signal_id < signal_id
+        )
+        .returning(InboxRekick.run_id)
+    )
     return session.execute(statement).scalar() is not None
 
 
-def _repeat_kicks(session: Session, now: datetime, settings: SweepSettings,
-                  after: SweepMessages) -> None:
-    due = session.scalars(select(InboxRekick).where(InboxRekick.next_at <= now)
-                          .order_by(InboxRekick.next_at, InboxRekick.run_id)
-                          .limit(settings.batch).with_for_update(skip_locked=True))
+def _repeat_kicks(
+    session: Session, now: datetime, settings: SweepSettings, after: SweepMessages
+) -> None:
+    due = session.scalars(
+        select(InboxRekick)
+        .where(InboxRekick.next_at <= now)
+        .order_by(InboxRekick.next_at, InboxRekick.run_id)
+        .limit(settings.batch)
+        .with_for_update(skip_locked=True)
+    )
     for rekick in due:
         if rekick.run_id in after.kicks:
             continue
@@ -90,9 +106,13 @@ def _repeat_kicks(session: Session, now: datetime, settings: SweepSettings,
 
 
 def _has_pending(session: Session, run_id: uuid.UUID) -> bool:
-    return session.scalar(select(InboxSignal.id).where(
-        InboxSignal.run_id == run_id, PENDING_FATE).limit(1)) is not None
+    return (
+        session.scalar(
+            select(InboxSignal.id).where(InboxSignal.run_id == run_id, PENDING_FATE).limit(1)
+        )
+        is not None
+    )
 
 
 def _backoff(kicks: int, settings: SweepSettings) -> timedelta:
-    return timedelta(seconds=min(settings.grace_s * 2 ** kicks, settings.rekick_backoff_max_s))
+    return timedelta(seconds=min(settings.grace_s * 2**kicks, settings.rekick_backoff_max_s))

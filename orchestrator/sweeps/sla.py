@@ -26,11 +26,13 @@ def sweep_sla() -> int:
     sla = timedelta(seconds=get_settings().sweeps.sla_s)
     after = SweepMessages()
     with transaction() as session:
+
         def breach(run: WorkflowRun) -> int:
             return _breach(session, run, sla, after)
 
-        fired = for_active_runs_crossing(session, "sla", WorkflowRun.created_at, now - sla,
-                                         now, breach)
+        fired = for_active_runs_crossing(
+            session, "sla", WorkflowRun.created_at, now - sla, now, breach
+        )
     after.send()
     return fired
 
@@ -38,10 +40,21 @@ def sweep_sla() -> int:
 def _breach(session: Session, run: WorkflowRun, sla: timedelta, after: SweepMessages) -> int:
     now = utcnow()
     deadline = aware(run.created_at) + sla
-    details = {"deadline": deadline.isoformat(), "sla_s": sla.total_seconds(),
-               "status": run.status, "late_by_s": int((now - deadline).total_seconds())}
+    details = {
+        "deadline": deadline.isoformat(),
+        "sla_s": sla.total_seconds(),
+        "status": run.status,
+        "late_by_s": int((now - deadline).total_seconds()),
+    }
     if not claim_mark(session, run.id, MARK, "", now, details):
         return 0
-    announce(session, Occasion(run, MARK, "", now), AuditEventType.LIFECYCLE_WORKFLOW_SLA_BREACHED,
-             NotificationEvent.SLA_BREACHED, run.current_step, details, after)
+    announce(
+        session,
+        Occasion(run, MARK, "", now),
+        AuditEventType.LIFECYCLE_WORKFLOW_SLA_BREACHED,
+        NotificationEvent.SLA_BREACHED,
+        run.current_step,
+        details,
+        after,
+    )
     return 1

@@ -29,11 +29,13 @@ def sweep_stale() -> int:
     idle = timedelta(seconds=get_settings().sweeps.stale_after_s)
     after = SweepMessages()
     with transaction() as session:
+
         def flag(run: WorkflowRun) -> int:
             return _flag(session, run, idle, after)
 
-        fired = for_active_runs_crossing(session, "stale", WorkflowRun.updated_at,
-                                         now - idle, now, flag)
+        fired = for_active_runs_crossing(
+            session, "stale", WorkflowRun.updated_at, now - idle, now, flag
+        )
     after.send()
     return fired
 
@@ -41,11 +43,22 @@ def sweep_stale() -> int:
 def _flag(session: Session, run: WorkflowRun, idle: timedelta, after: SweepMessages) -> int:
     now = utcnow()
     key = str(run.version)
-    details = {"idle_since": aware(run.updated_at).isoformat(), "status": run.status,
-               "version": run.version, "stale_after_s": idle.total_seconds(),
-               "reason": run.reason}
+    details = {
+        "idle_since": aware(run.updated_at).isoformat(),
+        "status": run.status,
+        "version": run.version,
+        "stale_after_s": idle.total_seconds(),
+        "reason": run.reason,
+    }
     if not claim_mark(session, run.id, MARK, key, now, details):
         return 0
-    announce(session, Occasion(run, MARK, key, now), AuditEventType.LIFECYCLE_WORKFLOW_STALE,
-             NotificationEvent.RUN_STALE, run.current_step, details, after)
+    announce(
+        session,
+        Occasion(run, MARK, key, now),
+        AuditEventType.LIFECYCLE_WORKFLOW_STALE,
+        NotificationEvent.RUN_STALE,
+        run.current_step,
+        details,
+        after,
+    )
     return 1

@@ -33,18 +33,29 @@ def stale_runs(actor: Actor, limit: int = 100) -> list[RunView]:
     """The tenant's runs flagged stale and still unchanged since."""
     with transaction() as session:
         rows = session.scalars(
-            select(WorkflowRun).join(SweepMark, SweepMark.run_id == WorkflowRun.id)
-            .where(WorkflowRun.tenant_id == actor.tenant_id, SweepMark.mark == MARK,
-                   SweepMark.key == WorkflowRun.version.cast(SweepMark.key.type))
-            .order_by(WorkflowRun.updated_at).limit(limit))
+            select(WorkflowRun)
+            .join(SweepMark, SweepMark.run_id == WorkflowRun.id)
+            .where(
+                WorkflowRun.tenant_id == actor.tenant_id,
+                SweepMark.mark == MARK,
+                SweepMark.key == WorkflowRun.version.cast(SweepMark.key.type),
+            )
+            .order_by(WorkflowRun.updated_at)
+            .limit(limit)
+        )
         return [RunView.of(row) for row in rows if actor.sees(row.organization_id)]
 
 
 def resume_stale(actor: Actor, run_id: uuid.UUID, idempotency_key: str) -> Resumed:
     run = get_run(actor, run_id)
     if run.status == "blocked":
-        send_signal(actor, run_id, "assessment_resumed", idempotency_key,
-                    payload={"reason": "resumed after going stale"})
+        send_signal(
+            actor,
+            run_id,
+            "assessment_resumed",
+            idempotency_key,
+            payload={"reason": "resumed after going stale"},
+        )
         return Resumed.UNBLOCKED
     job_id = run.context.get("active_job_id")
     if job_id and redispatch_now(str(job_id)):
@@ -53,7 +64,12 @@ def resume_stale(actor: Actor, run_id: uuid.UUID, idempotency_key: str) -> Resum
     return Resumed.WOKEN
 
 
-def cancel_stale(actor: Actor, run_id: uuid.UUID, idempotency_key: str,
-                 reason: str = "cancelled after going stale") -> SignalReceipt:
-    return send_signal(actor, run_id, "assessment_cancelled", idempotency_key,
-                       payload={"reason": reason})
+def cancel_stale(
+    actor: Actor,
+    run_id: uuid.UUID,
+    idempotency_key: str,
+    reason: str = "cancelled after going stale",
+) -> SignalReceipt:
+    return send_signal(
+        actor, run_id, "assessment_cancelled", idempotency_key, payload={"reason": reason}
+    )

@@ -49,40 +49,77 @@ class Occasion:
     now: datetime
 
 
-def announce(session: Session, occasion: Occasion, audit: AuditEventType | None,
-             notification: NotificationEvent, step: str | None, details: dict[str, Any],
-             after: SweepMessages) -> None:
+def announce(
+    session: Session,
+    occasion: Occasion,
+    audit: AuditEventType | None,
+    notification: NotificationEvent,
+    step: str | None,
+    details: dict[str, Any],
+    after: SweepMessages,
+) -> None:
     """Append the audit event (if any) and record the tenant's notification, in `session`."""
     run = occasion.run
     if audit is not None:
         append_audit(session, run, audit, step, details, occasion.now)
-    payload = {"run_id": str(run.id), "assessment_id": str(run.assessment_id),
-               "organization_id": run.organization_id, "step": step, **details}
+    payload = {
+        "run_id": str(run.id),
+        "assessment_id": str(run.assessment_id),
+        "organization_id": run.organization_id,
+        "step": step,
+        **details,
+    }
     after.deliveries += notify(
-        session, event_id=event_id(run.id, occasion.mark, occasion.key),
-        tenant_id=run.tenant_id, run_id=run.id, event=notification, payload=payload,
-        now=occasion.now)
+        session,
+        event_id=event_id(run.id, occasion.mark, occasion.key),
+        tenant_id=run.tenant_id,
+        run_id=run.id,
+        event=notification,
+        payload=payload,
+        now=occasion.now,
+    )
 
 
-def append_audit(session: Session, run: WorkflowRun, event: AuditEventType,
-                 step: str | None, details: dict[str, Any], now: datetime) -> None:
-    session.add(AuditEvent(
-        tenant_id=run.tenant_id, organization_id=run.organization_id,
-        assessment_id=run.assessment_id, run_id=run.id, step=step, event_type=event.value,
-        actor_id=SWEEPER, trace_id=run.trace_id, event_metadata=details, created_at=now))
+def append_audit(
+    session: Session,
+    run: WorkflowRun,
+    event: AuditEventType,
+    step: str | None,
+    details: dict[str, Any],
+    now: datetime,
+) -> None:
+    session.add(
+        AuditEvent(
+            tenant_id=run.tenant_id,
+            organization_id=run.organization_id,
+            assessment_id=run.assessment_id,
+            run_id=run.id,
+            step=step,
+            event_type=event.value,
+            actor_id=SWEEPER,
+            trace_id=run.trace_id,
+            event_metadata=details,
+            created_at=now,
+        )
+    )
 
 
-def request_block(session: Session, occasion: Occasion, reason: str,
-                  after: SweepMessages) -> bool:
+def request_block(session: Session, occasion: Occasion, reason: str, after: SweepMessages) -> bool:
     """Block the run the way anyone would: an `assessment_blocked` signal in its inbox.
     The key is deterministic, so two sweeps insert it once. True when it is new."""
     run = occasion.run
     envelope = SignalEnvelope(
-        type=SignalType.ASSESSMENT_BLOCKED, run_id=run.id, tenant_id=run.tenant_id,
-        organization_id=run.organization_id, assessment_id=run.assessment_id,
-        trace_id=run.trace_id, actor_id=SWEEPER,
+        type=SignalType.ASSESSMENT_BLOCKED,
+        run_id=run.id,
+        tenant_id=run.tenant_id,
+        organization_id=run.organization_id,
+        assessment_id=run.assessment_id,
+        trace_id=run.trace_id,
+        actor_id=SWEEPER,
         idempotency_key=f"sweeper:{occasion.mark}:{occasion.key}",
-        payload={"reason": reason}, received_at=occasion.now)
+        payload={"reason": reason},
+        received_at=occasion.now,
+    )
     recorded = insert_signal(session, envelope)
     if recorded.duplicate or recorded.conflict:
         return False

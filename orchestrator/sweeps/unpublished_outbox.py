@@ -34,8 +34,10 @@ def publish_stale_outbox(grace: timedelta | None = None) -> int:
         rows = session.scalars(
             select(OutboxMessage)
             .where(OutboxMessage.published_at.is_(None), OutboxMessage.created_at < cutoff)
-            .order_by(OutboxMessage.id).limit(settings.batch)
-            .with_for_update(skip_locked=True))
+            .order_by(OutboxMessage.id)
+            .limit(settings.batch)
+            .with_for_update(skip_locked=True)
+        )
         for message in rows:
             try:
                 send_job(message.task_name, message.queue, message.task_id, message.body)

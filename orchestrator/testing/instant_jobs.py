@@ -17,4 +17,3 @@ def instant_service(context: JobContext) -> JobResult:
         return JobResult(summary={"instant": True})
     artifact = save_artifact(context, ArtifactKind(kind), {"instant": True})
     return JobResult(summary={"instant": True}, artifact=artifact)
-

@@ -31,18 +31,46 @@ class WorkerProcesses:
         for name in list(self.workers):
             self.stop(name)
 
-    def start(self, queues: str, *, pool: str = "threads", concurrency: int = 2,
-              extra_env: dict[str, str] | None = None, include: tuple[str, ...] = ()) -> str:
+    def start(
+        self,
+        queues: str,
+        *,
+        pool: str = "threads",
+        concurrency: int = 2,
+        extra_env: dict[str, str] | None = None,
+        include: tuple[str, ...] = (),
+    ) -> str:
         """Start a worker on `queues` and wait until it answers a ping; `include` names
         extra modules it imports (test hooks such as orchestrator.testing.instant_jobs)."""
         name = f"w{len(self.workers)}-{uuid.uuid4().hex[:6]}@test"
         log = (self.log_dir / f"{name}.log").open("ab")
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "orchestrator", "worker", "-Q", queues,
-             "-P", pool, "-c", str(concurrency), "-n", name, "-l", "INFO",
-             "--without-mingle", "--without-gossip",
-             *(["--include", ",".join(include)] if include else [])],
-            cwd=ROOT, env={**self.env, **(extra_env or {})}, stdout=log, stderr=log)
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "orchestrator",
+                "worker",
+                "-Q",
+                queues,
+                "-P",
+                pool,
+                "-c",
+                str(concurrency),
+                "-n",
+                name,
+                "-l",
+                "INFO",
+                "--without-mingle",
+                "--without-gossip",
+                *(["--include", ",".join(include)] if include else []),
+            ],
+            cwd=ROOT,
+            env={**self.env, **(extra_env or {})},
+            stdout=log,
+            stderr=log,
+        )
         self.workers[name] = process
         self._await_ready(name, process)
         return name

@@ -36,45 +36,72 @@ class Api:
     def __init__(self, client: TestClient) -> None:
         self.client = client
 
-    def key(self, *scopes: str, tenant: str = "acme", principal: str = "user:owner@acme",
-            organizations: list[str] | None = None, roles: tuple[str, ...] = ()) -> Headers:
-        _, key = create_key(tenant, principal, scopes or ("admin",),
-                            organizations=organizations)
+    def key(
+        self,
+        *scopes: str,
+        tenant: str = "acme",
+        principal: str = "user:owner@acme",
+        organizations: list[str] | None = None,
+        roles: tuple[str, ...] = (),
+    ) -> Headers:
+        _, key = create_key(tenant, principal, scopes or ("admin",), organizations=organizations)
         for role in roles:
             grant_role(tenant, principal, role, actor_id="user:admin@tests")
         return {"Authorization": f"Bearer {key}"}
 
-    def create_assessment(self, headers: Headers, organization: str = "acme-org",
-                          name: str = "2027 SCF assessment") -> dict[str, Any]:
-        response = self.client.post("/api/v1/assessments", headers=headers,
-                                    json={"organization_id": organization, "name": name})
+    def create_assessment(
+        self, headers: Headers, organization: str = "acme-org", name: str = "2027 SCF assessment"
+    ) -> dict[str, Any]:
+        response = self.client.post(
+            "/api/v1/assessments",
+            headers=headers,
+            json={"organization_id": organization, "name": name},
+        )
         assert response.status_code == 201, response.text
         return dict(response.json())
 
-    def upload(self, headers: Headers, assessment_id: str, name: str, content: bytes,
-               media_type: str = "text/markdown") -> Any:
-        return self.client.post(f"/api/v1/assessments/{assessment_id}/documents",
-                                headers=headers, files={"file": (name, content, media_type)})
+    def upload(
+        self,
+        headers: Headers,
+        assessment_id: str,
+        name: str,
+        content: bytes,
+        media_type: str = "text/markdown",
+    ) -> Any:
+        return self.client.post(
+            f"/api/v1/assessments/{assessment_id}/documents",
+            headers=headers,
+            files={"file": (name, content, media_type)},
+        )
 
     def upload_samples(self, headers: Headers, assessment_id: str) -> None:
         for path in sorted(SAMPLES.iterdir()):
             response = self.upload(headers, assessment_id, path.name, path.read_bytes())
             assert response.status_code == 201, response.text
 
-    def start(self, headers: Headers, assessment_id: str, key: str,
-              body: dict[str, Any] | None = None) -> Any:
+    def start(
+        self, headers: Headers, assessment_id: str, key: str, body: dict[str, Any] | None = None
+    ) -> Any:
         return self.client.post(
             f"/api/v1/assessments/{assessment_id}/workflows/lifecycle/start",
-            headers={**headers, "Idempotency-Key": key}, json=body)
+            headers={**headers, "Idempotency-Key": key},
+            json=body,
+        )
 
     def run(self, headers: Headers, run_id: str) -> dict[str, Any]:
         response = self.client.get(f"/api/v1/workflows/{run_id}", headers=headers)
         assert response.status_code == 200, response.text
         return dict(response.json())
 
-    def follow(self, headers: Headers, run_id: str, until: Callable[[dict[str, Any]], bool],
-               timeout_s: float = 60) -> dict[str, Any]:
+    def follow(
+        self,
+        headers: Headers,
+        run_id: str,
+        until: Callable[[dict[str, Any]], bool],
+        timeout_s: float = 60,
+    ) -> dict[str, Any]:
         """Poll the run through the API until `until` holds."""
+
         def observe() -> dict[str, Any]:
             run = self.run(headers, run_id)
             if not until(run):
@@ -84,8 +111,7 @@ class Api:
         return poll(observe, until, timeout_s=timeout_s, what=f"run {run_id}", interval_s=0.02)
 
 
-def waiting_at(step: str, status: str = "waiting_for_approval") -> Callable[[dict[str, Any]],
-                                                                             bool]:
+def waiting_at(step: str, status: str = "waiting_for_approval") -> Callable[[dict[str, Any]], bool]:
     return lambda run: run["current_step"] == step and run["status"] == status
 
 

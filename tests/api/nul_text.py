@@ -16,8 +16,10 @@ NUL = "\u0000"
 
 def _rows() -> dict[str, int]:
     with transaction() as session:
-        return {model.__name__: int(session.scalar(select(func.count()).select_from(model)) or 0)
-                for model in (Assessment, WorkflowRun, InboxSignal, ApprovalEvent, Document)}
+        return {
+            model.__name__: int(session.scalar(select(func.count()).select_from(model)) or 0)
+            for model in (Assessment, WorkflowRun, InboxSignal, ApprovalEvent, Document)
+        }
 
 
 def _problem(response: Any) -> dict[str, Any]:
@@ -33,28 +35,69 @@ def assert_nul_refused_everywhere(api: Api) -> None:
     workflow = f"/api/v1/workflows/{run}"
     # (method, url, body or params, where the NUL is: the field's loc, and inside it)
     cases: list[tuple[str, str, dict[str, Any], list[str], str]] = [
-        ("post", "/api/v1/assessments", {"organization_id": "org", "name": f"FY{NUL}27"},
-         ["body", "name"], ""),
-        ("post", "/api/v1/assessments", {"organization_id": f"o{NUL}", "name": "x"},
-         ["body", "organization_id"], ""),
-        ("post", f"/api/v1/assessments/{assessment}/workflows/lifecycle/start",
-         {"trace_id": f"t{NUL}"}, ["body", "trace_id"], ""),
-        ("post", f"{workflow}/signals", {"type": "framework_selected",
-                                         "payload": {"framework": f"SCF{NUL}"}},
-         ["body", "payload"], "at .framework"),
-        ("post", f"{workflow}/signals", {"type": "framework_selected",
-                                         "payload": {"notes": [{f"k{NUL}": 1}]}},
-         ["body", "payload"], "at .notes[0]"),
-        ("post", f"{workflow}/signals", {"type": "framework_selected", "trace_id": f"{NUL}",
-                                         "payload": {"framework": "SCF"}},
-         ["body", "trace_id"], ""),
+        (
+            "post",
+            "/api/v1/assessments",
+            {"organization_id": "org", "name": f"FY{NUL}27"},
+            ["body", "name"],
+            "",
+        ),
+        (
+            "post",
+            "/api/v1/assessments",
+            {"organization_id": f"o{NUL}", "name": "x"},
+            ["body", "organization_id"],
+            "",
+        ),
+        (
+            "post",
+            f"/api/v1/assessments/{assessment}/workflows/lifecycle/start",
+            {"trace_id": f"t{NUL}"},
+            ["body", "trace_id"],
+            "",
+        ),
+        (
+            "post",
+            f"{workflow}/signals",
+            {"type": "framework_selected", "payload": {"framework": f"SCF{NUL}"}},
+            ["body", "payload"],
+            "at .framework",
+        ),
+        (
+            "post",
+            f"{workflow}/signals",
+            {"type": "framework_selected", "payload": {"notes": [{f"k{NUL}": 1}]}},
+            ["body", "payload"],
+            "at .notes[0]",
+        ),
+        (
+            "post",
+            f"{workflow}/signals",
+            {"type": "framework_selected", "trace_id": f"{NUL}", "payload": {"framework": "SCF"}},
+            ["body", "trace_id"],
+            "",
+        ),
         ("post", f"{workflow}/cancel", {"reason": f"stop{NUL}"}, ["body", "reason"], ""),
         ("post", f"{workflow}/block", {"reason": f"hold{NUL}"}, ["body", "reason"], ""),
-        ("post", f"{workflow}/approvals", {"artifact_kind": "soa", "artifact_version": 1,
-                                           "decision": "rejected", "comment": f"no{NUL}"},
-         ["body", "comment"], ""),
-        ("get", f"/api/v1/assessments/{assessment}/kb/search", {"q": f"access{NUL}"},
-         ["query", "q"], ""),
+        (
+            "post",
+            f"{workflow}/approvals",
+            {
+                "artifact_kind": "soa",
+                "artifact_version": 1,
+                "decision": "rejected",
+                "comment": f"no{NUL}",
+            },
+            ["body", "comment"],
+            "",
+        ),
+        (
+            "get",
+            f"/api/v1/assessments/{assessment}/kb/search",
+            {"q": f"access{NUL}"},
+            ["query", "q"],
+            "",
+        ),
         ("get", "/api/v1/assessments", {"cursor": f"abc{NUL}"}, ["query", "cursor"], ""),
     ]
     before = _rows()
@@ -70,12 +113,16 @@ def assert_nul_refused_everywhere(api: Api) -> None:
         assert "NUL" in error["msg"] and inside in error["msg"], (url, problem)
 
     # Clients percent-encode a NUL in a file name; a raw multipart body can still carry one.
-    body = (b'--b0undary\r\nContent-Disposition: form-data; name="file"; '
-            b'filename="policy\x00.md"\r\nContent-Type: text/markdown\r\n\r\n'
-            b"# Policy\n\nText.\r\n--b0undary--\r\n")
-    upload = api.client.post(f"/api/v1/assessments/{assessment}/documents", content=body,
-                             headers={**headers, "Content-Type":
-                                      "multipart/form-data; boundary=b0undary"})
+    body = (
+        b'--b0undary\r\nContent-Disposition: form-data; name="file"; '
+        b'filename="policy\x00.md"\r\nContent-Type: text/markdown\r\n\r\n'
+        b"# Policy\n\nText.\r\n--b0undary--\r\n"
+    )
+    upload = api.client.post(
+        f"/api/v1/assessments/{assessment}/documents",
+        content=body,
+        headers={**headers, "Content-Type": "multipart/form-data; boundary=b0undary"},
+    )
     problem = _problem(upload)
     assert (problem["code"], problem["errors"][0]["loc"]) == ("invalid_input", ["filename"])
     assert _rows() == before, "nothing is stored"

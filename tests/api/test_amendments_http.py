@@ -20,8 +20,13 @@ def _soa_versions(api: Api, headers: Headers, run_id: str) -> dict[int, dict[str
 def test_an_amendment_is_the_next_version_and_the_approval_binds_to_it(running_api: Api) -> None:
     api = running_api
     owner = api.key("signal", "read", tenant="tenant-amend", principal="user:owner@acme")
-    reviewer = api.key("approve", "read", tenant="tenant-amend", principal="user:reviewer@acme",
-                       roles=("assessor",))
+    reviewer = api.key(
+        "approve",
+        "read",
+        tenant="tenant-amend",
+        principal="user:reviewer@acme",
+        roles=("assessor",),
+    )
     assessment = api.create_assessment(owner)
     api.upload_samples(owner, assessment["id"])
     run_id = api.start(owner, assessment["id"], "amend-1").json()["id"]
@@ -110,8 +115,9 @@ def test_an_amendment_is_the_next_version_and_the_approval_binds_to_it(running_a
         json={"type": "soa_approved", "approval_event_id": stale.json()["id"]},
     )
     assert sent.status_code == 422 and "version 2 awaits approval" in sent.text
-    other = api.key("approve", "read", tenant="tenant-amend", principal="user:other@acme",
-                    roles=("assessor",))
+    other = api.key(
+        "approve", "read", tenant="tenant-amend", principal="user:other@acme", roles=("assessor",)
+    )
     assert approve_current(api, other, run)["fate"] == "applied"
     approvals = api.client.get(f"/api/v1/workflows/{run_id}/approvals", headers=owner).json()
     accepted = [

@@ -26,8 +26,11 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def pg_api(postgres_url: str, tmp_path: Path,  # noqa: F811
-           monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+def pg_api(
+    postgres_url: str,
+    tmp_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Api]:
     for name in LIFECYCLE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
@@ -42,8 +45,12 @@ def pg_api(postgres_url: str, tmp_path: Path,  # noqa: F811
 
 def _assessments(tenant: str) -> int:
     with transaction() as session:
-        return int(session.scalar(select(func.count()).select_from(Assessment).where(
-            Assessment.tenant_id == tenant)) or 0)
+        return int(
+            session.scalar(
+                select(func.count()).select_from(Assessment).where(Assessment.tenant_id == tenant)
+            )
+            or 0
+        )
 
 
 def test_runs_page_by_time_and_id_and_stay_in_their_tenant(pg_api: Api) -> None:
@@ -76,10 +83,12 @@ def test_two_identical_requests_at_once_create_one_assessment(pg_api: Api) -> No
     def post() -> None:
         client = TestClient(app)
         barrier.wait()
-        response = client.post("/api/v1/assessments", headers=headers,
-                               json={"organization_id": "org", "name": "raced"})
-        answers.append((response.status_code, response.json().get("id")
-                        or response.json().get("code")))
+        response = client.post(
+            "/api/v1/assessments", headers=headers, json={"organization_id": "org", "name": "raced"}
+        )
+        answers.append(
+            (response.status_code, response.json().get("id") or response.json().get("code"))
+        )
 
     threads = [threading.Thread(target=post) for _ in range(4)]
     for thread in threads:
@@ -89,8 +98,7 @@ def test_two_identical_requests_at_once_create_one_assessment(pg_api: Api) -> No
     assert len(answers) == 4
     created = {answer for status, answer in answers if status == 201}
     assert len(created) == 1, answers
-    assert {answer for status, answer in answers if status != 201} <= {
-        "idempotency_in_progress"}
+    assert {answer for status, answer in answers if status != 201} <= {"idempotency_in_progress"}
     assert _assessments("pg-race") == 1
 
 

@@ -26,8 +26,11 @@ def _count_assessments() -> int:
 
 def test_create_and_read_an_assessment(api: Api) -> None:
     headers = api.key("signal", "read", principal="user:ana@acme")
-    created = api.client.post("/api/v1/assessments", headers=headers,
-                              json={"organization_id": "acme-org", "name": " 2027 audit "})
+    created = api.client.post(
+        "/api/v1/assessments",
+        headers=headers,
+        json={"organization_id": "acme-org", "name": " 2027 audit "},
+    )
     assert created.status_code == 201, created.text
     body = created.json()
     assert (body["name"], body["status"], body["tenant_id"]) == ("2027 audit", "draft", "acme")
@@ -35,25 +38,32 @@ def test_create_and_read_an_assessment(api: Api) -> None:
     read = api.client.get(created.headers["location"], headers=headers)
     assert read.json() == body
     assert _code(api.client.get(f"/api/v1/assessments/{uuid.uuid4()}", headers=headers)) == (
-        404, "not_found")
+        404,
+        "not_found",
+    )
 
 
 def test_create_validates_its_body(api: Api) -> None:
     headers = api.key()
-    for body in ({"organization_id": "o"}, {"organization_id": "o", "name": ""},
-                 {"organization_id": "o", "name": "x" * 301},
-                 {"organization_id": "o", "name": "x", "tenant_id": "other"}):
+    for body in (
+        {"organization_id": "o"},
+        {"organization_id": "o", "name": ""},
+        {"organization_id": "o", "name": "x" * 301},
+        {"organization_id": "o", "name": "x", "tenant_id": "other"},
+    ):
         response = api.client.post("/api/v1/assessments", headers=headers, json=body)
         assert _code(response) == (422, "validation_failed")
         assert response.json()["errors"], body
-    broken = api.client.post("/api/v1/assessments", headers={
-        **headers, "Content-Type": "application/json"}, content=b"{not json")
+    broken = api.client.post(
+        "/api/v1/assessments",
+        headers={**headers, "Content-Type": "application/json"},
+        content=b"{not json",
+    )
     assert _code(broken) == (422, "validation_failed")
     assert _count_assessments() == 0
 
 
-def test_idempotency_key_replays_the_first_response_and_refuses_other_requests(
-        api: Api) -> None:
+def test_idempotency_key_replays_the_first_response_and_refuses_other_requests(api: Api) -> None:
     headers = {**api.key(), "Idempotency-Key": "create-2027"}
     body = {"organization_id": "acme-org", "name": "2027"}
     first = api.client.post("/api/v1/assessments", headers=headers, json=body)
@@ -62,23 +72,27 @@ def test_idempotency_key_replays_the_first_response_and_refuses_other_requests(
     assert again.json() == first.json() and again.headers["location"] == first.headers["location"]
     assert again.headers["idempotent-replayed"] == "true"
     assert "idempotent-replayed" not in first.headers
-    other = api.client.post("/api/v1/assessments", headers=headers,
-                            json={**body, "name": "2028"})
+    other = api.client.post("/api/v1/assessments", headers=headers, json={**body, "name": "2028"})
     assert _code(other) == (409, "idempotency_conflict")
     assert _count_assessments() == 1
     # Keys are per tenant: another tenant may use the same one.
-    elsewhere = api.client.post("/api/v1/assessments", json=body, headers={
-        **api.key(tenant="globex"), "Idempotency-Key": "create-2027"})
+    elsewhere = api.client.post(
+        "/api/v1/assessments",
+        json=body,
+        headers={**api.key(tenant="globex"), "Idempotency-Key": "create-2027"},
+    )
     assert elsewhere.status_code == 201 and elsewhere.json()["id"] != first.json()["id"]
 
 
 def test_a_failed_request_does_not_use_up_its_idempotency_key(api: Api) -> None:
     headers = {**api.key("signal", organizations=["acme-org"]), "Idempotency-Key": "k"}
-    refused = api.client.post("/api/v1/assessments", headers=headers,
-                              json={"organization_id": "other-org", "name": "x"})
+    refused = api.client.post(
+        "/api/v1/assessments", headers=headers, json={"organization_id": "other-org", "name": "x"}
+    )
     assert _code(refused) == (422, "invalid_input")
-    accepted = api.client.post("/api/v1/assessments", headers=headers,
-                               json={"organization_id": "acme-org", "name": "x"})
+    accepted = api.client.post(
+        "/api/v1/assessments", headers=headers, json={"organization_id": "acme-org", "name": "x"}
+    )
     assert accepted.status_code == 201
 
 

@@ -30,9 +30,27 @@ def test_requests_without_a_valid_key_are_refused(api: Api) -> None:
 
 
 def test_keys_are_stored_hashed_and_revocation_is_immediate(
-        api: Api, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["apikey", "create", "--tenant", "acme", "--principal", "user:ana@acme",
-                 "--scope", "read,signal", "--organization", "acme-org", "--name", "ci"]) == 0
+    api: Api, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "apikey",
+                "create",
+                "--tenant",
+                "acme",
+                "--principal",
+                "user:ana@acme",
+                "--scope",
+                "read,signal",
+                "--organization",
+                "acme-org",
+                "--name",
+                "ci",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     key = printed.strip().splitlines()[-1]
     key_id = key.removeprefix("lk_").split(".")[0]
@@ -49,11 +67,12 @@ def test_keys_are_stored_hashed_and_revocation_is_immediate(
     listing = capsys.readouterr().out
     assert key_id in listing and "active" in listing and key not in listing
     assert main(["apikey", "revoke", key_id]) == 0
-    assert _code(api.client.get("/api/v1/assessments", headers=headers)) == (
-        401, "invalid_api_key")
+    assert _code(api.client.get("/api/v1/assessments", headers=headers)) == (401, "invalid_api_key")
     assert main(["apikey", "revoke", "unknown"]) == 1  # refused
-    assert main(["apikey", "create", "--tenant", "acme", "--principal", "p",
-                 "--scope", "superuser"]) == 1
+    assert (
+        main(["apikey", "create", "--tenant", "acme", "--principal", "p", "--scope", "superuser"])
+        == 1
+    )
     assert "unknown scope" in capsys.readouterr().err
 
 
@@ -67,18 +86,23 @@ def test_each_scope_opens_only_its_own_doors(api: Api) -> None:
     assert _code(api.client.get(url, headers=signaller)) == (403, "insufficient_scope")
     create = {"organization_id": "acme-org", "name": "x"}
     assert _code(api.client.post("/api/v1/assessments", headers=reader, json=create)) == (
-        403, "insufficient_scope")
+        403,
+        "insufficient_scope",
+    )
     run_id = api.start(signaller, assessment["id"], "s").json()["id"]
     approval = {"artifact_kind": "soa", "artifact_version": 1}
-    denied = api.client.post(f"/api/v1/workflows/{run_id}/approvals", headers=signaller,
-                             json=approval)
+    denied = api.client.post(
+        f"/api/v1/workflows/{run_id}/approvals", headers=signaller, json=approval
+    )
     assert _code(denied) == (403, "insufficient_scope")
     assert denied.json()["required_scopes"] == ["approve"]
-    waiting = api.client.post(f"/api/v1/workflows/{run_id}/approvals", headers=approver,
-                              json=approval)
+    waiting = api.client.post(
+        f"/api/v1/workflows/{run_id}/approvals", headers=approver, json=approval
+    )
     assert _code(waiting) == (404, "not_found")  # allowed in, but no SoA v1 exists yet
-    retry = api.client.post(f"/api/v1/workflows/{run_id}/retry", headers=approver,
-                            json={"reason": "x"})
+    retry = api.client.post(
+        f"/api/v1/workflows/{run_id}/retry", headers=approver, json={"reason": "x"}
+    )
     assert _code(retry) == (403, "insufficient_scope")
 
 
@@ -86,9 +110,11 @@ def test_the_approver_is_the_keys_principal_never_the_body(api: Api) -> None:
     owner = api.key("signal", "read")
     approver = api.key("approve", principal="user:reviewer@acme")
     run_id = api.start(owner, api.create_assessment(owner)["id"], "s").json()["id"]
-    spoofed = api.client.post(f"/api/v1/workflows/{run_id}/approvals", headers=approver,
-                              json={"artifact_kind": "soa", "artifact_version": 1,
-                                    "approver_id": "user:ciso@acme"})
+    spoofed = api.client.post(
+        f"/api/v1/workflows/{run_id}/approvals",
+        headers=approver,
+        json={"artifact_kind": "soa", "artifact_version": 1, "approver_id": "user:ciso@acme"},
+    )
     assert _code(spoofed) == (422, "validation_failed")
     assert spoofed.json()["errors"][0]["loc"] == ["body", "approver_id"]
 
@@ -99,24 +125,27 @@ def test_a_key_limited_to_organizations_sees_only_those(api: Api) -> None:
     in_a = api.create_assessment(everything, organization="org-a")
     in_b = api.create_assessment(everything, organization="org-b")
     run_b = api.start(everything, in_b["id"], "b").json()["id"]
-    assert api.client.get(f"/api/v1/assessments/{in_a['id']}",
-                          headers=limited).status_code == 200
+    assert api.client.get(f"/api/v1/assessments/{in_a['id']}", headers=limited).status_code == 200
     assert _code(api.client.get(f"/api/v1/assessments/{in_b['id']}", headers=limited)) == (
-        404, "not_found")
+        404,
+        "not_found",
+    )
     assert _code(api.client.get(f"/api/v1/workflows/{run_b}", headers=limited)) == (
-        404, "not_found")
+        404,
+        "not_found",
+    )
     listed = api.client.get("/api/v1/assessments", headers=limited).json()["items"]
     assert [a["id"] for a in listed] == [in_a["id"]]
     assert api.client.get("/api/v1/workflows", headers=limited).json()["items"] == []
-    outside = api.client.post("/api/v1/assessments", headers=limited,
-                              json={"organization_id": "org-b", "name": "no"})
+    outside = api.client.post(
+        "/api/v1/assessments", headers=limited, json={"organization_id": "org-b", "name": "no"}
+    )
     assert _code(outside) == (422, "invalid_input")
 
 
 def test_keys_need_a_tenant_a_principal_and_a_scope(api: Api) -> None:
     from orchestrator.contracts.errors import InvalidInput
 
-    for tenant, principal, scopes in (("", "p", ["read"]), ("t", " ", ["read"]),
-                                      ("t", "p", [])):
+    for tenant, principal, scopes in (("", "p", ["read"]), ("t", " ", ["read"]), ("t", "p", [])):
         with pytest.raises(InvalidInput):
             create_key(tenant, principal, scopes)

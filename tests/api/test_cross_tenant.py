@@ -28,12 +28,15 @@ BODIES: dict[str, dict[str, Any] | None] = {
     "/api/v1/workflows/{workflowRunId}/resume": {"reason": "x"},
     "/api/v1/workflows/{workflowRunId}/block": {"reason": "x"},
     "/api/v1/workflows/{workflowRunId}/retry": {"reason": "x"},
-    "/api/v1/workflows/{workflowRunId}/signals": {"type": "framework_selected",
-                                                   "payload": {"framework": "SCF"}},
-    "/api/v1/workflows/{workflowRunId}/approvals": {"artifact_kind": "soa",
-                                                     "artifact_version": 1},
-    "/api/v1/workflows/{workflowRunId}/steps/{step}/reprocess": {"reason": "x",
-                                                                  "new_version": True},
+    "/api/v1/workflows/{workflowRunId}/signals": {
+        "type": "framework_selected",
+        "payload": {"framework": "SCF"},
+    },
+    "/api/v1/workflows/{workflowRunId}/approvals": {"artifact_kind": "soa", "artifact_version": 1},
+    "/api/v1/workflows/{workflowRunId}/steps/{step}/reprocess": {
+        "reason": "x",
+        "new_version": True,
+    },
     "/api/v1/workflows/{workflowRunId}/new-version": {"artifact_kind": "soa", "reason": "x"},
     "/api/v1/assessments/{assessmentId}/documents": None,  # multipart, below
 }
@@ -59,13 +62,13 @@ class Tenant:
 
 def _prepare(api: Api, name: str) -> tuple[Tenant, Headers]:
     owner = api.key("signal", "read", tenant=name, principal=f"user:owner@{name}")
-    reviewer = api.key("approve", tenant=name, principal=f"user:reviewer@{name}",
-                       roles=("assessor",))
+    reviewer = api.key(
+        "approve", tenant=name, principal=f"user:reviewer@{name}", roles=("assessor",)
+    )
     assessment = api.create_assessment(owner, organization=f"{name}-org")
     api.upload_samples(owner, assessment["id"])
     run_id = api.start(owner, assessment["id"], "start").json()["id"]
-    ids = {"assessmentId": assessment["id"], "workflowRunId": run_id,
-           "step": "create_soa_draft"}
+    ids = {"assessmentId": assessment["id"], "workflowRunId": run_id, "step": "create_soa_draft"}
     return Tenant(name, owner, api.key("admin", tenant=name), ids), reviewer
 
 
@@ -86,8 +89,13 @@ def _drive_all(api: Api, tenants: list[tuple[Tenant, Headers]]) -> None:
                 assert run["status"] in ("pending", "running", "waiting_for_input"), run
         return done
 
-    poll(answer_waits, lambda finished: len(finished) == len(tenants), timeout_s=90,
-         what="both runs to complete", interval_s=0.02)
+    poll(
+        answer_waits,
+        lambda finished: len(finished) == len(tenants),
+        timeout_s=90,
+        what="both runs to complete",
+        interval_s=0.02,
+    )
 
 
 @pytest.fixture
@@ -107,9 +115,12 @@ def tenants(running_api: Api) -> tuple[Tenant, Tenant]:
 def _routes_with_ids() -> list[tuple[str, str]]:
     paths = app.openapi()["paths"]
     # Tenant data lives under /api/v1 (/problems/{code} documents the API, for everyone).
-    routes = [(method.upper(), path) for path, operations in paths.items() if "{" in path
-              and path.startswith("/api/v1/") and not path.startswith(SHARED_PREFIXES)
-              for method in sorted(operations)]
+    routes = [
+        (method.upper(), path)
+        for path, operations in paths.items()
+        if "{" in path and path.startswith("/api/v1/") and not path.startswith(SHARED_PREFIXES)
+        for method in sorted(operations)
+    ]
     posts = {path for method, path in routes if method == "POST"}
     assert posts == set(BODIES), "every POST with an id needs a body in BODIES"
     return routes
@@ -120,22 +131,25 @@ def _call(api: Api, method: str, template: str, ids: dict[str, str], headers: He
     if method == "GET":
         return api.client.get(url, headers=headers, params=QUERIES.get(template))
     if template.endswith("/documents"):
-        return api.client.post(url, headers=headers,
-                               files={"file": ("x.md", b"# Cross-tenant\n", "text/markdown")})
+        return api.client.post(
+            url, headers=headers, files={"file": ("x.md", b"# Cross-tenant\n", "text/markdown")}
+        )
     return api.client.post(url, headers=headers, json=BODIES[template])
 
 
 def _fingerprint() -> tuple[int, ...]:
     with transaction() as session:
         versions = tuple(session.scalars(select(WorkflowRun.version).order_by(WorkflowRun.id)))
-        counts = tuple(int(session.scalar(select(func.count()).select_from(model)) or 0)
-                       for model in (Assessment, Document, InboxSignal, ApprovalEvent,
-                                     IdempotentResponse))
+        counts = tuple(
+            int(session.scalar(select(func.count()).select_from(model)) or 0)
+            for model in (Assessment, Document, InboxSignal, ApprovalEvent, IdempotentResponse)
+        )
     return versions + counts
 
 
 def test_every_endpoint_answers_404_for_another_tenants_ids(
-        running_api: Api, tenants: tuple[Tenant, Tenant]) -> None:
+    running_api: Api, tenants: tuple[Tenant, Tenant]
+) -> None:
     """...and the tenants' listings never show the other's records."""
     api = running_api
     routes = _routes_with_ids()
@@ -159,13 +173,15 @@ def test_every_endpoint_answers_404_for_another_tenants_ids(
     _listings_never_show_another_tenants_records(api, acme, globex)
 
 
-def _listings_never_show_another_tenants_records(api: Api, acme: Tenant,
-                                                 globex: Tenant) -> None:
+def _listings_never_show_another_tenants_records(api: Api, acme: Tenant, globex: Tenant) -> None:
     for tenant, other in ((acme, globex), (globex, acme)):
         runs = api.client.get("/api/v1/workflows", headers=tenant.admin).json()["items"]
         assert [r["id"] for r in runs] == [tenant.ids["workflowRunId"]]
         assessments = api.client.get("/api/v1/assessments", headers=tenant.admin).json()
         assert [a["id"] for a in assessments["items"]] == [tenant.ids["assessmentId"]]
-        filtered = api.client.get("/api/v1/workflows", headers=tenant.admin,
-                                  params={"assessmentId": other.ids["assessmentId"]})
+        filtered = api.client.get(
+            "/api/v1/workflows",
+            headers=tenant.admin,
+            params={"assessmentId": other.ids["assessmentId"]},
+        )
         assert filtered.json()["items"] == []

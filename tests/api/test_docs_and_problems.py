@@ -39,13 +39,14 @@ def test_every_problem_the_api_answers_names_a_page_explaining_it(api: Api) -> N
         api.client.get("/api/v1/assessments"),
         api.client.get("/api/v1/assessments", headers={"Authorization": "Bearer lk_x.y"}),
         api.client.post("/api/v1/assessments", headers=reader, json={}),
-        api.client.get(f"/api/v1/workflows/{'0' * 8}-0000-4000-8000-{'0' * 12}",
-                       headers=reader),
+        api.client.get(f"/api/v1/workflows/{'0' * 8}-0000-4000-8000-{'0' * 12}", headers=reader),
         api.client.post("/api/v1/assessments", headers=api.key("signal"), json={"x": 1}),
         api.client.delete("/api/v1/assessments", headers=reader),
-        api.client.post("/api/v1/assessments", headers={**api.key("signal"),
-                                                        "Idempotency-Key": " "},
-                        json={"organization_id": "o", "name": "n"}),
+        api.client.post(
+            "/api/v1/assessments",
+            headers={**api.key("signal"), "Idempotency-Key": " "},
+            json={"organization_id": "o", "name": "n"},
+        ),
     ]
     codes = set()
     for answer in answers:
@@ -58,8 +59,15 @@ def test_every_problem_the_api_answers_names_a_page_explaining_it(api: Api) -> N
         assert f"<code>{problem['code']}</code>" in page.text
         assert f"HTTP {explained.status}" in page.text and explained.title in page.text
         codes.add(problem["code"])
-    assert codes == {"unauthenticated", "invalid_api_key", "insufficient_scope", "not_found",
-                     "validation_failed", "method_not_allowed", "invalid_idempotency_key"}
+    assert codes == {
+        "unauthenticated",
+        "invalid_api_key",
+        "insufficient_scope",
+        "not_found",
+        "validation_failed",
+        "method_not_allowed",
+        "invalid_idempotency_key",
+    }
     listing = api.client.get("/problems")
     assert listing.status_code == 200
     assert all(f'href="/problems/{code}"' in listing.text for code in PROBLEMS)
@@ -71,8 +79,10 @@ def _codes_in_sources() -> set[str]:
     """Every code the sources can answer: API-level problems, the status fallbacks and the
     fleet's own errors."""
     found: set[str] = set()
-    calls = re.compile(r"""(?:ApiProblem|problem_response)\(\s*(?:[\w.]+,\s*)?\d{3},\s*"""
-                       r"""["']([a-z_]+)["']""")
+    calls = re.compile(
+        r"""(?:ApiProblem|problem_response)\(\s*(?:[\w.]+,\s*)?\d{3},\s*"""
+        r"""["']([a-z_]+)["']"""
+    )
     for path in [*ROOT.glob("orchestrator/**/*.py"), *ROOT.glob("workers/**/*.py")]:
         found |= set(calls.findall(path.read_text()))
     from orchestrator.api.problems import _STATUS_CODES
@@ -88,8 +98,13 @@ def _codes_in_sources() -> set[str]:
 
 def test_every_code_the_sources_can_answer_is_explained() -> None:
     found = _codes_in_sources()
-    assert {"unauthenticated", "document_too_large", "role_not_held", "signal_rejected",
-            "payload_too_large"} <= found, "the scan finds codes of every kind"
+    assert {
+        "unauthenticated",
+        "document_too_large",
+        "role_not_held",
+        "signal_rejected",
+        "payload_too_large",
+    } <= found, "the scan finds codes of every kind"
     assert found - set(PROBLEMS) == set(), "explain these in orchestrator/api/problem_catalog.py"
     for problem in PROBLEMS.values():
         assert 400 <= problem.status <= 599 and problem.meaning and problem.remedy

@@ -16,8 +16,13 @@ from orchestrator.db.session import transaction
 from orchestrator.service.apikeys import Principal, Scope
 from tests.api.conftest import Api
 
-CALLER = Principal(key_id="k", tenant_id="acme", principal="user:a", organizations=None,
-                   scopes=frozenset({Scope.ADMIN}))
+CALLER = Principal(
+    key_id="k",
+    tenant_id="acme",
+    principal="user:a",
+    organizations=None,
+    scopes=frozenset({Scope.ADMIN}),
+)
 
 
 def test_an_upload_replays_under_its_key_and_refuses_other_content(api: Api) -> None:
@@ -70,12 +75,18 @@ def test_a_request_still_in_progress_is_refused_until_it_is_stale(api: Api) -> N
 
     # A first attempt that died mid-way leaves a claim; once stale, a retry takes over.
     with transaction() as session:
-        session.add(IdempotentResponse(tenant_id="acme", idempotency_key="k2",
-                                       request_hash="hash",
-                                       created_at=utcnow() - timedelta(hours=1)))
+        session.add(
+            IdempotentResponse(
+                tenant_id="acme",
+                idempotency_key="k2",
+                request_hash="hash",
+                created_at=utcnow() - timedelta(hours=1),
+            )
+        )
     replay = run_once(CALLER, "k2", "hash", lambda: StoredResponse(201, {"took": "over"}, {}))
     assert replay.body == b'{"took":"over"}'
     with transaction() as session:
-        row = session.scalar(select(IdempotentResponse).where(
-            IdempotentResponse.idempotency_key == "k2"))
+        row = session.scalar(
+            select(IdempotentResponse).where(IdempotentResponse.idempotency_key == "k2")
+        )
         assert row is not None and row.status_code == 201

@@ -37,8 +37,9 @@ def server_url(api: Api) -> Iterator[str]:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    server = uvicorn.Server(uvicorn.Config(_app_that_fails(), log_level="warning",
-                                           timeout_keep_alive=30))
+    server = uvicorn.Server(
+        uvicorn.Config(_app_that_fails(), log_level="warning", timeout_keep_alive=30)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -57,8 +58,9 @@ def _connection(response: httpx.Response) -> Any:
 
 
 def test_the_connection_survives_a_500(server_url: str) -> None:
-    with httpx.Client(base_url=server_url, timeout=30,
-                      limits=httpx.Limits(max_connections=1)) as client:
+    with httpx.Client(
+        base_url=server_url, timeout=30, limits=httpx.Limits(max_connections=1)
+    ) as client:
         first = client.get("/healthz")
         assert first.status_code == 200
         for method, path in (("GET", "/boom"), ("POST", "/boom-async")):

@@ -26,8 +26,13 @@ def _all_pages(api: Api, headers: Headers, url: str, limit: int) -> list[dict[st
 def test_a_whole_lifecycle_through_http(running_api: Api) -> None:
     api = running_api
     owner = api.key("signal", "read", tenant="tenant-happy", principal="user:owner@acme")
-    reviewer = api.key("approve", "read", tenant="tenant-happy",
-                       principal="user:reviewer@acme", roles=("assessor",))
+    reviewer = api.key(
+        "approve",
+        "read",
+        tenant="tenant-happy",
+        principal="user:reviewer@acme",
+        roles=("assessor",),
+    )
     assessment = api.create_assessment(owner)
     api.upload_samples(owner, assessment["id"])
 
@@ -38,7 +43,8 @@ def test_a_whole_lifecycle_through_http(running_api: Api) -> None:
     replayed = api.start(owner, assessment["id"], "acme-2027")
     assert (replayed.status_code, replayed.json()["id"]) == (201, run_id)
     lifecycle = api.client.get(
-        f"/api/v1/assessments/{assessment['id']}/workflows/lifecycle", headers=owner)
+        f"/api/v1/assessments/{assessment['id']}/workflows/lifecycle", headers=owner
+    )
     assert lifecycle.json()["id"] == run_id
 
     run = drive_to_completion(api, owner, reviewer, run_id)
@@ -54,18 +60,23 @@ def test_a_whole_lifecycle_through_http(running_api: Api) -> None:
     ids = [event["id"] for event in audit]
     assert ids == sorted(set(ids)), "pages neither overlap nor skip"
     kinds = {event["event_type"] for event in audit}
-    assert {"lifecycle_workflow_started", "lifecycle_workflow_waiting_for_approval",
-            "lifecycle_workflow_completed"} <= kinds
-    approvers = {e["actor_id"] for e in audit
-                 if e["event_type"] == "lifecycle_workflow_approval_accepted"}
+    assert {
+        "lifecycle_workflow_started",
+        "lifecycle_workflow_waiting_for_approval",
+        "lifecycle_workflow_completed",
+    } <= kinds
+    approvers = {
+        e["actor_id"] for e in audit if e["event_type"] == "lifecycle_workflow_approval_accepted"
+    }
     assert approvers == {"user:reviewer@acme"}
 
     signals = _all_pages(api, owner, f"/api/v1/workflows/{run_id}/signals", limit=4)
     assert signals[0]["type"] == "workflow_start_requested"
     assert {s["fate"] for s in signals if s["actor_id"] == "user:reviewer@acme"} == {"applied"}
     assert all(s["fate"] != "pending" for s in signals)
-    one = api.client.get(f"/api/v1/workflows/{run_id}/signals/{signals[-1]['signal_id']}",
-                         headers=owner)
+    one = api.client.get(
+        f"/api/v1/workflows/{run_id}/signals/{signals[-1]['signal_id']}", headers=owner
+    )
     assert one.json() == signals[-1]
 
     approvals = api.client.get(f"/api/v1/workflows/{run_id}/approvals", headers=owner).json()
@@ -73,11 +84,13 @@ def test_a_whole_lifecycle_through_http(running_api: Api) -> None:
     assert {a["approver_id"] for a in approvals} == {"user:reviewer@acme"}
 
     _check_artifacts(api, owner, run_id)
-    completed = api.client.get("/api/v1/workflows", headers=owner,
-                               params={"status": "completed"}).json()
+    completed = api.client.get(
+        "/api/v1/workflows", headers=owner, params={"status": "completed"}
+    ).json()
     assert [r["id"] for r in completed["items"]] == [run_id]
-    waiting = api.client.get("/api/v1/workflows", headers=owner,
-                             params={"waiting_for_approval": True}).json()
+    waiting = api.client.get(
+        "/api/v1/workflows", headers=owner, params={"waiting_for_approval": True}
+    ).json()
     assert waiting["items"] == []
 
 
@@ -86,35 +99,42 @@ def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
     kinds = {a["kind"] for a in artifacts}
     assert {"scope", "soa", "gap_analysis", "maturity_assessment", "poam", "report"} <= kinds
     soa = next(a for a in artifacts if a["kind"] == "soa")
-    detail = api.client.get(f"/api/v1/workflows/{run_id}/artifacts/{soa['id']}",
-                            headers=headers)
+    detail = api.client.get(f"/api/v1/workflows/{run_id}/artifacts/{soa['id']}", headers=headers)
     assert detail.status_code == 200 and detail.json()["content"]
-    download = api.client.get(f"/api/v1/workflows/{run_id}/artifacts/{soa['id']}/download",
-                              headers=headers)
+    download = api.client.get(
+        f"/api/v1/workflows/{run_id}/artifacts/{soa['id']}/download", headers=headers
+    )
     assert download.headers["content-type"] == "application/json"
     assert download.json() == detail.json()["content"]
     assert "soa-v1.json" in download.headers["content-disposition"]
-    only_reports = api.client.get(f"/api/v1/workflows/{run_id}/artifacts",
-                                  headers=headers, params={"kind": "report"}).json()
+    only_reports = api.client.get(
+        f"/api/v1/workflows/{run_id}/artifacts", headers=headers, params={"kind": "report"}
+    ).json()
     assert {a["kind"] for a in only_reports} == {"report"}
     report = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers)
     assert report.status_code == 200
     assert report.headers["content-type"].startswith("text/html")
     assert report.text.startswith("<!DOCTYPE html>")
     assert report.headers["content-disposition"].startswith("inline;")
-    oscal = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
-                           params={"format": "oscal_poam"})
+    oscal = api.client.get(
+        f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "oscal_poam"}
+    )
     assert oscal.status_code == 200 and "plan-of-action-and-milestones" in oscal.json()
-    pdf = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
-                         params={"format": "pdf"})
+    pdf = api.client.get(
+        f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "pdf"}
+    )
     assert pdf.headers["content-type"] == "application/pdf"
     assert pdf.content.startswith(b"%PDF")
-    csv = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
-                         params={"format": "poam_csv"})
-    assert csv.headers["content-type"].startswith("text/csv") and "report-v1-poam_csv.csv" \
-        in csv.headers["content-disposition"]
-    missing = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers,
-                             params={"format": "docx"})
+    csv = api.client.get(
+        f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "poam_csv"}
+    )
+    assert (
+        csv.headers["content-type"].startswith("text/csv")
+        and "report-v1-poam_csv.csv" in csv.headers["content-disposition"]
+    )
+    missing = api.client.get(
+        f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "docx"}
+    )
     assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
     assert "available: html, " in missing.json()["detail"]
 
@@ -128,34 +148,53 @@ def test_cancel_and_resume_wait_for_their_fate(running_api: Api) -> None:
     run_id = api.start(owner, assessment["id"], "s").json()["id"]
     api.follow(owner, run_id, waiting_at("wait_for_framework_selection", "waiting_for_input"))
 
-    resume = api.client.post(f"/api/v1/workflows/{run_id}/resume", params={"wait": 10},
-                             headers=operator, json={"reason": "nothing is blocked"})
+    resume = api.client.post(
+        f"/api/v1/workflows/{run_id}/resume",
+        params={"wait": 10},
+        headers=operator,
+        json={"reason": "nothing is blocked"},
+    )
     assert resume.status_code == 202, resume.text
     assert resume.json()["fate"] in ("ignored", "rejected") and resume.json()["reason"]
 
-    block = api.client.post(f"/api/v1/workflows/{run_id}/block", params={"wait": 10},
-                            headers=operator, json={"reason": "waiting on legal"})
+    block = api.client.post(
+        f"/api/v1/workflows/{run_id}/block",
+        params={"wait": 10},
+        headers=operator,
+        json={"reason": "waiting on legal"},
+    )
     assert (block.json()["fate"], block.json()["run"]["status"]) == ("applied", "blocked")
-    resume = api.client.post(f"/api/v1/workflows/{run_id}/resume", params={"wait": 10},
-                             headers={**operator, "Idempotency-Key": "resume-1"},
-                             json={"reason": "legal said yes"})
+    resume = api.client.post(
+        f"/api/v1/workflows/{run_id}/resume",
+        params={"wait": 10},
+        headers={**operator, "Idempotency-Key": "resume-1"},
+        json={"reason": "legal said yes"},
+    )
     assert resume.json()["fate"] == "applied"
     assert resume.json()["run"]["status"] == "waiting_for_input"
-    blank = api.client.post(f"/api/v1/workflows/{run_id}/cancel", headers=operator,
-                            json={"reason": "  "})
+    blank = api.client.post(
+        f"/api/v1/workflows/{run_id}/cancel", headers=operator, json={"reason": "  "}
+    )
     assert (blank.status_code, blank.json()["code"]) == (422, "validation_failed")
 
-    cancel = api.client.post(f"/api/v1/workflows/{run_id}/cancel", params={"wait": 10},
-                             headers=operator, json={"reason": "scope changed"})
+    cancel = api.client.post(
+        f"/api/v1/workflows/{run_id}/cancel",
+        params={"wait": 10},
+        headers=operator,
+        json={"reason": "scope changed"},
+    )
     assert cancel.status_code == 202, cancel.text
     assert (cancel.json()["fate"], cancel.json()["run"]["status"]) == ("applied", "cancelled")
     late = select_framework(api, owner, run_id)
     assert late["fate"] == "ignored" and late["run"]["status"] == "cancelled"
-    ignored = api.client.get(f"/api/v1/workflows/{run_id}/signals", headers=owner,
-                             params={"fate": "ignored"}).json()["items"]
+    ignored = api.client.get(
+        f"/api/v1/workflows/{run_id}/signals", headers=owner, params={"fate": "ignored"}
+    ).json()["items"]
     assert late["signal_id"] in {s["signal_id"] for s in ignored}
-    audit = api.client.get(f"/api/v1/workflows/{run_id}/audit", headers=owner,
-                           params={"limit": 200}).json()["items"]
+    audit = api.client.get(
+        f"/api/v1/workflows/{run_id}/audit", headers=owner, params={"limit": 200}
+    ).json()["items"]
     cancelled = [e for e in audit if e["event_type"] == "lifecycle_workflow_cancelled"]
     assert [(e["actor_id"], e["metadata"]["reason"]) for e in cancelled] == [
-        ("user:ops@acme", "scope changed")]
+        ("user:ops@acme", "scope changed")
+    ]

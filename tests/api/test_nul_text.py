@@ -40,24 +40,30 @@ def test_the_python_producer_refuses_nul_naming_the_field(embedded: Path) -> Non
         start_lifecycle(OWNER, assessment.id, "start", trace_id=f"t{NUL}", kick=no_kick)
     assert _errors(caught) == [(["trace_id"], "nul_character")]
     with pytest.raises(InvalidInput) as caught:
-        start_lifecycle(OWNER, assessment.id, "start", kick=no_kick,
-                        policies={"soa": {"mode": "single", "approvers": [f"user:{NUL}"]}})
+        start_lifecycle(
+            OWNER,
+            assessment.id,
+            "start",
+            kick=no_kick,
+            policies={"soa": {"mode": "single", "approvers": [f"user:{NUL}"]}},
+        )
     assert _errors(caught) == [(["policies", "soa", "approvers", 0], "nul_character")]
     run = start_lifecycle(OWNER, assessment.id, "start", kick=no_kick).id
 
     with pytest.raises(InvalidInput) as caught:
-        send_signal(OWNER, run, "framework_selected", "f1", payload={"framework": f"S{NUL}"},
-                    kick=no_kick)
+        send_signal(
+            OWNER, run, "framework_selected", "f1", payload={"framework": f"S{NUL}"}, kick=no_kick
+        )
     assert _errors(caught) == [(("payload",), "nul_character")]
     with pytest.raises(InvalidInput) as caught:
-        send_signal(OWNER, run, "framework_selected", f"f{NUL}", payload={"framework": "S"},
-                    kick=no_kick)
+        send_signal(
+            OWNER, run, "framework_selected", f"f{NUL}", payload={"framework": "S"}, kick=no_kick
+        )
     assert _errors(caught) == [(("idempotency_key",), "nul_character")]
     for command in (cancel_run, block_run):
         with pytest.raises(InvalidInput) as caught:
             command(OWNER, run, reason=f"r{NUL}", idempotency_key="c1", kick=no_kick)
         assert _errors(caught) == [(("payload",), "nul_character")]
     with pytest.raises(InvalidInput) as caught:
-        record_approval(OWNER, run, "soa", 1, decision="rejected", comment=f"c{NUL}",
-                        kick=no_kick)
+        record_approval(OWNER, run, "soa", 1, decision="rejected", comment=f"c{NUL}", kick=no_kick)
     assert _errors(caught) == [(["comment"], "nul_character")]

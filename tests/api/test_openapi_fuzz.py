@@ -44,8 +44,12 @@ async def _without_lifespan(scope: dict[str, Any], receive: Any, send: Any) -> N
 
 SCHEMA = schemathesis.openapi.from_dict(app.openapi())
 SCHEMA.app = _without_lifespan
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
 EXAMPLES = 5
 #: Readiness answers 503 by design while nothing consumes the queues (no worker runs
 #: here); it is still held to its schema.
@@ -58,9 +62,12 @@ def _seed(api: Api, headers: Headers) -> dict[str, str]:
     run = api.start(headers, assessment["id"], "fuzz").json()
     signals = api.client.get(f"/api/v1/workflows/{run['id']}/signals", headers=headers)
     assert upload.status_code == 201
-    return {"assessmentId": assessment["id"], "workflowRunId": run["id"],
-            "signalId": signals.json()["items"][0]["signal_id"],
-            "artifactId": "00000000-0000-4000-8000-000000000000"}
+    return {
+        "assessmentId": assessment["id"],
+        "workflowRunId": run["id"],
+        "signalId": signals.json()["items"][0]["signal_id"],
+        "artifactId": "00000000-0000-4000-8000-000000000000",
+    }
 
 
 @pytest.fixture
@@ -78,13 +85,13 @@ def _strategies(operation: Any, headers: Headers, ids: dict[str, str]) -> list[A
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
         strategies.append(operation.as_strategy(mode, headers=headers))
         if real:
-            strategies.append(operation.as_strategy(mode, headers=headers,
-                                                    path_parameters=real))
+            strategies.append(operation.as_strategy(mode, headers=headers, path_parameters=real))
     return strategies
 
 
 def test_generated_requests_never_get_a_server_error(
-        seeded: tuple[Headers, dict[str, str]]) -> None:
+    seeded: tuple[Headers, dict[str, str]],
+) -> None:
     headers, ids = seeded
     results = list(SCHEMA.get_all_operations())
     operations = [result.ok() for result in results if isinstance(result, Ok)]
@@ -96,8 +103,13 @@ def test_generated_requests_never_get_a_server_error(
 
 
 def _fuzz(strategy: Any, checks: list[Any]) -> None:
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=strategy)
     def check(case: Any) -> None:
         case.call_and_validate(checks=checks)
@@ -117,8 +129,7 @@ SPEC_ENDPOINTS = {
 
 def test_the_schema_names_the_spec_endpoints_and_their_errors() -> None:
     paths = app.openapi()["paths"]
-    operations = {(method, path): op for path, ops in paths.items()
-                  for method, op in ops.items()}
+    operations = {(method, path): op for path, ops in paths.items() for method, op in ops.items()}
     assert set(operations) >= SPEC_ENDPOINTS
     ids = [op["operationId"] for op in operations.values()]
     assert len(ids) == len(set(ids))

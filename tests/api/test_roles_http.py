@@ -26,7 +26,8 @@ def _run_at_soa(api: Api, owner: Headers, policies: dict[str, Any] | None = None
     started = api.client.post(
         f"/api/v1/assessments/{assessment['id']}/workflows/lifecycle/start",
         headers={**owner, "Idempotency-Key": f"start-{assessment['id']}"},
-        json={"approval_policies": policies} if policies else None)
+        json={"approval_policies": policies} if policies else None,
+    )
     assert started.status_code == 201, started.text
     run_id = str(started.json()["id"])
     api.follow(owner, run_id, waiting_at("wait_for_framework_selection", "waiting_for_input"))
@@ -36,15 +37,20 @@ def _run_at_soa(api: Api, owner: Headers, policies: dict[str, Any] | None = None
 
 
 def _approve(api: Api, headers: Headers, run_id: str, **body: Any) -> Any:
-    return api.client.post(f"/api/v1/workflows/{run_id}/approvals", headers=headers,
-                           json={"artifact_kind": "soa", "artifact_version": 1, **body})
+    return api.client.post(
+        f"/api/v1/workflows/{run_id}/approvals",
+        headers=headers,
+        json={"artifact_kind": "soa", "artifact_version": 1, **body},
+    )
 
 
 def _signal(api: Api, headers: Headers, run_id: str, event_id: str, key: str) -> Any:
     return api.client.post(
-        f"/api/v1/workflows/{run_id}/signals", params={"wait": 10},
+        f"/api/v1/workflows/{run_id}/signals",
+        params={"wait": 10},
         headers={**headers, "Idempotency-Key": key},
-        json={"type": "soa_approved", "approval_event_id": event_id})
+        json={"type": "soa_approved", "approval_event_id": event_id},
+    )
 
 
 def test_a_role_is_granted_by_an_admin_never_claimed(running_api: Api) -> None:
@@ -67,7 +73,9 @@ def test_a_role_is_granted_by_an_admin_never_claimed(running_api: Api) -> None:
 
     grant = {"principal": REVIEWER, "role": "assessor", "reason": "SoA reviewer"}
     assert _code(api.client.post("/api/v1/roles/grant", headers=reviewer, json=grant)) == (
-        403, "insufficient_scope"), "only an admin grants roles"
+        403,
+        "insufficient_scope",
+    ), "only an admin grants roles"
     granted = api.client.post("/api/v1/roles/grant", headers=admin, json=grant)
     assert granted.status_code == 201, granted.text
     assert (granted.json()["changed"], granted.json()["roles"]) == (True, ["assessor"])
@@ -81,30 +89,36 @@ def test_a_role_is_granted_by_an_admin_never_claimed(running_api: Api) -> None:
     assert "holds: assessor" in still_not_ciso.json()["detail"]
     event = _approve(api, reviewer, run_id)
     assert event.status_code == 201, event.text
-    assert (event.json()["approver_role"], event.json()["approver_roles"]) == (
-        None, ["assessor"])
+    assert (event.json()["approver_role"], event.json()["approver_roles"]) == (None, ["assessor"])
     named = _approve(api, reviewer, run_id, approver_role="assessor")
     assert named.json()["approver_roles"] == ["assessor"]
 
-    revoked = api.client.post("/api/v1/roles/revoke", headers=admin,
-                              json={"principal": REVIEWER, "role": "assessor",
-                                    "reason": "left the team"})
+    revoked = api.client.post(
+        "/api/v1/roles/revoke",
+        headers=admin,
+        json={"principal": REVIEWER, "role": "assessor", "reason": "left the team"},
+    )
     assert (revoked.status_code, revoked.json()["roles"]) == (200, [])
     assert _code(api.client.post("/api/v1/roles/revoke", headers=admin, json=grant)) == (
-        404, "not_found")
+        404,
+        "not_found",
+    )
     assert _code(_approve(api, reviewer, run_id)) == (422, "role_not_held")
     # The event recorded while the role was held keeps the roles held at that moment.
     accepted = _signal(api, reviewer, run_id, event.json()["id"], "soa-by-reviewer")
     assert (accepted.status_code, accepted.json()["fate"]) == (202, "applied"), accepted.text
 
-    history = api.client.get("/api/v1/roles/history", headers=admin,
-                             params={"principal": REVIEWER}).json()
+    history = api.client.get(
+        "/api/v1/roles/history", headers=admin, params={"principal": REVIEWER}
+    ).json()
     assert [(h["action"], h["role"], h["actor_id"], h["reason"]) for h in history] == [
         ("revoked", "assessor", "user:admin@roles", "left the team"),
-        ("granted", "assessor", "user:admin@roles", "SoA reviewer")]
+        ("granted", "assessor", "user:admin@roles", "SoA reviewer"),
+    ]
     assert api.client.get("/api/v1/roles", headers=admin).json() == []
-    assert api.client.get("/api/v1/roles", headers=api.key("admin", tenant="other")).json() \
-        == [], "a tenant's admin sees only its own tenant"
+    assert api.client.get("/api/v1/roles", headers=api.key("admin", tenant="other")).json() == [], (
+        "a tenant's admin sees only its own tenant"
+    )
 
 
 def test_the_gate_checks_the_roles_held_when_the_event_was_recorded(running_api: Api) -> None:
@@ -115,8 +129,9 @@ def test_the_gate_checks_the_roles_held_when_the_event_was_recorded(running_api:
     assessor = api.key("approve", "read", tenant=tenant, principal=REVIEWER)
     ciso = api.key("approve", "read", tenant=tenant, principal=CISO)
     for principal, role in ((REVIEWER, "assessor"), (CISO, "assessor"), (CISO, "ciso")):
-        granted = api.client.post("/api/v1/roles/grant", headers=admin,
-                                  json={"principal": principal, "role": role})
+        granted = api.client.post(
+            "/api/v1/roles/grant", headers=admin, json={"principal": principal, "role": role}
+        )
         assert granted.status_code == 201, granted.text
     run_id = _run_at_soa(api, owner, {"soa": {"mode": "single", "roles": ["ciso"]}})
 
@@ -128,11 +143,16 @@ def test_the_gate_checks_the_roles_held_when_the_event_was_recorded(running_api:
     as_assessor = _approve(api, ciso, run_id, approver_role="assessor").json()
     assert as_assessor["approver_roles"] == ["assessor"], "a named role is the one acted in"
     assert _code(_signal(api, ciso, run_id, as_assessor["id"], "soa-ciso-as-assessor")) == (
-        422, "signal_rejected")
+        422,
+        "signal_rejected",
+    )
     every_role = _approve(api, ciso, run_id).json()
     assert every_role["approver_roles"] == ["assessor", "ciso"]
     accepted = _signal(api, ciso, run_id, every_role["id"], "soa-ciso")
     assert (accepted.status_code, accepted.json()["fate"]) == (202, "applied"), accepted.text
     records = api.client.get(f"/api/v1/workflows/{run_id}/approvals", headers=owner).json()
     assert [r["approver_roles"] for r in records] == [
-        ["assessor"], ["assessor"], ["assessor", "ciso"]]
+        ["assessor"],
+        ["assessor"],
+        ["assessor", "ciso"],
+    ]

@@ -30,13 +30,19 @@ def small_limit(api: Api, monkeypatch: pytest.MonkeyPatch) -> Api:
 
 def _nothing_stored(home: Path, assessment_id: str) -> None:
     storage = home / "storage"
-    stored = [p for p in (storage / "documents").rglob("*") if p.is_file()] \
-        if (storage / "documents").exists() else []
+    stored = (
+        [p for p in (storage / "documents").rglob("*") if p.is_file()]
+        if (storage / "documents").exists()
+        else []
+    )
     leftovers = list((storage / "incoming").glob("*")) if (storage / "incoming").exists() else []
     with transaction() as session:
         rows = session.scalar(select(func.count()).select_from(Document))
-        signals = session.scalar(select(func.count()).select_from(InboxSignal).where(
-            InboxSignal.type == "documents_uploaded"))
+        signals = session.scalar(
+            select(func.count())
+            .select_from(InboxSignal)
+            .where(InboxSignal.type == "documents_uploaded")
+        )
     assert (stored, leftovers, rows, signals) == ([], [], 0, 0), assessment_id
 
 
@@ -62,7 +68,10 @@ def test_upload_stores_once_and_announces_to_the_active_run(api: Api, embedded: 
     assert (document["media_type"], document["size_bytes"]) == ("text/markdown", len(content))
     again = api.upload(headers, assessment_id, "copy.md", content)
     assert (again.status_code, again.json()["id"], again.json()["duplicate"]) == (
-        200, document["id"], True)
+        200,
+        document["id"],
+        True,
+    )
     listed = api.client.get(f"/api/v1/assessments/{assessment_id}/documents", headers=headers)
     assert [d["id"] for d in listed.json()] == [document["id"]]
     signals = api.client.get(f"/api/v1/workflows/{run_id}/signals", headers=headers).json()
@@ -78,8 +87,10 @@ def test_an_oversized_file_is_refused_while_streaming(small_limit: Api, embedded
     boundary = "oversize-boundary"
 
     async def body() -> AsyncIterator[bytes]:
-        yield (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-               f"filename=\"big.txt\"\r\nContent-Type: text/plain\r\n\r\n").encode()
+        yield (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n'
+        ).encode()
         for index in range(100):
             sent.append(index)
             yield b"a" * 1024
@@ -90,9 +101,10 @@ def test_an_oversized_file_is_refused_while_streaming(small_limit: Api, embedded
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
             return await client.post(
-                f"/api/v1/assessments/{assessment_id}/documents", content=body(),
-                headers={**headers,
-                         "Content-Type": f"multipart/form-data; boundary={boundary}"})
+                f"/api/v1/assessments/{assessment_id}/documents",
+                content=body(),
+                headers={**headers, "Content-Type": f"multipart/form-data; boundary={boundary}"},
+            )
 
     problem = _problem(asyncio.run(post()), 413, "document_too_large")
     assert problem["limit_bytes"] == LIMIT and str(LIMIT) in problem["detail"]
@@ -101,7 +113,8 @@ def test_an_oversized_file_is_refused_while_streaming(small_limit: Api, embedded
 
 
 def test_a_declared_length_over_the_limit_is_refused_before_reading(
-        small_limit: Api, embedded: Path) -> None:
+    small_limit: Api, embedded: Path
+) -> None:
     api = small_limit
     headers, assessment_id = _assessment(api)
     response = api.upload(headers, assessment_id, "big.md", b"# big\n" * 20_000)
@@ -110,16 +123,21 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading(
     _nothing_stored(embedded, assessment_id)
 
 
-@pytest.mark.parametrize(("name", "content", "declared"), [
-    ("photo.md", PNG, "text/markdown"),
-    ("policy.pdf", b"# A markdown policy\n\nNot a PDF at all.\n", "application/pdf"),
-    ("policy.md", b"# Policy\n\nText.\n", "image/png"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "declared"),
+    [
+        ("photo.md", PNG, "text/markdown"),
+        ("policy.pdf", b"# A markdown policy\n\nNot a PDF at all.\n", "application/pdf"),
+        ("policy.md", b"# Policy\n\nText.\n", "image/png"),
+    ],
+)
 def test_content_that_does_not_match_its_type_is_refused(
-        api: Api, embedded: Path, name: str, content: bytes, declared: str) -> None:
+    api: Api, embedded: Path, name: str, content: bytes, declared: str
+) -> None:
     headers, assessment_id = _assessment(api)
-    problem = _problem(api.upload(headers, assessment_id, name, content, declared),
-                       422, "invalid_input")
+    problem = _problem(
+        api.upload(headers, assessment_id, name, content, declared), 422, "invalid_input"
+    )
     assert name in problem["detail"]
     _nothing_stored(embedded, assessment_id)
 
@@ -127,21 +145,31 @@ def test_content_that_does_not_match_its_type_is_refused(
 def test_malformed_uploads_get_clear_problems(api: Api, embedded: Path) -> None:
     headers, assessment_id = _assessment(api)
     url = f"/api/v1/assessments/{assessment_id}/documents"
-    _problem(api.client.post(url, headers=headers, json={"file": "x"}), 415,
-             "unsupported_media_type")
-    _problem(api.client.post(url, headers=headers, data={"note": "no file"},
-                             files={"other": ("a.md", b"# a")}), 422, "unexpected_field")
-    _problem(api.client.post(url, headers=headers, files={"file": ("", b"")}), 422,
-             "file_missing")
+    _problem(
+        api.client.post(url, headers=headers, json={"file": "x"}), 415, "unsupported_media_type"
+    )
+    _problem(
+        api.client.post(
+            url, headers=headers, data={"note": "no file"}, files={"other": ("a.md", b"# a")}
+        ),
+        422,
+        "unexpected_field",
+    )
+    _problem(api.client.post(url, headers=headers, files={"file": ("", b"")}), 422, "file_missing")
     _problem(api.upload(headers, assessment_id, "empty.md", b""), 422, "invalid_input")
-    truncated = api.client.post(url, content=b"--b\r\nContent-Disposition: form-data; "
-                                b"name=\"file\"; filename=\"a.md\"\r\n\r\n# cut",
-                                headers={**headers,
-                                         "Content-Type": "multipart/form-data; boundary=b"})
+    truncated = api.client.post(
+        url,
+        content=b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.md"\r\n\r\n# cut',
+        headers={**headers, "Content-Type": "multipart/form-data; boundary=b"},
+    )
     _problem(truncated, 400, "malformed_multipart")
-    two = api.client.post(url, headers=headers, files=[("file", ("a.md", b"# a")),
-                                                        ("file", ("b.md", b"# b"))])
+    two = api.client.post(
+        url, headers=headers, files=[("file", ("a.md", b"# a")), ("file", ("b.md", b"# b"))]
+    )
     _problem(two, 422, "too_many_files")
-    _problem(api.upload(headers, "5b1f0a0e-0000-4000-8000-000000000000", "a.md", b"# a"),
-             404, "not_found")
+    _problem(
+        api.upload(headers, "5b1f0a0e-0000-4000-8000-000000000000", "a.md", b"# a"),
+        404,
+        "not_found",
+    )
     _nothing_stored(embedded, assessment_id)

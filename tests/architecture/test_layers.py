@@ -27,8 +27,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("orchestrator.jobs", "orchestrator.knowledge", "orchestrator.catalog"),
     ("orchestrator.service", "orchestrator.notifications", "orchestrator.sweeps"),
     ("workers",),
-    ("orchestrator.api", "orchestrator.cli", "orchestrator.console", "orchestrator.runtime",
-     "orchestrator.demo"),
+    (
+        "orchestrator.api",
+        "orchestrator.cli",
+        "orchestrator.console",
+        "orchestrator.runtime",
+        "orchestrator.demo",
+    ),
     ("orchestrator.testing",),
 )
 
@@ -78,9 +83,11 @@ def violations() -> list[str]:
 
 
 def test_every_package_has_a_layer() -> None:
-    unplaced = [name for name, _ in modules()
-                if layer_of(name) is None and name not in ("orchestrator",
-                                                           "orchestrator.__main__")]
+    unplaced = [
+        name
+        for name, _ in modules()
+        if layer_of(name) is None and name not in ("orchestrator", "orchestrator.__main__")
+    ]
     assert unplaced == []
 
 
@@ -90,16 +97,24 @@ def test_no_module_imports_a_higher_layer() -> None:
 
 def test_workers_never_import_entry_points() -> None:
     entry = ("orchestrator.api", "orchestrator.cli", "orchestrator.console")
-    bad = [f"{name} imports {imported}" for name, path in modules()
-           if name.startswith("workers")
-           for imported in imports_of(path) if imported.startswith(entry)]
+    bad = [
+        f"{name} imports {imported}"
+        for name, path in modules()
+        if name.startswith("workers")
+        for imported in imports_of(path)
+        if imported.startswith(entry)
+    ]
     assert bad == []
 
 
 def test_product_code_never_imports_testing() -> None:
-    bad = [f"{name} imports {imported}" for name, path in modules()
-           if not name.startswith("orchestrator.testing")
-           for imported in imports_of(path) if imported.startswith("orchestrator.testing")]
+    bad = [
+        f"{name} imports {imported}"
+        for name, path in modules()
+        if not name.startswith("orchestrator.testing")
+        for imported in imports_of(path)
+        if imported.startswith("orchestrator.testing")
+    ]
     assert bad == []
 
 
@@ -108,17 +123,23 @@ def test_no_module_imports_another_modules_private_names() -> None:
     for name, path in modules():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                bad += [f"{name}: from {node.module} import {a.name}" for a in node.names
-                        if a.name.startswith("_") and node.module.split(".")[0] in
-                        ("orchestrator", "workers")]
+                bad += [
+                    f"{name}: from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_")
+                    and node.module.split(".")[0] in ("orchestrator", "workers")
+                ]
     assert bad == []
 
 
 @pytest.mark.parametrize("package", ["orchestrator", "workers"])
 def test_no_import_cycle_between_modules(package: str) -> None:
     known = dict(modules())
-    graph = {name: {i for i in imports_of(path) if i in known and not name.startswith(i + ".")}
-             for name, path in known.items() if name.startswith(package)}
+    graph = {
+        name: {i for i in imports_of(path) if i in known and not name.startswith(i + ".")}
+        for name, path in known.items()
+        if name.startswith(package)
+    }
     try:
         TopologicalSorter(graph).prepare()
     except CycleError as error:

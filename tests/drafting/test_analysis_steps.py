@@ -54,8 +54,10 @@ def _linked(catalog: LoadedCatalog, framework: str) -> set[str]:
 
 def test_the_shipped_catalogue_is_the_official_scf_workbook() -> None:
     catalog = shipped_catalog()
-    assert (catalog.info.name, catalog.info.version) == ("Secure Controls Framework (SCF)",
-                                                         "2022.3")
+    assert (catalog.info.name, catalog.info.version) == (
+        "Secure Controls Framework (SCF)",
+        "2022.3",
+    )
     assert len(catalog.controls) == 1090 and len(catalog.domains) == 32
     assert all(c.id.startswith(c.domain + "-") and c.description for c in catalog.controls)
     assert "CC BY-ND 4.0" in catalog.info.attribution
@@ -86,7 +88,8 @@ def test_scope_is_the_crosswalk_of_the_framework(kit: Kit) -> None:
     controls = {c["control_id"]: c for d in scope["domains"] for c in d["controls"]}
     assert set(controls) == _linked(shipped_catalog(), "SOC 2")
     assert {d["domain"] for d in scope["out_of_scope"]}.isdisjoint(
-        {c["domain"] for c in controls.values()})
+        {c["domain"] for c in controls.values()}
+    )
     pre = _by_id(kit.content(K.SCF_PRE_ANALYSIS)["controls"])
     assert all(c["coverage"] == pre[cid]["coverage"] for cid, c in controls.items())
     assert "SOC 2 CC6.1" in {r for c in controls.values() for r in c["requirements"]}
@@ -95,10 +98,12 @@ def test_scope_is_the_crosswalk_of_the_framework(kit: Kit) -> None:
     assert result.summary["framework"] == "SOC 2"
 
 
-@pytest.mark.parametrize(("framework", "code"), [("NOPE 9000", "unknown_framework"),
-                                                 (None, "framework_missing")])
-def test_scope_refuses_an_unknown_or_missing_framework(kit: Kit, framework: str | None,
-                                                       code: str) -> None:
+@pytest.mark.parametrize(
+    ("framework", "code"), [("NOPE 9000", "unknown_framework"), (None, "framework_missing")]
+)
+def test_scope_refuses_an_unknown_or_missing_framework(
+    kit: Kit, framework: str | None, code: str
+) -> None:
     kit.run_through(Step.RUN_SCF_PRE_ANALYSIS)
     with pytest.raises(JobFailure) as failure:
         run_analysis_step(kit.context(Step.CREATE_SCOPE, framework=framework))
@@ -115,8 +120,9 @@ def test_a_step_without_its_input_fails_clearly(kit: Kit) -> None:
 def test_soa_lists_in_scope_controls_with_justifications(kit: Kit) -> None:
     kit.framework = "NIST CSF"
     kit.run_through(Step.CREATE_SCOPE)
-    result = kit.run_step(Step.CREATE_SOA_DRAFT,
-                          exclusions={"iac-01": "Identity is run by the parent company."})
+    result = kit.run_step(
+        Step.CREATE_SOA_DRAFT, exclusions={"iac-01": "Identity is run by the parent company."}
+    )
     soa = kit.content(K.SOA)
     rows = _by_id(soa["controls"])
     assert set(rows) == _linked(shipped_catalog(), "NIST CSF 1.1")
@@ -166,8 +172,7 @@ def test_a_gap_disappears_when_evidence_for_it_is_added(kit: Kit) -> None:
     gaps = _by_id(first["gaps"])
     assert "SCF VPM-06" in gaps
     assert gaps["SCF VPM-06"]["evidence_state"] == "no_evidence_found"
-    assert first["summary"]["gaps"] + first["summary"]["met"] == first["summary"][
-        "requirements"]
+    assert first["summary"]["gaps"] + first["summary"]["met"] == first["summary"]["requirements"]
 
     kit.add_document("vulnerability-standard.md", VULNERABILITY_STANDARD)
     kit.run_step(Step.INGEST_DOCUMENTS)
@@ -180,22 +185,37 @@ def test_a_gap_disappears_when_evidence_for_it_is_added(kit: Kit) -> None:
 
 
 def _requirement(control_id: str, proposal: str, **extra: Any) -> dict[str, Any]:
-    return {"framework": "SCF", "requirement_id": control_id, "title": control_id,
-            "scf_controls": [control_id], "proposal": proposal, "reason": f"{proposal} here",
-            "evidence": [], **extra}
+    return {
+        "framework": "SCF",
+        "requirement_id": control_id,
+        "title": control_id,
+        "scf_controls": [control_id],
+        "proposal": proposal,
+        "reason": f"{proposal} here",
+        "evidence": [],
+        **extra,
+    }
 
 
 def test_gap_severity_comes_from_scf_weighting_and_evidence_state(kit: Kit) -> None:
     catalog = shipped_catalog()
     used = {"GOV-01", "IAC-06", "BCD-11"}
-    heavy = next(c.id for c in catalog.controls
-                 if c.details.get("weighting") == 10 and c.id not in used)
+    heavy = next(
+        c.id for c in catalog.controls if c.details.get("weighting") == 10 and c.id not in used
+    )
     light = next(c.id for c in catalog.controls if c.details.get("weighting") == 1)
-    kit.add_artifact(K.EVIDENCE_ANALYSIS, {"requirements": [
-        _requirement(heavy, "no_evidence_found"), _requirement(light, "no_evidence_found"),
-        _requirement("GOV-01", "evidence_found"),
-        _requirement("IAC-06", "weak_evidence"),
-        _requirement("BCD-11", "evidence_found", assessed_status="not_implemented")]})
+    kit.add_artifact(
+        K.EVIDENCE_ANALYSIS,
+        {
+            "requirements": [
+                _requirement(heavy, "no_evidence_found"),
+                _requirement(light, "no_evidence_found"),
+                _requirement("GOV-01", "evidence_found"),
+                _requirement("IAC-06", "weak_evidence"),
+                _requirement("BCD-11", "evidence_found", assessed_status="not_implemented"),
+            ]
+        },
+    )
     kit.run_step(Step.CREATE_GAP_ANALYSIS)
     gaps = _by_id(kit.content(K.GAP_ANALYSIS)["gaps"])
     assert gaps[f"SCF {heavy}"]["severity"] == "high"
@@ -206,21 +226,33 @@ def test_gap_severity_comes_from_scf_weighting_and_evidence_state(kit: Kit) -> N
         assert gap["criteria"] and gap["condition"] and gap["scf_controls"]
 
 
-@pytest.mark.parametrize(("proposal", "kinds", "level"), [
-    ("no_evidence_found", set(), 0), ("template_not_adopted", {"policy"}, 0),
-    ("weak_evidence", {"policy"}, 1), ("evidence_found", {"policy"}, 2),
-    ("evidence_found", {"policy", "record"}, 3), ("evidence_found", {"record", "metrics"}, 4)])
+@pytest.mark.parametrize(
+    ("proposal", "kinds", "level"),
+    [
+        ("no_evidence_found", set(), 0),
+        ("template_not_adopted", {"policy"}, 0),
+        ("weak_evidence", {"policy"}, 1),
+        ("evidence_found", {"policy"}, 2),
+        ("evidence_found", {"policy", "record"}, 3),
+        ("evidence_found", {"record", "metrics"}, 4),
+    ],
+)
 def test_level_rule(proposal: str, kinds: set[str], level: int) -> None:
     assert level_for(proposal, kinds)[0] == level
 
 
 def test_maturity_is_per_control_with_domain_rollups(kit: Kit) -> None:
-    rows = [_requirement("IAC-01", "evidence_found") | {"domain": "IAC", "control_id": "IAC-01",
-                                                        "evidence": [{"document": "p.md"}]},
-            _requirement("IAC-06", "weak_evidence") | {"domain": "IAC", "control_id": "IAC-06"},
-            _requirement("BCD-11", "evidence_found") | {
-                "domain": "BCD", "control_id": "BCD-11",
-                "evidence": [{"document": "restore-test-log.csv"}]}]
+    rows = [
+        _requirement("IAC-01", "evidence_found")
+        | {"domain": "IAC", "control_id": "IAC-01", "evidence": [{"document": "p.md"}]},
+        _requirement("IAC-06", "weak_evidence") | {"domain": "IAC", "control_id": "IAC-06"},
+        _requirement("BCD-11", "evidence_found")
+        | {
+            "domain": "BCD",
+            "control_id": "BCD-11",
+            "evidence": [{"document": "restore-test-log.csv"}],
+        },
+    ]
     kit.add_artifact(K.EVIDENCE_ANALYSIS, {"controls": rows})
     kit.run_step(Step.CREATE_MATURITY_ASSESSMENT)
     content = kit.content(K.MATURITY_ASSESSMENT)
@@ -233,27 +265,61 @@ def test_maturity_is_per_control_with_domain_rollups(kit: Kit) -> None:
 
 
 def test_poam_items_have_fedramp_fields(kit: Kit) -> None:
-    kit.add_artifact(K.EVIDENCE_ANALYSIS, {"requirements": [
-        _requirement("VPM-06", "no_evidence_found", owner="Jane Roe",
-                     target_date="2025-04-15", note="scanner bought")]})
-    kit.add_artifact(K.GAP_ANALYSIS, {"gaps": [
-        {"control_id": "SCF VPM-06", "requirement_id": "VPM-06", "title": "Vulnerability",
-         "scf_controls": ["VPM-06"], "severity": "high", "criteria": "VPM-06 ...",
-         "condition": "No scans."},
-        {"control_id": "SCF TPM-05", "requirement_id": "TPM-05", "title": "Contracts",
-         "scf_controls": ["TPM-05"], "severity": "low", "criteria": "TPM-05 ...",
-         "condition": "Weak."}], "met": []})
+    kit.add_artifact(
+        K.EVIDENCE_ANALYSIS,
+        {
+            "requirements": [
+                _requirement(
+                    "VPM-06",
+                    "no_evidence_found",
+                    owner="Jane Roe",
+                    target_date="2025-04-15",
+                    note="scanner bought",
+                )
+            ]
+        },
+    )
+    kit.add_artifact(
+        K.GAP_ANALYSIS,
+        {
+            "gaps": [
+                {
+                    "control_id": "SCF VPM-06",
+                    "requirement_id": "VPM-06",
+                    "title": "Vulnerability",
+                    "scf_controls": ["VPM-06"],
+                    "severity": "high",
+                    "criteria": "VPM-06 ...",
+                    "condition": "No scans.",
+                },
+                {
+                    "control_id": "SCF TPM-05",
+                    "requirement_id": "TPM-05",
+                    "title": "Contracts",
+                    "scf_controls": ["TPM-05"],
+                    "severity": "low",
+                    "criteria": "TPM-05 ...",
+                    "condition": "Weak.",
+                },
+            ],
+            "met": [],
+        },
+    )
     result = kit.run_step(Step.CREATE_POAM)
     items = kit.content(K.POAM)["items"]
     today = FIXED_NOW.date()
     assert [(i["id"], i["controls"], i["priority"]) for i in items] == [
-        ("POAM-001", "VPM-06", "P1"), ("POAM-002", "TPM-05", "P3")]
+        ("POAM-001", "VPM-06", "P1"),
+        ("POAM-002", "TPM-05", "P3"),
+    ]
     owned, unowned = items
-    assert (owned["point_of_contact"], owned["scheduled_completion_date"],
-            owned["comments"]) == ("Jane Roe", "2025-04-15", "scanner bought")
+    assert (owned["point_of_contact"], owned["scheduled_completion_date"], owned["comments"]) == (
+        "Jane Roe",
+        "2025-04-15",
+        "scanner bought",
+    )
     assert unowned["point_of_contact"] == "Unassigned (proposed: Vendor Risk Manager)"
-    assert date.fromisoformat(unowned["scheduled_completion_date"]) == today + timedelta(
-        days=180)
+    assert date.fromisoformat(unowned["scheduled_completion_date"]) == today + timedelta(days=180)
     assert len(unowned["milestones"]) == 3 and unowned["original_risk_rating"] == "Low"
     assert owned["weakness"] == "No scans." and owned["original_detection_date"] == str(today)
     assert result.summary["items"] == 2 and result.summary["unassigned"] == 1

@@ -56,14 +56,22 @@ def test_report_renders_every_section_and_is_stored(kit: Kit) -> None:
 
 
 def test_hostile_text_is_escaped_everywhere(kit: Kit) -> None:
-    kit.add_document(f"{HOSTILE}.md", f"# Multi-factor authentication {HOSTILE}\n"
-                     f"MFA multi-factor authentication is required {HOSTILE} for remote access.")
+    kit.add_document(
+        f"{HOSTILE}.md",
+        f"# Multi-factor authentication {HOSTILE}\n"
+        f"MFA multi-factor authentication is required {HOSTILE} for remote access.",
+    )
     kit.run_through(Step.CREATE_SOA_DRAFT)
     soa = kit.latest(ArtifactKind.SOA)
     assert soa is not None
-    controls = [c | {"justification": f"{c['justification']} {HOSTILE}",
-                     "title": f"<img src=x onerror=alert(1)> {c['title']}"}
-                for c in soa.content["controls"]]
+    controls = [
+        c
+        | {
+            "justification": f"{c['justification']} {HOSTILE}",
+            "title": f"<img src=x onerror=alert(1)> {c['title']}",
+        }
+        for c in soa.content["controls"]
+    ]
     kit.add_artifact(ArtifactKind.SOA, soa.content | {"controls": controls})
     kit.run_through(Step.CREATE_REPORT, start=Step.INGEST_SOA)
     artifact = kit.latest(ArtifactKind.REPORT)
@@ -76,10 +84,19 @@ def test_hostile_text_is_escaped_everywhere(kit: Kit) -> None:
 
 
 def test_render_is_deterministic_and_escapes_attributes() -> None:
-    report = ReportInput(title='"><b>t', assessment_name="a", as_of="2025-03-01",
-                         soa={"controls": [{"control_id": "X-1", "title": "t",
-                                            "applicable": True, "justification": "j & k"}]},
-                         gaps={}, maturity={}, poam={})
+    report = ReportInput(
+        title='"><b>t',
+        assessment_name="a",
+        as_of="2025-03-01",
+        soa={
+            "controls": [
+                {"control_id": "X-1", "title": "t", "applicable": True, "justification": "j & k"}
+            ]
+        },
+        gaps={},
+        maturity={},
+        poam={},
+    )
     html = render_report_html(report)
     assert html == render_report_html(report)
     assert "<title>&quot;&gt;&lt;b&gt;t</title>" in html
@@ -115,12 +132,22 @@ def _exports(kit: Kit) -> dict[str, dict[str, object]]:
 def test_exports_are_stored_content_addressed_and_listed_in_the_report(kit: Kit) -> None:
     result = kit.run_through(Step.CREATE_REPORT)
     exports = _exports(kit)
-    assert set(exports) == {"pdf", "json", "poam_csv", "poam_xlsx", "oscal_assessment_results",
-                            "oscal_poam"}
+    assert set(exports) == {
+        "pdf",
+        "json",
+        "poam_csv",
+        "poam_xlsx",
+        "oscal_assessment_results",
+        "oscal_poam",
+    }
     artifact = kit.latest(ArtifactKind.REPORT)
     assert artifact is not None
-    rows = {row.kind: row for row in kit.session.scalars(
-        select(ReportExport).where(ReportExport.artifact_id == artifact.id))}
+    rows = {
+        row.kind: row
+        for row in kit.session.scalars(
+            select(ReportExport).where(ReportExport.artifact_id == artifact.id)
+        )
+    }
     for kind, entry in exports.items():
         data = Path(str(entry["path"])).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"] == rows[kind].sha256
@@ -138,8 +165,15 @@ def test_pdf_export_carries_every_section(kit: Kit) -> None:
     kit.run_through(Step.CREATE_REPORT)
     pdf = pdfium.PdfDocument(str(_exports(kit)["pdf"]["path"]))
     text = "\n".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
-    for heading in ("Summary", "Scope", "Statement of Applicability", "Gaps",
-                    "Maturity by domain", "Plan of Action & Milestones", "Evidence citations"):
+    for heading in (
+        "Summary",
+        "Scope",
+        "Statement of Applicability",
+        "Gaps",
+        "Maturity by domain",
+        "Plan of Action & Milestones",
+        "Evidence citations",
+    ):
         assert heading in text
     assert "Acme <script>" in text  # shown as text, never interpreted
     for item in kit.content(ArtifactKind.POAM)["items"]:
@@ -165,21 +199,25 @@ def test_poam_exports_have_one_row_per_item_and_defuse_formulas(kit: Kit) -> Non
     kit.run_through(Step.CREATE_POAM)
     poam = kit.latest(ArtifactKind.POAM)
     assert poam is not None
-    items = [dict(poam.content["items"][0], weakness="=HYPERLINK(\"http://x\")")]
+    items = [dict(poam.content["items"][0], weakness='=HYPERLINK("http://x")')]
     items += poam.content["items"][1:]
     kit.add_artifact(ArtifactKind.POAM, poam.content | {"items": items})
     kit.run_step(Step.CREATE_REPORT)
     exports = _exports(kit)
-    rows = list(csv.reader(io.StringIO(
-        Path(str(exports["poam_csv"]["path"])).read_bytes().decode("utf-8-sig"))))
+    rows = list(
+        csv.reader(
+            io.StringIO(Path(str(exports["poam_csv"]["path"])).read_bytes().decode("utf-8-sig"))
+        )
+    )
     assert rows[0][:4] == ["POAM ID", "Controls", "Weakness Name", "Weakness Description"]
     assert [row[0] for row in rows[1:]] == [item["id"] for item in items]
-    assert rows[1][3] == "'=HYPERLINK(\"http://x\")"
+    assert rows[1][3] == '\'=HYPERLINK("http://x")'
     sheet = openpyxl.load_workbook(str(exports["poam_xlsx"]["path"])).active
     assert sheet is not None
     values = list(sheet.iter_rows(values_only=True))
     assert [list(map(str, row)) for row in values[1:]] == [
-        [cell if cell else "None" for cell in row] for row in rows[1:]]
+        [cell if cell else "None" for cell in row] for row in rows[1:]
+    ]
 
 
 def test_report_files_are_deterministic(kit: Kit) -> None:

@@ -32,16 +32,20 @@ def no_kick(_: uuid.UUID) -> None:
 def started_run(documents: bool = True) -> uuid.UUID:
     assessment = create_assessment(OWNER, "org", "Coordinator test")
     if documents:
-        upload_document(OWNER, assessment.id, "policy.md", b"# Policy\n\nAccess is reviewed.",
-                        kick=no_kick)
+        upload_document(
+            OWNER, assessment.id, "policy.md", b"# Policy\n\nAccess is reviewed.", kick=no_kick
+        )
     run = start_lifecycle(OWNER, assessment.id, f"start-{assessment.id}", kick=no_kick)
     return run.id
 
 
 def fates(run_id: uuid.UUID) -> dict[str, str]:
     with transaction() as session:
-        rows = session.execute(select(InboxSignal.idempotency_key, InboxSignal.fate).where(
-            InboxSignal.run_id == run_id)).all()
+        rows = session.execute(
+            select(InboxSignal.idempotency_key, InboxSignal.fate).where(
+                InboxSignal.run_id == run_id
+            )
+        ).all()
     return dict(rows)
 
 
@@ -63,8 +67,9 @@ def test_start_applies_pending_signals_in_one_wake_up(embedded: Path) -> None:
 def test_early_signal_stays_pending_until_its_step(embedded: Path) -> None:
     run_id = started_run(documents=False)
     coordinate(run_id)
-    send_signal(OWNER, run_id, "framework_selected", "fw", payload={"framework": "SCF"},
-                kick=no_kick)
+    send_signal(
+        OWNER, run_id, "framework_selected", "fw", payload={"framework": "SCF"}, kick=no_kick
+    )
     coordinate(run_id)
     assert fates(run_id)["fw"] == "pending"
     assert get_run(OWNER, run_id).current_step == "wait_for_documents"
@@ -73,13 +78,25 @@ def test_early_signal_stays_pending_until_its_step(embedded: Path) -> None:
 def test_duplicate_signal_returns_the_first_and_records_nothing(embedded: Path) -> None:
     run_id = started_run()
     coordinate(run_id)
-    first = send_signal(OWNER, run_id, "assessment_blocked", "block-1",
-                        payload={"reason": "waiting for the CISO"}, kick=no_kick)
+    first = send_signal(
+        OWNER,
+        run_id,
+        "assessment_blocked",
+        "block-1",
+        payload={"reason": "waiting for the CISO"},
+        kick=no_kick,
+    )
     coordinate(run_id)
     with transaction() as session:
         audits = session.scalar(select(func.count()).select_from(AuditEvent))
-    again = send_signal(OWNER, run_id, "assessment_blocked", "block-1",
-                        payload={"reason": "waiting for the CISO"}, kick=no_kick)
+    again = send_signal(
+        OWNER,
+        run_id,
+        "assessment_blocked",
+        "block-1",
+        payload={"reason": "waiting for the CISO"},
+        kick=no_kick,
+    )
     coordinate(run_id)
     assert again.duplicate and again.signal_id == first.signal_id and again.fate == "applied"
     with transaction() as session:
@@ -91,8 +108,7 @@ def test_same_key_with_other_payload_is_a_recorded_conflict(embedded: Path) -> N
     run_id = started_run()
     send_signal(OWNER, run_id, "assessment_blocked", "k", payload={"reason": "a"}, kick=no_kick)
     with pytest.raises(IdempotencyConflict):
-        send_signal(OWNER, run_id, "assessment_blocked", "k", payload={"reason": "b"},
-                    kick=no_kick)
+        send_signal(OWNER, run_id, "assessment_blocked", "k", payload={"reason": "b"}, kick=no_kick)
     with transaction() as session:
         conflicts = list(session.scalars(select(SignalConflict)))
     assert len(conflicts) == 1 and conflicts[0].envelope["payload"] == {"reason": "b"}
@@ -115,8 +131,9 @@ def test_bad_input_is_refused_and_nothing_is_stored(embedded: Path) -> None:
     with pytest.raises(NotFound):
         send_signal(STRANGER, run_id, "assessment_cancelled", "x", kick=no_kick)
     with pytest.raises(InvalidInput):
-        send_signal(OWNER, run_id, "assessment_blocked", "x", payload={"blob": "z" * 70_000},
-                    kick=no_kick)
+        send_signal(
+            OWNER, run_id, "assessment_blocked", "x", payload={"blob": "z" * 70_000}, kick=no_kick
+        )
     with transaction() as session:
         assert session.scalar(select(func.count()).select_from(InboxSignal)) == before
 
@@ -137,8 +154,9 @@ def test_one_active_run_per_assessment_and_idempotent_start(embedded: Path) -> N
 def test_cancel_is_terminal_and_frees_the_assessment(embedded: Path) -> None:
     run_id = started_run()
     coordinate(run_id)
-    send_signal(OWNER, run_id, "assessment_cancelled", "stop", payload={"reason": "dup"},
-                kick=no_kick)
+    send_signal(
+        OWNER, run_id, "assessment_cancelled", "stop", payload={"reason": "dup"}, kick=no_kick
+    )
     send_signal(OWNER, run_id, "assessment_resumed", "resume", kick=no_kick)
     coordinate(run_id)
     run = get_run(OWNER, run_id)

@@ -31,11 +31,17 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
     report = Path(result.report_path)
     assert report.is_relative_to(embedded) and report.read_text().startswith("<!DOCTYPE html>")
     with transaction() as session:
-        statuses = set(session.scalars(select(StepExecution.status).where(
-            StepExecution.run_id == result.run.id)))
+        statuses = set(
+            session.scalars(
+                select(StepExecution.status).where(StepExecution.run_id == result.run.id)
+            )
+        )
         jobs = list(session.scalars(select(Job).where(Job.run_id == result.run.id)))
-        unpublished = session.scalar(select(func.count()).select_from(OutboxMessage).where(
-            OutboxMessage.run_id == result.run.id, OutboxMessage.published_at.is_(None)))
+        unpublished = session.scalar(
+            select(func.count())
+            .select_from(OutboxMessage)
+            .where(OutboxMessage.run_id == result.run.id, OutboxMessage.published_at.is_(None))
+        )
         chunks = session.scalar(select(func.count()).select_from(DocumentChunk))
         assessment = session.get(Assessment, result.run.assessment_id)
     assert statuses == {"completed"}
@@ -52,5 +58,9 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
     # The demo says what the drafts propose, and the report's exports include OSCAL.
     assert any(line.startswith("evidence: ") and "no_evidence_found" in line for line in lines)
     assert any(line.startswith("maturity: highest control level") for line in lines)
-    assert any(line.startswith("report exports:") and "oscal_assessment_results" in line
-               and "oscal_poam" in line for line in lines), lines
+    assert any(
+        line.startswith("report exports:")
+        and "oscal_assessment_results" in line
+        and "oscal_poam" in line
+        for line in lines
+    ), lines

@@ -43,27 +43,31 @@ def owner(fleet: WorkerProcesses) -> Iterator[Actor]:
     actor, _ = new_tenant()
     yield actor
     with transaction() as session:
-        runs = list(session.scalars(select(WorkflowRun.id).where(
-            WorkflowRun.tenant_id == actor.tenant_id)))
+        runs = list(
+            session.scalars(select(WorkflowRun.id).where(WorkflowRun.tenant_id == actor.tenant_id))
+        )
     for run_id in runs:
-        cancel_run(actor, run_id, reason="test over", idempotency_key="test-over",
-                   kick=coordinate_now)
+        cancel_run(
+            actor, run_id, reason="test over", idempotency_key="test-over", kick=coordinate_now
+        )
 
 
 def _run_waiting_on_ingestion(owner: Actor) -> tuple[uuid.UUID, JobRequest]:
     run = start_assessment(owner, documents=1)
     coordinate(run.id)  # no worker runs here: this process plays the coordinator
     with transaction() as session:
-        job = session.scalars(select(Job).where(Job.run_id == run.id,
-                                                Job.status == "queued")).one()
+        job = session.scalars(select(Job).where(Job.run_id == run.id, Job.status == "queued")).one()
         return run.id, JobRequest.model_validate(job.request)
 
 
 def _outcome_fate(request: JobRequest) -> str:
     with transaction() as session:
-        return session.scalars(select(InboxSignal.fate).where(
-            InboxSignal.run_id == request.run_id,
-            InboxSignal.idempotency_key == f"outcome:{request.job_id}")).one()
+        return session.scalars(
+            select(InboxSignal.fate).where(
+                InboxSignal.run_id == request.run_id,
+                InboxSignal.idempotency_key == f"outcome:{request.job_id}",
+            )
+        ).one()
 
 
 def _job_status(job_id: str) -> str:
@@ -73,8 +77,9 @@ def _job_status(job_id: str) -> str:
 
 def _queued_job_ids(run_id: uuid.UUID) -> set[str]:
     with transaction() as session:
-        return set(session.scalars(select(Job.id).where(Job.run_id == run_id,
-                                                        Job.status == "queued")))
+        return set(
+            session.scalars(select(Job.id).where(Job.run_id == run_id, Job.status == "queued"))
+        )
 
 
 def test_the_jobs_commit_decides_the_next_job(owner: Actor) -> None:
@@ -94,8 +99,11 @@ def test_a_held_run_neither_blocks_nor_deadlocks_the_job(owner: Actor) -> None:
     results: list[Delivered] = []
     with transaction() as holder:
         assert lock_run(holder, run_id) is not None  # a coordinator busy with this run
-        worker = threading.Thread(target=lambda: results.append(
-            run_job(Delivery(request, retries_left=True), instant_service)))
+        worker = threading.Thread(
+            target=lambda: results.append(
+                run_job(Delivery(request, retries_left=True), instant_service)
+            )
+        )
         worker.start()
         worker.join(timeout=scaled(30))
         assert not worker.is_alive(), "the job waited for the run's lock"
@@ -109,8 +117,9 @@ def test_a_held_run_neither_blocks_nor_deadlocks_the_job(owner: Actor) -> None:
     assert _queued_job_ids(run_id) == {f"{run_id}:index_kb:1"}
 
 
-def test_a_failure_while_applying_keeps_the_jobs_work(owner: Actor,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failure_while_applying_keeps_the_jobs_work(
+    owner: Actor, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_id, request = _run_waiting_on_ingestion(owner)
 
     def broken_decide(*_: object) -> None:
@@ -128,7 +137,8 @@ def test_a_failure_while_applying_keeps_the_jobs_work(owner: Actor,
 
 
 def test_decisions_rolled_back_with_the_savepoint_are_not_reported(
-        owner: Actor, monkeypatch: pytest.MonkeyPatch) -> None:
+    owner: Actor, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_id, request = _run_waiting_on_ingestion(owner)
     decided = SIGNALS_DECIDED.labels("documents_ingested", "applied")
     before = decided._value.get()
@@ -147,38 +157,52 @@ def test_decisions_rolled_back_with_the_savepoint_are_not_reported(
 
 
 def test_the_claim_marks_the_outbox_and_a_finished_or_cancelled_job_is_not_run_again(
-        owner: Actor) -> None:
+    owner: Actor,
+) -> None:
     run_id, request = _run_waiting_on_ingestion(owner)
     with transaction() as session:  # as if its send had failed: the claim still marks it
-        session.execute(update(OutboxMessage).where(OutboxMessage.task_id == request.job_id)
-                        .values(published_at=None))
+        session.execute(
+            update(OutboxMessage)
+            .where(OutboxMessage.task_id == request.job_id)
+            .values(published_at=None)
+        )
 
-    assert run_job(Delivery(request, retries_left=True), instant_service).outcome \
-        is JobRun.SUCCEEDED
+    assert (
+        run_job(Delivery(request, retries_left=True), instant_service).outcome is JobRun.SUCCEEDED
+    )
     with transaction() as session:
         job = session.get(Job, request.job_id)
         assert job is not None and (job.status, job.deliveries) == ("succeeded", 1)
-        assert session.scalars(select(OutboxMessage.published_at).where(
-            OutboxMessage.task_id == request.job_id)).one() is not None, "marked on claim"
+        assert (
+            session.scalars(
+                select(OutboxMessage.published_at).where(OutboxMessage.task_id == request.job_id)
+            ).one()
+            is not None
+        ), "marked on claim"
 
     again = run_job(Delivery(request, retries_left=True), instant_service)
     assert again.outcome is JobRun.ALREADY_FINISHED and again.applied is None
     next_request = _queued_request(run_id)
-    cancel_run(owner, run_id, reason="changed our mind", idempotency_key="cancel",
-               kick=coordinate_now)
-    assert run_job(Delivery(next_request, retries_left=True), instant_service).outcome \
+    cancel_run(
+        owner, run_id, reason="changed our mind", idempotency_key="cancel", kick=coordinate_now
+    )
+    assert (
+        run_job(Delivery(next_request, retries_left=True), instant_service).outcome
         is JobRun.SKIPPED
+    )
     unknown = next_request.model_copy(update={"job_id": f"{run_id}:index_kb:9"})
-    assert run_job(Delivery(unknown, retries_left=True), instant_service).outcome \
-        is JobRun.SKIPPED
+    assert run_job(Delivery(unknown, retries_left=True), instant_service).outcome is JobRun.SKIPPED
     with transaction() as session:
-        deliveries = {job_id: count for job_id, count in session.execute(
-            select(Job.id, Job.deliveries).where(Job.run_id == run_id))}
+        deliveries = {
+            job_id: count
+            for job_id, count in session.execute(
+                select(Job.id, Job.deliveries).where(Job.run_id == run_id)
+            )
+        }
     assert deliveries == {request.job_id: 1, next_request.job_id: 0}
 
 
 def _queued_request(run_id: uuid.UUID) -> JobRequest:
     with transaction() as session:
-        job = session.scalars(select(Job).where(Job.run_id == run_id,
-                                                Job.status == "queued")).one()
+        job = session.scalars(select(Job).where(Job.run_id == run_id, Job.status == "queued")).one()
         return JobRequest.model_validate(job.request)

@@ -49,8 +49,9 @@ def test_full_lifecycle_completes_every_step_exactly_once(fleet: Fleet) -> None:
     jobs = jobs_of(run.id)
     assert len(jobs) == JOB_STEPS and {job.status for job in jobs} == {"succeeded"}
     with transaction() as session:
-        report = session.scalar(select(Artifact).where(
-            Artifact.run_id == run.id, Artifact.kind == "report"))
+        report = session.scalar(
+            select(Artifact).where(Artifact.run_id == run.id, Artifact.kind == "report")
+        )
         assert report is not None and report.status == "approved"
         assert report.storage_path and Path(report.storage_path).stat().st_size > 1000
 
@@ -60,22 +61,31 @@ def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None
     fleet.start(HEAVY, concurrency=2)
     owner, reviewer = new_tenant()
     run = start_assessment(owner, documents=1)
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
-             what="the framework wait")
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
+        what="the framework wait",
+    )
 
-    first = send_signal(reviewer, run.id, "framework_selected", "pick-framework",
-                        payload={"framework": "SCF"})
-    wait_for(lambda: get_run(owner, run.id).current_step != "wait_for_framework_selection",
-             what="the framework wait to end")
+    first = send_signal(
+        reviewer, run.id, "framework_selected", "pick-framework", payload={"framework": "SCF"}
+    )
+    wait_for(
+        lambda: get_run(owner, run.id).current_step != "wait_for_framework_selection",
+        what="the framework wait to end",
+    )
     audits_before, steps_before = audit_counts(run.id), step_counts(run.id)
-    second = send_signal(reviewer, run.id, "framework_selected", "pick-framework",
-                         payload={"framework": "SCF"})
+    second = send_signal(
+        reviewer, run.id, "framework_selected", "pick-framework", payload={"framework": "SCF"}
+    )
 
     assert second.duplicate and second.signal_id == first.signal_id
     assert second.fate.value == "applied"
     with transaction() as session:
-        copies = session.scalar(select(func.count()).select_from(InboxSignal).where(
-            InboxSignal.run_id == run.id, InboxSignal.idempotency_key == "pick-framework"))
+        copies = session.scalar(
+            select(func.count())
+            .select_from(InboxSignal)
+            .where(InboxSignal.run_id == run.id, InboxSignal.idempotency_key == "pick-framework")
+        )
     assert copies == 1
     final = drive(ScriptedReviewer(reviewer), run.id, timeout_s=scaled(120))
     assert final.status == "completed"
@@ -91,14 +101,20 @@ def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None
 def test_worker_killed_mid_job_then_new_worker_completes_once(fleet: Fleet) -> None:
     fleet.start("orchestrator", concurrency=2)
     fleet.start("kb_index,analysis,reporting", concurrency=2)
-    doomed = fleet.start("ingestion", pool="solo", concurrency=1,
-                         extra_env={"LIFECYCLE_HOLD_JOB_STEP": "ingest_documents"},
-                         include=("orchestrator.testing.held_jobs",))
+    doomed = fleet.start(
+        "ingestion",
+        pool="solo",
+        concurrency=1,
+        extra_env={"LIFECYCLE_HOLD_JOB_STEP": "ingest_documents"},
+        include=("orchestrator.testing.held_jobs",),
+    )
     owner, reviewer = new_tenant()
     run = start_assessment(owner, documents=3)
     ingest_job = f"{run.id}:ingest_documents:1"
-    wait_for(lambda: any(j.id == ingest_job and j.status == "started" for j in jobs_of(run.id)),
-             what="the ingestion job to start")
+    wait_for(
+        lambda: any(j.id == ingest_job and j.status == "started" for j in jobs_of(run.id)),
+        what="the ingestion job to start",
+    )
 
     fleet.kill(doomed)
     fleet.start("ingestion", pool="solo", concurrency=1)
@@ -110,6 +126,11 @@ def test_worker_killed_mid_job_then_new_worker_completes_once(fleet: Fleet) -> N
     assert job.summary and job.summary["chunks"] > 0
     assert step_counts(run.id)[("ingest_documents", "completed")] == 1
     with transaction() as session:
-        outcomes = session.scalar(select(func.count()).select_from(InboxSignal).where(
-            InboxSignal.run_id == run.id, InboxSignal.idempotency_key == f"outcome:{ingest_job}"))
+        outcomes = session.scalar(
+            select(func.count())
+            .select_from(InboxSignal)
+            .where(
+                InboxSignal.run_id == run.id, InboxSignal.idempotency_key == f"outcome:{ingest_job}"
+            )
+        )
     assert outcomes == 1

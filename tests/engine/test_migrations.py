@@ -13,10 +13,14 @@ from sqlalchemy import create_engine, inspect
 from orchestrator.db.migrate import alembic_config, downgrade, upgrade
 from orchestrator.db.models import Base
 
-MODEL_MODULES = ("orchestrator.db.apikey_models", "orchestrator.db.ops_models",
-                 "orchestrator.db.catalog_models",
-                 "orchestrator.db.role_models",
-                 "orchestrator.db.ingestion_models", "orchestrator.db.report_models")
+MODEL_MODULES = (
+    "orchestrator.db.apikey_models",
+    "orchestrator.db.ops_models",
+    "orchestrator.db.catalog_models",
+    "orchestrator.db.role_models",
+    "orchestrator.db.ingestion_models",
+    "orchestrator.db.report_models",
+)
 
 
 def test_history_is_one_line_with_one_head() -> None:
@@ -66,14 +70,18 @@ def test_events_recorded_before_role_grants_carry_the_role_they_named(tmp_path: 
             "INSERT INTO approval_events (id, tenant_id, organization_id, assessment_id, "
             "run_id, artifact_id, artifact_kind, artifact_version, approver_id, "
             "approver_role, decision, created_at) VALUES ('a', 't', 'o', 'x', 'r', 'f', "
-            f"'soa', 1, 'user:a', 'ciso', 'approved', {at})"):
+            f"'soa', 1, 'user:a', 'ciso', 'approved', {at})",
+        ):
             connection.exec_driver_sql(statement)
     upgrade(url)
     with engine.connect() as connection:
         row = connection.exec_driver_sql(
-            "SELECT approver_role, approver_roles FROM approval_events").one()
+            "SELECT approver_role, approver_roles FROM approval_events"
+        ).one()
     assert (row[0], row[1]) == ("ciso", '["ciso"]')
     downgrade(url, "0006")
     with engine.connect() as connection:
-        assert connection.exec_driver_sql(
-            "SELECT approver_role FROM approval_events").scalar() == "ciso"
+        assert (
+            connection.exec_driver_sql("SELECT approver_role FROM approval_events").scalar()
+            == "ciso"
+        )

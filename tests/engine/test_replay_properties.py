@@ -76,12 +76,16 @@ from tests.support.roles import grant
 
 TENANT = "tenant-replay"
 OWNER = Actor(TENANT, "user:owner")
-FATE_AUDIT = {"applied": AuditEventType.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED.value,
-              "ignored": AuditEventType.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED.value,
-              "rejected": AuditEventType.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED.value}
+FATE_AUDIT = {
+    "applied": AuditEventType.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED.value,
+    "ignored": AuditEventType.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED.value,
+    "rejected": AuditEventType.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED.value,
+}
 REJECTION = SignalType.APPROVAL_REJECTED.value
-INPUT_FOR = {Step.WAIT_FOR_DOCUMENTS.value: SignalType.DOCUMENTS_UPLOADED,
-             Step.WAIT_FOR_FRAMEWORK_SELECTION.value: SignalType.FRAMEWORK_SELECTED}
+INPUT_FOR = {
+    Step.WAIT_FOR_DOCUMENTS.value: SignalType.DOCUMENTS_UPLOADED,
+    Step.WAIT_FOR_FRAMEWORK_SELECTION.value: SignalType.FRAMEWORK_SELECTED,
+}
 
 
 def no_kick(_: uuid.UUID) -> None:
@@ -102,8 +106,7 @@ class Request:
     def edited(self) -> dict[str, Any]:
         if "reason" in self.kwargs:
             return {**self.kwargs, "reason": self.kwargs["reason"] + " (edited)"}
-        return {**self.kwargs, "payload": {**(self.kwargs.get("payload") or {}),
-                                           "note": "edited"}}
+        return {**self.kwargs, "payload": {**(self.kwargs.get("payload") or {}), "note": "edited"}}
 
 
 @dataclass
@@ -121,8 +124,9 @@ class Scenario:
         for person in (*PEOPLE, OUTSIDER, OWNER.actor_id):  # each may act in every role
             grant(Actor(TENANT, person), *ROLES)
         assessment = create_assessment(OWNER, "org-1", "Replay properties")
-        self.run_id = start_lifecycle(OWNER, assessment.id, f"start-{assessment.id}",
-                                      policies=policies, kick=no_kick).id
+        self.run_id = start_lifecycle(
+            OWNER, assessment.id, f"start-{assessment.id}", policies=policies, kick=no_kick
+        ).id
 
     def run(self) -> RunView:
         return get_run(OWNER, self.run_id)
@@ -142,8 +146,11 @@ class Scenario:
         with suppress(SignalRejected):  # recorded, and refused at once with its reason
             call(**kwargs)
         with transaction() as session:
-            self.first_hash[key] = session.scalars(select(InboxSignal.content_hash).where(
-                InboxSignal.run_id == self.run_id, InboxSignal.idempotency_key == key)).one()
+            self.first_hash[key] = session.scalars(
+                select(InboxSignal.content_hash).where(
+                    InboxSignal.run_id == self.run_id, InboxSignal.idempotency_key == key
+                )
+            ).one()
 
     def repeat(self) -> None:
         if not self.requests:
@@ -173,18 +180,29 @@ class Scenario:
         """Workers run the queued jobs of the run (all succeed, or all fail)."""
         service = self.choose([instant_service] * 4 + [failing_service])
         with transaction() as session:
-            requests = [JobRequest.model_validate(job.request) for job in session.scalars(
-                select(Job).where(Job.run_id == self.run_id, Job.status == "queued"))]
+            requests = [
+                JobRequest.model_validate(job.request)
+                for job in session.scalars(
+                    select(Job).where(Job.run_id == self.run_id, Job.status == "queued")
+                )
+            ]
         for request in requests:
             run_job(Delivery(request, retries_left=False), service)
 
     def provide_input(self, kind: SignalType | None = None) -> None:
         """Documents or a framework choice: the one awaited, or either (early or late)."""
         kind = kind or self.choose([SignalType.DOCUMENTS_UPLOADED, SignalType.FRAMEWORK_SELECTED])
-        payload = ({"document_count": 2} if kind is SignalType.DOCUMENTS_UPLOADED
-                   else {"framework": "SCF"})
-        self.request(send_signal, actor=self.person(), run_id=self.run_id, signal_type=kind,
-                     idempotency_key=self.key(kind.value), payload=payload)
+        payload = (
+            {"document_count": 2} if kind is SignalType.DOCUMENTS_UPLOADED else {"framework": "SCF"}
+        )
+        self.request(
+            send_signal,
+            actor=self.person(),
+            run_id=self.run_id,
+            signal_type=kind,
+            idempotency_key=self.key(kind.value),
+            payload=payload,
+        )
 
     def awaited(self) -> ArtifactKind:
         """The kind the run waits for; early on the scope; sometimes any kind."""
@@ -194,8 +212,13 @@ class Scenario:
 
     def versions(self, kind: ArtifactKind) -> list[int]:
         with transaction() as session:
-            return sorted(session.scalars(select(Artifact.version).where(
-                Artifact.run_id == self.run_id, Artifact.kind == kind.value)))
+            return sorted(
+                session.scalars(
+                    select(Artifact.version).where(
+                        Artifact.run_id == self.run_id, Artifact.kind == kind.value
+                    )
+                )
+            )
 
     def reviewer(self, kind: ArtifactKind, fresh_only: bool) -> tuple[str, str] | None:
         """An approver who may still count for the waiting draft (None when nobody may)."""
@@ -224,26 +247,49 @@ class Scenario:
             self.record_and_send(kind, versions[-1], approver, role, "approved", kind)
             return
         self.record_and_send(
-            kind, self.choose(versions), self.choose([approver, *PEOPLE, OUTSIDER]),
+            kind,
+            self.choose(versions),
+            self.choose([approver, *PEOPLE, OUTSIDER]),
             self.choose([role, *ROLES]),
             self.choose(["approved", "approved", "rejected", "changes_requested"]),
-            signal_kind=self.choose([kind, kind, *APPROVABLE]))
+            signal_kind=self.choose([kind, kind, *APPROVABLE]),
+        )
 
-    def record_and_send(self, kind: ArtifactKind, version: int, approver: str, role: str,
-                        decision: str, signal_kind: ArtifactKind) -> None:
+    def record_and_send(
+        self,
+        kind: ArtifactKind,
+        version: int,
+        approver: str,
+        role: str,
+        decision: str,
+        signal_kind: ArtifactKind,
+    ) -> None:
         event_id = self.record(kind, version, approver, role, decision)
         if decision != "approved" and self.draw(st.booleans()):
             return  # the rejection itself was the signal
-        self.request(send_signal, actor=Actor(TENANT, approver), run_id=self.run_id,
-                     signal_type=APPROVAL_SIGNAL_FOR[signal_kind],
-                     idempotency_key=self.key(f"approve:{event_id}"), approval_event_id=event_id)
+        self.request(
+            send_signal,
+            actor=Actor(TENANT, approver),
+            run_id=self.run_id,
+            signal_type=APPROVAL_SIGNAL_FOR[signal_kind],
+            idempotency_key=self.key(f"approve:{event_id}"),
+            approval_event_id=event_id,
+        )
 
-    def record(self, kind: ArtifactKind, version: int, approver: str, role: str,
-               decision: str) -> uuid.UUID:
+    def record(
+        self, kind: ArtifactKind, version: int, approver: str, role: str, decision: str
+    ) -> uuid.UUID:
         """Record an approval event; a rejection or request for changes also signals the run."""
         try:
-            view = record_approval(Actor(TENANT, approver), self.run_id, kind.value, version,
-                                   decision=decision, approver_role=role, kick=no_kick)
+            view = record_approval(
+                Actor(TENANT, approver),
+                self.run_id,
+                kind.value,
+                version,
+                decision=decision,
+                approver_role=role,
+                kick=no_kick,
+            )
         except SignalRejected as refused:
             return uuid.UUID(refused.details["approval_event_id"])
         return view.id
@@ -259,40 +305,69 @@ class Scenario:
         chosen = self.reviewer(kind, fresh_only=False)
         if not versions or chosen is None:
             return
-        self.record(kind, self.choose([versions[-1], versions[-1], *versions]), *chosen,
-                    self.choose(["rejected", "changes_requested"]))
+        self.record(
+            kind,
+            self.choose([versions[-1], versions[-1], *versions]),
+            *chosen,
+            self.choose(["rejected", "changes_requested"]),
+        )
 
     def reuse_event(self) -> None:
         """Name an event that is already spent (or one that does not exist) again."""
         with transaction() as session:
-            spent = sorted(session.execute(select(ApprovalEvent.id, ApprovalEvent.artifact_kind)
-                                           .where(ApprovalEvent.run_id == self.run_id,
-                                                  ApprovalEvent.consumed_at.is_not(None))))
+            spent = sorted(
+                session.execute(
+                    select(ApprovalEvent.id, ApprovalEvent.artifact_kind).where(
+                        ApprovalEvent.run_id == self.run_id, ApprovalEvent.consumed_at.is_not(None)
+                    )
+                )
+            )
         event_id, kind = self.choose(spent) if spent else (uuid.uuid4(), "soa")
-        self.request(send_signal, actor=self.person(), run_id=self.run_id,
-                     signal_type=APPROVAL_SIGNAL_FOR[ArtifactKind(kind)],
-                     idempotency_key=self.key("reuse"), approval_event_id=event_id)
+        self.request(
+            send_signal,
+            actor=self.person(),
+            run_id=self.run_id,
+            signal_type=APPROVAL_SIGNAL_FOR[ArtifactKind(kind)],
+            idempotency_key=self.key("reuse"),
+            approval_event_id=event_id,
+        )
 
     def revise(self) -> None:
         kind = self.awaited()
-        self.request(request_new_version, actor=self.person(), run_id=self.run_id,
-                     artifact_kind=kind.value, reason="reviewer asked for changes",
-                     idempotency_key=self.key("revise"))
+        self.request(
+            request_new_version,
+            actor=self.person(),
+            run_id=self.run_id,
+            artifact_kind=kind.value,
+            reason="reviewer asked for changes",
+            idempotency_key=self.key("revise"),
+        )
 
     def reprocess(self) -> None:
         """Rewind to a job step, mostly one the run has reached; mostly with the flag."""
         current = self.run().current_step
         reached = [s for s in JOB_STEPS if current and position(s) <= position(Step(current))]
-        self.request(reprocess_step, actor=self.person(), run_id=self.run_id,
-                     step=self.choose(reached * 3 + list(JOB_STEPS)).value,
-                     reason="source data fixed", new_version=self.choose([True, True, False]),
-                     idempotency_key=self.key("reprocess"))
+        self.request(
+            reprocess_step,
+            actor=self.person(),
+            run_id=self.run_id,
+            step=self.choose(reached * 3 + list(JOB_STEPS)).value,
+            reason="source data fixed",
+            new_version=self.choose([True, True, False]),
+            idempotency_key=self.key("reprocess"),
+        )
 
     def control(self) -> None:
-        operation = self.choose([block_run, resume_run, resume_run, retry_step, retry_step,
-                                 cancel_run])
-        self.request(operation, actor=self.person(), run_id=self.run_id, reason="operator",
-                     idempotency_key=self.key(operation.__name__))
+        operation = self.choose(
+            [block_run, resume_run, resume_run, retry_step, retry_step, cancel_run]
+        )
+        self.request(
+            operation,
+            actor=self.person(),
+            run_id=self.run_id,
+            reason="operator",
+            idempotency_key=self.key(operation.__name__),
+        )
 
     def cooperate(self) -> None:
         """A cooperative team moves the run on until it waits for a reviewer (or ends).
@@ -303,13 +378,21 @@ class Scenario:
             if run.status == "running":
                 self.work()
             elif run.status == "blocked":
-                self.request(resume_run, actor=self.person(), run_id=self.run_id,
-                             reason="unblocked",
-                             idempotency_key=self.key("resume"))
+                self.request(
+                    resume_run,
+                    actor=self.person(),
+                    run_id=self.run_id,
+                    reason="unblocked",
+                    idempotency_key=self.key("resume"),
+                )
             elif run.status == "failed":
-                self.request(retry_step, actor=self.person(), run_id=self.run_id,
-                             reason="worker back",
-                             idempotency_key=self.key("retry"))
+                self.request(
+                    retry_step,
+                    actor=self.person(),
+                    run_id=self.run_id,
+                    reason="worker back",
+                    idempotency_key=self.key("retry"),
+                )
             elif run.current_step in INPUT_FOR and run.status == "waiting_for_input":
                 self.provide_input(INPUT_FOR[run.current_step])
             else:
@@ -327,14 +410,20 @@ class Scenario:
         assert kind is not None
         chosen = self.reviewer(kind, fresh_only=True)
         if self.run().status == "waiting_for_input" or chosen is None:
-            self.request(request_new_version, actor=self.person(), run_id=self.run_id,
-                         artifact_kind=kind.value, reason="address the review",
-                         idempotency_key=self.key("revise"))
+            self.request(
+                request_new_version,
+                actor=self.person(),
+                run_id=self.run_id,
+                artifact_kind=kind.value,
+                reason="address the review",
+                idempotency_key=self.key("revise"),
+            )
             return
         self.record_and_send(kind, self.versions(kind)[-1], *chosen, "approved", kind)
 
 
 # --- what must hold of the stored run ------------------------------------------------------------
+
 
 def check_run(scenario: Scenario) -> None:
     coordinate(scenario.run_id)
@@ -342,10 +431,12 @@ def check_run(scenario: Scenario) -> None:
         run = session.get(WorkflowRun, scenario.run_id)
         assert run is not None
         assert replay_run(session, scenario.run_id) == state_of(run)
-        rows = list(session.scalars(select(InboxSignal).where(
-            InboxSignal.run_id == scenario.run_id)))
-        audits = list(session.scalars(select(AuditEvent).where(
-            AuditEvent.run_id == scenario.run_id)))
+        rows = list(
+            session.scalars(select(InboxSignal).where(InboxSignal.run_id == scenario.run_id))
+        )
+        audits = list(
+            session.scalars(select(AuditEvent).where(AuditEvent.run_id == scenario.run_id))
+        )
         check_keys(session, scenario, rows)
         check_signal_audits(rows, audits)
         check_approval_events(session, scenario, rows)
@@ -358,18 +449,27 @@ def check_keys(session: Session, scenario: Scenario, rows: list[InboxSignal]) ->
     stored = {row.idempotency_key: row.content_hash for row in rows}
     for key, first in scenario.first_hash.items():
         assert stored[key] == first, f"the content under key {key} changed"
-    conflicts = Counter(session.scalars(select(SignalConflict.idempotency_key).where(
-        SignalConflict.run_id == scenario.run_id)))
+    conflicts = Counter(
+        session.scalars(
+            select(SignalConflict.idempotency_key).where(SignalConflict.run_id == scenario.run_id)
+        )
+    )
     assert conflicts == scenario.conflicts
 
 
 def check_signal_audits(rows: list[InboxSignal], audits: list[AuditEvent]) -> None:
-    about_signal = Counter((a.event_metadata.get("signal_id"), a.event_type) for a in audits
-                           if a.event_type in FATE_AUDIT.values())
+    about_signal = Counter(
+        (a.event_metadata.get("signal_id"), a.event_type)
+        for a in audits
+        if a.event_type in FATE_AUDIT.values()
+    )
     for row in rows:
         expected = FATE_AUDIT.get(row.fate)
-        mine = {event: n for (signal_id, event), n in about_signal.items()
-                if signal_id == str(row.signal_id)}
+        mine = {
+            event: n
+            for (signal_id, event), n in about_signal.items()
+            if signal_id == str(row.signal_id)
+        }
         assert mine == ({expected: 1} if expected else {}), (row.type, row.fate, mine)
     assert sum(about_signal.values()) == sum(row.fate in FATE_AUDIT for row in rows)
 
@@ -383,11 +483,9 @@ def applied_by_event(rows: list[InboxSignal]) -> dict[str, list[InboxSignal]]:
     return used
 
 
-def check_approval_events(session: Session, scenario: Scenario,
-                          rows: list[InboxSignal]) -> None:
+def check_approval_events(session: Session, scenario: Scenario, rows: list[InboxSignal]) -> None:
     used = applied_by_event(rows)
-    events = session.scalars(select(ApprovalEvent).where(
-        ApprovalEvent.run_id == scenario.run_id))
+    events = session.scalars(select(ApprovalEvent).where(ApprovalEvent.run_id == scenario.run_id))
     for recorded in events:
         users = used.pop(str(recorded.id), [])
         assert len(users) <= 1, f"approval event {recorded.id} used by {len(users)} signals"
@@ -397,8 +495,9 @@ def check_approval_events(session: Session, scenario: Scenario,
     assert not used, "an applied signal names an approval event of another run"
 
 
-def check_gates(session: Session, scenario: Scenario, run: WorkflowRun,
-                rows: list[InboxSignal]) -> None:
+def check_gates(
+    session: Session, scenario: Scenario, run: WorkflowRun, rows: list[InboxSignal]
+) -> None:
     """Passed gates are open for the current version; each open gate's consumed approvals
     for its exact version meet the policy, and no reviewer rejected that version."""
     state = state_of(run)
@@ -407,29 +506,53 @@ def check_gates(session: Session, scenario: Scenario, run: WorkflowRun,
         if position(wait) < passed:
             assert state.is_approved(kind), f"the run passed {wait.value} with the gate closed"
     used = applied_by_event(rows)
-    events = {str(e.id): e for e in session.scalars(select(ApprovalEvent).where(
-        ApprovalEvent.run_id == scenario.run_id))}
+    events = {
+        str(e.id): e
+        for e in session.scalars(
+            select(ApprovalEvent).where(ApprovalEvent.run_id == scenario.run_id)
+        )
+    }
     for kind in APPROVAL_WAIT_FOR:
         version = state.approved.get(kind)
         if version is None:
             continue
-        counted = [events[event_id] for event_id, users in used.items()
-                   if events[event_id].artifact_kind == kind.value
-                   and events[event_id].artifact_version == version]
+        counted = [
+            events[event_id]
+            for event_id, users in used.items()
+            if events[event_id].artifact_kind == kind.value
+            and events[event_id].artifact_version == version
+        ]
         approvals = [e for e in counted if used[str(e.id)][0].type != REJECTION]
         assert len(approvals) == len(counted), f"{kind.value} v{version} was rejected"
         signoff = scenario.signoffs.get(kind, Signoff())
         assert all(signoff.allows(e.approver_id, e.approver_roles) for e in approvals)
-        assert all(APPROVAL_SIGNALS[SignalType(used[str(e.id)][0].type)] is kind
-                   for e in approvals)
+        assert all(APPROVAL_SIGNALS[SignalType(used[str(e.id)][0].type)] is kind for e in approvals)
         assert signoff.met_by(e.approver_id for e in approvals), (kind, signoff, approvals)
 
 
 # --- the property --------------------------------------------------------------------------------
 
-ACTIONS = ("cooperate", "cooperate", "cooperate", "review", "review", "coordinate", "work", "input",
-           "approve", "approve_invalid", "reject", "reject", "reuse_event", "revise", "reprocess",
-           "control", "repeat", "repeat", "check")
+ACTIONS = (
+    "cooperate",
+    "cooperate",
+    "cooperate",
+    "review",
+    "review",
+    "coordinate",
+    "work",
+    "input",
+    "approve",
+    "approve_invalid",
+    "reject",
+    "reject",
+    "reuse_event",
+    "revise",
+    "reprocess",
+    "control",
+    "repeat",
+    "repeat",
+    "check",
+)
 
 
 def act(scenario: Scenario, action: str) -> None:
@@ -452,11 +575,19 @@ def act(scenario: Scenario, action: str) -> None:
     steps[action]()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[
-    HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 @given(policies=policy_sets(), data=st.data())
-def test_the_audit_trail_replays_every_run(embedded: Path, policies: dict[str, Any],
-                                           data: st.DataObject) -> None:
+def test_the_audit_trail_replays_every_run(
+    embedded: Path, policies: dict[str, Any], data: st.DataObject
+) -> None:
     """Every example is a new run in the fixture's database; its checks concern that run."""
     scenario = Scenario(data.draw, {ArtifactKind(k): Signoff.of(p) for k, p in policies.items()})
     scenario.start(policies)
@@ -477,8 +608,13 @@ def describe(scenario: Scenario) -> None:
     for kind in run.context.get("approved", {}):
         event(f"gate opened: {kind}, {scenario.signoffs.get(ArtifactKind(kind), Signoff()).mode}")
     with transaction() as session:
-        fates = Counter(session.execute(select(InboxSignal.type, InboxSignal.fate).where(
-            InboxSignal.run_id == scenario.run_id)).all())
+        fates = Counter(
+            session.execute(
+                select(InboxSignal.type, InboxSignal.fate).where(
+                    InboxSignal.run_id == scenario.run_id
+                )
+            ).all()
+        )
     for (signal_type, fate), _ in fates.items():
         event(f"{signal_type} {fate}")
     if scenario.conflicts:

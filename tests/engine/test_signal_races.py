@@ -27,8 +27,11 @@ from tests.support.polling import wait_for
 from tests.support.roles import grant
 
 INSTANT = ("orchestrator.testing.instant_worker",)
-SIGNAL_AUDITS = ("lifecycle_workflow_signal_received", "lifecycle_workflow_signal_ignored",
-                 "lifecycle_workflow_signal_rejected")
+SIGNAL_AUDITS = (
+    "lifecycle_workflow_signal_received",
+    "lifecycle_workflow_signal_ignored",
+    "lifecycle_workflow_signal_rejected",
+)
 
 
 def coordinate_now(run_id: uuid.UUID) -> None:
@@ -56,16 +59,33 @@ def test_fifty_threads_end_in_one_consistent_outcome(fleet: WorkerProcesses) -> 
     def act(i: int) -> str:
         try:
             if i == 25:
-                cancel_run(owner, run.id, reason="duplicate assessment",
-                           idempotency_key="cancel", kick=coordinate_now)
+                cancel_run(
+                    owner,
+                    run.id,
+                    reason="duplicate assessment",
+                    idempotency_key="cancel",
+                    kick=coordinate_now,
+                )
                 return "cancel"
             if i % 10 == 9:
-                send_signal(reviewers[0], run.id, "soa_approved", "wrong-kind",
-                            approval_event_id=stale.id, kick=coordinate_now)
+                send_signal(
+                    reviewers[0],
+                    run.id,
+                    "soa_approved",
+                    "wrong-kind",
+                    approval_event_id=stale.id,
+                    kick=coordinate_now,
+                )
                 return "wrong-kind"
             n = rng.randrange(len(events)) if i % 3 else i % len(events)
-            send_signal(reviewers[n], run.id, "soa_approved", f"approve-{n}",
-                        approval_event_id=events[n].id, kick=coordinate_now)
+            send_signal(
+                reviewers[n],
+                run.id,
+                "soa_approved",
+                f"approve-{n}",
+                approval_event_id=events[n].id,
+                kick=coordinate_now,
+            )
             return "approve"
         except LifecycleError as error:
             return error.code
@@ -88,8 +108,9 @@ def test_fifty_threads_end_in_one_consistent_outcome(fleet: WorkerProcesses) -> 
     keys = Counter(row.idempotency_key for row in inbox)
     assert max(keys.values()) == 1, "a duplicate signal was stored twice"
     assert all(row.fate != "pending" for row in inbox)
-    per_signal = Counter(a.event_metadata["signal_id"] for a in audits
-                         if a.event_type in SIGNAL_AUDITS)
+    per_signal = Counter(
+        a.event_metadata["signal_id"] for a in audits if a.event_type in SIGNAL_AUDITS
+    )
     assert set(per_signal) == {str(row.signal_id) for row in inbox}
     assert set(per_signal.values()) == {1}, "an audit event was lost or doubled"
     accepted = [a for a in audits if a.event_type == "lifecycle_workflow_approval_accepted"]

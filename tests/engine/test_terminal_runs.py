@@ -17,23 +17,38 @@ def _row(run_id: object) -> tuple[object, ...]:
     with transaction() as session:
         run = session.scalar(select(WorkflowRun).where(WorkflowRun.id == run_id))
         assert run is not None
-        return (run.status, run.version, run.completed_at, run.updated_at, run.reason,
-                run.current_step, run.context)
+        return (
+            run.status,
+            run.version,
+            run.completed_at,
+            run.updated_at,
+            run.reason,
+            run.current_step,
+            run.context,
+        )
 
 
 def test_signals_to_a_cancelled_run_leave_its_row_unchanged(embedded: Path) -> None:
     run_id = started_run()
     coordinate(run_id)
-    send_signal(OWNER, run_id, "assessment_cancelled", "stop", payload={"reason": "duplicate"},
-                kick=no_kick)
+    send_signal(
+        OWNER, run_id, "assessment_cancelled", "stop", payload={"reason": "duplicate"}, kick=no_kick
+    )
     coordinate(run_id)
     frozen = _row(run_id)
     assert frozen[0] == "cancelled" and frozen[2] is not None
 
-    send_signal(OWNER, run_id, "assessment_resumed", "resume", payload={"reason": "oops"},
-                kick=no_kick)
-    send_signal(OWNER, run_id, "assessment_cancelled", "stop-again",
-                payload={"reason": "again"}, kick=no_kick)
+    send_signal(
+        OWNER, run_id, "assessment_resumed", "resume", payload={"reason": "oops"}, kick=no_kick
+    )
+    send_signal(
+        OWNER,
+        run_id,
+        "assessment_cancelled",
+        "stop-again",
+        payload={"reason": "again"},
+        kick=no_kick,
+    )
     send_signal(OWNER, run_id, "documents_uploaded", "more-docs", kick=no_kick)
     coordinate(run_id)
     coordinate(run_id)

@@ -19,8 +19,11 @@ SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 def hostile_sandbox() -> Iterator[ParserSandbox]:
     """A parser process that also knows the misbehaving test readers. Its time limit is
     the usual one: only a test of the hanging reader shortens it (see `hang_limit`)."""
-    limits = IngestionLimits(parse_timeout_s=scaled(60), parser_memory_bytes=512 * MIB,
-                             reader_plugins=["tests.support.hostile_readers"])
+    limits = IngestionLimits(
+        parse_timeout_s=scaled(60),
+        parser_memory_bytes=512 * MIB,
+        reader_plugins=["tests.support.hostile_readers"],
+    )
     sandbox = ParserSandbox(limits)
     yield sandbox
     sandbox.close()
@@ -36,6 +39,8 @@ def sandbox() -> Iterator[ParserSandbox]:
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"real-document corpus not found at {SHARED_DATA} (it lives beside the "
-                    "repository, in shared/data, and is never committed)")
+        pytest.skip(
+            f"real-document corpus not found at {SHARED_DATA} (it lives beside the "
+            "repository, in shared/data, and is never committed)"
+        )
     return SHARED_DATA

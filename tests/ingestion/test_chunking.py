@@ -21,7 +21,10 @@ def test_chunks_never_cross_a_heading() -> None:
     text = "# A\nalpha one.\n\nalpha two.\n\n## B\nbeta.\n\n# C\ngamma."
     chunks = chunk_blocks(parse(text, "text/markdown").blocks)
     assert [(c.heading_path, c.text) for c in chunks] == [
-        ("A", "alpha one.\n\nalpha two."), ("A > B", "beta."), ("C", "gamma.")]
+        ("A", "alpha one.\n\nalpha two."),
+        ("A > B", "beta."),
+        ("C", "gamma."),
+    ]
     assert [c.ordinal for c in chunks] == [0, 1, 2]
 
 

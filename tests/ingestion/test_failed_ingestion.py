@@ -36,8 +36,11 @@ def no_kick(_: uuid.UUID) -> None:
 
 
 @pytest.fixture
-def on_postgres(postgres_url: str, tmp_path: Path,  # noqa: F811
-                monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def on_postgres(
+    postgres_url: str,
+    tmp_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[None]:
     for name in LIFECYCLE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
@@ -49,10 +52,15 @@ def on_postgres(postgres_url: str, tmp_path: Path,  # noqa: F811
 
 def _run_queued(run_id: uuid.UUID, service: JobService) -> list[JobRun]:
     with transaction() as session:
-        requests = [JobRequest.model_validate(job.request) for job in session.scalars(
-            select(Job).where(Job.run_id == run_id, Job.status == "queued"))]
-    outcomes = [run_job(Delivery(request, retries_left=True), service).outcome
-                for request in requests]
+        requests = [
+            JobRequest.model_validate(job.request)
+            for job in session.scalars(
+                select(Job).where(Job.run_id == run_id, Job.status == "queued")
+            )
+        ]
+    outcomes = [
+        run_job(Delivery(request, retries_left=True), service).outcome for request in requests
+    ]
     coordinate(run_id)  # whatever the jobs' own transactions did not apply
     return outcomes
 
@@ -63,9 +71,11 @@ def _outcomes(owner: Actor, assessment_id: uuid.UUID) -> dict[str, tuple[str, st
 
 def _ingestion_attempts(run_id: uuid.UUID) -> list[tuple[int, str]]:
     with transaction() as session:
-        rows = session.execute(select(StepExecution.attempt, StepExecution.status).where(
-            StepExecution.run_id == run_id, StepExecution.step == "ingest_documents")
-            .order_by(StepExecution.attempt)).all()
+        rows = session.execute(
+            select(StepExecution.attempt, StepExecution.status)
+            .where(StepExecution.run_id == run_id, StepExecution.step == "ingest_documents")
+            .order_by(StepExecution.attempt)
+        ).all()
     return [(attempt, status) for attempt, status in rows]
 
 
@@ -77,8 +87,7 @@ def _scans_only_run(owner: Actor, ingest: JobService) -> tuple[uuid.UUID, uuid.U
     coordinate(run)
     assert _run_queued(run, ingest) == [JobRun.FAILED]
     waiting = get_run(owner, run)
-    assert (waiting.current_step, waiting.status) == ("wait_for_documents",
-                                                      "waiting_for_input")
+    assert (waiting.current_step, waiting.status) == ("wait_for_documents", "waiting_for_input")
     assert _outcomes(owner, assessment) == {"scan.pdf": ("failed", "no_extractable_text")}
     return assessment, run
 
@@ -88,10 +97,10 @@ def _owner() -> Actor:
 
 
 def test_document_outcomes_are_kept_when_ingestion_fails(
-        embedded: Path, sandbox: ParserSandbox) -> None:
+    embedded: Path, sandbox: ParserSandbox
+) -> None:
     owner = _owner()
-    assessment, run = _scans_only_run(owner, functools.partial(ingest_documents,
-                                                               sandbox=sandbox))
+    assessment, run = _scans_only_run(owner, functools.partial(ingest_documents, sandbox=sandbox))
     with transaction() as session:
         job = session.scalar(select(Job).where(Job.id == f"{run}:ingest_documents:1"))
         assert job is not None and job.status == "failed" and job.error is not None
@@ -102,13 +111,15 @@ def test_document_outcomes_are_kept_when_ingestion_fails(
 
 @pytest.mark.integration
 def test_a_readable_upload_during_a_doomed_ingestion_is_ingested(
-        on_postgres: None, sandbox: ParserSandbox) -> None:
+    on_postgres: None, sandbox: ParserSandbox
+) -> None:
     owner = _owner()
     ingest = functools.partial(ingest_documents, sandbox=sandbox)
     assessment, run = _scans_only_run(owner, ingest)
 
-    upload_document(owner, assessment, "locked.pdf",
-                    files.pdf_bytes([["secret"]], password="pw"), kick=no_kick)
+    upload_document(
+        owner, assessment, "locked.pdf", files.pdf_bytes([["secret"]], password="pw"), kick=no_kick
+    )
     coordinate(run)  # the upload starts ingestion attempt 2
 
     def read_then_upload(context: JobContext) -> JobResult:
@@ -126,5 +137,7 @@ def test_a_readable_upload_during_a_doomed_ingestion_is_ingested(
     assert _ingestion_attempts(run) == [(1, "failed"), (2, "failed"), (3, "completed")]
     assert get_run(owner, run).current_step == "index_kb"
     assert _outcomes(owner, assessment) == {
-        "scan.pdf": ("failed", "no_extractable_text"), "locked.pdf": ("failed", "encrypted"),
-        "policy.md": ("ingested", None)}
+        "scan.pdf": ("failed", "no_extractable_text"),
+        "locked.pdf": ("failed", "encrypted"),
+        "policy.md": ("ingested", None),
+    }

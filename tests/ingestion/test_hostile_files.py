@@ -24,8 +24,12 @@ from tests.support.services import ACCESS_POLICY, Kit, open_kit
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
 
-OLE_ENCRYPTED = (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)
-                 + "EncryptionInfo".encode("utf-16-le") + bytes(512))
+OLE_ENCRYPTED = (
+    b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+    + bytes(504)
+    + "EncryptionInfo".encode("utf-16-le")
+    + bytes(512)
+)
 
 
 @pytest.fixture
@@ -40,41 +44,91 @@ def _ingest(kit: Kit, sandbox: ParserSandbox) -> dict[str, tuple[str, str | None
     kit.session.commit()
     kit.results[Step.INGEST_DOCUMENTS] = result
     rows = {row.document_id: row for row in kit.session.scalars(select(DocumentOutcome))}
-    documents = kit.session.scalars(select(Document).where(
-        Document.assessment_id == kit.assessment.id))
+    documents = kit.session.scalars(
+        select(Document).where(Document.assessment_id == kit.assessment.id)
+    )
     return {d.filename: (d.status, rows[d.id].error_code, d.error or "") for d in documents}
 
 
 HOSTILE: list[tuple[str, bytes, str, DocumentErrorCode, str]] = [
-    ("bomb.docx", files.docx_bomb(), media.DOCX, DocumentErrorCode.ARCHIVE_LIMITS,
-     "compression ratio"),
-    ("crowded.xlsx", files.docx_many_entries(6000), media.XLSX,
-     DocumentErrorCode.ARCHIVE_LIMITS, "has 6002 entries"),
-    ("locked.pdf", files.pdf_bytes([["Secret policy text"]], password="s3cret"), media.PDF,
-     DocumentErrorCode.ENCRYPTED, "encrypted with a password"),
-    ("locked.docx", OLE_ENCRYPTED, media.DOCX, DocumentErrorCode.ENCRYPTED,
-     "password-protected"),
-    ("scan.pdf", files.image_only_pdf(), media.PDF, DocumentErrorCode.NO_EXTRACTABLE_TEXT,
-     "scanned"),
-    ("header-only.pdf", b"%PDF-1.4\n%%EOF\n", media.PDF, DocumentErrorCode.CORRUPT_FILE,
-     "not a readable PDF"),
-    ("cut.docx", files.docx_bytes([("Normal", "text")])[:2000], media.DOCX,
-     DocumentErrorCode.CORRUPT_FILE, "ZIP"),
-    ("photo.pdf", b"\x89PNG\r\n\x1a\n" + bytes(200), media.PDF, DocumentErrorCode.WRONG_TYPE,
-     "the content is a PNG image declared as application/pdf"),
-    ("sheet.pdf", files.xlsx_bytes({"A": [["a", "b"]]}), media.PDF,
-     DocumentErrorCode.WRONG_TYPE, "zip"),
-    ("word-as-sheet.xlsx", files.docx_bytes([("Normal", "Just a letter.")]), media.XLSX,
-     DocumentErrorCode.CORRUPT_FILE, "XLSX"),
-    ("crash.bin", b"other bytes", hostile_readers.CRASH, DocumentErrorCode.PARSER_CRASHED,
-     "SIGSEGV"),
-    ("greedy.bin", b"more bytes", hostile_readers.GREEDY, DocumentErrorCode.TOO_LARGE,
-     "memory"),
+    (
+        "bomb.docx",
+        files.docx_bomb(),
+        media.DOCX,
+        DocumentErrorCode.ARCHIVE_LIMITS,
+        "compression ratio",
+    ),
+    (
+        "crowded.xlsx",
+        files.docx_many_entries(6000),
+        media.XLSX,
+        DocumentErrorCode.ARCHIVE_LIMITS,
+        "has 6002 entries",
+    ),
+    (
+        "locked.pdf",
+        files.pdf_bytes([["Secret policy text"]], password="s3cret"),
+        media.PDF,
+        DocumentErrorCode.ENCRYPTED,
+        "encrypted with a password",
+    ),
+    ("locked.docx", OLE_ENCRYPTED, media.DOCX, DocumentErrorCode.ENCRYPTED, "password-protected"),
+    (
+        "scan.pdf",
+        files.image_only_pdf(),
+        media.PDF,
+        DocumentErrorCode.NO_EXTRACTABLE_TEXT,
+        "scanned",
+    ),
+    (
+        "header-only.pdf",
+        b"%PDF-1.4\n%%EOF\n",
+        media.PDF,
+        DocumentErrorCode.CORRUPT_FILE,
+        "not a readable PDF",
+    ),
+    (
+        "cut.docx",
+        files.docx_bytes([("Normal", "text")])[:2000],
+        media.DOCX,
+        DocumentErrorCode.CORRUPT_FILE,
+        "ZIP",
+    ),
+    (
+        "photo.pdf",
+        b"\x89PNG\r\n\x1a\n" + bytes(200),
+        media.PDF,
+        DocumentErrorCode.WRONG_TYPE,
+        "the content is a PNG image declared as application/pdf",
+    ),
+    (
+        "sheet.pdf",
+        files.xlsx_bytes({"A": [["a", "b"]]}),
+        media.PDF,
+        DocumentErrorCode.WRONG_TYPE,
+        "zip",
+    ),
+    (
+        "word-as-sheet.xlsx",
+        files.docx_bytes([("Normal", "Just a letter.")]),
+        media.XLSX,
+        DocumentErrorCode.CORRUPT_FILE,
+        "XLSX",
+    ),
+    (
+        "crash.bin",
+        b"other bytes",
+        hostile_readers.CRASH,
+        DocumentErrorCode.PARSER_CRASHED,
+        "SIGSEGV",
+    ),
+    ("greedy.bin", b"more bytes", hostile_readers.GREEDY, DocumentErrorCode.TOO_LARGE, "memory"),
 ]
 
 
 def test_every_hostile_file_fails_alone_with_its_typed_reason(
-        kit: Kit, hostile_sandbox: ParserSandbox) -> None:
+    kit: Kit, hostile_sandbox: ParserSandbox
+) -> None:
     kit.add_document("before.md", ACCESS_POLICY)
     for name, data, media_type, _, _ in HOSTILE:
         kit.add_document(name, data, media_type=media_type)
@@ -94,7 +148,8 @@ def test_every_hostile_file_fails_alone_with_its_typed_reason(
 
 
 def test_an_oversized_file_is_refused_before_parsing(
-        kit: Kit, sandbox: ParserSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    kit: Kit, sandbox: ParserSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kit.add_document("small.md", ACCESS_POLICY)
     big = kit.add_document("big.md", "# Big\n" + "word " * 4000)
     monkeypatch.setenv("LIFECYCLE_MAX_DOCUMENT_BYTES", "10000")
@@ -122,13 +177,16 @@ def hang_limit(sandbox: ParserSandbox, seconds: float) -> Iterator[None]:
 
 
 def test_a_hang_or_crash_costs_one_parser_process_not_the_worker(
-        tmp_path: Path, hostile_sandbox: ParserSandbox) -> None:
+    tmp_path: Path, hostile_sandbox: ParserSandbox
+) -> None:
     good = tmp_path / "good.md"
     good.write_text(ACCESS_POLICY)
     assert hostile_sandbox.parse(good, media.MARKDOWN).has_text
     started, pid = hostile_sandbox.started, hostile_sandbox.pid
-    for media_type, code in ((hostile_readers.HANG, DocumentErrorCode.PARSE_TIMEOUT),
-                             (hostile_readers.CRASH, DocumentErrorCode.PARSER_CRASHED)):
+    for media_type, code in (
+        (hostile_readers.HANG, DocumentErrorCode.PARSE_TIMEOUT),
+        (hostile_readers.CRASH, DocumentErrorCode.PARSER_CRASHED),
+    ):
         with pytest.raises(DocumentError) as failure, hang_limit(hostile_sandbox, 1):
             hostile_sandbox.parse(good, media_type)
         assert failure.value.code is code
@@ -142,7 +200,8 @@ def test_a_hang_or_crash_costs_one_parser_process_not_the_worker(
 
 
 def test_a_parser_process_killed_while_idle_is_replaced(
-        tmp_path: Path, sandbox: ParserSandbox) -> None:
+    tmp_path: Path, sandbox: ParserSandbox
+) -> None:
     import os
     import signal
 
@@ -154,13 +213,17 @@ def test_a_parser_process_killed_while_idle_is_replaced(
     assert sandbox.parse(good, media.MARKDOWN).has_text
 
 
-@pytest.mark.parametrize(("limits", "phrase"), [
-    (IngestionLimits(archive_max_total_bytes=1000), "expands to more than 1000 bytes"),
-    (IngestionLimits(archive_max_entry_bytes=1000), "expands to 1024"),
-    (IngestionLimits(archive_max_entries=2), "has 3 entries"),
-])
+@pytest.mark.parametrize(
+    ("limits", "phrase"),
+    [
+        (IngestionLimits(archive_max_total_bytes=1000), "expands to more than 1000 bytes"),
+        (IngestionLimits(archive_max_entry_bytes=1000), "expands to 1024"),
+        (IngestionLimits(archive_max_entries=2), "has 3 entries"),
+    ],
+)
 def test_archive_limits_are_checked_on_the_directory(
-        tmp_path: Path, limits: IngestionLimits, phrase: str) -> None:
+    tmp_path: Path, limits: IngestionLimits, phrase: str
+) -> None:
     path = tmp_path / "doc.docx"
     path.write_bytes(files.zip_with({"a": b"x" * 1024, "b": b"y", "c": b"z"}))
     with path.open("rb") as handle, pytest.raises(DocumentError) as failure:
@@ -170,12 +233,18 @@ def test_archive_limits_are_checked_on_the_directory(
 
 
 def _nested(depth: int) -> str:
-    return ("<html><body>" + "<div>" * depth + "deep text" + "</div>" * depth
-            + "<p>Policy text after the nesting.</p></body></html>")
+    return (
+        "<html><body>"
+        + "<div>" * depth
+        + "deep text"
+        + "</div>" * depth
+        + "<p>Policy text after the nesting.</p></body></html>"
+    )
 
 
 def test_deep_html_is_read_in_full_or_refused_never_truncated(
-        tmp_path: Path, sandbox: ParserSandbox) -> None:
+    tmp_path: Path, sandbox: ParserSandbox
+) -> None:
     path = tmp_path / "deep.html"
     path.write_text(_nested(1000))
     texts = [b.text for b in sandbox.parse(path, media.HTML).blocks]

@@ -29,9 +29,17 @@ def test_uploaded_documents_are_chunked_with_heading_paths(kit: Kit) -> None:
     access = kit.add_document("access.md", ACCESS_POLICY)
     plan = kit.add_document("plan.md", INCIDENT_PLAN)
     result = kit.run_step(Step.INGEST_DOCUMENTS)
-    assert result.summary == {"documents": 2, "ingested": 2, "failed": 0, "duplicates": 0,
-                              "chunks": 4, "duplicate_chunks": 0, "pages": 0, "errors": {},
-                              "warnings": []}
+    assert result.summary == {
+        "documents": 2,
+        "ingested": 2,
+        "failed": 0,
+        "duplicates": 0,
+        "chunks": 4,
+        "duplicate_chunks": 0,
+        "pages": 0,
+        "errors": {},
+        "warnings": [],
+    }
     assert (access.status, access.chunk_count, access.error) == ("ingested", 2, None)
     outcome = kit.session.get(DocumentOutcome, access.id)
     assert outcome is not None
@@ -39,9 +47,12 @@ def test_uploaded_documents_are_chunked_with_heading_paths(kit: Kit) -> None:
     assert outcome.doc_metadata["owner"] == "Information Security"
     assert plan.status == "ingested"
     paths = {c.heading_path for c in kit.chunks()}
-    assert paths == {"Access Control Policy > Authentication",
-                     "Access Control Policy > Access Reviews",
-                     "Incident Response Plan > Plan", "Incident Response Plan > Handling"}
+    assert paths == {
+        "Access Control Policy > Authentication",
+        "Access Control Policy > Access Reviews",
+        "Incident Response Plan > Plan",
+        "Incident Response Plan > Handling",
+    }
     # Front matter is metadata, not searchable text.
     assert all("Information Security" not in c.text for c in kit.chunks())
 
@@ -62,8 +73,11 @@ def test_unusable_documents_fail_alone_with_a_typed_reason(kit: Kit) -> None:
     legacy = kit.add_document("old.pdf", b"PK\x05\x06" + bytes(18), media_type="application/pdf")
     result = kit.run_step(Step.INGEST_DOCUMENTS)
     assert (result.summary["ingested"], result.summary["failed"]) == (1, 6)
-    assert result.summary["errors"] == {"corrupt_file": 1, "no_extractable_text": 2,
-                                        "wrong_type": 3}
+    assert result.summary["errors"] == {
+        "corrupt_file": 1,
+        "no_extractable_text": 2,
+        "wrong_type": 3,
+    }
     assert pdf.status == "failed" and _code(kit, pdf) == "corrupt_file"
     assert "not a readable PDF" in (pdf.error or "")
     assert _code(kit, binary) == "wrong_type" and "binary" in (binary.error or "")
@@ -113,17 +127,16 @@ def test_no_documents_at_all_is_its_own_failure(kit: Kit) -> None:
 def test_the_same_text_in_another_file_is_a_duplicate_document(kit: Kit) -> None:
     first = kit.add_document("policy.md", ACCESS_POLICY)
     # Other bytes (UTF-16 with a BOM, CRLF line ends), the same text once decoded.
-    again = kit.add_document("policy-copy.md", ACCESS_POLICY.replace("\n", "\r\n")
-                             .encode("utf-16"))
+    again = kit.add_document("policy-copy.md", ACCESS_POLICY.replace("\n", "\r\n").encode("utf-16"))
     result = kit.run_step(Step.INGEST_DOCUMENTS)
     assert (first.status, again.status) == ("ingested", "duplicate")
     assert again.chunk_count == 0 and again.error is None
     outcome = kit.session.get(DocumentOutcome, again.id)
     assert outcome is not None and outcome.duplicate_of == first.id
     assert result.summary["duplicates"] == 1
-    assert result.summary["warnings"] == [{"document": "policy-copy.md",
-                                           "code": "duplicate_document",
-                                           "duplicate_of": str(first.id)}]
+    assert result.summary["warnings"] == [
+        {"document": "policy-copy.md", "code": "duplicate_document", "duplicate_of": str(first.id)}
+    ]
     assert kit.count(DocumentChunk) == first.chunk_count == 2
 
 
@@ -166,13 +179,27 @@ def test_redelivery_creates_no_duplicates(kit: Kit) -> None:
 
 
 def _soa_content() -> dict[str, object]:
-    return {"framework": "SCF", "controls": [
-        {"control_id": "IAC-06", "domain": "IAC", "domain_name": "Identification & "
-         "Authentication", "title": "Multi-Factor Authentication (MFA)", "applicable": True,
-         "justification": "Remote access\n# must use MFA"},
-        {"control_id": "PES-02", "domain": "PES", "domain_name": "Physical & Environmental "
-         "Security", "title": "Physical Access Authorizations", "applicable": False,
-         "justification": "Excluded: fully remote company"}]}
+    return {
+        "framework": "SCF",
+        "controls": [
+            {
+                "control_id": "IAC-06",
+                "domain": "IAC",
+                "domain_name": "Identification & Authentication",
+                "title": "Multi-Factor Authentication (MFA)",
+                "applicable": True,
+                "justification": "Remote access\n# must use MFA",
+            },
+            {
+                "control_id": "PES-02",
+                "domain": "PES",
+                "domain_name": "Physical & Environmental Security",
+                "title": "Physical Access Authorizations",
+                "applicable": False,
+                "justification": "Excluded: fully remote company",
+            },
+        ],
+    }
 
 
 def test_ingest_soa_needs_an_approved_soa(kit: Kit) -> None:
@@ -199,7 +226,8 @@ def test_ingest_soa_adds_a_searchable_system_document_once(kit: Kit) -> None:
         "Statement of Applicability (SOC 2, version 2) > IAC Identification & Authentication "
         "> IAC-06 Multi-Factor Authentication (MFA)",
         "Statement of Applicability (SOC 2, version 2) > PES Physical & Environmental "
-        "Security > PES-02 Physical Access Authorizations"}
+        "Security > PES-02 Physical Access Authorizations",
+    }
     hits = search(kit.session, kit.assessment.id, "fully remote company physical access")
     assert hits[0].filename == "soa-v2.md"
     assert "PES-02" in hits[0].heading_path

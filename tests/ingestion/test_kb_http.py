@@ -33,25 +33,41 @@ def _headers(tenant: str = "acme") -> dict[str, str]:
 
 
 def _run_job(assessment_id: uuid.UUID, kind: JobKind, step: Step, storage: Path) -> None:
-    request = JobRequest(job_id=f"job-{step.value}", kind=kind, run_id=uuid.uuid4(), step=step,
-                         attempt=1, idempotency_key=f"k-{step.value}", trace_id="t",
-                         tenant_id=OWNER.tenant_id, organization_id="org",
-                         assessment_id=assessment_id, actor_id="system:test", parameters={})
+    request = JobRequest(
+        job_id=f"job-{step.value}",
+        kind=kind,
+        run_id=uuid.uuid4(),
+        step=step,
+        attempt=1,
+        idempotency_key=f"k-{step.value}",
+        trace_id="t",
+        tenant_id=OWNER.tenant_id,
+        organization_id="org",
+        assessment_id=assessment_id,
+        actor_id="system:test",
+        parameters={},
+    )
     service = ingest_documents if kind is JobKind.INGEST_DOCUMENTS else index_kb
     with transaction() as session:
         service(JobContext(request=request, session=session, storage_dir=storage))
 
 
 @pytest.fixture
-def indexed(embedded: Path,
-            monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, uuid.UUID]]:
+def indexed(
+    embedded: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[TestClient, uuid.UUID]]:
     monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")  # no runs move here
     reset_settings()
     assessment = create_assessment(OWNER, "org", "HTTP search")
     kick = lambda run_id: None  # noqa: E731 - no run to wake
     upload_document(OWNER, assessment.id, "access.md", ACCESS_POLICY.encode(), kick=kick)
-    upload_document(OWNER, assessment.id, "backups.pdf", files.pdf_bytes(
-        [["1 Backups", "Backups are encrypted and restored every quarter."]]), kick=kick)
+    upload_document(
+        OWNER,
+        assessment.id,
+        "backups.pdf",
+        files.pdf_bytes([["1 Backups", "Backups are encrypted and restored every quarter."]]),
+        kick=kick,
+    )
     upload_document(OWNER, assessment.id, "scan.pdf", files.image_only_pdf(), kick=kick)
     storage = embedded / "storage"
     _run_job(assessment.id, JobKind.INGEST_DOCUMENTS, Step.INGEST_DOCUMENTS, storage)
@@ -60,12 +76,13 @@ def indexed(embedded: Path,
     reset_settings()
 
 
-def test_search_returns_ranked_hits_with_provenance(
-        indexed: tuple[TestClient, uuid.UUID]) -> None:
+def test_search_returns_ranked_hits_with_provenance(indexed: tuple[TestClient, uuid.UUID]) -> None:
     client, assessment_id = indexed
-    response = client.get(f"/api/v1/assessments/{assessment_id}/kb/search",
-                          params={"q": "quarterly restore of encrypted backups", "k": 2},
-                          headers=_headers())
+    response = client.get(
+        f"/api/v1/assessments/{assessment_id}/kb/search",
+        params={"q": "quarterly restore of encrypted backups", "k": 2},
+        headers=_headers(),
+    )
     assert response.status_code == 200, response.text
     hits = response.json()
     assert hits[0]["filename"] == "backups.pdf"
@@ -77,17 +94,18 @@ def test_search_returns_ranked_hits_with_provenance(
 def test_search_is_tenant_scoped_and_validated(indexed: tuple[TestClient, uuid.UUID]) -> None:
     client, assessment_id = indexed
     url = f"/api/v1/assessments/{assessment_id}/kb/search"
-    assert client.get(url, params={"q": "backups"}, headers=_headers("other")).status_code \
-        == 404
+    assert client.get(url, params={"q": "backups"}, headers=_headers("other")).status_code == 404
     assert client.get(url, params={"q": ""}, headers=_headers()).status_code == 422
     assert client.get(url, params={"q": "x", "k": 500}, headers=_headers()).status_code == 422
 
 
 def test_document_outcomes_show_counts_and_typed_reasons(
-        indexed: tuple[TestClient, uuid.UUID]) -> None:
+    indexed: tuple[TestClient, uuid.UUID],
+) -> None:
     client, assessment_id = indexed
-    response = client.get(f"/api/v1/assessments/{assessment_id}/documents/outcomes",
-                          headers=_headers())
+    response = client.get(
+        f"/api/v1/assessments/{assessment_id}/documents/outcomes", headers=_headers()
+    )
     assert response.status_code == 200, response.text
     outcomes = {o["filename"]: o for o in response.json()}
     assert outcomes["access.md"]["status"] == "ingested" and outcomes["access.md"]["chunks"] > 0

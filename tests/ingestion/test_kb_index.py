@@ -54,10 +54,13 @@ def test_features_are_lowercased_stemmed_unigrams_and_bigrams() -> None:
 
 
 def test_similar_texts_score_higher_than_unrelated_ones() -> None:
-    vectors = HashingEmbedder(1024).embed([
-        "multi-factor authentication is required for remote access",
-        "remote access requires multi-factor authentication",
-        "the cafeteria serves lunch at noon"])
+    vectors = HashingEmbedder(1024).embed(
+        [
+            "multi-factor authentication is required for remote access",
+            "remote access requires multi-factor authentication",
+            "the cafeteria serves lunch at noon",
+        ]
+    )
     assert vectors[0] @ vectors[1] > 0.5
     assert abs(vectors[0] @ vectors[2]) < vectors[0] @ vectors[1] / 2
 
@@ -66,9 +69,12 @@ def test_index_kb_embeds_only_new_chunks(kit: Kit) -> None:
     kit.add_document("access.md", ACCESS_POLICY)
     kit.run_step(Step.INGEST_DOCUMENTS)
     first = kit.run_step(Step.INDEX_KB)
-    assert first.summary == {"embedded": 2, "already_indexed": 0,
-                             "model": "hashing-blake2b-v1",
-                             "dimensions": get_settings().embedding_dim}
+    assert first.summary == {
+        "embedded": 2,
+        "already_indexed": 0,
+        "model": "hashing-blake2b-v1",
+        "dimensions": get_settings().embedding_dim,
+    }
     stored = kit.session.scalars(select(ChunkEmbedding)).all()
     assert all(len(row.vector) == 4 * row.dimensions for row in stored)
 
@@ -119,8 +125,11 @@ def test_search_ranks_the_relevant_chunk_first(kit: Kit) -> None:
 
 def test_search_is_per_assessment_and_can_leave_out_system_documents(kit: Kit) -> None:
     kit.add_document("backup.txt", BACKUP_STANDARD, media_type="text/plain")
-    kit.add_document("soa-v1.md", "# SoA\n## BCD-11 Data Backups\nApplicable: backups.",
-                     uploaded_by=SYSTEM_UPLOADER)
+    kit.add_document(
+        "soa-v1.md",
+        "# SoA\n## BCD-11 Data Backups\nApplicable: backups.",
+        uploaded_by=SYSTEM_UPLOADER,
+    )
     kit.run_step(Step.INGEST_DOCUMENTS)
     kit.run_step(Step.INDEX_KB)
     everything = KnowledgeBase.load(kit.session, kit.assessment.id)

@@ -24,10 +24,15 @@ def test_decode_text_handles_bom_legacy_encodings_and_refuses_binary() -> None:
 
 def test_front_matter_becomes_metadata_and_leaves_the_body() -> None:
     metadata, body = split_front_matter(
-        "---\ntitle: \"Access Policy\"\nversion: 2.1\ntags: [access, mfa]\nowners:\n"
-        "- security\n- it\n---\n# Access Policy\nBody text.")
-    assert metadata == {"title": "Access Policy", "version": "2.1", "tags": ["access", "mfa"],
-                        "owners": ["security", "it"]}
+        '---\ntitle: "Access Policy"\nversion: 2.1\ntags: [access, mfa]\nowners:\n'
+        "- security\n- it\n---\n# Access Policy\nBody text."
+    )
+    assert metadata == {
+        "title": "Access Policy",
+        "version": "2.1",
+        "tags": ["access", "mfa"],
+        "owners": ["security", "it"],
+    }
     assert body == "# Access Policy\nBody text."
 
 
@@ -44,8 +49,10 @@ def test_markdown_front_matter_is_not_indexed_as_text() -> None:
 
 
 def test_markdown_blocks_carry_their_heading_path() -> None:
-    text = ("Preamble.\n\n# Policy\nIntro.\n\n## Scope\nScope text.\n\n### Detail\nDeep.\n\n"
-            "## Roles\nRoles text.\n\n# Annex ##\nAnnex text.")
+    text = (
+        "Preamble.\n\n# Policy\nIntro.\n\n## Scope\nScope text.\n\n### Detail\nDeep.\n\n"
+        "## Roles\nRoles text.\n\n# Annex ##\nAnnex text."
+    )
     blocks = parse(text, "text/markdown; charset=utf-8").blocks
     assert blocks == (
         Block((), "Preamble."),
@@ -58,8 +65,10 @@ def test_markdown_blocks_carry_their_heading_path() -> None:
 
 
 def test_setext_headings_rules_and_code_fences() -> None:
-    text = ("Title\n=====\nUnder title.\n\nSection\n-------\nUnder section.\n\n* * *\n\n"
-            "```\n# not a heading\n```")
+    text = (
+        "Title\n=====\nUnder title.\n\nSection\n-------\nUnder section.\n\n* * *\n\n"
+        "```\n# not a heading\n```"
+    )
     blocks = parse(text, "text/markdown").blocks
     assert blocks[0] == Block(("Title",), "Under title.")
     assert blocks[1] == Block(("Title", "Section"), "Under section.")
@@ -68,13 +77,18 @@ def test_setext_headings_rules_and_code_fences() -> None:
 
 
 def test_plain_text_titles_become_headings_but_wrapped_sentences_do_not() -> None:
-    text = ("BACKUP STANDARD\n\nBackups\nProduction databases are backed up nightly and "
-            "restored every quarter.\n\nAll staff must complete\ntraining yearly.\n\nThanks")
+    text = (
+        "BACKUP STANDARD\n\nBackups\nProduction databases are backed up nightly and "
+        "restored every quarter.\n\nAll staff must complete\ntraining yearly.\n\nThanks"
+    )
     blocks = parse(text, "text/plain").blocks
-    assert blocks[0] == Block(("BACKUP STANDARD", "Backups"), "Production databases are "
-                              "backed up nightly and restored every quarter.")
-    assert blocks[1] == Block(("BACKUP STANDARD", "Backups"),
-                              "All staff must complete\ntraining yearly.")
+    assert blocks[0] == Block(
+        ("BACKUP STANDARD", "Backups"),
+        "Production databases are backed up nightly and restored every quarter.",
+    )
+    assert blocks[1] == Block(
+        ("BACKUP STANDARD", "Backups"), "All staff must complete\ntraining yearly."
+    )
     assert blocks[2].text == "Thanks"  # a last short line is text, not a lost heading
 
 

@@ -47,9 +47,13 @@ class Corpus:
         return row
 
     def chunks(self, name: str) -> list[DocumentChunk]:
-        return list(self.kit.session.scalars(select(DocumentChunk).where(
-            DocumentChunk.document_id == self.documents[name].id)
-            .order_by(DocumentChunk.ordinal)))
+        return list(
+            self.kit.session.scalars(
+                select(DocumentChunk)
+                .where(DocumentChunk.document_id == self.documents[name].id)
+                .order_by(DocumentChunk.ordinal)
+            )
+        )
 
 
 def _files(root: Path) -> list[Path]:
@@ -57,8 +61,9 @@ def _files(root: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def corpus(shared_data: Path, tmp_path_factory: pytest.TempPathFactory,
-           sandbox: ParserSandbox) -> Iterator[Corpus]:
+def corpus(
+    shared_data: Path, tmp_path_factory: pytest.TempPathFactory, sandbox: ParserSandbox
+) -> Iterator[Corpus]:
     """Every file uploaded (checked as the upload checks it) into one assessment, then
     one ingestion job, then the KB index."""
     with open_kit(tmp_path_factory.mktemp("corpus")) as kit:
@@ -69,9 +74,13 @@ def corpus(shared_data: Path, tmp_path_factory: pytest.TempPathFactory,
             data = path.read_bytes()
             try:
                 with path.open("rb") as handle:
-                    media_type = sniff_media_type(path.name, data[:HEAD_BYTES], handle,
-                                                  complete=len(data) <= HEAD_BYTES,
-                                                  limits=get_settings().ingestion)
+                    media_type = sniff_media_type(
+                        path.name,
+                        data[:HEAD_BYTES],
+                        handle,
+                        complete=len(data) <= HEAD_BYTES,
+                        limits=get_settings().ingestion,
+                    )
             except DocumentError as error:
                 refused[name] = error.code.value
                 continue
@@ -83,7 +92,8 @@ def corpus(shared_data: Path, tmp_path_factory: pytest.TempPathFactory,
 
 
 def test_every_file_is_ingested_or_refused_with_its_typed_reason(
-        corpus: Corpus, shared_data: Path) -> None:
+    corpus: Corpus, shared_data: Path
+) -> None:
     names = [str(p.relative_to(shared_data)) for p in _files(shared_data)]
     assert len(names) >= 20
     for name in names:
@@ -94,17 +104,22 @@ def test_every_file_is_ingested_or_refused_with_its_typed_reason(
         outcome = corpus.outcome(name)
         if expected is None:
             assert (outcome.outcome, outcome.error_code) == ("ingested", None), (
-                name, outcome.error_message)
+                name,
+                outcome.error_message,
+            )
             assert outcome.chunks > 0 and outcome.characters > 0, name
         else:
             assert (outcome.outcome, outcome.error_code) == ("failed", expected), (
-                name, outcome.error_message)
+                name,
+                outcome.error_message,
+            )
             assert outcome.error_message
 
 
 def test_the_typed_messages_say_what_is_wrong(corpus: Corpus) -> None:
-    assert "password" in (corpus.outcome("policies/awkward/encrypted-openpassword.pdf")
-                          .error_message or "")
+    assert "password" in (
+        corpus.outcome("policies/awkward/encrypted-openpassword.pdf").error_message or ""
+    )
     scanned = corpus.outcome("policies/awkward/scanned-skewed.pdf").error_message or ""
     assert "no extractable text" in scanned and "scanned" in scanned
     title_only = corpus.outcome("policies/docx/AwesomeCloud-IRP.docx").error_message or ""
@@ -118,8 +133,7 @@ def test_pdf_policies_keep_pages_headings_and_metadata(corpus: Corpus) -> None:
     assert outcome.doc_metadata["title"] == "Availability Policy"
     chunks = corpus.chunks(name)
     paths = {c.heading_path for c in chunks}
-    assert {"Availability Policy > 1 Purpose and Scope",
-            "Availability Policy > 4 Policy"} <= paths
+    assert {"Availability Policy > 1 Purpose and Scope", "Availability Policy > 4 Policy"} <= paths
     backups = [c for c in chunks if "Full backups of critical resources" in c.text]
     assert backups and backups[0].heading_path == "Availability Policy > 4 Policy"
     provenance = corpus.kit.session.get(ChunkProvenance, backups[0].id)
@@ -147,8 +161,9 @@ def test_docx_tables_and_styled_headings_are_kept(corpus: Corpus) -> None:
 def test_html_keeps_visible_text_and_drops_scripts(corpus: Corpus) -> None:
     name = "policies/html/ACME-compliance-dashboard.html"
     text = "\n".join(c.text for c in corpus.chunks(name))
-    assert "ACME Evil Anvil Corporation Compliance Program" in text or \
-        corpus.outcome(name).doc_metadata["title"].startswith("ACME Evil Anvil")
+    assert "ACME Evil Anvil Corporation Compliance Program" in text or corpus.outcome(
+        name
+    ).doc_metadata["title"].startswith("ACME Evil Anvil")
     assert "addEventListener" not in text and "history.replaceState" not in text
 
 
@@ -161,8 +176,12 @@ def test_markdown_front_matter_becomes_metadata(corpus: Corpus) -> None:
 
 
 def test_search_finds_real_passages_with_their_provenance(corpus: Corpus) -> None:
-    hits = search(corpus.kit.session, corpus.kit.assessment.id,
-                  "full backups of critical resources weekly", k=3)
+    hits = search(
+        corpus.kit.session,
+        corpus.kit.assessment.id,
+        "full backups of critical resources weekly",
+        k=3,
+    )
     assert hits, "no hit for a passage that is in the corpus"
     pdf_hits = [h for h in hits if h.filename == "ACME-AP.pdf"]
     assert pdf_hits and pdf_hits[0].page_start is not None

@@ -19,27 +19,40 @@ from orchestrator.lifecycle.definition import STEP_SPECS
 from tests.support import documents as files
 from tests.support.services import SERVICES, Kit, add_standard_documents, open_kit
 
-TABLES = (Document, DocumentChunk, ChunkProvenance, DocumentOutcome, ChunkEmbedding, Artifact,
-          ReportExport)
+TABLES = (
+    Document,
+    DocumentChunk,
+    ChunkProvenance,
+    DocumentOutcome,
+    ChunkEmbedding,
+    Artifact,
+    ReportExport,
+)
 
 
 @pytest.fixture
 def kit(tmp_path: Path) -> Iterator[Kit]:
     with open_kit(tmp_path) as kit:
         add_standard_documents(kit)
-        kit.add_document("policy.pdf", files.pdf_bytes(
-            [["1 Backups", "Backups run nightly."], ["2 Restores", "Restores are tested."]]),
-            media_type=media.PDF)
+        kit.add_document(
+            "policy.pdf",
+            files.pdf_bytes(
+                [["1 Backups", "Backups run nightly."], ["2 Restores", "Restores are tested."]]
+            ),
+            media_type=media.PDF,
+        )
         kit.add_document("broken.docx", b"PK\x03\x04 not really", media_type=media.DOCX)
         kit.session.commit()
         yield kit
 
 
 def _snapshot(kit: Kit) -> dict[str, Any]:
-    stored = sorted(p.relative_to(kit.storage_dir) for p in kit.storage_dir.rglob("*")
-                    if p.is_file() and p.suffix != ".db")
-    return {"rows": {table.__tablename__: kit.count(table) for table in TABLES},
-            "files": stored}
+    stored = sorted(
+        p.relative_to(kit.storage_dir)
+        for p in kit.storage_dir.rglob("*")
+        if p.is_file() and p.suffix != ".db"
+    )
+    return {"rows": {table.__tablename__: kit.count(table) for table in TABLES}, "files": stored}
 
 
 def _deliver_twice(kit: Kit, step: Step, service: Callable[[JobContext], JobResult]) -> None:
@@ -60,10 +73,19 @@ def _deliver_twice(kit: Kit, step: Step, service: Callable[[JobContext], JobResu
 
 
 def test_every_heavy_job_is_idempotent_by_job_id(kit: Kit) -> None:
-    steps = [Step.INGEST_DOCUMENTS, Step.INDEX_KB, Step.RUN_SCF_PRE_ANALYSIS,
-             Step.CREATE_SCOPE, Step.CREATE_SOA_DRAFT, Step.INGEST_SOA,
-             Step.RUN_EVIDENCE_ANALYSIS, Step.CREATE_GAP_ANALYSIS,
-             Step.CREATE_MATURITY_ASSESSMENT, Step.CREATE_POAM, Step.CREATE_REPORT]
+    steps = [
+        Step.INGEST_DOCUMENTS,
+        Step.INDEX_KB,
+        Step.RUN_SCF_PRE_ANALYSIS,
+        Step.CREATE_SCOPE,
+        Step.CREATE_SOA_DRAFT,
+        Step.INGEST_SOA,
+        Step.RUN_EVIDENCE_ANALYSIS,
+        Step.CREATE_GAP_ANALYSIS,
+        Step.CREATE_MATURITY_ASSESSMENT,
+        Step.CREATE_POAM,
+        Step.CREATE_REPORT,
+    ]
     heavy = {Step.INGEST_DOCUMENTS, Step.INDEX_KB, Step.INGEST_SOA, Step.CREATE_REPORT}
     for step in steps:
         service = SERVICES[kit.context(step).request.kind]

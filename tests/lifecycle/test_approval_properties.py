@@ -91,8 +91,13 @@ class Signoff:
     def of(cls, policy: dict[str, Any] | None) -> Signoff:
         if policy is None:
             return cls()
-        return cls(policy["mode"], frozenset(policy["approvers"]), frozenset(policy["roles"]),
-                   policy.get("required", 1), policy["separation_of_duties"])
+        return cls(
+            policy["mode"],
+            frozenset(policy["approvers"]),
+            frozenset(policy["roles"]),
+            policy.get("required", 1),
+            policy["separation_of_duties"],
+        )
 
     def allows(self, approver: str, roles: Iterable[str]) -> bool:
         return bool(self.roles & set(roles)) and (not self.approvers or approver in self.approvers)
@@ -119,9 +124,11 @@ def signoff_policies(draw: st.DrawFn) -> dict[str, Any] | None:
     if mode == "single" and draw(st.booleans()):
         designated = []
     policy: dict[str, Any] = {
-        "mode": mode, "approvers": designated,
+        "mode": mode,
+        "approvers": designated,
         "roles": draw(st.lists(st.sampled_from(ROLES), min_size=1, max_size=3, unique=True)),
-        "separation_of_duties": draw(st.booleans())}
+        "separation_of_duties": draw(st.booleans()),
+    }
     if mode == "n_of_m":
         policy["required"] = draw(st.integers(1, len(designated)))
     return policy
@@ -129,10 +136,12 @@ def signoff_policies(draw: st.DrawFn) -> dict[str, Any] | None:
 
 def policy_sets() -> st.SearchStrategy[dict[str, dict[str, Any]]]:
     return st.fixed_dictionaries({kind.value: signoff_policies() for kind in APPROVABLE}).map(
-        lambda policies: {k: p for k, p in policies.items() if p is not None})
+        lambda policies: {k: p for k, p in policies.items() if p is not None}
+    )
 
 
 # --- the ledger: what must be true of every decision ---------------------------------------------
+
 
 def rewind_of(envelope: SignalEnvelope) -> tuple[Step, bool] | None:
     """The step a reprocess or revision request rewinds to, and its new-version flag."""
@@ -181,20 +190,27 @@ class Ledger:
         if kind is not ArtifactKind.SCOPE:
             return "open" if state.step is APPROVAL_WAIT_FOR[kind] else "closed"
         if kind not in state.artifacts or (
-                position(state.step) > position(APPROVAL_WAIT_FOR[ArtifactKind.SOA])):
+            position(state.step) > position(APPROVAL_WAIT_FOR[ArtifactKind.SOA])
+        ):
             return "closed"
         return "superseded" if kind in self.superseded else "open"
 
-    def faults(self, state: RunState, kind: ArtifactKind, envelope: SignalEnvelope,
-               view: ApprovalView | None, approving: bool) -> set[str]:
+    def faults(
+        self,
+        state: RunState,
+        kind: ArtifactKind,
+        envelope: SignalEnvelope,
+        view: ApprovalView | None,
+        approving: bool,
+    ) -> set[str]:
         """Every reason this event may not count for `kind` now (empty: it may)."""
         if view is None or view.approval_event_id != envelope.approval_event_id:
             return {"missing"}
         signoff = self.signoff(kind)
         version = view.artifact_version
         checks = {
-            "foreign": (view.tenant_id, view.organization_id, view.assessment_id) != (
-                state.tenant_id, state.organization_id, state.assessment_id),
+            "foreign": (view.tenant_id, view.organization_id, view.assessment_id)
+            != (state.tenant_id, state.organization_id, state.assessment_id),
             "kind": view.artifact_kind is not kind,
             "version": version != state.artifacts.get(kind),
             "rejected version": (kind, version) in self.rejected_versions,
@@ -208,8 +224,13 @@ class Ledger:
 
     # --- one decision ---
 
-    def check(self, before: RunState, envelope: SignalEnvelope, view: ApprovalView | None,
-              decision: Decision) -> None:
+    def check(
+        self,
+        before: RunState,
+        envelope: SignalEnvelope,
+        view: ApprovalView | None,
+        decision: Decision,
+    ) -> None:
         if decision.fate is Fate.PENDING:
             assert decision.state == before and decision.effects == ()
             return
@@ -233,8 +254,13 @@ class Ledger:
         self._gates(before, envelope, decision)
         self._new_versions_are_licensed(decision)
 
-    def _approval(self, before: RunState, envelope: SignalEnvelope, view: ApprovalView | None,
-                  decision: Decision) -> None:
+    def _approval(
+        self,
+        before: RunState,
+        envelope: SignalEnvelope,
+        view: ApprovalView | None,
+        decision: Decision,
+    ) -> None:
         kind = APPROVAL_SIGNALS[envelope.type]
         faults = self.faults(before, kind, envelope, view, approving=True)
         window, already = self.window(before, kind), before.is_approved(kind)
@@ -246,21 +272,32 @@ class Ledger:
                 assert decision.fate is Fate.REJECTED, (faults, decision.reason)
             elif window == "open" and not already:
                 assert view is not None and view.approver_id in counted, (
-                    f"a valid approval was {decision.fate}: {decision.reason}")
+                    f"a valid approval was {decision.fate}: {decision.reason}"
+                )
                 assert decision.fate is Fate.IGNORED
             return
         assert view is not None and window != "closed" and not already, decision.reason
         assert not faults, f"an invalid event was applied: {faults}"
         assert view.approver_id not in counted, "one approver counted twice for one draft"
-        assert effects_of(decision, ConsumeApproval) == [ConsumeApproval(
-            view.approval_event_id, kind, view.artifact_version,
-            opens_gate=self.signoff(kind).met_by(counted | {view.approver_id}))]
+        assert effects_of(decision, ConsumeApproval) == [
+            ConsumeApproval(
+                view.approval_event_id,
+                kind,
+                view.artifact_version,
+                opens_gate=self.signoff(kind).met_by(counted | {view.approver_id}),
+            )
+        ]
         self.used.add(view.approval_event_id)
         counted.add(view.approver_id)
         event(f"approval counted: {self.signoff(kind).mode}")
 
-    def _rejection(self, before: RunState, envelope: SignalEnvelope,
-                   view: ApprovalView | None, decision: Decision) -> None:
+    def _rejection(
+        self,
+        before: RunState,
+        envelope: SignalEnvelope,
+        view: ApprovalView | None,
+        decision: Decision,
+    ) -> None:
         if view is None:
             assert decision.fate is Fate.REJECTED
             return
@@ -335,7 +372,10 @@ class Ledger:
                 event(f"gate opened: {kind.value}, {self.signoff(kind).mode}")
             if envelope.type is APPROVAL_SIGNAL_FOR[kind] and decision.fate is Fate.APPLIED:
                 assert opened is self.signoff(kind).met_by(self.counted[kind]), (
-                    kind, self.signoff(kind), self.counted[kind])
+                    kind,
+                    self.signoff(kind),
+                    self.counted[kind],
+                )
                 if kind is not ArtifactKind.SCOPE:
                     assert (APPROVAL_WAIT_FOR[kind] in completed(decision)) is opened
 
@@ -350,7 +390,8 @@ class Ledger:
     def check_state(self, state: RunState) -> None:
         for kind, version in state.approved.items():
             assert (kind, version) not in self.rejected_versions, (
-                f"rejected {kind.value} v{version} is approved")
+                f"rejected {kind.value} v{version} is approved"
+            )
         passed = 99 if state.status is W.COMPLETED else position(state.step)
         for kind in GATES:
             if position(APPROVAL_WAIT_FOR[kind]) < passed:
@@ -361,8 +402,10 @@ def replayed(calls: Iterable[Any], start: RunState) -> RunState:
     """Fold decide over the signals whose decisions audited them as received, in order."""
     state = start
     for call in calls:
-        if not any(isinstance(e, Audit) and e.event_type is E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED
-                   for e in call.decision.effects):
+        if not any(
+            isinstance(e, Audit) and e.event_type is E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED
+            for e in call.decision.effects
+        ):
             continue
         view = replace(call.approval, consumed=False) if call.approval is not None else None
         decision = decide(state, call.signal, view)
@@ -385,17 +428,46 @@ def first(values: Sequence[Any]) -> Any:
     return values[0]
 
 
-APPROVAL_VARIANTS = ("valid", "valid", "valid", "random", "stale_version", "future_version",
-                     "wrong_role", "outsider", "drafter", "wrong_kind", "wrong_tenant",
-                     "other_assessment", "decision_rejected", "consumed", "counted_again",
-                     "counted_again", "reuse", "missing")
-REJECTION_VARIANTS = ("valid", "valid", "random", "approves", "stale_version", "wrong_role",
-                      "drafter", "reuse", "missing")
+APPROVAL_VARIANTS = (
+    "valid",
+    "valid",
+    "valid",
+    "random",
+    "stale_version",
+    "future_version",
+    "wrong_role",
+    "outsider",
+    "drafter",
+    "wrong_kind",
+    "wrong_tenant",
+    "other_assessment",
+    "decision_rejected",
+    "consumed",
+    "counted_again",
+    "counted_again",
+    "reuse",
+    "missing",
+)
+REJECTION_VARIANTS = (
+    "valid",
+    "valid",
+    "random",
+    "approves",
+    "stale_version",
+    "wrong_role",
+    "drafter",
+    "reuse",
+    "missing",
+)
 REASONS = ("", "source data fixed", "reviewer asked for changes")
 """A command without a reason is refused."""
 OUTCOME_VARIANTS = ("done", "done", "done", "failed", "stale", "stale_new_key")
-SETTINGS = settings(max_examples=100, deadline=None, stateful_step_count=40,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=100,
+    deadline=None,
+    stateful_step_count=40,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 class ApprovalMachine(RuleBasedStateMachine):
@@ -431,7 +503,7 @@ class ApprovalMachine(RuleBasedStateMachine):
         if view is not None:
             self.views.setdefault(view.approval_event_id, view)
         self.inbox.deliver(envelope, view)
-        for call in self.inbox.calls[self.checked:]:
+        for call in self.inbox.calls[self.checked :]:
             self.ledger.check(call.before, call.signal, call.approval, call.decision)
             self.job_ids += [job.job_id for job in effects_of(call.decision, EnqueueJob)]
         self.checked = len(self.inbox.calls)
@@ -442,46 +514,66 @@ class ApprovalMachine(RuleBasedStateMachine):
         """An approver who may count now for `kind`, or any person when none may."""
         signoff = self.ledger.signoff(kind)
         candidates = sorted(signoff.approvers or {*PEOPLE, OUTSIDER})
-        fresh = [p for p in candidates if p not in self.ledger.counted.get(kind, set())
-                 and not (signoff.separation and self.ledger.drafter.get(kind) == p)]
+        fresh = [
+            p
+            for p in candidates
+            if p not in self.ledger.counted.get(kind, set())
+            and not (signoff.separation and self.ledger.drafter.get(kind) == p)
+        ]
         return choose(fresh or candidates), choose(sorted(signoff.roles))
 
-    def _variant(self, data: st.DataObject, kind: ArtifactKind, variant: str,
-                 decision: ApprovalDecision) -> ApprovalView:
+    def _variant(
+        self, data: st.DataObject, kind: ArtifactKind, variant: str, decision: ApprovalDecision
+    ) -> ApprovalView:
         """An approval event for `kind`: valid, or invalid in the way `variant` names."""
         approver, role = self._approver(chooser(data), kind)
-        fields: dict[str, Any] = {"approver_id": approver, "approver_role": role,
-                                  "decision": decision}
+        fields: dict[str, Any] = {
+            "approver_id": approver,
+            "approver_role": role,
+            "decision": decision,
+        }
         fields.update(self._spoiled(data, kind, variant, approver))
         view = approval_view(self.state, kind, **fields)
         if view.consumed:
             self.ledger.born_used.add(view.approval_event_id)
         return view
 
-    def _spoiled(self, data: st.DataObject, kind: ArtifactKind, variant: str,
-                 approver: str) -> dict[str, Any]:
+    def _spoiled(
+        self, data: st.DataObject, kind: ArtifactKind, variant: str, approver: str
+    ) -> dict[str, Any]:
         current = self.state.artifacts.get(kind, 1)
         older = data.draw(st.integers(1, current - 1)) if current > 1 else current + 1
         others = [k for k in APPROVABLE if k is not kind]
         spoilers: dict[str, Any] = {
-            "random": lambda: {"approver_id": data.draw(st.sampled_from([*PEOPLE, OUTSIDER])),
-                               "approver_role": data.draw(st.sampled_from(ROLES)),
-                               "version": data.draw(st.integers(1, current + 1))},
+            "random": lambda: {
+                "approver_id": data.draw(st.sampled_from([*PEOPLE, OUTSIDER])),
+                "approver_role": data.draw(st.sampled_from(ROLES)),
+                "version": data.draw(st.integers(1, current + 1)),
+            },
             "stale_version": lambda: {"version": older},
             "future_version": lambda: {"version": current + 1},
-            "wrong_role": lambda: {"approver_role": next(
-                (r for r in ROLES if r not in self.ledger.signoff(kind).roles), "intern")},
+            "wrong_role": lambda: {
+                "approver_role": next(
+                    (r for r in ROLES if r not in self.ledger.signoff(kind).roles), "intern"
+                )
+            },
             "outsider": lambda: {"approver_id": OUTSIDER},
             "drafter": lambda: {"approver_id": self.ledger.drafter.get(kind, WORKER)},
             "wrong_kind": lambda: {"artifact_kind": data.draw(st.sampled_from(others))},
             "wrong_tenant": lambda: {"tenant_id": "tenant-b"},
             "other_assessment": lambda: {"assessment_id": uuid.uuid4()},
-            "decision_rejected": lambda: {"decision": data.draw(st.sampled_from(
-                [ApprovalDecision.REJECTED, ApprovalDecision.CHANGES_REQUESTED]))},
+            "decision_rejected": lambda: {
+                "decision": data.draw(
+                    st.sampled_from([ApprovalDecision.REJECTED, ApprovalDecision.CHANGES_REQUESTED])
+                )
+            },
             "approves": lambda: {"decision": ApprovalDecision.APPROVED},
             "consumed": lambda: {"consumed": True},
-            "counted_again": lambda: {"approver_id": data.draw(st.sampled_from(
-                sorted(self.ledger.counted.get(kind) or {approver})))},
+            "counted_again": lambda: {
+                "approver_id": data.draw(
+                    st.sampled_from(sorted(self.ledger.counted.get(kind) or {approver}))
+                )
+            },
         }
         spoil = spoilers.get(variant)
         return spoil() if spoil is not None else {}
@@ -490,8 +582,11 @@ class ApprovalMachine(RuleBasedStateMachine):
         """Mostly the artifact the run awaits; sometimes any approvable kind."""
         step = self.state.step
         awaited = next((k for k, wait in APPROVAL_WAIT_FOR.items() if wait is step), None)
-        if awaited is None and step is not None and position(step) < position(
-                APPROVAL_WAIT_FOR[ArtifactKind.SOA]):
+        if (
+            awaited is None
+            and step is not None
+            and position(step) < position(APPROVAL_WAIT_FOR[ArtifactKind.SOA])
+        ):
             awaited = ArtifactKind.SCOPE
         choices = [awaited, awaited] if awaited is not None else []
         return data.draw(st.sampled_from([*choices, *APPROVABLE]))
@@ -501,23 +596,31 @@ class ApprovalMachine(RuleBasedStateMachine):
         used = sorted(self.ledger.used, key=str)
         return self.views[data.draw(st.sampled_from(used))] if used else None
 
-    def _approval_signal(self, kind: ArtifactKind,
-                         view: ApprovalView | None) -> SignalEnvelope:
+    def _approval_signal(self, kind: ArtifactKind, view: ApprovalView | None) -> SignalEnvelope:
         event_id = view.approval_event_id if view is not None else uuid.uuid4()
-        return signal(self.state, APPROVAL_SIGNAL_FOR[kind], approval_event_id=event_id,
-                      actor_id=view.approver_id if view else OUTSIDER,
-                      idempotency_key=f"approve:{event_id}:{uuid.uuid4().hex[:6]}")
+        return signal(
+            self.state,
+            APPROVAL_SIGNAL_FOR[kind],
+            approval_event_id=event_id,
+            actor_id=view.approver_id if view else OUTSIDER,
+            idempotency_key=f"approve:{event_id}:{uuid.uuid4().hex[:6]}",
+        )
 
     def _rejection_signal(self, view: ApprovalView | None) -> SignalEnvelope:
         event_id = view.approval_event_id if view is not None else uuid.uuid4()
-        return signal(self.state, S.APPROVAL_REJECTED, approval_event_id=event_id,
-                      idempotency_key=f"approval:{event_id}:{uuid.uuid4().hex[:6]}")
+        return signal(
+            self.state,
+            S.APPROVAL_REJECTED,
+            approval_event_id=event_id,
+            idempotency_key=f"approval:{event_id}:{uuid.uuid4().hex[:6]}",
+        )
 
     def _outcome(self, job_done_signal: SignalEnvelope, actor: str) -> SignalEnvelope:
         """A job's outcome as the runtime posts it: one key per job, the drafter's id."""
         payload = {**job_done_signal.payload, "actor_id": actor}
-        return job_done_signal.model_copy(update={
-            "payload": payload, "idempotency_key": f"outcome:{payload['job_id']}"})
+        return job_done_signal.model_copy(
+            update={"payload": payload, "idempotency_key": f"outcome:{payload['job_id']}"}
+        )
 
     def _helpful(self, choose: Choose) -> tuple[SignalEnvelope, ApprovalView | None]:
         """The signal a cooperative team would send now (it may still be refused)."""
@@ -540,17 +643,23 @@ class ApprovalMachine(RuleBasedStateMachine):
         assert kind is not None, state
         return self._review(choose, kind)
 
-    def _review(self, choose: Choose,
-                kind: ArtifactKind) -> tuple[SignalEnvelope, ApprovalView | None]:
+    def _review(
+        self, choose: Choose, kind: ArtifactKind
+    ) -> tuple[SignalEnvelope, ApprovalView | None]:
         """Approve the waiting draft, or ask for a new one when nobody may approve this one."""
         approver, role = self._approver(choose, kind)
         signoff = self.ledger.signoff(kind)
-        stuck = (self.state.status is W.WAITING_FOR_INPUT  # sent back by a reviewer
-                 or approver in self.ledger.counted.get(kind, set())
-                 or (signoff.separation and approver == self.ledger.drafter.get(kind)))
+        stuck = (
+            self.state.status is W.WAITING_FOR_INPUT  # sent back by a reviewer
+            or approver in self.ledger.counted.get(kind, set())
+            or (signoff.separation and approver == self.ledger.drafter.get(kind))
+        )
         if stuck:
-            return signal(self.state, S.ARTIFACT_REVISION_REQUESTED,
-                          {"artifact_kind": kind.value, "reason": "address review"}), None
+            return signal(
+                self.state,
+                S.ARTIFACT_REVISION_REQUESTED,
+                {"artifact_kind": kind.value, "reason": "address review"},
+            ), None
         view = approval_view(self.state, kind, approver_id=approver, approver_role=role)
         return self._approval_signal(kind, view), view
 
@@ -561,10 +670,13 @@ class ApprovalMachine(RuleBasedStateMachine):
         spec = STEP_SPECS[step]
         changes: dict[str, Any] = {}
         if spec.produces is not None:
-            changes = {"artifact_kind": spec.produces,
-                       "artifact_version": self.state.artifacts.get(spec.produces, 0) + 1}
-        payload = outcome_payload(self.state, step=step, attempt=int(attempt), job_id=job_id,
-                                  **changes)
+            changes = {
+                "artifact_kind": spec.produces,
+                "artifact_version": self.state.artifacts.get(spec.produces, 0) + 1,
+            }
+        payload = outcome_payload(
+            self.state, step=step, attempt=int(attempt), job_id=job_id, **changes
+        )
         assert spec.completion_signal is not None
         return self._outcome(signal(self.state, spec.completion_signal, payload), actor)
 
@@ -576,8 +688,14 @@ class ApprovalMachine(RuleBasedStateMachine):
         payload: dict[str, Any] = {"approval_policies": policies}
         if valid_start:
             payload["assessment"] = VALID_ASSESSMENT
-        self._send(signal(self.state, S.WORKFLOW_START_REQUESTED, payload,
-                          idempotency_key=f"start:{self.state.run_id}"))
+        self._send(
+            signal(
+                self.state,
+                S.WORKFLOW_START_REQUESTED,
+                payload,
+                idempotency_key=f"start:{self.state.run_id}",
+            )
+        )
 
     @rule(steps=st.integers(1, 10), data=st.data())
     def cooperate(self, steps: int, data: st.DataObject) -> None:
@@ -599,8 +717,11 @@ class ApprovalMachine(RuleBasedStateMachine):
             return None
         return next((k for k, wait in APPROVAL_WAIT_FOR.items() if wait is self.state.step), None)
 
-    @rule(variant=st.sampled_from(OUTCOME_VARIANTS), actor=st.sampled_from([*PEOPLE, WORKER]),
-          data=st.data())
+    @rule(
+        variant=st.sampled_from(OUTCOME_VARIANTS),
+        actor=st.sampled_from([*PEOPLE, WORKER]),
+        data=st.data(),
+    )
     def job_outcome(self, variant: str, actor: str, data: st.DataObject) -> None:
         """A job finishes (drafted by a random person), fails, or an old job reports late."""
         state = self.state
@@ -619,39 +740,69 @@ class ApprovalMachine(RuleBasedStateMachine):
     @rule(variant=st.sampled_from(APPROVAL_VARIANTS), data=st.data())
     def approve(self, variant: str, data: st.DataObject) -> None:
         kind = self._kind(data)
-        view = (self._reused(data) if variant == "reuse" else None if variant == "missing"
-                else self._variant(data, kind, variant, ApprovalDecision.APPROVED))
+        view = (
+            self._reused(data)
+            if variant == "reuse"
+            else None
+            if variant == "missing"
+            else self._variant(data, kind, variant, ApprovalDecision.APPROVED)
+        )
         self._send(self._approval_signal(kind, view), view)
 
     @rule(variant=st.sampled_from(REJECTION_VARIANTS), data=st.data())
     def reject(self, variant: str, data: st.DataObject) -> None:
         kind = self._kind(data)
-        decision = data.draw(st.sampled_from([ApprovalDecision.REJECTED,
-                                              ApprovalDecision.CHANGES_REQUESTED]))
-        view = (self._reused(data) if variant == "reuse" else None if variant == "missing"
-                else self._variant(data, kind, variant, decision))
+        decision = data.draw(
+            st.sampled_from([ApprovalDecision.REJECTED, ApprovalDecision.CHANGES_REQUESTED])
+        )
+        view = (
+            self._reused(data)
+            if variant == "reuse"
+            else None
+            if variant == "missing"
+            else self._variant(data, kind, variant, decision)
+        )
         self._send(self._rejection_signal(view), view)
 
-    @rule(data=st.data(), reason=st.sampled_from(REASONS),
-          actor=st.sampled_from(PEOPLE))
+    @rule(data=st.data(), reason=st.sampled_from(REASONS), actor=st.sampled_from(PEOPLE))
     def revise(self, data: st.DataObject, reason: str, actor: str) -> None:
         kind = self._kind(data)
-        self._send(signal(self.state, S.ARTIFACT_REVISION_REQUESTED,
-                          {"artifact_kind": kind.value, "reason": reason}, actor_id=actor))
+        self._send(
+            signal(
+                self.state,
+                S.ARTIFACT_REVISION_REQUESTED,
+                {"artifact_kind": kind.value, "reason": reason},
+                actor_id=actor,
+            )
+        )
 
-    @rule(step=st.sampled_from([*JOB_STEPS, Step.WAIT_FOR_GAP_APPROVAL]),
-          new_version=st.booleans(), reason=st.sampled_from(REASONS),
-          actor=st.sampled_from(PEOPLE))
+    @rule(
+        step=st.sampled_from([*JOB_STEPS, Step.WAIT_FOR_GAP_APPROVAL]),
+        new_version=st.booleans(),
+        reason=st.sampled_from(REASONS),
+        actor=st.sampled_from(PEOPLE),
+    )
     def reprocess(self, step: Step, new_version: bool, reason: str, actor: str) -> None:
-        self._send(signal(self.state, S.STEP_REPROCESS_REQUESTED,
-                          {"step": step.value, "new_version": new_version, "reason": reason},
-                          actor_id=actor))
+        self._send(
+            signal(
+                self.state,
+                S.STEP_REPROCESS_REQUESTED,
+                {"step": step.value, "new_version": new_version, "reason": reason},
+                actor_id=actor,
+            )
+        )
 
-    @rule(kind=st.sampled_from(["block", "block", "resume", "resume", "retry", "cancel"]),
-          reason=st.sampled_from(["", "auditor away"]))
+    @rule(
+        kind=st.sampled_from(["block", "block", "resume", "resume", "retry", "cancel"]),
+        reason=st.sampled_from(["", "auditor away"]),
+    )
     def control(self, kind: str, reason: str) -> None:
-        type_ = {"block": S.ASSESSMENT_BLOCKED, "resume": S.ASSESSMENT_RESUMED,
-                 "cancel": S.ASSESSMENT_CANCELLED, "retry": S.STEP_RETRY_REQUESTED}[kind]
+        type_ = {
+            "block": S.ASSESSMENT_BLOCKED,
+            "resume": S.ASSESSMENT_RESUMED,
+            "cancel": S.ASSESSMENT_CANCELLED,
+            "retry": S.STEP_RETRY_REQUESTED,
+        }[kind]
         self._send(signal(self.state, type_, {"reason": reason} if reason else {}))
 
     @precondition(lambda self: self.history)
@@ -671,9 +822,12 @@ class ApprovalMachine(RuleBasedStateMachine):
     def same_request_new_key(self, data: st.DataObject) -> None:
         """The same request sent again as a new signal: its event is spent by then."""
         envelope, view = data.draw(st.sampled_from(self.history))
-        self._send(envelope.model_copy(update={"signal_id": uuid.uuid4(),
-                                               "idempotency_key": f"again:{uuid.uuid4()}"}),
-                   view)
+        self._send(
+            envelope.model_copy(
+                update={"signal_id": uuid.uuid4(), "idempotency_key": f"again:{uuid.uuid4()}"}
+            ),
+            view,
+        )
 
     @rule(data=st.data())
     def hold(self, data: st.DataObject) -> None:
@@ -694,8 +848,12 @@ class ApprovalMachine(RuleBasedStateMachine):
 
     def _fresh(self) -> RunState:
         state = self.state
-        return RunState(run_id=state.run_id, tenant_id=state.tenant_id,
-                        organization_id=state.organization_id, assessment_id=state.assessment_id)
+        return RunState(
+            run_id=state.run_id,
+            tenant_id=state.tenant_id,
+            organization_id=state.organization_id,
+            assessment_id=state.assessment_id,
+        )
 
     @invariant()
     def approvals_and_gates_hold(self) -> None:
@@ -718,6 +876,7 @@ TestApprovalMachine = ApprovalMachine.TestCase
 
 # --- many events offered at one wait --------------------------------------------------------------
 
+
 def _drive_to_wait(machine: ApprovalMachine, kind: ArtifactKind, choose: Choose) -> None:
     """Cooperate (approving earlier gates by their policies) until the run waits for `kind`."""
     for _ in range(120):
@@ -728,13 +887,31 @@ def _drive_to_wait(machine: ApprovalMachine, kind: ArtifactKind, choose: Choose)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(policies=policy_sets(), kind=st.sampled_from(GATES), data=st.data(),
-       offers=st.lists(st.sampled_from(["approve", "approve", "approve", "reject", "review",
-                                        "review", "again", "rewind", "reprocess"]),
-                       min_size=1, max_size=10))
+@given(
+    policies=policy_sets(),
+    kind=st.sampled_from(GATES),
+    data=st.data(),
+    offers=st.lists(
+        st.sampled_from(
+            [
+                "approve",
+                "approve",
+                "approve",
+                "reject",
+                "review",
+                "review",
+                "again",
+                "rewind",
+                "reprocess",
+            ]
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+)
 def test_every_event_offered_at_a_wait_is_judged_by_the_policy(
-        policies: dict[str, dict[str, Any]], kind: ArtifactKind, data: st.DataObject,
-        offers: list[str]) -> None:
+    policies: dict[str, dict[str, Any]], kind: ArtifactKind, data: st.DataObject, offers: list[str]
+) -> None:
     """Dense coverage of the ledger's checks: events valid or invalid in every way, from
     any approver with any role, reach one gate while its draft is the one waiting."""
     machine = ApprovalMachine()
@@ -748,8 +925,12 @@ def test_every_event_offered_at_a_wait_is_judged_by_the_policy(
             machine.revise(data, "reviewer asked for changes", data.draw(st.sampled_from(PEOPLE)))
             continue
         if offer == "reprocess":
-            machine.reprocess(data.draw(st.sampled_from(JOB_STEPS)), data.draw(st.booleans()),
-                              "source data fixed", data.draw(st.sampled_from(PEOPLE)))
+            machine.reprocess(
+                data.draw(st.sampled_from(JOB_STEPS)),
+                data.draw(st.booleans()),
+                "source data fixed",
+                data.draw(st.sampled_from(PEOPLE)),
+            )
             continue
         if offer == "again":  # someone already counted for this draft approves once more
             machine.approve("counted_again", data)
@@ -763,30 +944,46 @@ def test_every_event_offered_at_a_wait_is_judged_by_the_policy(
 
 # --- the defect the machine tolerates, pinned ----------------------------------------------------
 
+
 def _scope_rewound(how: str) -> RunState:
     """Scope v1 drafted (and, in one case, sent back); then a rewind asks for scope v2."""
     state = drive_to(Step.CREATE_SOA_DRAFT)
     assert state.artifacts[ArtifactKind.SCOPE] == 1
     if how == "revision_after_rejection":
-        _, view = approval(state, ArtifactKind.SCOPE, approver_id="user:ana",
-                           decision=ApprovalDecision.REJECTED)
-        sent_back = decide(state, signal(state, S.APPROVAL_REJECTED,
-                                         approval_event_id=view.approval_event_id), view)
+        _, view = approval(
+            state, ArtifactKind.SCOPE, approver_id="user:ana", decision=ApprovalDecision.REJECTED
+        )
+        sent_back = decide(
+            state,
+            signal(state, S.APPROVAL_REJECTED, approval_event_id=view.approval_event_id),
+            view,
+        )
         assert sent_back.fate is Fate.APPLIED and sent_back.state.rejected
         state = sent_back.state
-        command = signal(state, S.ARTIFACT_REVISION_REQUESTED,
-                         {"artifact_kind": "scope", "reason": "address review"})
+        command = signal(
+            state,
+            S.ARTIFACT_REVISION_REQUESTED,
+            {"artifact_kind": "scope", "reason": "address review"},
+        )
     else:
-        command = signal(state, S.STEP_REPROCESS_REQUESTED,
-                         {"step": "create_scope", "new_version": True, "reason": "new input"})
+        command = signal(
+            state,
+            S.STEP_REPROCESS_REQUESTED,
+            {"step": "create_scope", "new_version": True, "reason": "new input"},
+        )
     rewound = decide(state, command)
     assert rewound.fate is Fate.APPLIED and rewound.state.step is Step.CREATE_SCOPE
     return rewound.state
 
 
-@pytest.mark.parametrize(("how", "version"), [("revision_after_rejection", 1),
-                                              ("reprocess_with_new_version", 1),
-                                              ("reprocess_with_new_version", 2)])
+@pytest.mark.parametrize(
+    ("how", "version"),
+    [
+        ("revision_after_rejection", 1),
+        ("reprocess_with_new_version", 1),
+        ("reprocess_with_new_version", 2),
+    ],
+)
 def test_scope_approvals_wait_while_a_rewind_redrafts_the_scope(how: str, version: int) -> None:
     """Like every other gate's approvals, they wait (pending) for the new draft: the
     superseded (or rejected) v1 must never be approved, and an approval of v2 recorded as

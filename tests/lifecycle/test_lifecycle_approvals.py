@@ -47,27 +47,34 @@ ViewChange = Callable[[RunState, ArtifactKind], dict[str, Any]]
 _SCOPE_REASON = "approval event belongs to another tenant, organization or assessment"
 INVALID: dict[str, tuple[ViewChange, Callable[[ArtifactKind], str]]] = {
     "another tenant": (lambda s, k: {"tenant_id": "tenant-b"}, lambda k: _SCOPE_REASON),
-    "another organization": (lambda s, k: {"organization_id": "org-b"},
-                             lambda k: _SCOPE_REASON),
-    "another assessment": (lambda s, k: {"assessment_id": uuid.uuid4()},
-                           lambda k: _SCOPE_REASON),
+    "another organization": (lambda s, k: {"organization_id": "org-b"}, lambda k: _SCOPE_REASON),
+    "another assessment": (lambda s, k: {"assessment_id": uuid.uuid4()}, lambda k: _SCOPE_REASON),
     "another artifact kind": (
         lambda s, k: {"artifact_kind": _other_kind(k)},
-        lambda k: f"approval event is for {_other_kind(k).value}, not {k.value}"),
+        lambda k: f"approval event is for {_other_kind(k).value}, not {k.value}",
+    ),
     "a newer version": (
         lambda s, k: {"version": 2},
-        lambda k: f"approval event is for {k.value} version 2, but version 1 awaits approval"),
-    "rejected": (lambda s, k: {"decision": ApprovalDecision.REJECTED},
-                 lambda k: "approval event decision is rejected"),
-    "changes requested": (lambda s, k: {"decision": ApprovalDecision.CHANGES_REQUESTED},
-                          lambda k: "approval event decision is changes_requested"),
-    "already consumed": (lambda s, k: {"consumed": True},
-                         lambda k: "approval event was already used"),
+        lambda k: f"approval event is for {k.value} version 2, but version 1 awaits approval",
+    ),
+    "rejected": (
+        lambda s, k: {"decision": ApprovalDecision.REJECTED},
+        lambda k: "approval event decision is rejected",
+    ),
+    "changes requested": (
+        lambda s, k: {"decision": ApprovalDecision.CHANGES_REQUESTED},
+        lambda k: "approval event decision is changes_requested",
+    ),
+    "already consumed": (
+        lambda s, k: {"consumed": True},
+        lambda k: "approval event was already used",
+    ),
 }
 
 
-def _assert_rejected_unchanged(state: RunState, envelope: Any, view: ApprovalView | None,
-                               reason: str) -> None:
+def _assert_rejected_unchanged(
+    state: RunState, envelope: Any, view: ApprovalView | None, reason: str
+) -> None:
     decision = decide(state, envelope, view)
     assert decision.fate is SignalFate.REJECTED
     assert decision.reason == reason
@@ -78,9 +85,13 @@ def _assert_rejected_unchanged(state: RunState, envelope: Any, view: ApprovalVie
 
 
 def test_five_approval_waits_one_per_approvable_artifact() -> None:
-    assert APPROVAL_WAITS == (Step.WAIT_FOR_SOA_APPROVAL, Step.WAIT_FOR_GAP_APPROVAL,
-                              Step.WAIT_FOR_MATURITY_APPROVAL, Step.WAIT_FOR_POAM_APPROVAL,
-                              Step.WAIT_FOR_REPORT_APPROVAL)
+    assert APPROVAL_WAITS == (
+        Step.WAIT_FOR_SOA_APPROVAL,
+        Step.WAIT_FOR_GAP_APPROVAL,
+        Step.WAIT_FOR_MATURITY_APPROVAL,
+        Step.WAIT_FOR_POAM_APPROVAL,
+        Step.WAIT_FOR_REPORT_APPROVAL,
+    )
     assert {APPROVED_AT[w] for w in APPROVAL_WAITS} == set(KINDS)
 
 
@@ -100,12 +111,19 @@ def test_a_valid_approval_consumes_the_event_and_opens_the_gate(kind: ArtifactKi
 
     assert decision.fate is SignalFate.APPLIED
     assert effects_of(decision, ConsumeApproval) == [
-        ConsumeApproval(view.approval_event_id, kind, 1)]
+        ConsumeApproval(view.approval_event_id, kind, 1)
+    ]
     accepted = audits(decision, E.LIFECYCLE_WORKFLOW_APPROVAL_ACCEPTED)
     assert len(accepted) == 1 and accepted[0].step is wait
-    assert accepted[0].metadata.items() >= {
-        "approval_event_id": str(view.approval_event_id), "artifact_kind": kind.value,
-        "artifact_version": 1, "approver_id": "user:approver"}.items()
+    assert (
+        accepted[0].metadata.items()
+        >= {
+            "approval_event_id": str(view.approval_event_id),
+            "artifact_kind": kind.value,
+            "artifact_version": 1,
+            "approver_id": "user:approver",
+        }.items()
+    )
     new = decision.state
     assert new.approved[kind] == 1
     assert new.is_approved(kind)
@@ -116,7 +134,8 @@ def test_a_valid_approval_consumes_the_event_and_opens_the_gate(kind: ArtifactKi
 @pytest.mark.parametrize("case", list(INVALID))
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_invalid_approval_is_rejected_and_the_run_keeps_waiting(
-        kind: ArtifactKind, case: str) -> None:
+    kind: ArtifactKind, case: str
+) -> None:
     state = drive_to(APPROVAL_WAIT_FOR[kind])
     change, reason = INVALID[case]
     envelope, view = approval(state, kind, **change(state, kind))
@@ -139,8 +158,11 @@ def test_an_approval_of_a_superseded_version_is_rejected(kind: ArtifactKind) -> 
     state = drive_to(APPROVAL_WAIT_FOR[kind]).with_entry("artifacts", kind, 2)
     envelope, view = approval(state, kind, version=1)
     _assert_rejected_unchanged(
-        state, envelope, view,
-        f"approval event is for {kind.value} version 1, but version 2 awaits approval")
+        state,
+        envelope,
+        view,
+        f"approval event is for {kind.value} version 1, but version 2 awaits approval",
+    )
     envelope, view = approval(state, kind, version=2)
     decision = decide(state, envelope, view)
     assert decision.fate is SignalFate.APPLIED
@@ -183,11 +205,13 @@ def test_an_approval_after_its_gate_opened_is_ignored(kind: ArtifactKind) -> Non
         # After the report approval the run is completed, and terminal runs ignore all.
         terminal = after.status is WorkflowStatus.COMPLETED
         assert decision.reason == (
-            "run is completed" if terminal else f"the {wait.value} gate is already open")
+            "run is completed" if terminal else f"the {wait.value} gate is already open"
+        )
         assert decision.state == after
         assert not effects_of(decision, ConsumeApproval)
         assert [a.event_type for a in only_audits(decision)] == [
-            E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED]
+            E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED
+        ]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -205,6 +229,7 @@ def test_an_approval_signal_for_another_wait_does_not_pass_this_one(kind: Artifa
 
 
 # --- the scope approval ---------------------------------------------------------------------
+
 
 def test_scope_approval_before_the_scope_draft_stays_pending() -> None:
     state = drive_to(Step.CREATE_SCOPE)
@@ -226,9 +251,15 @@ def test_scope_approval_records_the_approval_without_advancing(step: Step) -> No
     assert dict(new.approved) == {**state.approved, ArtifactKind.SCOPE: 1}
     assert new.is_approved(ArtifactKind.SCOPE)
     assert (new.step, new.status, new.attempts, new.artifacts, new.active_job_id) == (
-        state.step, state.status, state.attempts, state.artifacts, state.active_job_id)
+        state.step,
+        state.status,
+        state.attempts,
+        state.artifacts,
+        state.active_job_id,
+    )
     assert effects_of(decision, ConsumeApproval) == [
-        ConsumeApproval(view.approval_event_id, ArtifactKind.SCOPE, 1)]
+        ConsumeApproval(view.approval_event_id, ArtifactKind.SCOPE, 1)
+    ]
     assert step_changes(decision) == []
     assert len(audits(decision, E.LIFECYCLE_WORKFLOW_APPROVAL_ACCEPTED)) == 1
 
@@ -244,8 +275,9 @@ def test_a_second_scope_approval_is_ignored() -> None:
     assert decision.state == approved
 
 
-@pytest.mark.parametrize("step", [Step.INGEST_SOA, Step.WAIT_FOR_GAP_APPROVAL,
-                                  Step.WAIT_FOR_REPORT_APPROVAL])
+@pytest.mark.parametrize(
+    "step", [Step.INGEST_SOA, Step.WAIT_FOR_GAP_APPROVAL, Step.WAIT_FOR_REPORT_APPROVAL]
+)
 def test_scope_approval_after_the_soa_gate_opened_is_ignored(step: Step) -> None:
     state = drive_to(step)
     envelope, view = approval(state, ArtifactKind.SCOPE)
@@ -275,7 +307,10 @@ def test_scope_approval_is_not_a_gate() -> None:
 
 def test_an_approval_signal_type_matches_its_artifact_kind() -> None:
     assert APPROVAL_SIGNAL_FOR == {
-        ArtifactKind.SCOPE: S.SCOPE_APPROVED, ArtifactKind.SOA: S.SOA_APPROVED,
+        ArtifactKind.SCOPE: S.SCOPE_APPROVED,
+        ArtifactKind.SOA: S.SOA_APPROVED,
         ArtifactKind.GAP_ANALYSIS: S.GAP_ANALYSIS_APPROVED,
         ArtifactKind.MATURITY_ASSESSMENT: S.MATURITY_APPROVED,
-        ArtifactKind.POAM: S.POAM_APPROVED, ArtifactKind.REPORT: S.REPORT_APPROVED}
+        ArtifactKind.POAM: S.POAM_APPROVED,
+        ArtifactKind.REPORT: S.REPORT_APPROVED,
+    }

@@ -61,6 +61,7 @@ def any_signal(state: RunState, type_: S) -> tuple[Any, Any]:
 
 # --- block and resume ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("step", NON_INLINE_STEPS)
 def test_block_then_resume_restores_the_exact_state(step: Step) -> None:
     state = drive_to(step)
@@ -69,19 +70,26 @@ def test_block_then_resume_restores_the_exact_state(step: Step) -> None:
     assert blocked.fate is SignalFate.APPLIED
     b = blocked.state
     assert (b.status, b.step, b.reason, b.blocked_from) == (
-        WorkflowStatus.BLOCKED, step, "auditor away", state.status)
+        WorkflowStatus.BLOCKED,
+        step,
+        "auditor away",
+        state.status,
+    )
     assert b.active_job_id == state.active_job_id
     assert b.attempts == state.attempts
     assert step_changes(blocked) == []
     assert [(a.event_type, a.actor_id, a.metadata) for a in only_audits(blocked.effects[1:])] == [
-        (E.LIFECYCLE_WORKFLOW_BLOCKED, HUMAN, {"reason": "auditor away"})]
+        (E.LIFECYCLE_WORKFLOW_BLOCKED, HUMAN, {"reason": "auditor away"})
+    ]
 
     resumed = decide(b, resume_signal(b))
     assert resumed.fate is SignalFate.APPLIED
     assert resumed.state == state
     assert step_changes(resumed) == []
     assert [a.event_type for a in only_audits(resumed)] == [
-        E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED, E.LIFECYCLE_WORKFLOW_RESUMED]
+        E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED,
+        E.LIFECYCLE_WORKFLOW_RESUMED,
+    ]
 
 
 def test_block_without_reason_names_its_kind() -> None:
@@ -111,8 +119,10 @@ def test_cancel_needs_a_reason(reason: str) -> None:
 def test_a_pending_run_can_be_blocked_and_resumed() -> None:
     state = new_state()
     blocked = decide(state, block_signal(state)).state
-    assert (blocked.status, blocked.blocked_from) == (WorkflowStatus.BLOCKED,
-                                                      WorkflowStatus.PENDING)
+    assert (blocked.status, blocked.blocked_from) == (
+        WorkflowStatus.BLOCKED,
+        WorkflowStatus.PENDING,
+    )
     resumed = decide(blocked, resume_signal(blocked)).state
     assert resumed == state
 
@@ -180,6 +190,7 @@ def test_a_job_outcome_during_a_block_applies_after_resume() -> None:
 
 # --- cancel -------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("step", NON_INLINE_STEPS)
 def test_cancel_is_terminal_and_stops_the_jobs(step: Step) -> None:
     state = drive_to(step)
@@ -195,7 +206,8 @@ def test_cancel_is_terminal_and_stops_the_jobs(step: Step) -> None:
     assert effects_of(decision, CancelJobs) == [CancelJobs("scope changed")]
     assert step_changes(decision) == [StepChanged(step, 1, StepStatus.CANCELLED)]
     assert [(a.step, a.metadata) for a in audits(decision, E.LIFECYCLE_WORKFLOW_CANCELLED)] == [
-        (step, {"reason": "scope changed"})]
+        (step, {"reason": "scope changed"})
+    ]
 
 
 def test_cancel_of_a_pending_run() -> None:
@@ -213,7 +225,8 @@ def test_cancel_of_a_blocked_run() -> None:
     decision = decide(blocked, cancel_signal(blocked))
     assert decision.state.status is WorkflowStatus.CANCELLED
     assert step_changes(decision) == [
-        StepChanged(Step.RUN_EVIDENCE_ANALYSIS, 1, StepStatus.CANCELLED)]
+        StepChanged(Step.RUN_EVIDENCE_ANALYSIS, 1, StepStatus.CANCELLED)
+    ]
 
 
 def test_cancel_of_a_failed_run_leaves_the_failed_step_alone() -> None:
@@ -238,6 +251,7 @@ def test_the_outcome_of_a_cancelled_job_is_ignored(step: Step) -> None:
 
 # --- terminal runs ----------------------------------------------------------------------------
 
+
 def _terminal_states() -> list[RunState]:
     completed, _ = run_to_completion()
     at_wait = drive_to(Step.WAIT_FOR_GAP_APPROVAL)
@@ -247,8 +261,9 @@ def _terminal_states() -> list[RunState]:
     return [completed, cancelled, cancelled_early]
 
 
-@pytest.mark.parametrize("terminal", _terminal_states(), ids=["completed", "cancelled",
-                                                              "cancelled-before-start"])
+@pytest.mark.parametrize(
+    "terminal", _terminal_states(), ids=["completed", "cancelled", "cancelled-before-start"]
+)
 @pytest.mark.parametrize("type_", ALL_SIGNALS)
 def test_terminal_runs_ignore_every_signal(terminal: RunState, type_: S) -> None:
     assert terminal.status in TERMINAL_STATUSES
@@ -262,8 +277,15 @@ def test_terminal_runs_ignore_every_signal(terminal: RunState, type_: S) -> None
 
 def test_the_eight_statuses() -> None:
     assert {s.value for s in WorkflowStatus} == {
-        "pending", "running", "waiting_for_input", "waiting_for_approval", "blocked",
-        "failed", "cancelled", "completed"}
+        "pending",
+        "running",
+        "waiting_for_input",
+        "waiting_for_approval",
+        "blocked",
+        "failed",
+        "cancelled",
+        "completed",
+    }
     assert {WorkflowStatus.CANCELLED, WorkflowStatus.COMPLETED} == TERMINAL_STATUSES
     assert not WorkflowStatus.FAILED.is_terminal
 
@@ -289,17 +311,18 @@ def test_signals_for_another_run_are_rejected(field: str, type_: S) -> None:
         assert decision.reason == "signal does not belong to this run"
         assert decision.state == state
         assert [a.event_type for a in only_audits(decision)] == [
-            E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
+            E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED
+        ]
 
 
 def test_a_foreign_signal_is_rejected_even_by_a_terminal_run() -> None:
     completed, _ = run_to_completion()
-    envelope = resume_signal(completed).model_copy(
-        update={"tenant_id": "tenant-b"})
+    envelope = resume_signal(completed).model_copy(update={"tenant_id": "tenant-b"})
     assert decide(completed, envelope).fate is SignalFate.REJECTED
 
 
 # --- the audit of every decided signal --------------------------------------------------------
+
 
 def _decisions_of_every_fate() -> list[tuple[str, RunState, Any, Any]]:
     wait = drive_to(Step.WAIT_FOR_MATURITY_APPROVAL)
@@ -317,10 +340,14 @@ def _decisions_of_every_fate() -> list[tuple[str, RunState, Any, Any]]:
     ]
 
 
-@pytest.mark.parametrize("name, state, envelope, view", _decisions_of_every_fate(),
-                         ids=lambda v: v if isinstance(v, str) else "")
-def test_every_decided_signal_is_audited_exactly_once(name: str, state: RunState,
-                                                      envelope: Any, view: Any) -> None:
+@pytest.mark.parametrize(
+    "name, state, envelope, view",
+    _decisions_of_every_fate(),
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_every_decided_signal_is_audited_exactly_once(
+    name: str, state: RunState, envelope: Any, view: Any
+) -> None:
     decision = decide(state, envelope, view)
     if decision.fate is SignalFate.PENDING:
         assert name == "pending"
@@ -333,9 +360,11 @@ def test_every_decided_signal_is_audited_exactly_once(name: str, state: RunState
     assert audit.event_type is FATE_AUDIT[decision.fate]
     assert audit.step is state.step
     assert audit.actor_id == envelope.actor_id
-    expected: dict[str, Any] = {"signal_type": envelope.type.value,
-                                "signal_id": str(envelope.signal_id),
-                                "fate": decision.fate.value}
+    expected: dict[str, Any] = {
+        "signal_type": envelope.type.value,
+        "signal_id": str(envelope.signal_id),
+        "fate": decision.fate.value,
+    }
     if decision.reason:
         expected["reason"] = decision.reason
     assert audit.metadata == expected
@@ -351,4 +380,3 @@ def test_decide_is_deterministic_and_does_not_touch_its_input(step: Step) -> Non
     second = decide(state, envelope, view)
     assert first == second
     assert (state.context(), state.status, state.step, state.reason) == snapshot
-

@@ -54,10 +54,10 @@ def _gate_blocked(step: Step, missing: list[ArtifactKind]) -> RunState:
     """A run blocked in front of `step` because `missing` are not approved."""
     state = positioned(step, approved=[k for k in _approved_before(step) if k not in missing])
     attempts = {s: n for s, n in state.attempts.items() if s is not step}
-    reason = (f"gate closed before {step.value}: "
-              f"{', '.join(k.value for k in missing)} not approved")
-    return state.evolve(status=WorkflowStatus.BLOCKED, attempts=attempts, active_job_id=None,
-                        reason=reason)
+    reason = f"gate closed before {step.value}: {', '.join(k.value for k in missing)} not approved"
+    return state.evolve(
+        status=WorkflowStatus.BLOCKED, attempts=attempts, active_job_id=None, reason=reason
+    )
 
 
 def test_the_gates_of_the_spec() -> None:
@@ -69,17 +69,24 @@ def test_the_gates_of_the_spec() -> None:
         Step.CREATE_MATURITY_ASSESSMENT: (_A.SOA, _A.GAP_ANALYSIS),
         Step.CREATE_POAM: (_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT),
         Step.CREATE_REPORT: (_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT, _A.POAM),
-        Step.CLOSE_ASSESSMENT: (_A.SOA, _A.GAP_ANALYSIS, _A.MATURITY_ASSESSMENT, _A.POAM,
-                                _A.REPORT),
+        Step.CLOSE_ASSESSMENT: (
+            _A.SOA,
+            _A.GAP_ANALYSIS,
+            _A.MATURITY_ASSESSMENT,
+            _A.POAM,
+            _A.REPORT,
+        ),
     }
 
 
 @pytest.mark.parametrize("step, missing", _reachable_cases())
-def test_completing_the_previous_step_blocks_at_a_closed_gate(step: Step,
-                                                              missing: ArtifactKind) -> None:
+def test_completing_the_previous_step_blocks_at_a_closed_gate(
+    step: Step, missing: ArtifactKind
+) -> None:
     previous = STEP_ORDER[position(step) - 1]
-    state = positioned(previous, approved=[k for k in _approved_before(previous)
-                                           if k is not missing])
+    state = positioned(
+        previous, approved=[k for k in _approved_before(previous) if k is not missing]
+    )
     decision = advance(state)
 
     assert decision.fate is SignalFate.APPLIED
@@ -96,13 +103,15 @@ def test_completing_the_previous_step_blocks_at_a_closed_gate(step: Step,
     assert effects_of(decision, CloseAssessment) == []
     blocked = audits(decision, E.LIFECYCLE_WORKFLOW_BLOCKED)
     assert [(a.step, a.actor_id, a.metadata) for a in blocked] == [
-        (step, SYSTEM_ACTOR, {"reason": new.reason})]
+        (step, SYSTEM_ACTOR, {"reason": new.reason})
+    ]
     assert audits(decision, E.LIFECYCLE_WORKFLOW_STEP_STARTED) == []
 
 
 @pytest.mark.parametrize("step, kind", _reachable_cases())
-def test_an_approval_of_an_older_version_does_not_open_the_gate(step: Step,
-                                                               kind: ArtifactKind) -> None:
+def test_an_approval_of_an_older_version_does_not_open_the_gate(
+    step: Step, kind: ArtifactKind
+) -> None:
     previous = STEP_ORDER[position(step) - 1]
     state = positioned(previous)
     state = state.with_entry("artifacts", kind, 2)  # a newer draft; version 1 is approved
@@ -117,7 +126,8 @@ def test_all_missing_approvals_are_named_in_spec_order() -> None:
     state = positioned(Step.WAIT_FOR_REPORT_APPROVAL, approved=[_A.POAM, _A.SOA])
     decision = advance(state)
     assert decision.state.reason == (
-        "gate closed before close_assessment: gap_analysis, maturity_assessment not approved")
+        "gate closed before close_assessment: gap_analysis, maturity_assessment not approved"
+    )
     assert decision.state.status is WorkflowStatus.BLOCKED
     assert effects_of(decision, CloseAssessment) == []
 
@@ -134,8 +144,10 @@ def test_resuming_a_still_closed_gate_blocks_again(step: Step) -> None:
     assert new.attempt(step) == 0
     assert entered(decision) == []
     assert [a.event_type for a in audits(decision)] == [
-        E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED, E.LIFECYCLE_WORKFLOW_RESUMED,
-        E.LIFECYCLE_WORKFLOW_BLOCKED]
+        E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED,
+        E.LIFECYCLE_WORKFLOW_RESUMED,
+        E.LIFECYCLE_WORKFLOW_BLOCKED,
+    ]
 
 
 @pytest.mark.parametrize("step", GATED)
@@ -158,8 +170,7 @@ def test_resuming_an_opened_gate_enters_the_step(step: Step) -> None:
         assert effects_of(decision, CloseAssessment) == [CloseAssessment()]
 
 
-@pytest.mark.parametrize("signal_type", [S.JOB_COMPLETED, S.SOA_APPROVED,
-                                         S.FRAMEWORK_SELECTED])
+@pytest.mark.parametrize("signal_type", [S.JOB_COMPLETED, S.SOA_APPROVED, S.FRAMEWORK_SELECTED])
 def test_signals_wait_while_a_gate_is_closed(signal_type: S) -> None:
     blocked = _gate_blocked(Step.CREATE_POAM, [_A.MATURITY_ASSESSMENT])
     decision = decide(blocked, signal(blocked, signal_type, {"framework": "x"}))

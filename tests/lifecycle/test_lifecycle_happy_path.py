@@ -68,16 +68,23 @@ def test_happy_path_audits_every_step() -> None:
     done = Counter(a.step for a in every if a.event_type is E.LIFECYCLE_WORKFLOW_STEP_COMPLETED)
     assert started == Counter(STEP_ORDER)
     assert done == Counter(STEP_ORDER)
-    waiting = [a.step for a in every
-               if a.event_type is E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL]
+    waiting = [a.step for a in every if a.event_type is E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL]
     assert waiting == list(APPROVAL_WAITS)
     inputs = [a.step for a in every if a.event_type is E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT]
     assert inputs == [Step.WAIT_FOR_DOCUMENTS, Step.WAIT_FOR_FRAMEWORK_SELECTION]
     received = [a for a in every if a.event_type is E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED]
     assert len(received) == len(decisions)
-    assert not [a for a in every if a.event_type in (
-        E.LIFECYCLE_WORKFLOW_BLOCKED, E.LIFECYCLE_WORKFLOW_FAILED,
-        E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED, E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED)]
+    assert not [
+        a
+        for a in every
+        if a.event_type
+        in (
+            E.LIFECYCLE_WORKFLOW_BLOCKED,
+            E.LIFECYCLE_WORKFLOW_FAILED,
+            E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED,
+            E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED,
+        )
+    ]
 
 
 def test_happy_path_jobs_approvals_and_artifacts() -> None:
@@ -87,7 +94,8 @@ def test_happy_path_jobs_approvals_and_artifacts() -> None:
     assert [j.kind for j in jobs] == [STEP_SPECS[s].job_kind for s in JOB_STEPS]
     consumed = [c for d in decisions for c in effects_of(d, ConsumeApproval)]
     assert [(c.artifact_kind, c.artifact_version) for c in consumed] == [
-        (k, 1) for k in APPROVAL_WAIT_FOR]
+        (k, 1) for k in APPROVAL_WAIT_FOR
+    ]
     produced = {STEP_SPECS[s].produces for s in JOB_STEPS} - {None}
     assert dict(final.artifacts) == dict.fromkeys(produced, 1)
     assert dict(final.approved) == dict.fromkeys(APPROVAL_WAIT_FOR, 1)
@@ -114,8 +122,11 @@ def test_every_human_signal_sent_early_still_completes_the_run() -> None:
     for kind in reversed([ArtifactKind.SCOPE, *APPROVAL_WAIT_FOR]):
         inbox.deliver(*approval(state, kind, version=1))
     assert inbox.calls and all(c.decision.fate is SignalFate.PENDING for c in inbox.calls)
-    inbox.deliver(signal(state, S.WORKFLOW_START_REQUESTED,
-                         {"assessment": {"name": "FY25", "status": "active"}}))
+    inbox.deliver(
+        signal(
+            state, S.WORKFLOW_START_REQUESTED, {"assessment": {"name": "FY25", "status": "active"}}
+        )
+    )
     for _ in range(len(JOB_STEPS)):
         assert inbox.state.status is WorkflowStatus.RUNNING, inbox.state
         inbox.deliver(job_done(inbox.state))

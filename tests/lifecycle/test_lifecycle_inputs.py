@@ -26,8 +26,12 @@ from tests.support.decisions import (
     step_changes,
 )
 
-BEFORE_FRAMEWORK = [Step.WAIT_FOR_DOCUMENTS, Step.INGEST_DOCUMENTS, Step.INDEX_KB,
-                    Step.RUN_SCF_PRE_ANALYSIS]
+BEFORE_FRAMEWORK = [
+    Step.WAIT_FOR_DOCUMENTS,
+    Step.INGEST_DOCUMENTS,
+    Step.INDEX_KB,
+    Step.RUN_SCF_PRE_ANALYSIS,
+]
 AFTER_FRAMEWORK = [Step.CREATE_SCOPE, Step.WAIT_FOR_SOA_APPROVAL, Step.CREATE_REPORT]
 
 
@@ -42,14 +46,16 @@ def test_framework_selected_at_the_wait_completes_it_and_records_the_framework()
     assert (new.step, new.status) == (Step.CREATE_SCOPE, WorkflowStatus.RUNNING)
     assert step_changes(decision)[:2] == [
         StepChanged(Step.WAIT_FOR_FRAMEWORK_SELECTION, 1, StepStatus.COMPLETED),
-        StepChanged(Step.CREATE_SCOPE, 1, StepStatus.RUNNING)]
+        StepChanged(Step.CREATE_SCOPE, 1, StepStatus.RUNNING),
+    ]
     assert enqueued(decision)[0].parameters["framework"] == "NIST CSF 2.0"
 
 
 def test_several_frameworks_are_selected_at_once() -> None:
     state = drive_to(Step.WAIT_FOR_FRAMEWORK_SELECTION)
-    chosen = signal(state, S.FRAMEWORK_SELECTED,
-                    {"frameworks": [" SOC 2", "ISO 27001:2022", "SOC 2", ""]})
+    chosen = signal(
+        state, S.FRAMEWORK_SELECTED, {"frameworks": [" SOC 2", "ISO 27001:2022", "SOC 2", ""]}
+    )
     decision = decide(state, chosen)
     assert decision.fate is SignalFate.APPLIED
     assert decision.state.frameworks == ("SOC 2", "ISO 27001:2022")
@@ -61,8 +67,12 @@ def test_several_frameworks_are_selected_at_once() -> None:
 def test_the_catalogue_pins_of_the_start_reach_every_job() -> None:
     pins = {"Secure Controls Framework (SCF)": "43dc5897-ea2b-58bc-b915-506b59f3480b"}
     fresh = new_state()
-    started = decide(fresh, signal(fresh, S.WORKFLOW_START_REQUESTED,
-                                   {"assessment": VALID_ASSESSMENT, "catalogs": pins}))
+    started = decide(
+        fresh,
+        signal(
+            fresh, S.WORKFLOW_START_REQUESTED, {"assessment": VALID_ASSESSMENT, "catalogs": pins}
+        ),
+    )
     assert dict(started.state.catalogs) == pins
     state = drive_to(Step.WAIT_FOR_FRAMEWORK_SELECTION, started.state)
     assert dict(state.catalogs) == pins
@@ -70,17 +80,26 @@ def test_the_catalogue_pins_of_the_start_reach_every_job() -> None:
     assert enqueued(decision)[0].parameters["catalogs"] == pins
     # Reprocessing the scope later drafts it on the same pinned versions.
     at_soa = drive_to(Step.WAIT_FOR_SOA_APPROVAL, decision.state)
-    again = decide(at_soa, signal(at_soa, S.STEP_REPROCESS_REQUESTED,
-                                  {"step": "create_scope", "new_version": True,
-                                   "reason": "new input"}))
+    again = decide(
+        at_soa,
+        signal(
+            at_soa,
+            S.STEP_REPROCESS_REQUESTED,
+            {"step": "create_scope", "new_version": True, "reason": "new input"},
+        ),
+    )
     assert again.fate is SignalFate.APPLIED
     assert enqueued(again)[0].parameters["catalogs"] == pins
 
 
 def test_malformed_catalogue_pins_are_rejected() -> None:
     fresh = new_state()
-    decision = decide(fresh, signal(fresh, S.WORKFLOW_START_REQUESTED,
-                                    {"assessment": VALID_ASSESSMENT, "catalogs": ["x"]}))
+    decision = decide(
+        fresh,
+        signal(
+            fresh, S.WORKFLOW_START_REQUESTED, {"assessment": VALID_ASSESSMENT, "catalogs": ["x"]}
+        ),
+    )
     assert decision.fate is SignalFate.REJECTED
     assert decision.reason == "catalogs must map catalogue names to version ids"
 
@@ -111,8 +130,9 @@ def test_framework_selected_needs_a_framework(step: Step, framework: object) -> 
     state = drive_to(step)
     decision = decide(state, framework_signal(state, framework))
     assert decision.fate is SignalFate.REJECTED
-    assert decision.reason == ("framework_selected needs a non-empty 'framework' or "
-                               "'frameworks' list")
+    assert decision.reason == (
+        "framework_selected needs a non-empty 'framework' or 'frameworks' list"
+    )
     assert decision.state == state
     assert [a.event_type for a in only_audits(decision)] == [E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
 
@@ -145,8 +165,7 @@ def test_documents_uploaded_before_the_start_applies_after_it() -> None:
     early = inbox.deliver(signal(inbox.state, S.DOCUMENTS_UPLOADED, {"document_count": 2}))
     assert early == [] and len(inbox.pending) == 1
     decided = inbox.deliver(*next_signal(inbox.state))
-    assert [c.signal.type for c in decided] == [S.WORKFLOW_START_REQUESTED,
-                                                S.DOCUMENTS_UPLOADED]
+    assert [c.signal.type for c in decided] == [S.WORKFLOW_START_REQUESTED, S.DOCUMENTS_UPLOADED]
     assert inbox.state.step is Step.INGEST_DOCUMENTS
     assert inbox.pending == []
 

@@ -66,8 +66,14 @@ def test_documents_uploaded_enqueues_the_ingestion_job() -> None:
     job_id = f"{state.run_id}:ingest_documents:1"
     assert new.active_job_id == job_id
     assert [e for e in decision.effects if isinstance(e, EnqueueJob)] == [
-        EnqueueJob(job_id, JobKind.INGEST_DOCUMENTS, Step.INGEST_DOCUMENTS, 1,
-                   {"framework": None, "frameworks": [], "catalogs": {}})]
+        EnqueueJob(
+            job_id,
+            JobKind.INGEST_DOCUMENTS,
+            Step.INGEST_DOCUMENTS,
+            1,
+            {"framework": None, "frameworks": [], "catalogs": {}},
+        )
+    ]
     assert step_changes(decision) == [
         StepChanged(Step.WAIT_FOR_DOCUMENTS, 1, StepStatus.COMPLETED),
         StepChanged(Step.INGEST_DOCUMENTS, 1, StepStatus.RUNNING),
@@ -109,7 +115,8 @@ def test_other_completion_signals_are_rejected(step: Step) -> None:
         assert decision.state == state
         assert decision.reason == f"{step.value} completes with {right}, not {wrong.value}"
         assert [a.event_type for a in only_audits(decision)] == [
-            E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED]
+            E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED
+        ]
 
 
 @pytest.mark.parametrize("step", JOB_STEPS)
@@ -120,7 +127,7 @@ def test_stale_job_ids_are_ignored(step: Step) -> None:
         "not-a-job",
     ]
     if step is not Step.INGEST_DOCUMENTS:
-        previous = next(s for s in reversed(JOB_STEPS[:JOB_STEPS.index(step)]))
+        previous = next(s for s in reversed(JOB_STEPS[: JOB_STEPS.index(step)]))
         stale_ids.append(job_id_for(state, previous, 1))
     for stale in stale_ids:
         decision = decide(state, job_done(state, job_id=stale))
@@ -152,7 +159,8 @@ def test_drafting_steps_record_the_reported_artifact_version(step: Step) -> None
     assert decision.fate is SignalFate.APPLIED
     assert decision.state.artifacts[kind] == 7
     assert {k: v for k, v in decision.state.artifacts.items() if k is not kind} == dict(
-        state.artifacts)
+        state.artifacts
+    )
 
 
 @pytest.mark.parametrize("step", PRODUCING)
@@ -193,12 +201,17 @@ def test_job_failed_fails_the_step_and_the_run(step: Step) -> None:
     assert new.step is step
     assert new.active_job_id is None
     assert step_changes(decision) == [
-        StepChanged(step, 1, StepStatus.FAILED, error="llm_timeout: model timed out")]
+        StepChanged(step, 1, StepStatus.FAILED, error="llm_timeout: model timed out")
+    ]
     assert [a.event_type for a in audits(decision)] == [
-        E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED, E.LIFECYCLE_WORKFLOW_STEP_FAILED,
-        E.LIFECYCLE_WORKFLOW_FAILED]
+        E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED,
+        E.LIFECYCLE_WORKFLOW_STEP_FAILED,
+        E.LIFECYCLE_WORKFLOW_FAILED,
+    ]
     assert audits(decision, E.LIFECYCLE_WORKFLOW_STEP_FAILED)[0].metadata == {
-        "job_id": state.active_job_id, "error_code": "llm_timeout"}
+        "job_id": state.active_job_id,
+        "error_code": "llm_timeout",
+    }
 
 
 @pytest.mark.parametrize("step", JOB_STEPS)
@@ -217,8 +230,9 @@ def test_after_a_failure_the_outcome_of_the_failed_job_is_ignored() -> None:
     assert late.state == failed
 
 
-@pytest.mark.parametrize("signal_type", [S.DOCUMENTS_UPLOADED, S.FRAMEWORK_SELECTED,
-                                         S.SOA_APPROVED])
+@pytest.mark.parametrize(
+    "signal_type", [S.DOCUMENTS_UPLOADED, S.FRAMEWORK_SELECTED, S.SOA_APPROVED]
+)
 def test_after_a_failure_other_signals_wait(signal_type: S) -> None:
     state = drive_to(Step.CREATE_SCOPE)
     failed = decide(state, job_failed(state)).state
@@ -228,11 +242,14 @@ def test_after_a_failure_other_signals_wait(signal_type: S) -> None:
     assert decision.state == failed
 
 
-@pytest.mark.parametrize("payload", [
-    {},
-    {"job_id": "x"},
-    {"job_id": "x", "succeeded": True, "unexpected": 1},
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},
+        {"job_id": "x"},
+        {"job_id": "x", "succeeded": True, "unexpected": 1},
+    ],
+)
 def test_malformed_job_outcomes_are_rejected(payload: dict[str, object]) -> None:
     state = drive_to(Step.INGEST_DOCUMENTS)
     decision = decide(state, signal(state, S.DOCUMENTS_INGESTED, payload))
@@ -242,22 +259,30 @@ def test_malformed_job_outcomes_are_rejected(payload: dict[str, object]) -> None
     assert len(signal_audits(decision)) == 1
 
 
-@pytest.mark.parametrize("step", [Step.WAIT_FOR_DOCUMENTS, Step.WAIT_FOR_FRAMEWORK_SELECTION,
-                                  Step.WAIT_FOR_SOA_APPROVAL])
+@pytest.mark.parametrize(
+    "step", [Step.WAIT_FOR_DOCUMENTS, Step.WAIT_FOR_FRAMEWORK_SELECTION, Step.WAIT_FOR_SOA_APPROVAL]
+)
 def test_job_outcomes_at_a_wait_are_ignored(step: Step) -> None:
     state = drive_to(step)
     previous_job = job_id_for(state, Step.INGEST_DOCUMENTS, 1)
     for type_ in COMPLETION_SIGNALS:
-        decision = decide(state, signal(state, type_, outcome_payload(
-            state, step=Step.INGEST_DOCUMENTS, job_id=previous_job)))
+        decision = decide(
+            state,
+            signal(
+                state,
+                type_,
+                outcome_payload(state, step=Step.INGEST_DOCUMENTS, job_id=previous_job),
+            ),
+        )
         assert decision.fate is SignalFate.IGNORED
         assert decision.state == state
 
 
 def test_drafting_job_is_asked_for_the_next_version() -> None:
     state = positioned(Step.CREATE_SOA_DRAFT)
-    before = state.evolve(step=Step.CREATE_SCOPE,
-                          active_job_id=job_id_for(state, Step.CREATE_SCOPE, 1))
+    before = state.evolve(
+        step=Step.CREATE_SCOPE, active_job_id=job_id_for(state, Step.CREATE_SCOPE, 1)
+    )
     before = before.with_entry("artifacts", ArtifactKind.SOA, 4)
     decision = decide(before, job_done(before))
     jobs = [e for e in decision.effects if isinstance(e, EnqueueJob)]
@@ -265,8 +290,8 @@ def test_drafting_job_is_asked_for_the_next_version() -> None:
     assert jobs[0].parameters["artifact_version"] == 5
 
 
-
 # --- retrying a failed job step (operator command) ----------------------------------------
+
 
 @pytest.mark.parametrize("step", JOB_STEPS)
 def test_retry_runs_the_failed_step_again_as_a_new_attempt(step: Step) -> None:

@@ -21,8 +21,10 @@ def test_no_text_returns_the_run_to_the_documents_wait(code: str) -> None:
     assert decision.state.step is Step.WAIT_FOR_DOCUMENTS
     assert decision.state.reason == f"{code}: nothing readable"
     assert [(c.step, c.status) for c in step_changes(decision)] == [
-        (Step.INGEST_DOCUMENTS, StepStatus.FAILED), (Step.WAIT_FOR_DOCUMENTS, StepStatus.RUNNING),
-        (Step.WAIT_FOR_DOCUMENTS, StepStatus.WAITING)]
+        (Step.INGEST_DOCUMENTS, StepStatus.FAILED),
+        (Step.WAIT_FOR_DOCUMENTS, StepStatus.RUNNING),
+        (Step.WAIT_FOR_DOCUMENTS, StepStatus.WAITING),
+    ]
 
     uploaded = decide(decision.state, signal(decision.state, SignalType.DOCUMENTS_UPLOADED))
     assert uploaded.state.step is Step.INGEST_DOCUMENTS
@@ -35,5 +37,7 @@ def test_other_job_failures_still_fail_the_run() -> None:
     decision = decide(state, job_failed(state, code="storage_unavailable"))
     assert decision.state.status is WorkflowStatus.FAILED
     later = drive_to(Step.INDEX_KB)
-    assert decide(later, job_failed(later, code="no_extractable_text")).state.status \
+    assert (
+        decide(later, job_failed(later, code="no_extractable_text")).state.status
         is WorkflowStatus.FAILED
+    )

@@ -69,38 +69,49 @@ from tests.support.decisions import (
     step_changes,
 )
 
-SETTINGS = settings(max_examples=200, deadline=None, stateful_step_count=30,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    stateful_step_count=30,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 APPROVABLE = [ArtifactKind.SCOPE, *APPROVAL_WAIT_FOR]
 EIGHT_STATUSES = frozenset(WorkflowStatus)
-STATUS_OF_KIND = {StepKind.JOB: WorkflowStatus.RUNNING,
-                  StepKind.WAIT_FOR_INPUT: WorkflowStatus.WAITING_FOR_INPUT,
-                  StepKind.WAIT_FOR_APPROVAL: WorkflowStatus.WAITING_FOR_APPROVAL}
+STATUS_OF_KIND = {
+    StepKind.JOB: WorkflowStatus.RUNNING,
+    StepKind.WAIT_FOR_INPUT: WorkflowStatus.WAITING_FOR_INPUT,
+    StepKind.WAIT_FOR_APPROVAL: WorkflowStatus.WAITING_FOR_APPROVAL,
+}
 
 
 # --- an independent oracle for approvals ---------------------------------------------------------
 
-def approval_is_valid(before: RunState, envelope: SignalEnvelope,
-                      view: ApprovalView | None) -> bool:
+
+def approval_is_valid(
+    before: RunState, envelope: SignalEnvelope, view: ApprovalView | None
+) -> bool:
     """Whether `view` may approve the artifact `envelope` names, given the run `before`."""
     if view is None or not envelope.type.is_approval:
         return False
     kind = APPROVAL_SIGNALS[envelope.type]
-    return (view.approval_event_id == envelope.approval_event_id
-            and view.tenant_id == before.tenant_id
-            and view.organization_id == before.organization_id
-            and view.assessment_id == before.assessment_id
-            and view.artifact_kind is kind
-            and before.artifacts.get(kind) == view.artifact_version
-            and view.decision is ApprovalDecision.APPROVED
-            and not view.consumed
-            # Beyond the brief: a version sent back by a reviewer, or reviewed by the
-            # person who asked for the draft, never counts (default policy).
-            and before.rejected.get(kind) != view.artifact_version
-            and before.drafted_by.get(kind) != view.approver_id)
+    return (
+        view.approval_event_id == envelope.approval_event_id
+        and view.tenant_id == before.tenant_id
+        and view.organization_id == before.organization_id
+        and view.assessment_id == before.assessment_id
+        and view.artifact_kind is kind
+        and before.artifacts.get(kind) == view.artifact_version
+        and view.decision is ApprovalDecision.APPROVED
+        and not view.consumed
+        # Beyond the brief: a version sent back by a reviewer, or reviewed by the
+        # person who asked for the draft, never counts (default policy).
+        and before.rejected.get(kind) != view.artifact_version
+        and before.drafted_by.get(kind) != view.approver_id
+    )
 
 
 # --- invariants of one decision ------------------------------------------------------------------
+
 
 def check_call(call: Call) -> None:
     before, decision = call.before, call.decision
@@ -118,8 +129,9 @@ def check_call(call: Call) -> None:
 
 def _check_fate(call: Call) -> None:
     before, decision = call.before, call.decision
-    about_signal = [e for e in decision.effects
-                    if isinstance(e, Audit) and e.event_type in SIGNAL_AUDITS]
+    about_signal = [
+        e for e in decision.effects if isinstance(e, Audit) and e.event_type in SIGNAL_AUDITS
+    ]
     if decision.fate is SignalFate.PENDING:
         assert decision.effects == () and decision.state == before
         return
@@ -153,9 +165,13 @@ def _check_approvals(call: Call) -> None:
         assert decision.fate is SignalFate.APPLIED
         assert approval_is_valid(before, call.signal, call.approval)
         assert call.approval is not None
-        assert consumed == [ConsumeApproval(call.approval.approval_event_id,
-                                            call.approval.artifact_kind,
-                                            call.approval.artifact_version)]
+        assert consumed == [
+            ConsumeApproval(
+                call.approval.approval_event_id,
+                call.approval.artifact_kind,
+                call.approval.artifact_version,
+            )
+        ]
     for step in completed(decision):
         if STEP_SPECS[step].kind is not StepKind.WAIT_FOR_APPROVAL:
             continue
@@ -185,6 +201,7 @@ def _check_job_outcome(call: Call) -> None:
 
 # --- invariants of a state -----------------------------------------------------------------------
 
+
 def check_state(state: RunState) -> None:
     assert state.status in EIGHT_STATUSES
     passed = position(state.step) if state.status is not WorkflowStatus.COMPLETED else 99
@@ -197,7 +214,8 @@ def check_state(state: RunState) -> None:
         assert state.step is not None
         assert STATUS_OF_KIND[STEP_SPECS[state.step].kind] is state.status
     running = state.status is WorkflowStatus.RUNNING or (
-        state.status is WorkflowStatus.BLOCKED and state.blocked_from is WorkflowStatus.RUNNING)
+        state.status is WorkflowStatus.BLOCKED and state.blocked_from is WorkflowStatus.RUNNING
+    )
     if running:
         assert state.step is not None
         assert state.active_job_id == job_id_for(state, state.step, state.attempt(state.step))
@@ -211,10 +229,30 @@ def check_state(state: RunState) -> None:
 
 # --- the state machine ---------------------------------------------------------------------------
 
-OUTCOME_VARIANTS = ["correct", "correct", "correct", "wrong_type", "stale", "future",
-                    "no_artifact", "failed", "unsuccessful", "malformed"]
-APPROVAL_VARIANTS = ["valid", "valid", "valid", "stale_version", "future_version", "wrong_kind",
-                     "rejected", "consumed", "missing", "other_tenant"]
+OUTCOME_VARIANTS = [
+    "correct",
+    "correct",
+    "correct",
+    "wrong_type",
+    "stale",
+    "future",
+    "no_artifact",
+    "failed",
+    "unsuccessful",
+    "malformed",
+]
+APPROVAL_VARIANTS = [
+    "valid",
+    "valid",
+    "valid",
+    "stale_version",
+    "future_version",
+    "wrong_kind",
+    "rejected",
+    "consumed",
+    "missing",
+    "other_tenant",
+]
 
 
 class LifecycleMachine(RuleBasedStateMachine):
@@ -240,22 +278,26 @@ class LifecycleMachine(RuleBasedStateMachine):
         self._check_new_calls()
 
     def _check_new_calls(self) -> None:
-        for call in self.inbox.calls[self.checked:]:
+        for call in self.inbox.calls[self.checked :]:
             check_call(call)
             for job in effects_of(call.decision, EnqueueJob):
                 assert job.job_id not in self.job_ids, "a job id was enqueued twice"
                 assert job.job_id == job_id_for(call.before, job.step, job.attempt)
                 self.job_ids.append(job.job_id)
             self.completions.update(completed(call.decision))
-            if call.signal.type is S.DOCUMENTS_UPLOADED and call.before.step is \
-                    Step.INGEST_DOCUMENTS and call.decision.fate is SignalFate.APPLIED:
+            if (
+                call.signal.type is S.DOCUMENTS_UPLOADED
+                and call.before.step is Step.INGEST_DOCUMENTS
+                and call.decision.fate is SignalFate.APPLIED
+            ):
                 self.uploads_during_ingestion += 1
         self.checked = len(self.inbox.calls)
         # Each step is completed at most once: the machine sends no reprocess/revision.
         # Ingestion may run again, once per upload that came while it ran.
         allowed = {Step.INGEST_DOCUMENTS: 1 + self.uploads_during_ingestion}
-        assert all(n <= allowed.get(step, 1) for step, n in self.completions.items()), \
+        assert all(n <= allowed.get(step, 1) for step, n in self.completions.items()), (
             self.completions
+        )
 
     @initialize(early_start=st.booleans())
     def begin(self, early_start: bool) -> None:
@@ -264,8 +306,9 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(valid=st.sampled_from([True, True, False]))
     def start(self, valid: bool) -> None:
-        self._send(start_signal(self.state, None if not valid else {"name": "FY25",
-                                                                    "status": "active"}))
+        self._send(
+            start_signal(self.state, None if not valid else {"name": "FY25", "status": "active"})
+        )
 
     @rule()
     def documents(self) -> None:
@@ -296,8 +339,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             return signal(state, type_, outcome_payload(state, step=step, job_id=stale))
         if variant == "future":
             future = job_id_for(state, step, state.attempt(step) + 1)
-            return signal(state, S.JOB_COMPLETED, outcome_payload(state, step=step,
-                                                                  job_id=future))
+            return signal(state, S.JOB_COMPLETED, outcome_payload(state, step=step, job_id=future))
         if variant == "malformed":
             return signal(state, S.JOB_COMPLETED, {"job_id": state.active_job_id or "x"})
         if variant == "no_artifact":
@@ -306,8 +348,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         type_ = data.draw(st.sampled_from(COMPLETION_SIGNALS))
         return signal(state, type_, outcome_payload(state, step=step))
 
-    @rule(kind=st.sampled_from(["awaited", "awaited", *APPROVABLE]),
-          variant=st.sampled_from(APPROVAL_VARIANTS))
+    @rule(
+        kind=st.sampled_from(["awaited", "awaited", *APPROVABLE]),
+        variant=st.sampled_from(APPROVAL_VARIANTS),
+    )
     def approve(self, kind: ArtifactKind | str, variant: str) -> None:
         """An approval (valid or not) of any kind, or of the artifact the run awaits now."""
         if kind == "awaited":
@@ -324,8 +368,9 @@ class LifecycleMachine(RuleBasedStateMachine):
             return ArtifactKind.SCOPE
         return ArtifactKind.REPORT
 
-    def _approval(self, kind: ArtifactKind,
-                  variant: str) -> tuple[SignalEnvelope, ApprovalView | None]:
+    def _approval(
+        self, kind: ArtifactKind, variant: str
+    ) -> tuple[SignalEnvelope, ApprovalView | None]:
         state = self.state
         current = state.artifacts.get(kind, 1)
         variants: dict[str, dict[str, Any]] = {
@@ -342,13 +387,18 @@ class LifecycleMachine(RuleBasedStateMachine):
         envelope, view = approval(state, kind, **changes)
         return envelope, (None if variant == "missing" else view)
 
-    @rule(kind=st.sampled_from(["block", "block", "resume", "resume", "resume", "cancel",
-                                "retry"]),
-          reason=st.sampled_from(["", "auditor away"]))
+    @rule(
+        kind=st.sampled_from(["block", "block", "resume", "resume", "resume", "cancel", "retry"]),
+        reason=st.sampled_from(["", "auditor away"]),
+    )
     def control(self, kind: str, reason: str) -> None:
         """Block, resume, cancel, retry; without a reason cancel and retry are refused."""
-        type_ = {"block": S.ASSESSMENT_BLOCKED, "resume": S.ASSESSMENT_RESUMED,
-                 "cancel": S.ASSESSMENT_CANCELLED, "retry": S.STEP_RETRY_REQUESTED}[kind]
+        type_ = {
+            "block": S.ASSESSMENT_BLOCKED,
+            "resume": S.ASSESSMENT_RESUMED,
+            "cancel": S.ASSESSMENT_CANCELLED,
+            "retry": S.STEP_RETRY_REQUESTED,
+        }[kind]
         self._send(signal(self.state, type_, {"reason": reason} if reason else {}))
 
     @rule(steps=st.integers(min_value=1, max_value=6))
@@ -364,8 +414,9 @@ class LifecycleMachine(RuleBasedStateMachine):
     def duplicate(self, data: st.DataObject) -> None:
         """The same request again, as a new signal (another idempotency key)."""
         envelope, view = data.draw(st.sampled_from(self.history))
-        again = envelope.model_copy(update={"signal_id": uuid.uuid4(),
-                                            "idempotency_key": f"dup:{uuid.uuid4()}"})
+        again = envelope.model_copy(
+            update={"signal_id": uuid.uuid4(), "idempotency_key": f"dup:{uuid.uuid4()}"}
+        )
         self._send(again, view)
 
     @rule()
@@ -382,11 +433,16 @@ class LifecycleMachine(RuleBasedStateMachine):
         for envelope, view in held:
             self._send(envelope, view)
 
-    @rule(field=st.sampled_from(["run_id", "tenant_id", "organization_id", "assessment_id"]),
-          data=st.data())
+    @rule(
+        field=st.sampled_from(["run_id", "tenant_id", "organization_id", "assessment_id"]),
+        data=st.data(),
+    )
     def foreign(self, field: str, data: st.DataObject) -> None:
-        envelope, view = data.draw(st.sampled_from(self.history)) if self.history else (
-            signal(self.state, S.ASSESSMENT_CANCELLED), None)
+        envelope, view = (
+            data.draw(st.sampled_from(self.history))
+            if self.history
+            else (signal(self.state, S.ASSESSMENT_CANCELLED), None)
+        )
         value: Any = uuid.uuid4() if field in ("run_id", "assessment_id") else "other"
         foreign = envelope.model_copy(update={"signal_id": uuid.uuid4(), field: value})
         # Another run's signal never reaches this run's inbox; decide must refuse it anyway.
@@ -412,8 +468,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             if self.state.status.is_terminal:
                 break
             self._send(*next_signal(self.state))
-        assert self.state.status in (WorkflowStatus.COMPLETED, WorkflowStatus.CANCELLED), (
-            self.state)
+        assert self.state.status in (WorkflowStatus.COMPLETED, WorkflowStatus.CANCELLED), self.state
         if self.state.status is WorkflowStatus.COMPLETED:
             assert set(self.completions) == set(STEP_ORDER)
 
@@ -429,8 +484,9 @@ HUMAN_SIGNALS = ["start", "documents", "framework", *[k.value for k in APPROVABL
 
 @SETTINGS
 @given(order=st.permutations(HUMAN_SIGNALS), ticks=st.lists(st.integers(0, 8), max_size=12))
-def test_any_order_of_human_signals_completes_the_same_run(order: list[str],
-                                                           ticks: list[int]) -> None:
+def test_any_order_of_human_signals_completes_the_same_run(
+    order: list[str], ticks: list[int]
+) -> None:
     """People's signals in any order, interleaved with job completions, give one result."""
     inbox = Inbox(new_state())
     state = inbox.state
@@ -456,18 +512,23 @@ def test_any_order_of_human_signals_completes_the_same_run(order: list[str],
     assert final.status is WorkflowStatus.COMPLETED, final
     assert final.framework == "ISO 27001"
     assert {k: v for k, v in final.approved.items() if k is not ArtifactKind.SCOPE} == (
-        dict.fromkeys(APPROVAL_WAIT_FOR, 1))
+        dict.fromkeys(APPROVAL_WAIT_FOR, 1)
+    )
     # The scope may be approved until the SoA gate opens; a later approval is ignored.
-    scope_call = next(c for c in inbox.calls if c.signal.type is S.SCOPE_APPROVED
-                      and c.decision.fate is not SignalFate.PENDING)
+    scope_call = next(
+        c
+        for c in inbox.calls
+        if c.signal.type is S.SCOPE_APPROVED and c.decision.fate is not SignalFate.PENDING
+    )
     too_late = position(scope_call.before.step) > position(Step.WAIT_FOR_SOA_APPROVAL)
     assert scope_call.decision.fate is (SignalFate.IGNORED if too_late else SignalFate.APPLIED)
     assert final.is_approved(ArtifactKind.SCOPE) is not too_late
     decided = [c for c in inbox.calls if c.decision.fate is not SignalFate.PENDING]
     assert [s for c in decided for s in entered(c.decision)] == list(STEP_ORDER)
     assert inbox.pending == []
-    assert all(v.consumed for v in inbox.approvals.values()
-               if v.artifact_kind is not ArtifactKind.SCOPE)
+    assert all(
+        v.consumed for v in inbox.approvals.values() if v.artifact_kind is not ArtifactKind.SCOPE
+    )
 
 
 def _tick(inbox: Inbox) -> None:
@@ -478,12 +539,16 @@ def _tick(inbox: Inbox) -> None:
 
 
 @SETTINGS
-@given(steps=st.integers(0, 18), version=st.integers(1, 4),
-       decision=st.sampled_from(list(ApprovalDecision)), consumed=st.booleans(),
-       tenant=st.sampled_from(["tenant-a", "tenant-b"]))
-def test_only_a_valid_event_passes_an_approval_wait(steps: int, version: int,
-                                                    decision: ApprovalDecision,
-                                                    consumed: bool, tenant: str) -> None:
+@given(
+    steps=st.integers(0, 18),
+    version=st.integers(1, 4),
+    decision=st.sampled_from(list(ApprovalDecision)),
+    consumed=st.booleans(),
+    tenant=st.sampled_from(["tenant-a", "tenant-b"]),
+)
+def test_only_a_valid_event_passes_an_approval_wait(
+    steps: int, version: int, decision: ApprovalDecision, consumed: bool, tenant: str
+) -> None:
     """Drive a run some way, then offer one arbitrary approval event for its current wait."""
     inbox = Inbox(new_state())
     for _ in range(steps):
@@ -493,13 +558,18 @@ def test_only_a_valid_event_passes_an_approval_wait(steps: int, version: int,
         return
     assert state.step is not None
     kind = APPROVED_AT[state.step]
-    envelope, view = approval(state, kind, version=version, decision=decision,
-                              consumed=consumed, tenant_id=tenant)
+    envelope, view = approval(
+        state, kind, version=version, decision=decision, consumed=consumed, tenant_id=tenant
+    )
     inbox.deliver(envelope, view)
     call = inbox.calls[-1]
     check_call(call)
-    valid = (version == state.artifacts[kind] and decision is ApprovalDecision.APPROVED
-             and not consumed and tenant == state.tenant_id)
+    valid = (
+        version == state.artifacts[kind]
+        and decision is ApprovalDecision.APPROVED
+        and not consumed
+        and tenant == state.tenant_id
+    )
     assert (call.decision.fate is SignalFate.APPLIED) is valid
     assert (inbox.state.step is state.step) is not valid
     assert bool(step_changes(call.decision, StepStatus.COMPLETED)) is valid

@@ -57,8 +57,9 @@ def test_resume_after_an_invalid_start_leaves_no_execution_running() -> None:
 
 
 def test_cancel_in_front_of_a_closed_gate_names_no_phantom_attempt() -> None:
-    previous = positioned(Step.WAIT_FOR_POAM_APPROVAL,
-                          approved=[ArtifactKind.SOA, ArtifactKind.GAP_ANALYSIS])
+    previous = positioned(
+        Step.WAIT_FOR_POAM_APPROVAL, approved=[ArtifactKind.SOA, ArtifactKind.GAP_ANALYSIS]
+    )
     envelope, view = approval(previous, ArtifactKind.POAM)
     blocked = decide(previous, envelope, view).state
     assert (blocked.status, blocked.step) == (WorkflowStatus.BLOCKED, Step.CREATE_REPORT)

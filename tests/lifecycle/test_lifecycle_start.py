@@ -68,13 +68,16 @@ def test_start_audits_the_signal_the_start_and_both_steps() -> None:
     assert waiting.metadata == {"awaits": S.DOCUMENTS_UPLOADED.value}
 
 
-@pytest.mark.parametrize("assessment, reason", [
-    (None, "assessment snapshot missing from the start request"),
-    ("not-a-dict", "assessment snapshot missing from the start request"),
-    ({"name": "FY25", "status": "closed"}, "assessment is closed"),
-    ({"name": "   ", "status": "draft"}, "assessment has no name"),
-    ({"status": "draft"}, "assessment has no name"),
-])
+@pytest.mark.parametrize(
+    "assessment, reason",
+    [
+        (None, "assessment snapshot missing from the start request"),
+        ("not-a-dict", "assessment snapshot missing from the start request"),
+        ({"name": "FY25", "status": "closed"}, "assessment is closed"),
+        ({"name": "   ", "status": "draft"}, "assessment has no name"),
+        ({"status": "draft"}, "assessment has no name"),
+    ],
+)
 def test_invalid_assessment_blocks_the_run_at_validate(assessment: object, reason: str) -> None:
     state = new_state()
     decision = decide(state, start_signal(state, assessment))
@@ -110,7 +113,8 @@ def test_resume_after_invalid_assessment_re_enters_validate() -> None:
     ]
     resumed = audits(decision, E.LIFECYCLE_WORKFLOW_RESUMED)
     assert [a.metadata["blocked_reason"] for a in resumed] == [
-        "assessment snapshot missing from the start request"]
+        "assessment snapshot missing from the start request"
+    ]
 
 
 def test_signals_wait_while_blocked_at_validate() -> None:

@@ -65,12 +65,12 @@ def test_the_lifecycle_has_twenty_steps_in_spec_order() -> None:
 
 
 @pytest.mark.parametrize("step", STEP_ORDER)
-def test_each_step_is_entered_once_with_attempt_one(step: Step,
-                                                     journey: list[Decision]) -> None:
+def test_each_step_is_entered_once_with_attempt_one(step: Step, journey: list[Decision]) -> None:
     starts = [c for d in journey for c in step_changes(d, StepStatus.RUNNING, step)]
     assert starts == [StepChanged(step, 1, StepStatus.RUNNING)]
-    started = [a for d in journey for a in audits(d, E.LIFECYCLE_WORKFLOW_STEP_STARTED)
-               if a.step is step]
+    started = [
+        a for d in journey for a in audits(d, E.LIFECYCLE_WORKFLOW_STEP_STARTED) if a.step is step
+    ]
     assert [a.metadata for a in started] == [{"attempt": 1}]
 
 
@@ -78,8 +78,9 @@ def test_each_step_is_entered_once_with_attempt_one(step: Step,
 def test_each_step_completes_exactly_once(step: Step, journey: list[Decision]) -> None:
     done = [c for d in journey for c in step_changes(d, StepStatus.COMPLETED, step)]
     assert done == [StepChanged(step, 1, StepStatus.COMPLETED)]
-    audited = [a for d in journey for a in audits(d, E.LIFECYCLE_WORKFLOW_STEP_COMPLETED)
-               if a.step is step]
+    audited = [
+        a for d in journey for a in audits(d, E.LIFECYCLE_WORKFLOW_STEP_COMPLETED) if a.step is step
+    ]
     assert len(audited) == 1
 
 
@@ -125,12 +126,12 @@ def test_completing_a_step_enters_the_next_one(step: Step, journey: list[Decisio
 
 
 @pytest.mark.parametrize("step", NON_INLINE_STEPS)
-def test_the_completing_decision_applies_one_signal(step: Step,
-                                                    journey: list[Decision]) -> None:
+def test_the_completing_decision_applies_one_signal(step: Step, journey: list[Decision]) -> None:
     _, finishing, _ = _split(journey, step)
     assert finishing.fate is SignalFate.APPLIED
     assert entered(finishing) == [step.next()] or (
-        step is Step.WAIT_FOR_REPORT_APPROVAL and entered(finishing) == [Step.CLOSE_ASSESSMENT])
+        step is Step.WAIT_FOR_REPORT_APPROVAL and entered(finishing) == [Step.CLOSE_ASSESSMENT]
+    )
 
 
 @pytest.mark.parametrize("step", [s for s in STEP_ORDER if STEP_SPECS[s].kind is StepKind.JOB])
@@ -144,27 +145,29 @@ def test_job_steps_enqueue_their_job(step: Step, journey: list[Decision]) -> Non
     assert job.kind is spec.job_kind
     assert (job.step, job.attempt) == (step, 1)
     framework = FRAMEWORK if position(step) > position(Step.WAIT_FOR_FRAMEWORK_SELECTION) else None
-    expected: dict[str, object] = {"framework": framework,
-                                   "frameworks": [framework] if framework else [],
-                                   "catalogs": {}}
+    expected: dict[str, object] = {
+        "framework": framework,
+        "frameworks": [framework] if framework else [],
+        "catalogs": {},
+    }
     if spec.produces is not None:
         expected |= {"artifact_kind": spec.produces.value, "artifact_version": 1}
     assert job.parameters == expected
     assert audits(entering, E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL) == []
 
 
-@pytest.mark.parametrize("step", [s for s in STEP_ORDER
-                                  if STEP_SPECS[s].kind is StepKind.WAIT_FOR_APPROVAL])
-def test_approval_waits_announce_the_artifact_version(step: Step,
-                                                      journey: list[Decision]) -> None:
+@pytest.mark.parametrize(
+    "step", [s for s in STEP_ORDER if STEP_SPECS[s].kind is StepKind.WAIT_FOR_APPROVAL]
+)
+def test_approval_waits_announce_the_artifact_version(step: Step, journey: list[Decision]) -> None:
     entering, finishing, _ = _split(journey, step)
     kind = APPROVED_AT[step]
     awaits = STEP_SPECS[step].awaits
     assert awaits is not None
     waiting = audits(entering, E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL)
-    assert [(a.step, a.metadata) for a in waiting] == [(step, {
-        "awaits": awaits.value, "artifact_kind": kind.value,
-        "artifact_version": 1})]
+    assert [(a.step, a.metadata) for a in waiting] == [
+        (step, {"awaits": awaits.value, "artifact_kind": kind.value, "artifact_version": 1})
+    ]
     consumed = effects_of(finishing, ConsumeApproval)
     assert len(consumed) == 1
     assert (consumed[0].artifact_kind, consumed[0].artifact_version) == (kind, 1)
@@ -172,8 +175,9 @@ def test_approval_waits_announce_the_artifact_version(step: Step,
     assert not enqueued(entering)
 
 
-@pytest.mark.parametrize("step", [s for s in STEP_ORDER
-                                  if STEP_SPECS[s].kind is StepKind.WAIT_FOR_INPUT])
+@pytest.mark.parametrize(
+    "step", [s for s in STEP_ORDER if STEP_SPECS[s].kind is StepKind.WAIT_FOR_INPUT]
+)
 def test_input_waits_announce_what_they_await(step: Step, journey: list[Decision]) -> None:
     entering, _, _ = _split(journey, step)
     awaits = STEP_SPECS[step].awaits
@@ -200,22 +204,29 @@ def test_a_constructed_state_advances_like_a_driven_one(step: Step) -> None:
 def test_persistence_round_trip_at_every_step(step: Step) -> None:
     state = drive_to(step)
     restored = RunState.from_row(
-        run_id=state.run_id, tenant_id=state.tenant_id,
-        organization_id=state.organization_id, assessment_id=state.assessment_id,
-        status=state.status.value, step=state.step.value if state.step else None,
-        reason=state.reason, context=state.context())
+        run_id=state.run_id,
+        tenant_id=state.tenant_id,
+        organization_id=state.organization_id,
+        assessment_id=state.assessment_id,
+        status=state.status.value,
+        step=state.step.value if state.step else None,
+        reason=state.reason,
+        context=state.context(),
+    )
     assert restored == state
 
 
 def test_every_job_id_is_unique_and_deterministic(journey: list[Decision]) -> None:
     ids = [job.job_id for d in journey for job in enqueued(d)]
     assert len(ids) == len(set(ids)) == 11
-    assert all(job.job_id == job_id_for(d.state, job.step, job.attempt)
-               for d in journey for job in enqueued(d))
+    assert all(
+        job.job_id == job_id_for(d.state, job.step, job.attempt)
+        for d in journey
+        for job in enqueued(d)
+    )
 
 
 def test_a_fresh_state_has_no_step() -> None:
     state = new_state()
-    assert (state.status, state.step, state.active_job_id) == (WorkflowStatus.PENDING, None,
-                                                               None)
+    assert (state.status, state.step, state.active_job_id) == (WorkflowStatus.PENDING, None, None)
     assert effects_of(advance(state), EnqueueJob) == []

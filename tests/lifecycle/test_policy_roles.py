@@ -16,8 +16,12 @@ def test_a_role_based_gate_accepts_an_event_carrying_any_allowed_role() -> None:
 
 
 def test_a_designated_approver_still_needs_an_allowed_role() -> None:
-    gate = GatePolicy(mode=SignoffMode.N_OF_M, approvers=("user:a", "user:b"),
-                      roles=("compliance_lead",), required=1)
+    gate = GatePolicy(
+        mode=SignoffMode.N_OF_M,
+        approvers=("user:a", "user:b"),
+        roles=("compliance_lead",),
+        required=1,
+    )
     assert gate.eligibility_problem("user:a", ("compliance_lead",)) is None
     without_role = gate.eligibility_problem("user:a", ("assessor",))
     assert without_role is not None and "may not approve" in without_role

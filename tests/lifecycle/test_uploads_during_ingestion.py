@@ -27,16 +27,21 @@ def _upload(state: RunState) -> RunState:
 
 def test_no_text_with_an_upload_during_the_attempt_ingests_again() -> None:
     state = _upload(drive_to(Step.INGEST_DOCUMENTS))
-    decision = decide(state, job_failed(state, code="no_extractable_text",
-                                        message="scan.pdf has no text"))
+    decision = decide(
+        state, job_failed(state, code="no_extractable_text", message="scan.pdf has no text")
+    )
 
     assert decision.fate is SignalFate.APPLIED
-    assert (decision.state.step, decision.state.status) == (Step.INGEST_DOCUMENTS,
-                                                            WorkflowStatus.RUNNING)
+    assert (decision.state.step, decision.state.status) == (
+        Step.INGEST_DOCUMENTS,
+        WorkflowStatus.RUNNING,
+    )
     assert decision.state.attempt(Step.INGEST_DOCUMENTS) == 2
     assert [job.attempt for job in enqueued(decision)] == [2]
-    assert [(c.attempt, c.status) for c in step_changes(decision, step=Step.INGEST_DOCUMENTS)] \
-        == [(1, StepStatus.FAILED), (2, StepStatus.RUNNING)]
+    assert [(c.attempt, c.status) for c in step_changes(decision, step=Step.INGEST_DOCUMENTS)] == [
+        (1, StepStatus.FAILED),
+        (2, StepStatus.RUNNING),
+    ]
     assert not decision.state.uploads_during_ingestion and decision.state.reason is None
 
 
@@ -46,8 +51,10 @@ def test_success_with_an_upload_during_the_attempt_ingests_again_before_indexing
 
     assert decision.state.step is Step.INGEST_DOCUMENTS
     assert [job.attempt for job in enqueued(decision)] == [2]
-    assert [(c.attempt, c.status) for c in step_changes(decision, step=Step.INGEST_DOCUMENTS)] \
-        == [(1, StepStatus.COMPLETED), (2, StepStatus.RUNNING)]
+    assert [(c.attempt, c.status) for c in step_changes(decision, step=Step.INGEST_DOCUMENTS)] == [
+        (1, StepStatus.COMPLETED),
+        (2, StepStatus.RUNNING),
+    ]
     # The next attempt, with no upload during it, moves on as usual.
     after = decide(decision.state, job_done(decision.state))
     assert after.state.step is Step.INDEX_KB
@@ -69,8 +76,13 @@ def test_uploads_after_ingestion_completed_are_still_ignored() -> None:
 def test_the_mark_survives_the_run_row() -> None:
     state = _upload(drive_to(Step.INGEST_DOCUMENTS))
     stored = RunState.from_row(
-        run_id=state.run_id, tenant_id=state.tenant_id, organization_id=state.organization_id,
-        assessment_id=state.assessment_id, status=state.status.value,
-        step=state.step.value if state.step else None, reason=state.reason,
-        context=state.context())
+        run_id=state.run_id,
+        tenant_id=state.tenant_id,
+        organization_id=state.organization_id,
+        assessment_id=state.assessment_id,
+        status=state.status.value,
+        step=state.step.value if state.step else None,
+        reason=state.reason,
+        context=state.context(),
+    )
     assert stored == state

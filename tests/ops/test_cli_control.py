@@ -16,8 +16,9 @@ def test_block_resume_and_cancel_a_waiting_run_and_find_it_by_status(fleet: Flee
     fleet.start("orchestrator")
     owner, _ = new_tenant()
     run = start_assessment(owner, documents=0)
-    wait_for(lambda: get_run(owner, run.id).status == "waiting_for_input",
-             what="the documents wait")
+    wait_for(
+        lambda: get_run(owner, run.id).status == "waiting_for_input", what="the documents wait"
+    )
 
     blocked = cli_json("block", str(run.id), "--reason", "evidence owner on leave")
     assert blocked["fate"] == "applied" and blocked["run"]["status"] == "blocked"
@@ -29,7 +30,9 @@ def test_block_resume_and_cancel_a_waiting_run_and_find_it_by_status(fleet: Flee
     resumed = cli_json("resume", str(run.id), "--reason", "owner is back")
     assert resumed["fate"] == "applied"
     assert (resumed["run"]["status"], resumed["run"]["current_step"]) == (
-        "waiting_for_input", "wait_for_documents")
+        "waiting_for_input",
+        "wait_for_documents",
+    )
     cancelled = cli("cancel", str(run.id), "--reason", "duplicate assessment")
     assert cancelled.returncode == 0, cancelled.stderr
     assert f"cancel of run {run.id}: applied" in cancelled.stdout
@@ -40,8 +43,18 @@ def test_block_resume_and_cancel_a_waiting_run_and_find_it_by_status(fleet: Flee
 
 def test_api_keys_are_created_and_revoked_from_the_cli(fleet: Fleet) -> None:
     owner, _ = new_tenant()
-    created = cli_json("apikey", "create", "--tenant", owner.tenant_id, "--principal",
-                       "user:ci@example.org", "--scope", "read,signal", "--name", "ci")
+    created = cli_json(
+        "apikey",
+        "create",
+        "--tenant",
+        owner.tenant_id,
+        "--principal",
+        "user:ci@example.org",
+        "--scope",
+        "read,signal",
+        "--name",
+        "ci",
+    )
     principal = authenticate(created["key"])
     assert principal is not None and principal.tenant_id == owner.tenant_id
     assert sorted(s.value for s in principal.scopes) == ["read", "signal"]
@@ -53,8 +66,16 @@ def test_api_keys_are_created_and_revoked_from_the_cli(fleet: Fleet) -> None:
     [listed] = here_json("apikey", "list", "--tenant", owner.tenant_id)["items"]
     assert listed["key_id"] == created["key_id"] and listed["revoked_at"] is not None
     assert "key" not in listed, "a listing never shows the key"
-    bad = here("apikey", "create", "--tenant", owner.tenant_id, "--principal", "user:x",
-               "--scope", "everything")
+    bad = here(
+        "apikey",
+        "create",
+        "--tenant",
+        owner.tenant_id,
+        "--principal",
+        "user:x",
+        "--scope",
+        "everything",
+    )
     assert bad.exit_code == 1 and "unknown scope 'everything'" in bad.output
 
 

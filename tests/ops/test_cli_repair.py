@@ -34,18 +34,32 @@ def test_retry_runs_the_failed_step_again_as_a_new_attempt(fleet: Fleet) -> None
     assert "DEAD_LETTER" in shown and "job_lost" in shown
 
     add_consumer("ingestion", worker)
-    done = cli_json("retry", str(run.id), "--reason", "ingestion worker is back",
-                    "--actor", "operator:ana", "--key", "retry-ingestion-1")
+    done = cli_json(
+        "retry",
+        str(run.id),
+        "--reason",
+        "ingestion worker is back",
+        "--actor",
+        "operator:ana",
+        "--key",
+        "retry-ingestion-1",
+    )
 
     assert done["fate"] == "applied" and done["idempotency_key"] == "retry-ingestion-1"
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
-             what="the run to get past ingestion")
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
+        what="the run to get past ingestion",
+    )
     assert step_attempts(run.id, "ingest_documents") == [(1, "failed"), (2, "completed")]
     assert job_status(f"{run.id}:ingest_documents:2") == "succeeded"
-    retried = [e for e in list_audit(owner, run.id, limit=200).items
-               if e.event_type == "lifecycle_workflow_step_retried"]
+    retried = [
+        e
+        for e in list_audit(owner, run.id, limit=200).items
+        if e.event_type == "lifecycle_workflow_step_retried"
+    ]
     assert [(e.actor_id, e.metadata["reason"]) for e in retried] == [
-        ("operator:ana", "ingestion worker is back")]
+        ("operator:ana", "ingestion worker is back")
+    ]
     again = here("retry", str(run.id), "--reason", "once more")
     assert again.exit_code == 1
     assert "only a failed run can be retried" in again.output
@@ -59,12 +73,13 @@ def test_a_dead_letter_is_listed_and_replayed_once(fleet: Fleet) -> None:
     assert letter["job_id"] in listed and "lost: no outcome" in listed
 
     add_consumer("ingestion", worker)
-    replay = cli_json("dead-letters", "replay", str(letter["id"]), "--reason",
-                      "worker restored")
+    replay = cli_json("dead-letters", "replay", str(letter["id"]), "--reason", "worker restored")
 
     assert replay["fate"] == "applied"
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
-             what="the replayed step to finish")
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
+        what="the replayed step to finish",
+    )
     assert step_attempts(run.id, "ingest_documents") == [(1, "failed"), (2, "completed")]
     assert here_json("dead-letters", "list", "--run", str(run.id))["items"] == []
     [replayed] = here_json("dead-letters", "list", "--run", str(run.id), "--all")["items"]
@@ -81,25 +96,52 @@ def test_reprocess_dry_run_changes_nothing_then_reprocessing_rewinds(fleet: Flee
 
     refused = here("reprocess", str(run), "create_scope", "--dry-run", "--reason", "fix")
     assert refused.exit_code == 1 and "new-version flag" in refused.output
-    plan = here_json("reprocess", str(run), "create_scope", "--dry-run", "--new-version",
-                    "--reason", "scope missed a site")
-    assert plan["superseded_steps"] == ["create_scope", "create_soa_draft",
-                                        "wait_for_soa_approval"]
+    plan = here_json(
+        "reprocess",
+        str(run),
+        "create_scope",
+        "--dry-run",
+        "--new-version",
+        "--reason",
+        "scope missed a site",
+    )
+    assert plan["superseded_steps"] == ["create_scope", "create_soa_draft", "wait_for_soa_approval"]
     assert sorted((a["kind"], a["version"]) for a in plan["superseded_artifacts"]) == [
-        ("scope", 1), ("soa", 1)]
+        ("scope", 1),
+        ("soa", 1),
+    ]
     assert plan["approvals_to_collect_again"] == ["scope"]
-    text = here("reprocess", str(run), "create_scope", "--dry-run", "--new-version",
-                "--reason", "scope missed a site")
+    text = here(
+        "reprocess",
+        str(run),
+        "create_scope",
+        "--dry-run",
+        "--new-version",
+        "--reason",
+        "scope missed a site",
+    )
     assert "collect approvals again: scope" in text.stdout
     assert get_run(owner, run).version == before.version, "a dry run changes nothing"
 
-    done = cli_json("reprocess", str(run), "create_scope", "--new-version",
-                    "--reason", "scope missed a site", "--key", "reprocess-scope-1")
+    done = cli_json(
+        "reprocess",
+        str(run),
+        "create_scope",
+        "--new-version",
+        "--reason",
+        "scope missed a site",
+        "--key",
+        "reprocess-scope-1",
+    )
 
     assert done["fate"] == "applied"
-    wait_for(lambda: get_run(owner, run).context["artifacts"].get("soa") == 2
-             and get_run(owner, run).status == "waiting_for_approval",
-             what="the SoA v2 waiting for approval")
+    wait_for(
+        lambda: (
+            get_run(owner, run).context["artifacts"].get("soa") == 2
+            and get_run(owner, run).status == "waiting_for_approval"
+        ),
+        what="the SoA v2 waiting for approval",
+    )
     after = get_run(owner, run)
     assert after.current_step == "wait_for_soa_approval"
     assert "scope" not in after.context["approved"], "the scope approval is collected again"
@@ -111,14 +153,17 @@ def test_reprocess_dry_run_changes_nothing_then_reprocessing_rewinds(fleet: Flee
 
 def _at_soa_approval_with_scope_approved(owner, reviewer):  # type: ignore[no-untyped-def]
     run = start_assessment(owner, documents=1)
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
-             what="the framework wait")
-    send_signal(reviewer, run.id, "framework_selected", "framework",
-                payload={"framework": "SCF"})
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_soa_approval",
-             what="the SoA wait")
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
+        what="the framework wait",
+    )
+    send_signal(reviewer, run.id, "framework_selected", "framework", payload={"framework": "SCF"})
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_soa_approval", what="the SoA wait"
+    )
     event = record_approval(reviewer, run.id, "scope", 1)
     send_signal(reviewer, run.id, "scope_approved", "scope-v1", approval_event_id=event.id)
-    wait_for(lambda: "scope" in get_run(owner, run.id).context["approved"],
-             what="the scope approval")
+    wait_for(
+        lambda: "scope" in get_run(owner, run.id).context["approved"], what="the scope approval"
+    )
     return run.id

@@ -98,14 +98,14 @@ def test_the_service_command_is_a_real_entry_point(name: str) -> None:
 def test_one_worker_service_per_queue_and_every_queue_served() -> None:
     served: dict[str, list[str]] = {}
     for name, service in OURS.items():
-        context = celery_context(service["command"]) if service["command"][0] == "celery" \
-            else None
+        context = celery_context(service["command"]) if service["command"][0] == "celery" else None
         if context is not None and context.info_name == "worker":
             for queue in context.params["queues"]:
                 served.setdefault(queue, []).append(name)
     assert {queue: len(names) for queue, names in served.items()} == {q: 1 for q in QUEUES}
-    kinds = {celery_context(s["command"]).info_name for s in OURS.values()
-             if s["command"][0] == "celery"}
+    kinds = {
+        celery_context(s["command"]).info_name for s in OURS.values() if s["command"][0] == "celery"
+    }
     assert {"worker", "beat", "flower"} <= kinds
     assert {s["command"][0] for s in OURS.values()} == {"celery", "uvicorn", "lifecycle"}
 
@@ -116,8 +116,7 @@ def test_healthchecks_and_depends_on_conditions_hold_together() -> None:
             continue  # the one-off migration finishes instead of staying healthy
         assert "healthcheck" in service, f"{name} has no healthcheck"
         for condition in service.get("depends_on", {}).values():
-            assert condition["condition"] in ("service_healthy",
-                                              "service_completed_successfully")
+            assert condition["condition"] in ("service_healthy", "service_completed_successfully")
     for name, service in SERVICES.items():
         for target, condition in service.get("depends_on", {}).items():
             if condition["condition"] == "service_healthy":
@@ -125,8 +124,11 @@ def test_healthchecks_and_depends_on_conditions_hold_together() -> None:
             else:
                 assert SERVICES[target].get("restart") == "no", f"{name} waits on {target}"
     assert OURS["migrate"]["command"] == ["lifecycle", "migrate"]
-    assert all("migrate" in s.get("depends_on", {}) for n, s in OURS.items()
-               if n not in ("migrate", "flower"))
+    assert all(
+        "migrate" in s.get("depends_on", {})
+        for n, s in OURS.items()
+        if n not in ("migrate", "flower")
+    )
 
 
 def test_worker_and_beat_healthchecks_run_real_commands() -> None:
@@ -146,8 +148,11 @@ def test_worker_and_beat_healthchecks_run_real_commands() -> None:
 def test_the_example_env_file_names_every_variable_and_its_secrets_are_refused() -> None:
     text = (ROOT / "docker-compose.yml").read_text()
     needed = set(re.findall(r"(?<!\$)\$\{([A-Z_]+)", text))  # $${X} is the shell's
-    example = dict(line.split("=", 1) for line in (ROOT / ".env.example").read_text()
-                   .splitlines() if line and not line.startswith("#"))
+    example = dict(
+        line.split("=", 1)
+        for line in (ROOT / ".env.example").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     assert needed <= set(example), needed - set(example)
     with pytest.raises(FlowerAuthError):
         check_pair(example["FLOWER_BASIC_AUTH"])
@@ -162,9 +167,13 @@ def test_the_image_holds_what_the_commands_need(tmp_path: Path) -> None:
     assert "pip install" in dockerfile and "WORKDIR /app" in dockerfile
     # The migration service's console script, run for real against a fresh database.
     script = Path(sys.executable).with_name("lifecycle")
-    done = subprocess.run([str(script), "migrate"], capture_output=True, text=True,
-                          timeout=scaled(120), check=False,
-                          env={**os.environ, "LIFECYCLE_HOME": str(tmp_path),
-                               "LIFECYCLE_DATABASE_URL": ""})
+    done = subprocess.run(
+        [str(script), "migrate"],
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        check=False,
+        env={**os.environ, "LIFECYCLE_HOME": str(tmp_path), "LIFECYCLE_DATABASE_URL": ""},
+    )
     assert done.returncode == 0, done.stderr
     assert "latest schema" in done.stdout and (tmp_path / "lifecycle.db").exists()

@@ -34,8 +34,17 @@ USER, PASSWORD = "operator", "Flower-test-7f3a91c2d4"
 
 
 def flower_command(port: int) -> list[str]:
-    return [sys.executable, "-m", "celery", "-A", "orchestrator", "flower", f"--conf={CONF}",
-            f"--port={port}", "--address=127.0.0.1"]
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "orchestrator",
+        "flower",
+        f"--conf={CONF}",
+        f"--port={port}",
+        "--address=127.0.0.1",
+    ]
 
 
 def get(url: str, credentials: tuple[str, str] | None = None) -> tuple[int, Any]:
@@ -55,10 +64,16 @@ def get(url: str, credentials: tuple[str, str] | None = None) -> tuple[int, Any]
 def flower(fleet: Fleet, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     log = (tmp_path / "flower.log").open("wb")
-    process = subprocess.Popen(flower_command(port), cwd=ROOT, stdout=log, stderr=log,
-                               env={**os.environ, "FLOWER_BASIC_AUTH": f"{USER}:{PASSWORD}"})
+    process = subprocess.Popen(
+        flower_command(port),
+        cwd=ROOT,
+        stdout=log,
+        stderr=log,
+        env={**os.environ, "FLOWER_BASIC_AUTH": f"{USER}:{PASSWORD}"},
+    )
     base = f"http://127.0.0.1:{port}"
     try:
+
         def started() -> bool:
             assert process.poll() is None, (tmp_path / "flower.log").read_text()
             return _answers(f"{base}/healthcheck")
@@ -81,8 +96,10 @@ def test_flower_shows_workers_queues_and_tasks_of_a_run(fleet: Fleet, flower: st
     worker = fleet.start(",".join(QUEUES))
     owner, _ = new_tenant()
     run = start_assessment(owner, documents=1)
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
-             what="the framework wait")
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
+        what="the framework wait",
+    )
     auth = (USER, PASSWORD)
     job_id = f"{run.id}:ingest_documents:1"
 
@@ -97,8 +114,11 @@ def test_flower_shows_workers_queues_and_tasks_of_a_run(fleet: Fleet, flower: st
     assert job["worker"] == worker
     assert job["args"] == f"(run={run.id}, step=ingest_documents, job={job_id}, attempt=1)"
     assert f"'tenant': '{owner.tenant_id}'" in job["kwargs"]
-    coordinations = [t for t in tasks.values() if t["name"] == "orchestrator.coordinate"
-                     and t["args"] == f"(run={run.id})"]
+    coordinations = [
+        t
+        for t in tasks.values()
+        if t["name"] == "orchestrator.coordinate" and t["args"] == f"(run={run.id})"
+    ]
     assert coordinations, "the coordinator's wake-ups name their run"
 
     status, workers = get(f"{flower}/api/workers?refresh=1", auth)
@@ -113,15 +133,22 @@ def test_flower_shows_workers_queues_and_tasks_of_a_run(fleet: Fleet, flower: st
 
 
 def test_flower_refuses_to_start_with_a_placeholder_password() -> None:
-    done = subprocess.run(flower_command(free_port()), cwd=ROOT, capture_output=True,
-                          text=True, timeout=scaled(60), check=False,
-                          env={**os.environ, "FLOWER_BASIC_AUTH": "operator:change-me-too"})
+    done = subprocess.run(
+        flower_command(free_port()),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+        check=False,
+        env={**os.environ, "FLOWER_BASIC_AUTH": "operator:change-me-too"},
+    )
     assert done.returncode == 2
     assert "refusing to start" in done.stderr and "placeholder" in done.stderr
 
 
 def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
-        fleet: Fleet, flower: str) -> None:
+    fleet: Fleet, flower: str
+) -> None:
     """A job that fails for good is a FAILURE (and counts as failed for its worker); a job
     whose queue no worker consumes is listed as queued; a sweep leaves no trace."""
     worker = fleet.start("orchestrator,ingestion")  # nobody consumes kb_index
@@ -137,22 +164,28 @@ def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
         return dict(tasks.get(task_id, {})) if status == 200 else {}
 
     failed_id = f"{doomed.id}:ingest_documents:1"
-    wait_for(lambda: task(failed_id).get("state") == "FAILURE",
-             what="Flower to see the scan's ingestion fail")
+    wait_for(
+        lambda: task(failed_id).get("state") == "FAILURE",
+        what="Flower to see the scan's ingestion fail",
+    )
     failed = task(failed_id)
     assert failed["name"] == "ingestion.ingest_documents[ingest_documents]"
-    assert "JobFailedForGood" in failed["exception"] and "no_extractable_text" in \
-        failed["exception"]
-    assert get_run(owner, doomed.id).current_step == "wait_for_documents", \
+    assert (
+        "JobFailedForGood" in failed["exception"] and "no_extractable_text" in failed["exception"]
+    )
+    assert get_run(owner, doomed.id).current_step == "wait_for_documents", (
         "the durable outcome is the same: the run waits for a readable document"
+    )
     status, counters = get(f"{flower}/workers?json=1", auth)
     [ours] = [w for w in counters["data"] if w["hostname"] == worker]
     assert ours.get("task-failed", 0) >= 1, "the worker's Failed count includes the job"
 
     queued_id = f"{readable.id}:index_kb:1"
     try:
-        wait_for(lambda: task(queued_id).get("state") == "PENDING",
-                 what="Flower to list the index job nobody consumes")
+        wait_for(
+            lambda: task(queued_id).get("state") == "PENDING",
+            what="Flower to list the index job nobody consumes",
+        )
         queued = task(queued_id)
     finally:  # the waiting job is this test's: later tests' workers must not run it
         cancel_run(owner, readable.id, reason="test over", idempotency_key="test-over")
@@ -164,11 +197,16 @@ def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
 
     sweep_id = f"sweep-{uuid.uuid4()}"
     get_app().send_task("orchestrator.sweep_inbox", task_id=sweep_id, queue="orchestrator")
-    wait_for(lambda: f'"task_id": "{sweep_id}"' in fleet.log_of(worker),
-             what="the worker to run the sweep")
+    wait_for(
+        lambda: f'"task_id": "{sweep_id}"' in fleet.log_of(worker),
+        what="the worker to run the sweep",
+    )
     marker_id = f"marker-{uuid.uuid4()}"
-    get_app().send_task(COORDINATE_TASK, args=[str(uuid.uuid4())], task_id=marker_id,
-                        queue=ORCHESTRATOR_QUEUE)
-    wait_for(lambda: task(marker_id).get("state") == "SUCCESS",
-             what="Flower to see a wake-up sent after the sweep")
+    get_app().send_task(
+        COORDINATE_TASK, args=[str(uuid.uuid4())], task_id=marker_id, queue=ORCHESTRATOR_QUEUE
+    )
+    wait_for(
+        lambda: task(marker_id).get("state") == "SUCCESS",
+        what="Flower to see a wake-up sent after the sweep",
+    )
     assert task(sweep_id) == {}, "a sweep sends no task events"

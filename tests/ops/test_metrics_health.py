@@ -33,8 +33,11 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 def samples(text: str) -> Samples:
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def value(scraped: Samples, name: str, **labels: str) -> float:
@@ -58,48 +61,58 @@ def instant_sla(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_a_run_is_counted_and_its_state_read_from_the_database(
-        worker_inside: TestClient, instant_sla: None) -> None:
+    worker_inside: TestClient, instant_sla: None
+) -> None:
     before = samples(worker_inside.get("/metrics").text)
     owner, _ = new_tenant()
     run = start_assessment(owner, documents=1)
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
-             what="the framework wait")
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
+        what="the framework wait",
+    )
     with pytest.raises(SignalRejected):
         send_signal(owner, run.id, "framework_selected", "empty", payload={})
     late = send_signal(owner, run.id, "documents_uploaded", "late-upload")
-    wait_for(lambda: get_signal(owner, run.id, late.signal_id).fate.value == "ignored",
-             what="the late upload to be ignored")
+    wait_for(
+        lambda: get_signal(owner, run.id, late.signal_id).fate.value == "ignored",
+        what="the late upload to be ignored",
+    )
     assert sweep_sla() == 1
 
     response = worker_inside.get("/metrics")
 
-    assert response.status_code == 200 and response.headers["content-type"].startswith(
-        "text/plain")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     after = samples(response.text)
 
     def grew(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)
 
-    assert grew("lifecycle_signals_decided_total", type="workflow_start_requested",
-                fate="applied") == 1
-    assert grew("lifecycle_signals_decided_total", type="documents_uploaded",
-                fate="ignored") == 1
-    assert grew("lifecycle_signals_recorded_total", type="framework_selected",
-                fate="rejected") == 1
-    for status_from, status_to in (("pending", "waiting_for_input"),  # documents wait
-                                   ("waiting_for_input", "running"),  # documents are in
-                                   ("running", "waiting_for_input")):  # framework wait
-        assert grew("lifecycle_transitions_total", from_status=status_from,
-                    to_status=status_to) == 1, (status_from, status_to)
+    assert (
+        grew("lifecycle_signals_decided_total", type="workflow_start_requested", fate="applied")
+        == 1
+    )
+    assert grew("lifecycle_signals_decided_total", type="documents_uploaded", fate="ignored") == 1
+    assert grew("lifecycle_signals_recorded_total", type="framework_selected", fate="rejected") == 1
+    for status_from, status_to in (
+        ("pending", "waiting_for_input"),  # documents wait
+        ("waiting_for_input", "running"),  # documents are in
+        ("running", "waiting_for_input"),
+    ):  # framework wait
+        assert (
+            grew("lifecycle_transitions_total", from_status=status_from, to_status=status_to) == 1
+        ), (status_from, status_to)
     assert grew("lifecycle_steps_entered_total", step="index_kb") == 1
     for kind in ("ingest_documents", "index_kb", "analysis"):
         assert grew("lifecycle_jobs_total", kind=kind, outcome="succeeded") == 1, kind
-        assert grew("lifecycle_job_duration_seconds_count", kind=kind,
-                    outcome="succeeded") == 1, kind
+        assert grew("lifecycle_job_duration_seconds_count", kind=kind, outcome="succeeded") == 1, (
+            kind
+        )
     assert grew("lifecycle_queue_wait_seconds_count", queue="ingestion") >= 1
     assert value(after, "lifecycle_runs", status="waiting_for_input") == 1
-    assert value(after, "lifecycle_open_waits", step="wait_for_framework_selection",
-                 age="under_1h") == 1
+    assert (
+        value(after, "lifecycle_open_waits", step="wait_for_framework_selection", age="under_1h")
+        == 1
+    )
     assert value(after, "lifecycle_sla_breaches_total") == 1
     assert value(after, "lifecycle_state_scrape_ok") == 1
 
@@ -119,7 +132,8 @@ def readiness_timeout(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_readiness_needs_a_worker_on_every_queue_and_workers_serve_metrics(
-        fleet: Fleet, readiness_timeout: None, tmp_path: Path) -> None:
+    fleet: Fleet, readiness_timeout: None, tmp_path: Path
+) -> None:
     client = TestClient(app)
 
     unready = client.get("/readyz")
@@ -133,19 +147,26 @@ def test_readiness_needs_a_worker_on_every_queue_and_workers_serve_metrics(
     # As in compose: prefork processes count into a multiprocess directory, summed by the
     # worker's main process on its metrics port.
     port = free_port()
-    worker = fleet.start(",".join(QUEUES), pool="prefork", concurrency=2, extra_env={
-        "LIFECYCLE_METRICS_PORT": str(port), "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "m")})
+    worker = fleet.start(
+        ",".join(QUEUES),
+        pool="prefork",
+        concurrency=2,
+        extra_env={
+            "LIFECYCLE_METRICS_PORT": str(port),
+            "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "m"),
+        },
+    )
     ready = client.get("/readyz")
     assert ready.status_code == 200, ready.text
     assert ready.json()["checks"]["workers"]["queues"] == {q: [worker] for q in QUEUES}
 
     owner, _ = new_tenant()
     run = start_assessment(owner, documents=1)
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
-             what="the framework wait")
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
+        what="the framework wait",
+    )
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=scaled(10)) as response:
         scraped = samples(response.read().decode())
-    assert value(scraped, "lifecycle_jobs_total", kind="ingest_documents",
-                 outcome="succeeded") == 1
-    assert value(scraped, "lifecycle_signals_decided_total", type="kb_indexed",
-                 fate="applied") == 1
+    assert value(scraped, "lifecycle_jobs_total", kind="ingest_documents", outcome="succeeded") == 1
+    assert value(scraped, "lifecycle_signals_decided_total", type="kb_indexed", fate="applied") == 1

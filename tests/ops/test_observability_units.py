@@ -17,8 +17,14 @@ from orchestrator.observability.context import bound, close_context, current, en
 from orchestrator.observability.logs import configure_logging
 from orchestrator.runtime.flower_auth import FlowerAuthError, basic_auth_from_env
 
-JOB_BODY = {"job_id": "r1:ingest_documents:1", "trace_id": "t-job", "run_id": "r1",
-            "step": "ingest_documents", "tenant_id": "acme", "kind": "ingest_documents"}
+JOB_BODY = {
+    "job_id": "r1:ingest_documents:1",
+    "trace_id": "t-job",
+    "run_id": "r1",
+    "step": "ingest_documents",
+    "tenant_id": "acme",
+    "kind": "ingest_documents",
+}
 
 
 @pytest.fixture
@@ -39,7 +45,11 @@ def test_a_json_line_carries_the_context_and_the_extras(log_stream: io.StringIO)
     first, second = [json.loads(line) for line in log_stream.getvalue().splitlines()]
     assert first["message"] == "did it" and first["level"] == "info"
     assert (first["trace_id"], first["run_id"], first["tenant"], first["step"]) == (
-        "t-1", "run-1", "acme", "index_kb")
+        "t-1",
+        "run-1",
+        "acme",
+        "index_kb",
+    )
     assert first["attempt"] == 2
     assert "step" not in second, "a bound field ends with its block"
 
@@ -56,23 +66,31 @@ def test_enrich_sets_the_open_context_in_place_and_none_removes() -> None:
 def test_a_job_message_carries_its_own_request_context_in_its_headers() -> None:
     open_context(trace_id="the-coordinators-wake-up", tenant="acme")
     headers: dict[str, object] = {}
-    on_publish(sender="ingestion.ingest_documents", body=([JOB_BODY], {}, {}),
-               headers=headers)
+    on_publish(sender="ingestion.ingest_documents", body=([JOB_BODY], {}, {}), headers=headers)
     close_context()
-    assert headers[CONTEXT_HEADER] == {"trace_id": "t-job", "tenant": "acme", "run_id": "r1",
-                                       "step": "ingest_documents",
-                                       "job_id": "r1:ingest_documents:1"}
+    assert headers[CONTEXT_HEADER] == {
+        "trace_id": "t-job",
+        "tenant": "acme",
+        "run_id": "r1",
+        "step": "ingest_documents",
+        "job_id": "r1:ingest_documents:1",
+    }
     assert job_fields([{"no": "job"}]) == {}
 
 
 def test_flower_credentials_are_required_and_checked() -> None:
     good = "ops:Kq8-vD2m-Xr5-pL9"
     assert basic_auth_from_env({"FLOWER_BASIC_AUTH": f"{good}, ana:Zt4-wQ7-nB1-cE6"}) == [
-        good, "ana:Zt4-wQ7-nB1-cE6"]
-    for wrong, why in [("", "not set"), ("operator", "user:password"),
-                       ("operator:short", "shorter than 12"),
-                       ("operator:change-me-to-a-long-random-secret", "placeholder"),
-                       (":Kq8-vD2m-Xr5-pL9", "user:password")]:
+        good,
+        "ana:Zt4-wQ7-nB1-cE6",
+    ]
+    for wrong, why in [
+        ("", "not set"),
+        ("operator", "user:password"),
+        ("operator:short", "shorter than 12"),
+        ("operator:change-me-to-a-long-random-secret", "placeholder"),
+        (":Kq8-vD2m-Xr5-pL9", "user:password"),
+    ]:
         with pytest.raises(FlowerAuthError, match=why):
             basic_auth_from_env({"FLOWER_BASIC_AUTH": wrong})
 

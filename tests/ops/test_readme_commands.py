@@ -108,8 +108,10 @@ def _check_lifecycle(argv: list[str]) -> None:
 
 
 def _routes() -> list[re.Pattern[str]]:
-    return [re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "$")
-            for path in app.openapi()["paths"]]
+    return [
+        re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "$")
+        for path in app.openapi()["paths"]
+    ]
 
 
 def _api_path(url: str) -> str:
@@ -157,9 +159,11 @@ def test_every_command_of_the_readme_names_real_commands_options_and_files(index
 
 
 def test_the_splitting_sees_the_commands_the_shell_would() -> None:
-    parsed = commands('A=$(curl -s -H "$H" $API/x | jq -r .id)\n'
-                      'X=1 celery -A orchestrator beat -l INFO &\n'
-                      'export F="a:$(openssl rand -hex 4)"; echo "$F"  # a comment\n')
+    parsed = commands(
+        'A=$(curl -s -H "$H" $API/x | jq -r .id)\n'
+        "X=1 celery -A orchestrator beat -l INFO &\n"
+        'export F="a:$(openssl rand -hex 4)"; echo "$F"  # a comment\n'
+    )
     assert [c.argv[0] for c in parsed] == ["curl", "jq", "celery", "export", "echo"]
     assert parsed[2].env == {"X": "1"} and parsed[2].background
     assert parsed[1].argv == ["jq", "-r", ".id"]
@@ -172,15 +176,17 @@ def test_the_real_fleet_block_runs_a_fleet_that_logs_and_shares_one_home() -> No
         if command.argv[:1] == ["export"]:
             for assignment in command.argv[1:]:
                 name, value = assignment.split("=", 1)
-                env[name] = re.sub(r"\$([A-Z_]+)", lambda m: env.get(m.group(1), m.group(0)),
-                                   value)
+                env[name] = re.sub(r"\$([A-Z_]+)", lambda m: env.get(m.group(1), m.group(0)), value)
     assert Path(env["LIFECYCLE_HOME"]).is_absolute(), env["LIFECYCLE_HOME"]
     assert Path(env["LIFECYCLE_STORAGE_DIR"]).is_absolute()
     assert env["LIFECYCLE_DATABASE_URL"].startswith("postgresql://")
     assert env["LIFECYCLE_BROKER_URL"].startswith("redis://")
 
-    workers = [c for c in fleet if c.argv[:1] == ["celery"]
-               and resolved_celery(c.argv).info_name == "worker"]
+    workers = [
+        c
+        for c in fleet
+        if c.argv[:1] == ["celery"] and resolved_celery(c.argv).info_name == "worker"
+    ]
     served: list[str] = []
     ports, multiproc_dirs, names = set(), set(), set()
     for worker in workers:
@@ -196,20 +202,24 @@ def test_the_real_fleet_block_runs_a_fleet_that_logs_and_shares_one_home() -> No
             multiproc_dirs.add(directory)
     assert sorted(served) == sorted(QUEUES), "every queue has exactly one worker"
     assert len(ports) == len(names) == len(workers), "each worker its own port and name"
-    assert len(multiproc_dirs) == sum(1 for w in workers if "PROMETHEUS_MULTIPROC_DIR" in
-                                      w.env), "each prefork worker its own metrics directory"
+    assert len(multiproc_dirs) == sum(1 for w in workers if "PROMETHEUS_MULTIPROC_DIR" in w.env), (
+        "each prefork worker its own metrics directory"
+    )
 
     beat = [c for c in fleet if c.argv[:4] == ["celery", "-A", "orchestrator", "beat"]]
-    assert len(beat) == 1 and _level(resolved_celery(beat[0].argv).params["loglevel"]) == \
-        logging.INFO
+    assert (
+        len(beat) == 1 and _level(resolved_celery(beat[0].argv).params["loglevel"]) == logging.INFO
+    )
     flower = [c for c in fleet if c.argv[:4] == ["celery", "-A", "orchestrator", "flower"]]
-    [conf] = [a.split("=", 1)[1] for a in resolved_celery(flower[0].argv).params[
-        "tornado_argv"] if a.startswith("--conf=")]
+    [conf] = [
+        a.split("=", 1)[1]
+        for a in resolved_celery(flower[0].argv).params["tornado_argv"]
+        if a.startswith("--conf=")
+    ]
     assert (ROOT / conf).is_file(), conf
     assert any("FLOWER_BASIC_AUTH=" in " ".join(c.argv) for c in fleet)
     assert "<" not in fleet_block(), "no placeholder the shell would read as a redirection"
-    assert [c.argv[:2] for c in fleet if c.argv[:1] == ["lifecycle"]] == [["lifecycle",
-                                                                        "migrate"]]
+    assert [c.argv[:2] for c in fleet if c.argv[:1] == ["lifecycle"]] == [["lifecycle", "migrate"]]
 
 
 def test_the_http_walkthrough_approves_with_a_second_reviewer_key() -> None:
@@ -218,10 +228,16 @@ def test_the_http_walkthrough_approves_with_a_second_reviewer_key() -> None:
     keys = [c.argv for c in every if c.argv[:3] == ["lifecycle", "apikey", "create"]]
     principals = {argv[argv.index("--principal") + 1]: argv for argv in keys}
     assert len(principals) == 2, "an owner's key and a reviewer's key"
-    [reviewer] = [p for p, argv in principals.items()
-                  if "approve" in [argv[i + 1] for i, a in enumerate(argv) if a == "--scope"]]
-    grants = [resolved_celery(c.argv).params for c in every if c.argv[:1] == ["celery"]
-              and c.argv[3:6] == ["lifecycle", "role", "grant"]]
+    [reviewer] = [
+        p
+        for p, argv in principals.items()
+        if "approve" in [argv[i + 1] for i, a in enumerate(argv) if a == "--scope"]
+    ]
+    grants = [
+        resolved_celery(c.argv).params
+        for c in every
+        if c.argv[:1] == ["celery"] and c.argv[3:6] == ["lifecycle", "role", "grant"]
+    ]
     assert [(g["principal"], g["role_name"]) for g in grants] == [(reviewer, "assessor")]
 
     reviewer_calls = [c.argv for c in every if c.argv[:1] == ["curl"] and "$R" in c.argv]

@@ -37,17 +37,25 @@ SAMPLE = b"# Access\n\nAccess reviews happen every quarter. MFA is required for 
 
 @pytest.fixture
 def fleet(embedded: Path) -> Iterator[None]:
-    for principal in (OWNER, REVIEWER, *(Actor(TENANT, f"user:{p}") for p in
-                                         ("other", "a", "b", "c"))):
+    for principal in (
+        OWNER,
+        REVIEWER,
+        *(Actor(TENANT, f"user:{p}") for p in ("other", "a", "b", "c")),
+    ):
         grant(principal)
     grant(Actor(TENANT, "user:intern"), "intern")
     with embedded_worker(get_app(), concurrency=3):
         yield
 
 
-def follow(run_id: uuid.UUID, until: Callable[[RunView], bool],
-           reviewer: ScriptedReviewer | None = None, timeout_s: float = 60) -> RunView:
+def follow(
+    run_id: uuid.UUID,
+    until: Callable[[RunView], bool],
+    reviewer: ScriptedReviewer | None = None,
+    timeout_s: float = 60,
+) -> RunView:
     """Watch the run (answering waits when a reviewer is given) until `until` holds."""
+
     def observe() -> RunView:
         run = get_run(OWNER, run_id)
         if not until(run):
@@ -67,8 +75,11 @@ def run_until(step: str, policies: dict[str, Any] | None = None) -> uuid.UUID:
     assessment = create_assessment(OWNER, "org", "Approvals")
     upload_document(OWNER, assessment.id, "access.md", SAMPLE)
     run = start_lifecycle(OWNER, assessment.id, f"s-{assessment.id}", policies=policies)
-    follow(run.id, lambda r: r.current_step == step and r.status.startswith("waiting"),
-           ScriptedReviewer(REVIEWER))
+    follow(
+        run.id,
+        lambda r: r.current_step == step and r.status.startswith("waiting"),
+        ScriptedReviewer(REVIEWER),
+    )
     return run.id
 
 
@@ -85,28 +96,46 @@ def assert_replays(run_id: uuid.UUID) -> None:
 
 def fates(run_id: uuid.UUID) -> dict[str, str]:
     with transaction() as session:
-        return dict(session.execute(select(InboxSignal.idempotency_key, InboxSignal.fate)
-                                    .where(InboxSignal.run_id == run_id)).all())
+        return dict(
+            session.execute(
+                select(InboxSignal.idempotency_key, InboxSignal.fate).where(
+                    InboxSignal.run_id == run_id
+                )
+            ).all()
+        )
 
 
 def test_changes_requested_waits_for_an_explicit_new_version(fleet: None) -> None:
     run_id = run_until("wait_for_soa_approval")
-    record_approval(REVIEWER, run_id, "soa", 1, decision="changes_requested",
-                    comment="exclude the physical security domain")
+    record_approval(
+        REVIEWER,
+        run_id,
+        "soa",
+        1,
+        decision="changes_requested",
+        comment="exclude the physical security domain",
+    )
     follow(run_id, waiting_at("wait_for_soa_approval", "waiting_for_input"))
     late = record_approval(Actor(TENANT, "user:other"), run_id, "soa", 1)
     with pytest.raises(SignalRejected, match="sent back"):
         send_signal(REVIEWER, run_id, "soa_approved", "approve-v1", approval_event_id=late.id)
 
-    request_new_version(OWNER, run_id, "soa", reason="apply review comments",
-                        idempotency_key="soa-v2")
-    run = follow(run_id, lambda r: r.context["artifacts"]["soa"] == 2
-                 and r.status == "waiting_for_approval")
+    request_new_version(
+        OWNER, run_id, "soa", reason="apply review comments", idempotency_key="soa-v2"
+    )
+    run = follow(
+        run_id, lambda r: r.context["artifacts"]["soa"] == 2 and r.status == "waiting_for_approval"
+    )
     assert run.current_step == "wait_for_soa_approval"
     assert finish(run_id).status == "completed"
     with transaction() as session:
-        versions = dict(session.execute(select(Artifact.version, Artifact.status).where(
-            Artifact.run_id == run_id, Artifact.kind == "soa")).all())
+        versions = dict(
+            session.execute(
+                select(Artifact.version, Artifact.status).where(
+                    Artifact.run_id == run_id, Artifact.kind == "soa"
+                )
+            ).all()
+        )
     assert versions == {1: "superseded", 2: "approved"}
     assert_replays(run_id)
 
@@ -114,8 +143,9 @@ def test_changes_requested_waits_for_an_explicit_new_version(fleet: None) -> Non
 def test_separation_of_duties_and_roles_are_enforced_at_once(fleet: None) -> None:
     run_id = run_until("wait_for_soa_approval")
     request_new_version(REVIEWER, run_id, "soa", reason="redo", idempotency_key="redo")
-    follow(run_id, lambda r: r.context["artifacts"]["soa"] == 2
-           and r.status == "waiting_for_approval")
+    follow(
+        run_id, lambda r: r.context["artifacts"]["soa"] == 2 and r.status == "waiting_for_approval"
+    )
     own = record_approval(REVIEWER, run_id, "soa", 2)
     with pytest.raises(SignalRejected, match="asked for this draft"):
         send_signal(REVIEWER, run_id, "soa_approved", "self", approval_event_id=own.id)
@@ -133,8 +163,10 @@ def test_separation_of_duties_and_roles_are_enforced_at_once(fleet: None) -> Non
 
 def test_two_of_three_policy_opens_only_with_two_designated_approvers(fleet: None) -> None:
     approvers = ["user:a", "user:b", "user:c"]
-    run_id = run_until("wait_for_soa_approval", policies={
-        "soa": {"mode": "n_of_m", "approvers": approvers, "required": 2}})
+    run_id = run_until(
+        "wait_for_soa_approval",
+        policies={"soa": {"mode": "n_of_m", "approvers": approvers, "required": 2}},
+    )
     a, b = Actor(TENANT, "user:a"), Actor(TENANT, "user:b")
     first = record_approval(a, run_id, "soa", 1)
     send_signal(a, run_id, "soa_approved", "a", approval_event_id=first.id)
@@ -157,30 +189,61 @@ def test_two_of_three_policy_opens_only_with_two_designated_approvers(fleet: Non
 def test_reprocess_dry_run_then_for_real_supersedes_downstream(fleet: None) -> None:
     run_id = run_until("wait_for_gap_approval")
     with pytest.raises(InvalidInput, match="new-version flag"):
-        reprocess_step(OWNER, run_id, "create_soa_draft", reason="x", idempotency_key="k",
-                       new_version=False, dry_run=True)
-    plan = reprocess_step(OWNER, run_id, "create_soa_draft", reason="new control set",
-                          idempotency_key="k", new_version=True, dry_run=True)
+        reprocess_step(
+            OWNER,
+            run_id,
+            "create_soa_draft",
+            reason="x",
+            idempotency_key="k",
+            new_version=False,
+            dry_run=True,
+        )
+    plan = reprocess_step(
+        OWNER,
+        run_id,
+        "create_soa_draft",
+        reason="new control set",
+        idempotency_key="k",
+        new_version=True,
+        dry_run=True,
+    )
     assert isinstance(plan, RewindPlan)
     assert [k.value for k in plan.approvals_to_collect_again] == ["soa"]
     assert [s.value for s in plan.superseded_steps] == [
-        "create_soa_draft", "wait_for_soa_approval", "ingest_soa", "run_evidence_analysis",
-        "create_gap_analysis", "wait_for_gap_approval"]
+        "create_soa_draft",
+        "wait_for_soa_approval",
+        "ingest_soa",
+        "run_evidence_analysis",
+        "create_gap_analysis",
+        "wait_for_gap_approval",
+    ]
     assert get_run(OWNER, run_id).current_step == "wait_for_gap_approval"  # nothing changed
 
-    reprocess_step(OWNER, run_id, "create_soa_draft", reason="new control set",
-                   idempotency_key="k", new_version=True)
+    reprocess_step(
+        OWNER,
+        run_id,
+        "create_soa_draft",
+        reason="new control set",
+        idempotency_key="k",
+        new_version=True,
+    )
     final = finish(run_id)
     assert final.context["artifacts"]["soa"] == 2
     assert final.context["artifacts"]["gap_analysis"] == 2
     with transaction() as session:
-        rows = session.execute(select(StepExecution.step, StepExecution.attempt,
-                                      StepExecution.status).where(
-            StepExecution.run_id == run_id)).all()
+        rows = session.execute(
+            select(StepExecution.step, StepExecution.attempt, StepExecution.status).where(
+                StepExecution.run_id == run_id
+            )
+        ).all()
     assert sorted((a, s) for step, a, s in rows if step == "create_soa_draft") == [
-        (1, "superseded"), (2, "completed")]
+        (1, "superseded"),
+        (2, "completed"),
+    ]
     assert sorted((a, s) for step, a, s in rows if step == "wait_for_gap_approval") == [
-        (1, "superseded"), (2, "completed")]
+        (1, "superseded"),
+        (2, "completed"),
+    ]
     assert_replays(run_id)
 
 

@@ -12,9 +12,22 @@ TENANT, ANA = "tenant-cli-roles", "user:ana@acme.example"
 
 
 def test_roles_are_granted_listed_and_revoked_from_the_cli_with_an_audit_trail(
-        embedded: Path) -> None:
-    granted = here_json("role", "grant", "--tenant", TENANT, "--principal", ANA, "--role",
-                        "ciso", "--reason", "new CISO", "--actor", "user:root@acme.example")
+    embedded: Path,
+) -> None:
+    granted = here_json(
+        "role",
+        "grant",
+        "--tenant",
+        TENANT,
+        "--principal",
+        ANA,
+        "--role",
+        "ciso",
+        "--reason",
+        "new CISO",
+        "--actor",
+        "user:root@acme.example",
+    )
     assert (granted["changed"], granted["roles"]) == (True, ["ciso"])
     text = here("role", "grant", "--tenant", TENANT, "--principal", ANA, "--role", "assessor")
     assert text.exit_code == 0 and "now holds: assessor, ciso" in text.output
@@ -27,8 +40,20 @@ def test_roles_are_granted_listed_and_revoked_from_the_cli_with_an_audit_trail(
     assert [(g["principal"], g["role"]) for g in listed] == [(ANA, "assessor"), (ANA, "ciso")]
     assert listed[1]["granted_by"] == "user:root@acme.example"
 
-    revoked = here("role", "revoke", "--tenant", TENANT, "--principal", ANA, "--role", "ciso",
-                   "--reason", "rotated", "--actor", "user:root@acme.example")
+    revoked = here(
+        "role",
+        "revoke",
+        "--tenant",
+        TENANT,
+        "--principal",
+        ANA,
+        "--role",
+        "ciso",
+        "--reason",
+        "rotated",
+        "--actor",
+        "user:root@acme.example",
+    )
     assert revoked.exit_code == 0 and "revoked: ciso" in revoked.output
     assert roles_of(TENANT, ANA) == ["assessor"]
     missing = here("role", "revoke", "--tenant", TENANT, "--principal", ANA, "--role", "ciso")
@@ -38,7 +63,8 @@ def test_roles_are_granted_listed_and_revoked_from_the_cli_with_an_audit_trail(
     assert [(h["action"], h["role"], h["actor_id"], h["reason"]) for h in history] == [
         ("revoked", "ciso", "user:root@acme.example", "rotated"),
         ("granted", "assessor", history[1]["actor_id"], None),
-        ("granted", "ciso", "user:root@acme.example", "new CISO")]
+        ("granted", "ciso", "user:root@acme.example", "new CISO"),
+    ]
     assert history[1]["actor_id"].startswith("operator:"), "the default actor is the login"
     table = here("role", "list", "--tenant", TENANT, "--history")
     assert table.exit_code == 0 and "revoked" in table.output and "rotated" in table.output

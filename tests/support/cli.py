@@ -24,8 +24,10 @@ from tests.support.polling import scaled, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The sweep gives up on a queued job at once: no re-dispatch, a deadline of 1 ms.
-GIVE_UP_AT_ONCE = {"LIFECYCLE_SWEEP_REDISPATCH_LIMIT": "0",
-                   "LIFECYCLE_SWEEP_QUEUED_DEADLINE_S": "0.001"}
+GIVE_UP_AT_ONCE = {
+    "LIFECYCLE_SWEEP_REDISPATCH_LIMIT": "0",
+    "LIFECYCLE_SWEEP_QUEUED_DEADLINE_S": "0.001",
+}
 
 
 def free_port() -> int:
@@ -34,13 +36,19 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def cli(*args: str, env: dict[str, str] | None = None,
-        timeout: float = 90) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
     """`celery -A orchestrator lifecycle ...`, the real entry point, in this test's env."""
     return subprocess.run(
         [sys.executable, "-m", "celery", "-A", "orchestrator", "lifecycle", *args],
-        cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True, text=True,
-        timeout=timeout, check=False)
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def cli_json(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -55,8 +63,9 @@ def here(*args: str) -> Result:
     costs seconds on a busy machine."""
     from celery.bin.celery import celery
 
-    return CliRunner().invoke(celery, ["-A", "orchestrator", "lifecycle", *args],
-                              catch_exceptions=False)
+    return CliRunner().invoke(
+        celery, ["-A", "orchestrator", "lifecycle", *args], catch_exceptions=False
+    )
 
 
 def here_json(*args: str) -> Any:
@@ -69,16 +78,19 @@ def add_consumer(queue: str, worker: str) -> None:
     """Have a running worker consume one more queue (`celery control add_consumer`)."""
     from orchestrator.engine.messages import get_app
 
-    replies = get_app().control.add_consumer(queue, destination=[worker], reply=True,
-                                             timeout=scaled(10))
+    replies = get_app().control.add_consumer(
+        queue, destination=[worker], reply=True, timeout=scaled(10)
+    )
     assert replies and "ok" in next(iter(replies[0].values())), replies
 
 
 def step_attempts(run_id: uuid.UUID, step: str) -> list[tuple[int, str]]:
     with transaction() as session:
-        rows = session.execute(select(StepExecution.attempt, StepExecution.status).where(
-            StepExecution.run_id == run_id, StepExecution.step == step)
-            .order_by(StepExecution.attempt)).all()
+        rows = session.execute(
+            select(StepExecution.attempt, StepExecution.status)
+            .where(StepExecution.run_id == run_id, StepExecution.step == step)
+            .order_by(StepExecution.attempt)
+        ).all()
     return [(attempt, status) for attempt, status in rows]
 
 

@@ -54,17 +54,28 @@ INPUT_WAITS = tuple(s for s in STEP_ORDER if STEP_SPECS[s].kind is StepKind.WAIT
 APPROVAL_WAITS = tuple(s for s in STEP_ORDER if STEP_SPECS[s].kind is StepKind.WAIT_FOR_APPROVAL)
 INLINE_STEPS = tuple(s for s in STEP_ORDER if STEP_SPECS[s].kind is StepKind.INLINE)
 NON_INLINE_STEPS = tuple(s for s in STEP_ORDER if STEP_SPECS[s].kind is not StepKind.INLINE)
-COMPLETION_SIGNALS = (S.DOCUMENTS_INGESTED, S.KB_INDEXED, S.SCF_PRE_ANALYSIS_COMPLETED,
-                      S.JOB_COMPLETED)
-SIGNAL_AUDITS = (E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED, E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED,
-                 E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED)
-FATE_AUDIT = {SignalFate.APPLIED: E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED,
-              SignalFate.IGNORED: E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED,
-              SignalFate.REJECTED: E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED}
-STATUS_FOR_KIND = {StepKind.JOB: WorkflowStatus.RUNNING,
-                   StepKind.INLINE: WorkflowStatus.RUNNING,
-                   StepKind.WAIT_FOR_INPUT: WorkflowStatus.WAITING_FOR_INPUT,
-                   StepKind.WAIT_FOR_APPROVAL: WorkflowStatus.WAITING_FOR_APPROVAL}
+COMPLETION_SIGNALS = (
+    S.DOCUMENTS_INGESTED,
+    S.KB_INDEXED,
+    S.SCF_PRE_ANALYSIS_COMPLETED,
+    S.JOB_COMPLETED,
+)
+SIGNAL_AUDITS = (
+    E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED,
+    E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED,
+    E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED,
+)
+FATE_AUDIT = {
+    SignalFate.APPLIED: E.LIFECYCLE_WORKFLOW_SIGNAL_RECEIVED,
+    SignalFate.IGNORED: E.LIFECYCLE_WORKFLOW_SIGNAL_IGNORED,
+    SignalFate.REJECTED: E.LIFECYCLE_WORKFLOW_SIGNAL_REJECTED,
+}
+STATUS_FOR_KIND = {
+    StepKind.JOB: WorkflowStatus.RUNNING,
+    StepKind.INLINE: WorkflowStatus.RUNNING,
+    StepKind.WAIT_FOR_INPUT: WorkflowStatus.WAITING_FOR_INPUT,
+    StepKind.WAIT_FOR_APPROVAL: WorkflowStatus.WAITING_FOR_APPROVAL,
+}
 
 
 def position(step: Step | None) -> int:
@@ -74,20 +85,28 @@ def position(step: Step | None) -> int:
 
 # --- states ---------------------------------------------------------------------------------
 
+
 def new_state(**changes: Any) -> RunState:
     """A fresh PENDING run with its own ids; `changes` override any field."""
-    state = RunState(run_id=changes.pop("run_id", uuid.uuid4()),
-                     tenant_id=changes.pop("tenant_id", TENANT),
-                     organization_id=changes.pop("organization_id", ORG),
-                     assessment_id=changes.pop("assessment_id", uuid.uuid4()))
+    state = RunState(
+        run_id=changes.pop("run_id", uuid.uuid4()),
+        tenant_id=changes.pop("tenant_id", TENANT),
+        organization_id=changes.pop("organization_id", ORG),
+        assessment_id=changes.pop("assessment_id", uuid.uuid4()),
+    )
     for name in ("attempts", "artifacts", "approved"):
         if name in changes:
             changes[name] = MappingProxyType(dict(changes[name]))
     return state.evolve(**changes)
 
 
-def positioned(step: Step, *, approved: Iterable[ArtifactKind] | None = None,
-               base: RunState | None = None, **changes: Any) -> RunState:
+def positioned(
+    step: Step,
+    *,
+    approved: Iterable[ArtifactKind] | None = None,
+    base: RunState | None = None,
+    **changes: Any,
+) -> RunState:
     """A state built directly as if `step` had just been entered for the first time.
 
     `base` lends its run, tenant, organization and assessment ids.
@@ -103,7 +122,7 @@ def positioned(step: Step, *, approved: Iterable[ArtifactKind] | None = None,
     fields: dict[str, Any] = {
         "step": step,
         "status": STATUS_FOR_KIND[STEP_SPECS[step].kind],
-        "attempts": {s: 1 for s in STEP_ORDER[:index + 1]},
+        "attempts": {s: 1 for s in STEP_ORDER[: index + 1]},
         "artifacts": artifacts,
         "approved": {kind: artifacts[kind] for kind in approved},
         "framework": FRAMEWORK if index > position(Step.WAIT_FOR_FRAMEWORK_SELECTION) else None,
@@ -119,20 +138,34 @@ def positioned(step: Step, *, approved: Iterable[ArtifactKind] | None = None,
 
 def lifecycle_view(state: RunState) -> tuple[Any, ...]:
     """The fields the lifecycle's brief is about, for comparing states built two ways."""
-    return (state.status, state.step, dict(state.attempts), dict(state.artifacts),
-            dict(state.approved), state.framework, state.active_job_id, state.reason,
-            state.blocked_from)
+    return (
+        state.status,
+        state.step,
+        dict(state.attempts),
+        dict(state.artifacts),
+        dict(state.approved),
+        state.framework,
+        state.active_job_id,
+        state.reason,
+        state.blocked_from,
+    )
 
 
 def identity(state: RunState) -> dict[str, Any]:
-    return {"run_id": state.run_id, "tenant_id": state.tenant_id,
-            "organization_id": state.organization_id, "assessment_id": state.assessment_id}
+    return {
+        "run_id": state.run_id,
+        "tenant_id": state.tenant_id,
+        "organization_id": state.organization_id,
+        "assessment_id": state.assessment_id,
+    }
 
 
 # --- signals --------------------------------------------------------------------------------
 
-def signal(state: RunState, type_: SignalType, payload: dict[str, Any] | None = None,
-           **overrides: Any) -> SignalEnvelope:
+
+def signal(
+    state: RunState, type_: SignalType, payload: dict[str, Any] | None = None, **overrides: Any
+) -> SignalEnvelope:
     """An envelope for `state`'s run; `overrides` replace any envelope field."""
     fields: dict[str, Any] = {
         **identity(state),
@@ -159,8 +192,9 @@ def cancel_signal(state: RunState, reason: str = "assessment withdrawn") -> Sign
     return signal(state, S.ASSESSMENT_CANCELLED, {"reason": reason} if reason else {})
 
 
-def block_signal(state: RunState, reason: str | None = None,
-                 kind: str | None = None) -> SignalEnvelope:
+def block_signal(
+    state: RunState, reason: str | None = None, kind: str | None = None
+) -> SignalEnvelope:
     payload = {k: v for k, v in (("reason", reason), ("kind", kind)) if v is not None}
     return signal(state, S.ASSESSMENT_BLOCKED, payload)
 
@@ -178,10 +212,17 @@ def framework_signal(state: RunState, framework: Any = FRAMEWORK) -> SignalEnvel
     return signal(state, S.FRAMEWORK_SELECTED, payload)
 
 
-def outcome_payload(state: RunState, *, step: Step | None = None, attempt: int | None = None,
-                    job_id: str | None = None, succeeded: bool = True,
-                    artifact_kind: ArtifactKind | None = None, artifact_version: int = 1,
-                    error: JobError | None = None) -> dict[str, Any]:
+def outcome_payload(
+    state: RunState,
+    *,
+    step: Step | None = None,
+    attempt: int | None = None,
+    job_id: str | None = None,
+    succeeded: bool = True,
+    artifact_kind: ArtifactKind | None = None,
+    artifact_version: int = 1,
+    error: JobError | None = None,
+) -> dict[str, Any]:
     """A JobOutcome dict; by default for the run's active job (or its current step's job)."""
     step = step or state.step
     assert step is not None, "a job outcome needs a step"
@@ -189,13 +230,24 @@ def outcome_payload(state: RunState, *, step: Step | None = None, attempt: int |
     job_id = job_id or state.active_job_id or job_id_for(state, step, attempt)
     artifact = None
     if artifact_kind is not None:
-        artifact = ArtifactRef(artifact_id=uuid.uuid4(), kind=artifact_kind,
-                               version=artifact_version)
+        artifact = ArtifactRef(
+            artifact_id=uuid.uuid4(), kind=artifact_kind, version=artifact_version
+        )
     outcome = JobOutcome(
-        job_id=job_id, run_id=state.run_id, step=step, attempt=attempt,
-        idempotency_key=f"job:{job_id}", trace_id="trace-test", tenant_id=state.tenant_id,
-        organization_id=state.organization_id, assessment_id=state.assessment_id,
-        actor_id=WORKER, succeeded=succeeded, artifact=artifact, error=error)
+        job_id=job_id,
+        run_id=state.run_id,
+        step=step,
+        attempt=attempt,
+        idempotency_key=f"job:{job_id}",
+        trace_id="trace-test",
+        tenant_id=state.tenant_id,
+        organization_id=state.organization_id,
+        assessment_id=state.assessment_id,
+        actor_id=WORKER,
+        succeeded=succeeded,
+        artifact=artifact,
+        error=error,
+    )
     return outcome.model_dump(mode="json")
 
 
@@ -204,8 +256,13 @@ def next_version(state: RunState, kind: ArtifactKind) -> int:
     return state.artifacts.get(kind, 0) + 1
 
 
-def job_done(state: RunState, *, type_: SignalType | None = None,
-             version: int | None = None, **payload_changes: Any) -> SignalEnvelope:
+def job_done(
+    state: RunState,
+    *,
+    type_: SignalType | None = None,
+    version: int | None = None,
+    **payload_changes: Any,
+) -> SignalEnvelope:
     """The matching completion signal for the active job, with the artifact it must report."""
     assert state.step is not None
     spec = STEP_SPECS[state.step]
@@ -213,21 +270,33 @@ def job_done(state: RunState, *, type_: SignalType | None = None,
     if spec.produces is not None and "artifact_kind" not in payload_changes:
         payload_changes["artifact_kind"] = spec.produces
         payload_changes.setdefault(
-            "artifact_version", version or next_version(state, spec.produces))
+            "artifact_version", version or next_version(state, spec.produces)
+        )
     payload = outcome_payload(state, **payload_changes)
     return signal(state, type_ or spec.completion_signal or S.JOB_COMPLETED, payload)
 
 
-def job_failed(state: RunState, code: str = "worker_crashed",
-               message: str = "the worker crashed", **payload_changes: Any) -> SignalEnvelope:
-    payload = outcome_payload(state, succeeded=False,
-                              error=JobError(code=code, message=message), **payload_changes)
+def job_failed(
+    state: RunState,
+    code: str = "worker_crashed",
+    message: str = "the worker crashed",
+    **payload_changes: Any,
+) -> SignalEnvelope:
+    payload = outcome_payload(
+        state, succeeded=False, error=JobError(code=code, message=message), **payload_changes
+    )
     return signal(state, S.JOB_FAILED, payload)
 
 
-def approval_view(state: RunState, kind: ArtifactKind, *, version: int | None = None,
-                  decision: ApprovalDecision = ApprovalDecision.APPROVED,
-                  consumed: bool = False, **overrides: Any) -> ApprovalView:
+def approval_view(
+    state: RunState,
+    kind: ArtifactKind,
+    *,
+    version: int | None = None,
+    decision: ApprovalDecision = ApprovalDecision.APPROVED,
+    consumed: bool = False,
+    **overrides: Any,
+) -> ApprovalView:
     """A recorded approval event for `state`'s assessment, by default of the current version."""
     fields: dict[str, Any] = {
         "approval_event_id": uuid.uuid4(),
@@ -246,16 +315,17 @@ def approval_view(state: RunState, kind: ArtifactKind, *, version: int | None = 
     return ApprovalView(**fields)
 
 
-def approval(state: RunState, kind: ArtifactKind,
-             **view_changes: Any) -> tuple[SignalEnvelope, ApprovalView]:
+def approval(
+    state: RunState, kind: ArtifactKind, **view_changes: Any
+) -> tuple[SignalEnvelope, ApprovalView]:
     """An approval signal for `kind` and the (by default valid) approval event it names."""
     view = approval_view(state, kind, **view_changes)
-    envelope = signal(state, APPROVAL_SIGNAL_FOR[kind],
-                      approval_event_id=view.approval_event_id)
+    envelope = signal(state, APPROVAL_SIGNAL_FOR[kind], approval_event_id=view.approval_event_id)
     return envelope, view
 
 
 # --- driving a run --------------------------------------------------------------------------
+
 
 def next_signal(state: RunState) -> tuple[SignalEnvelope, ApprovalView | None]:
     """The signal (and approval event) that moves `state` one step on along the happy path."""
@@ -282,8 +352,9 @@ def advance(state: RunState) -> Decision:
     return decide(state, envelope, view)
 
 
-def drive(state: RunState | None = None, *, until: Callable[[RunState], bool],
-          limit: int = 60) -> tuple[RunState, list[Decision]]:
+def drive(
+    state: RunState | None = None, *, until: Callable[[RunState], bool], limit: int = 60
+) -> tuple[RunState, list[Decision]]:
     """Advance along the happy path until `until(state)`; every decision must apply."""
     state = state or new_state()
     decisions: list[Decision] = []
@@ -309,24 +380,35 @@ def run_to_completion(state: RunState | None = None) -> tuple[RunState, list[Dec
 
 # --- reading effects ------------------------------------------------------------------------
 
+
 def _effects(source: Decision | Sequence[Effect]) -> Sequence[Effect]:
     return source.effects if isinstance(source, Decision) else source
 
 
-def audits(source: Decision | Sequence[Effect],
-           event_type: AuditEventType | None = None) -> list[Audit]:
-    return [e for e in _effects(source) if isinstance(e, Audit)
-            and (event_type is None or e.event_type is event_type)]
+def audits(
+    source: Decision | Sequence[Effect], event_type: AuditEventType | None = None
+) -> list[Audit]:
+    return [
+        e
+        for e in _effects(source)
+        if isinstance(e, Audit) and (event_type is None or e.event_type is event_type)
+    ]
 
 
 def signal_audits(source: Decision | Sequence[Effect]) -> list[Audit]:
     return [a for a in audits(source) if a.event_type in SIGNAL_AUDITS]
 
 
-def step_changes(source: Decision | Sequence[Effect], status: StepStatus | None = None,
-                 step: Step | None = None) -> list[StepChanged]:
-    return [e for e in _effects(source) if isinstance(e, StepChanged)
-            and (status is None or e.status is status) and (step is None or e.step is step)]
+def step_changes(
+    source: Decision | Sequence[Effect], status: StepStatus | None = None, step: Step | None = None
+) -> list[StepChanged]:
+    return [
+        e
+        for e in _effects(source)
+        if isinstance(e, StepChanged)
+        and (status is None or e.status is status)
+        and (step is None or e.step is step)
+    ]
 
 
 def entered(source: Decision | Sequence[Effect]) -> list[Step]:
@@ -357,6 +439,7 @@ def enqueued(source: Decision | Sequence[Effect]) -> list[EnqueueJob]:
 
 # --- an inbox, like coordinator.apply_pending ---------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Call:
     """One call of decide made by the inbox model."""
@@ -384,8 +467,7 @@ class Inbox:
         """Store an approval event; an event already stored keeps its consumed mark."""
         self.approvals.setdefault(view.approval_event_id, view)
 
-    def deliver(self, envelope: SignalEnvelope,
-                view: ApprovalView | None = None) -> list[Call]:
+    def deliver(self, envelope: SignalEnvelope, view: ApprovalView | None = None) -> list[Call]:
         """Record the signal (and the approval event it names) and apply what can be applied."""
         if view is not None:
             self.record_approval(view)
@@ -406,7 +488,8 @@ class Inbox:
                 self.state = call.decision.state
                 if call.approval is not None and call.decision.fate is SignalFate.APPLIED:
                     self.approvals[call.approval.approval_event_id] = replace(
-                        call.approval, consumed=True)
+                        call.approval, consumed=True
+                    )
             if len(undecided) == len(rows):
                 break
             rows = undecided
@@ -414,8 +497,11 @@ class Inbox:
         return decided
 
     def _decide(self, envelope: SignalEnvelope) -> Call:
-        view = (self.approvals.get(envelope.approval_event_id)
-                if envelope.approval_event_id is not None else None)
+        view = (
+            self.approvals.get(envelope.approval_event_id)
+            if envelope.approval_event_id is not None
+            else None
+        )
         call = Call(self.state, envelope, view, decide(self.state, envelope, view))
         self.calls.append(call)
         return call

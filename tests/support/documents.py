@@ -7,8 +7,9 @@ import zipfile
 from collections.abc import Sequence
 
 
-def docx_bytes(paragraphs: Sequence[tuple[str, str]], table: Sequence[Sequence[str]] = (),
-               title: str = "") -> bytes:
+def docx_bytes(
+    paragraphs: Sequence[tuple[str, str]], table: Sequence[Sequence[str]] = (), title: str = ""
+) -> bytes:
     """(style, text) paragraphs, e.g. ("Heading 1", "Access Control"), then a table."""
     import docx
 
@@ -44,9 +45,14 @@ def xlsx_bytes(sheets: dict[str, Sequence[Sequence[object]]]) -> bytes:
     return buffer.getvalue()
 
 
-def pdf_bytes(pages: Sequence[Sequence[str]], *, title: str = "",
-              outline: Sequence[tuple[int, str, int]] = (), header: str = "",
-              password: str | None = None) -> bytes:
+def pdf_bytes(
+    pages: Sequence[Sequence[str]],
+    *,
+    title: str = "",
+    outline: Sequence[tuple[int, str, int]] = (),
+    header: str = "",
+    password: str | None = None,
+) -> bytes:
     """One line per string on each page; outline entries are (level, title, page index)."""
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfgen import canvas
@@ -104,11 +110,14 @@ def zip_with(entries: dict[str, bytes]) -> bytes:
 
 def docx_bomb(expanded_bytes: int = 40 * 1024 * 1024) -> bytes:
     """A DOCX whose document.xml inflates ~1000:1."""
-    return zip_with({"[Content_Types].xml": b"<Types/>",
-                     "word/document.xml": b"<w:document>" + b" " * expanded_bytes})
+    return zip_with(
+        {
+            "[Content_Types].xml": b"<Types/>",
+            "word/document.xml": b"<w:document>" + b" " * expanded_bytes,
+        }
+    )
 
 
 def docx_many_entries(count: int) -> bytes:
     entries = {f"word/media/image{i}.bin": b"x" for i in range(count)}
-    return zip_with({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<x/>",
-                     **entries})
+    return zip_with({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<x/>", **entries})

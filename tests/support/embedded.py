@@ -11,8 +11,12 @@ from orchestrator.db.migrate import upgrade
 from orchestrator.testing.reset import reset_process_state
 
 #: Variables that would point a test at real services; the embedded default unsets them.
-LIFECYCLE_VARS = ("LIFECYCLE_DATABASE_URL", "LIFECYCLE_BROKER_URL", "LIFECYCLE_STORAGE_DIR",
-                  "LIFECYCLE_HOLD_JOB_STEP")
+LIFECYCLE_VARS = (
+    "LIFECYCLE_DATABASE_URL",
+    "LIFECYCLE_BROKER_URL",
+    "LIFECYCLE_STORAGE_DIR",
+    "LIFECYCLE_HOLD_JOB_STEP",
+)
 
 
 @pytest.fixture

@@ -29,8 +29,7 @@ BROKER_URL = os.environ.get("LIFECYCLE_TEST_BROKER_URL")
 @pytest.fixture(scope="session")
 def services() -> tuple[str, str]:
     if not DATABASE_URL or not BROKER_URL:
-        reason = ("integration tier needs LIFECYCLE_TEST_DATABASE_URL and "
-                  "LIFECYCLE_TEST_BROKER_URL")
+        reason = "integration tier needs LIFECYCLE_TEST_DATABASE_URL and LIFECYCLE_TEST_BROKER_URL"
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but {reason}")
         pytest.skip(reason)
@@ -62,8 +61,9 @@ def broker_url(services: tuple[str, str]) -> str:
 
 
 @pytest.fixture
-def fleet(postgres_url: str, broker_url: str, tmp_path: Path,
-          monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
+def fleet(
+    postgres_url: str, broker_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Fleet]:
     """This process and the workers it starts share one database, broker and storage."""
     env = {
         "LIFECYCLE_DATABASE_URL": postgres_url,

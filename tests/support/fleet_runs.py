@@ -21,8 +21,10 @@ SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "sampl
 
 def new_tenant() -> tuple[Actor, Actor]:
     tenant = f"tenant-{uuid.uuid4().hex[:8]}"
-    return (Actor(tenant, "user:owner@example.org"),
-            grant(Actor(tenant, "user:reviewer@example.org")))
+    return (
+        Actor(tenant, "user:owner@example.org"),
+        grant(Actor(tenant, "user:reviewer@example.org")),
+    )
 
 
 def start_assessment(owner: Actor, documents: int = 2) -> RunView:
@@ -34,15 +36,17 @@ def start_assessment(owner: Actor, documents: int = 2) -> RunView:
 
 def step_counts(run_id: uuid.UUID) -> Counter[tuple[str, str]]:
     with transaction() as session:
-        rows = session.execute(select(StepExecution.step, StepExecution.status).where(
-            StepExecution.run_id == run_id)).all()
+        rows = session.execute(
+            select(StepExecution.step, StepExecution.status).where(StepExecution.run_id == run_id)
+        ).all()
     return Counter((step, status) for step, status in rows)
 
 
 def audit_counts(run_id: uuid.UUID) -> Counter[tuple[str, str | None]]:
     with transaction() as session:
-        rows = session.execute(select(AuditEvent.event_type, AuditEvent.step).where(
-            AuditEvent.run_id == run_id)).all()
+        rows = session.execute(
+            select(AuditEvent.event_type, AuditEvent.step).where(AuditEvent.run_id == run_id)
+        ).all()
     return Counter((event, step) for event, step in rows)
 
 
@@ -53,5 +57,11 @@ def jobs_of(run_id: uuid.UUID) -> list[Job]:
 
 def chunk_count(assessment_id: uuid.UUID) -> int:
     with transaction() as session:
-        return int(session.scalar(select(func.count()).select_from(DocumentChunk).where(
-            DocumentChunk.assessment_id == assessment_id)) or 0)
+        return int(
+            session.scalar(
+                select(func.count())
+                .select_from(DocumentChunk)
+                .where(DocumentChunk.assessment_id == assessment_id)
+            )
+            or 0
+        )

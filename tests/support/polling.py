@@ -22,8 +22,14 @@ def scaled(seconds: float) -> float:
     return seconds * TIME_SCALE
 
 
-def poll(observe: Callable[[], T], until: Callable[[T], bool], *, timeout_s: float = 60,
-         what: str = "", interval_s: float = 0.05) -> T:
+def poll(
+    observe: Callable[[], T],
+    until: Callable[[T], bool],
+    *,
+    timeout_s: float = 60,
+    what: str = "",
+    interval_s: float = 0.05,
+) -> T:
     """Call `observe` (which may also act, as a reviewer answering a wait does) until
     `until` holds for what it returned; fail with the last observation after the scaled
     timeout. `observe` may raise to stop at once (a run that failed, a dead process)."""

@@ -110,26 +110,52 @@ class Kit:
 
     # --- rows ---------------------------------------------------------------------------
 
-    def add_document(self, filename: str, content: str | bytes,
-                     media_type: str = "text/markdown", *,
-                     uploaded_by: str = USER) -> Document:
+    def add_document(
+        self,
+        filename: str,
+        content: str | bytes,
+        media_type: str = "text/markdown",
+        *,
+        uploaded_by: str = USER,
+    ) -> Document:
         data = content.encode() if isinstance(content, str) else content
         path, digest = put_bytes(self.storage_dir / "documents", data)
         document = Document(
-            tenant_id=TENANT, assessment_id=self.assessment.id, filename=filename,
-            media_type=media_type, size_bytes=len(data), sha256=digest,
-            storage_path=str(path), status="uploaded", uploaded_by=uploaded_by,
-            created_at=utcnow())
+            tenant_id=TENANT,
+            assessment_id=self.assessment.id,
+            filename=filename,
+            media_type=media_type,
+            size_bytes=len(data),
+            sha256=digest,
+            storage_path=str(path),
+            status="uploaded",
+            uploaded_by=uploaded_by,
+            created_at=utcnow(),
+        )
         self.session.add(document)
         self.session.flush()
         return document
 
-    def add_artifact(self, kind: ArtifactKind, content: dict[str, Any], *,
-                     status: str = "approved", version: int | None = None) -> Artifact:
+    def add_artifact(
+        self,
+        kind: ArtifactKind,
+        content: dict[str, Any],
+        *,
+        status: str = "approved",
+        version: int | None = None,
+    ) -> Artifact:
         artifact = Artifact(
-            tenant_id=TENANT, assessment_id=self.assessment.id, run_id=self.run.id,
-            kind=kind.value, version=version or self.next_version(kind), status=status,
-            content=content, sha256="0" * 64, created_by_job_id="test", created_at=utcnow())
+            tenant_id=TENANT,
+            assessment_id=self.assessment.id,
+            run_id=self.run.id,
+            kind=kind.value,
+            version=version or self.next_version(kind),
+            status=status,
+            content=content,
+            sha256="0" * 64,
+            created_by_job_id="test",
+            created_at=utcnow(),
+        )
         self.session.add(artifact)
         self.session.flush()
         return artifact
@@ -145,8 +171,11 @@ class Kit:
 
     def latest(self, kind: ArtifactKind) -> Artifact | None:
         return self.session.scalar(
-            select(Artifact).where(Artifact.run_id == self.run.id, Artifact.kind == kind.value)
-            .order_by(Artifact.version.desc()).limit(1))
+            select(Artifact)
+            .where(Artifact.run_id == self.run.id, Artifact.kind == kind.value)
+            .order_by(Artifact.version.desc())
+            .limit(1)
+        )
 
     def content(self, kind: ArtifactKind) -> dict[str, Any]:
         artifact = self.latest(kind)
@@ -154,37 +183,54 @@ class Kit:
         return artifact.content
 
     def next_version(self, kind: ArtifactKind) -> int:
-        current = self.session.scalar(select(func.max(Artifact.version)).where(
-            Artifact.run_id == self.run.id, Artifact.kind == kind.value))
+        current = self.session.scalar(
+            select(func.max(Artifact.version)).where(
+                Artifact.run_id == self.run.id, Artifact.kind == kind.value
+            )
+        )
         return (current or 0) + 1
 
     def count(self, model: type[Any]) -> int:
         return self.session.scalar(select(func.count()).select_from(model)) or 0
 
     def chunks(self) -> list[DocumentChunk]:
-        return list(self.session.scalars(
-            select(DocumentChunk).where(DocumentChunk.assessment_id == self.assessment.id)
-            .order_by(DocumentChunk.document_id, DocumentChunk.ordinal)))
+        return list(
+            self.session.scalars(
+                select(DocumentChunk)
+                .where(DocumentChunk.assessment_id == self.assessment.id)
+                .order_by(DocumentChunk.document_id, DocumentChunk.ordinal)
+            )
+        )
 
     # --- jobs ---------------------------------------------------------------------------
 
-    def context(self, step: Step, *, job_id: str | None = None,
-                **parameters: Any) -> JobContext:
+    def context(self, step: Step, *, job_id: str | None = None, **parameters: Any) -> JobContext:
         """A job request as the coordinator builds it: the framework, and for drafting
         steps the artifact kind and the next version."""
         spec = STEP_SPECS[step]
         assert spec.job_kind is not None, f"{step.value} is not a job step"
         params: dict[str, Any] = {"framework": self.framework}
         if spec.produces is not None:
-            params |= {"artifact_kind": spec.produces.value,
-                       "artifact_version": self.next_version(spec.produces)}
+            params |= {
+                "artifact_kind": spec.produces.value,
+                "artifact_version": self.next_version(spec.produces),
+            }
         params |= parameters
         self.jobs += 1
         request = JobRequest(
-            job_id=job_id or f"job-{step.value}-{self.jobs}", kind=spec.job_kind,
-            run_id=self.run.id, step=step, attempt=1, idempotency_key=f"key-{self.jobs}",
-            trace_id="trace-1", tenant_id=TENANT, organization_id=ORG,
-            assessment_id=self.assessment.id, actor_id="system:test", parameters=params)
+            job_id=job_id or f"job-{step.value}-{self.jobs}",
+            kind=spec.job_kind,
+            run_id=self.run.id,
+            step=step,
+            attempt=1,
+            idempotency_key=f"key-{self.jobs}",
+            trace_id="trace-1",
+            tenant_id=TENANT,
+            organization_id=ORG,
+            assessment_id=self.assessment.id,
+            actor_id="system:test",
+            parameters=params,
+        )
         return JobContext(request=request, session=self.session, storage_dir=self.storage_dir)
 
     def run_step(self, step: Step, **parameters: Any) -> JobResult:
@@ -195,11 +241,12 @@ class Kit:
         self.results[step] = result
         return result
 
-    def run_through(self, last: Step, *, start: Step = Step.INGEST_DOCUMENTS,
-                    approve: bool = True) -> JobResult:
+    def run_through(
+        self, last: Step, *, start: Step = Step.INGEST_DOCUMENTS, approve: bool = True
+    ) -> JobResult:
         """Every job step from `start` up to `last`, approving drafts at their gates."""
         result = JobResult()
-        for step in PIPELINE[PIPELINE.index(start): PIPELINE.index(last) + 1]:
+        for step in PIPELINE[PIPELINE.index(start) : PIPELINE.index(last) + 1]:
             result = self.run_step(step)
             produced = STEP_SPECS[step].produces
             if approve and produced is not None:
@@ -209,9 +256,16 @@ class Kit:
 
 
 PIPELINE: tuple[Step, ...] = (
-    Step.INGEST_DOCUMENTS, Step.INDEX_KB, Step.RUN_SCF_PRE_ANALYSIS, Step.CREATE_SCOPE,
-    Step.CREATE_SOA_DRAFT, Step.INGEST_SOA, Step.RUN_EVIDENCE_ANALYSIS,
-    Step.CREATE_GAP_ANALYSIS, Step.CREATE_MATURITY_ASSESSMENT, Step.CREATE_POAM,
+    Step.INGEST_DOCUMENTS,
+    Step.INDEX_KB,
+    Step.RUN_SCF_PRE_ANALYSIS,
+    Step.CREATE_SCOPE,
+    Step.CREATE_SOA_DRAFT,
+    Step.INGEST_SOA,
+    Step.RUN_EVIDENCE_ANALYSIS,
+    Step.CREATE_GAP_ANALYSIS,
+    Step.CREATE_MATURITY_ASSESSMENT,
+    Step.CREATE_POAM,
     Step.CREATE_REPORT,
 )
 
@@ -230,16 +284,32 @@ def open_kit(tmp_path: Path, *, assessment_name: str = "FY25 assessment") -> Ite
     session = Session(engine, expire_on_commit=False)
     try:
         now = utcnow()
-        assessment = Assessment(tenant_id=TENANT, organization_id=ORG, name=assessment_name,
-                                status="in_progress", created_by=USER, created_at=now)
+        assessment = Assessment(
+            tenant_id=TENANT,
+            organization_id=ORG,
+            name=assessment_name,
+            status="in_progress",
+            created_by=USER,
+            created_at=now,
+        )
         session.add(assessment)
         session.flush()
         run = WorkflowRun(
-            assessment_id=assessment.id, active_assessment_id=assessment.id, tenant_id=TENANT,
-            organization_id=ORG, status="running", current_step=None, context={},
-            version=1, trace_id="trace-1", started_by=USER,
-            start_idempotency_key=f"start-{uuid.uuid4()}", start_request_hash="0" * 64,
-            created_at=now, updated_at=now)
+            assessment_id=assessment.id,
+            active_assessment_id=assessment.id,
+            tenant_id=TENANT,
+            organization_id=ORG,
+            status="running",
+            current_step=None,
+            context={},
+            version=1,
+            trace_id="trace-1",
+            started_by=USER,
+            start_idempotency_key=f"start-{uuid.uuid4()}",
+            start_request_hash="0" * 64,
+            created_at=now,
+            updated_at=now,
+        )
         session.add(run)
         session.commit()
         yield Kit(session=session, storage_dir=tmp_path, assessment=assessment, run=run)

@@ -66,21 +66,32 @@ def no_kick(_: uuid.UUID) -> None:
 
 def new_tenant() -> tuple[Actor, Actor]:
     tenant = f"tenant-{uuid.uuid4().hex[:8]}"
-    return (Actor(tenant, "user:owner@example.org"),
-            grant(Actor(tenant, "user:reviewer@example.org")))
+    return (
+        Actor(tenant, "user:owner@example.org"),
+        grant(Actor(tenant, "user:reviewer@example.org")),
+    )
 
 
 def start_run(owner: Actor) -> uuid.UUID:
     assessment = create_assessment(owner, "org-1", "Sweep test assessment")
-    upload_document(owner, assessment.id, "policy.md",
-                    b"# Access policy\n\nAccess is reviewed every quarter.", kick=no_kick)
+    upload_document(
+        owner,
+        assessment.id,
+        "policy.md",
+        b"# Access policy\n\nAccess is reviewed every quarter.",
+        kick=no_kick,
+    )
     return start_lifecycle(owner, assessment.id, f"start-{assessment.id}", kick=no_kick).id
 
 
 def run_queued_jobs(run_id: uuid.UUID) -> int:
     with transaction() as session:
-        requests = [JobRequest.model_validate(job.request) for job in session.scalars(
-            select(Job).where(Job.run_id == run_id, Job.status == "queued"))]
+        requests = [
+            JobRequest.model_validate(job.request)
+            for job in session.scalars(
+                select(Job).where(Job.run_id == run_id, Job.status == "queued")
+            )
+        ]
     for request in requests:
         run_job(Delivery(request, retries_left=True), instant_service)
     return len(requests)
@@ -108,21 +119,27 @@ def run_until_job_queued(owner: Actor) -> tuple[uuid.UUID, str]:
 
 def audit_counts(run_id: uuid.UUID) -> Counter[str]:
     with transaction() as session:
-        return Counter(session.scalars(select(AuditEvent.event_type).where(
-            AuditEvent.run_id == run_id)))
+        return Counter(
+            session.scalars(select(AuditEvent.event_type).where(AuditEvent.run_id == run_id))
+        )
 
 
 def audits_of(run_id: uuid.UUID, event_type: str) -> list[AuditEvent]:
     with transaction() as session:
-        return list(session.scalars(select(AuditEvent).where(
-            AuditEvent.run_id == run_id, AuditEvent.event_type == event_type)
-            .order_by(AuditEvent.id)))
+        return list(
+            session.scalars(
+                select(AuditEvent)
+                .where(AuditEvent.run_id == run_id, AuditEvent.event_type == event_type)
+                .order_by(AuditEvent.id)
+            )
+        )
 
 
 def marks_of(run_id: uuid.UUID) -> Counter[tuple[str, str]]:
     with transaction() as session:
-        rows = session.execute(select(SweepMark.mark, SweepMark.key).where(
-            SweepMark.run_id == run_id)).all()
+        rows = session.execute(
+            select(SweepMark.mark, SweepMark.key).where(SweepMark.run_id == run_id)
+        ).all()
     return Counter((mark, key) for mark, key in rows)
 
 
@@ -133,23 +150,36 @@ _TRANSITIONS = [event.value for event in RunEventType]
 def notifications_of(run_id: uuid.UUID) -> Counter[str]:
     """The sweeps' notifications of the run."""
     with transaction() as session:
-        return Counter(session.scalars(select(Notification.event_type).where(
-            Notification.run_id == run_id, Notification.event_type.not_in(_TRANSITIONS))))
+        return Counter(
+            session.scalars(
+                select(Notification.event_type).where(
+                    Notification.run_id == run_id, Notification.event_type.not_in(_TRANSITIONS)
+                )
+            )
+        )
 
 
 def deliveries_of(run_id: uuid.UUID) -> list[NotificationDelivery]:
     """The deliveries of the sweeps' notifications of the run."""
     with transaction() as session:
-        return list(session.scalars(select(NotificationDelivery).join(
-            Notification, Notification.id == NotificationDelivery.notification_id)
-            .where(Notification.run_id == run_id,
-                   Notification.event_type.not_in(_TRANSITIONS))))
+        return list(
+            session.scalars(
+                select(NotificationDelivery)
+                .join(Notification, Notification.id == NotificationDelivery.notification_id)
+                .where(Notification.run_id == run_id, Notification.event_type.not_in(_TRANSITIONS))
+            )
+        )
 
 
 def signals_of(run_id: uuid.UUID, signal_type: str) -> list[InboxSignal]:
     with transaction() as session:
-        return list(session.scalars(select(InboxSignal).where(
-            InboxSignal.run_id == run_id, InboxSignal.type == signal_type)))
+        return list(
+            session.scalars(
+                select(InboxSignal).where(
+                    InboxSignal.run_id == run_id, InboxSignal.type == signal_type
+                )
+            )
+        )
 
 
 def job(job_id: str) -> Job:

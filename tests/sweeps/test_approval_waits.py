@@ -57,12 +57,17 @@ def test_remind_escalate_block_each_fire_once_at_their_time(clock: Clock) -> Non
     assert audits["lifecycle_workflow_blocked"] == 1
     [blocked] = audits_of(run_id, "lifecycle_workflow_blocked")
     assert blocked.actor_id == "system:sweeper" and blocked.step == SOA_WAIT
-    assert notifications_of(run_id) == {"approval.reminder": 1, "approval.escalated": 1,
-                                        "approval.blocked": 1}
+    assert notifications_of(run_id) == {
+        "approval.reminder": 1,
+        "approval.escalated": 1,
+        "approval.blocked": 1,
+    }
     assert len(deliveries_of(run_id)) == 3
-    assert marks_of(run_id) == {("reminded", f"{SOA_WAIT}:1"): 1,
-                                ("escalated", f"{SOA_WAIT}:1"): 1,
-                                ("approval_blocked", f"{SOA_WAIT}:1"): 1}
+    assert marks_of(run_id) == {
+        ("reminded", f"{SOA_WAIT}:1"): 1,
+        ("escalated", f"{SOA_WAIT}:1"): 1,
+        ("approval_blocked", f"{SOA_WAIT}:1"): 1,
+    }
 
 
 def test_a_sweep_that_wakes_late_fires_every_stage_that_is_due(clock: Clock) -> None:
@@ -87,8 +92,11 @@ def test_an_answered_wait_is_never_reminded(clock: Clock) -> None:
 
 
 def test_each_gate_has_its_own_policy(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LIFECYCLE_SWEEP_APPROVAL_POLICIES", '{"wait_for_soa_approval": '
-                       '{"remind_after_s": 60, "escalate_after_s": 120, "block_after_s": 180}}')
+    monkeypatch.setenv(
+        "LIFECYCLE_SWEEP_APPROVAL_POLICIES",
+        '{"wait_for_soa_approval": '
+        '{"remind_after_s": 60, "escalate_after_s": 120, "block_after_s": 180}}',
+    )
     reset_settings()
     owner, reviewer = new_tenant()
     run_id = start_run(owner)
@@ -103,5 +111,12 @@ def test_policies_must_be_ordered_and_name_approval_waits() -> None:
     with pytest.raises(ValidationError, match="remind_after_s <= escalate_after_s"):
         ApprovalTiming(remind_after_s=10, escalate_after_s=5, block_after_s=20)
     with pytest.raises(ValidationError, match="not approval waits: create_scope"):
-        SweepSettings(approval_policies={"create_scope": {  # type: ignore[dict-item]
-            "remind_after_s": 1, "escalate_after_s": 2, "block_after_s": 3}})
+        SweepSettings(
+            approval_policies={
+                "create_scope": {  # type: ignore[dict-item]
+                    "remind_after_s": 1,
+                    "escalate_after_s": 2,
+                    "block_after_s": 3,
+                }
+            }
+        )

@@ -16,16 +16,24 @@ def test_every_sweep_is_scheduled_and_registered() -> None:
     app = create_app(Settings(broker_url="memory://localhost/"))
     app.loader.import_default_modules()
     tasks = {entry["task"] for entry in schedule.values()}
-    assert tasks == {"orchestrator.sweep_outbox", "orchestrator.sweep_inbox",
-                     "orchestrator.sweep_lost_jobs", "orchestrator.sweep_approval_waits",
-                     "orchestrator.sweep_sla", "orchestrator.sweep_stale",
-                     "notifications.sweep"}
+    assert tasks == {
+        "orchestrator.sweep_outbox",
+        "orchestrator.sweep_inbox",
+        "orchestrator.sweep_lost_jobs",
+        "orchestrator.sweep_approval_waits",
+        "orchestrator.sweep_sla",
+        "orchestrator.sweep_stale",
+        "notifications.sweep",
+    }
     assert tasks <= set(app.tasks)
     assert "notifications.deliver" in app.tasks
     assert {entry["options"]["queue"] for entry in schedule.values()} <= set(QUEUES)
     assert schedule["deliver-due-notifications"]["options"]["queue"] == "notifications"
-    assert all(entry["options"]["expires"] < entry["schedule"] for entry in schedule.values()
-               if entry["schedule"] > 1)
+    assert all(
+        entry["options"]["expires"] < entry["schedule"]
+        for entry in schedule.values()
+        if entry["schedule"] > 1
+    )
 
 
 def test_one_setting_speeds_up_every_sweep(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,12 +49,14 @@ def _dead_lettered_run(owner: Actor, clock: Clock) -> tuple[uuid.UUID, DeadLette
 
 
 def test_a_retry_that_succeeds_resolves_the_dead_letter(
-        clock: Clock, give_up_at_once: None) -> None:
+    clock: Clock, give_up_at_once: None
+) -> None:
     owner, _ = new_tenant()
     run_id, letter = _dead_lettered_run(owner, clock)
 
-    retry_step(owner, run_id, reason="ingestion worker is back", idempotency_key="retry-1",
-               kick=no_kick)
+    retry_step(
+        owner, run_id, reason="ingestion worker is back", idempotency_key="retry-1", kick=no_kick
+    )
     coordinate(run_id)
     assert run_queued_jobs(run_id) == 1
     assert job(f"{run_id}:ingest_documents:2").status == "succeeded"
@@ -68,18 +70,26 @@ def test_a_retry_that_succeeds_resolves_the_dead_letter(
         replay_dead_letter(letter.id, actor_id="operator:ana", reason="again")
 
 
-def test_an_operator_resolves_a_dead_letter_by_hand(
-        clock: Clock, give_up_at_once: None) -> None:
+def test_an_operator_resolves_a_dead_letter_by_hand(clock: Clock, give_up_at_once: None) -> None:
     owner, _ = new_tenant()
     run_id, letter = _dead_lettered_run(owner, clock)
     with pytest.raises(InvalidInput, match="needs a reason"):
         resolve_dead_letter(letter.id, actor_id="operator:ana", reason="  ")
 
-    resolved = here_json("dead-letters", "resolve", str(letter.id), "--reason",
-                         "the assessment was redone by hand", "--actor", "operator:ana")
+    resolved = here_json(
+        "dead-letters",
+        "resolve",
+        str(letter.id),
+        "--reason",
+        "the assessment was redone by hand",
+        "--actor",
+        "operator:ana",
+    )
 
     assert (resolved["resolved_by"], resolved["resolution"]) == (
-        "operator:ana", "the assessment was redone by hand")
+        "operator:ana",
+        "the assessment was redone by hand",
+    )
     assert here_json("dead-letters", "list", "--run", str(run_id))["items"] == []
     [listed] = here_json("dead-letters", "list", "--run", str(run_id), "--all")["items"]
     assert listed["resolved_at"] is not None

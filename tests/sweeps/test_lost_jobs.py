@@ -29,7 +29,8 @@ QueueLength = Callable[[str], int]
 
 
 def test_a_queued_job_whose_message_was_lost_is_redispatched_once(
-        clock: Clock, queued_messages: QueueLength) -> None:
+    clock: Clock, queued_messages: QueueLength
+) -> None:
     owner, _ = new_tenant()
     run_id, job_id = run_until_job_queued(owner)
     before = queued_messages("ingestion")
@@ -46,8 +47,10 @@ def test_a_queued_job_whose_message_was_lost_is_redispatched_once(
     assert job(job_id).status == "succeeded"
     clock.advance(hours=5)
     recover_lost_jobs()  # the next step's job, queued since and never run here, may be
-    redispatched = [event.event_metadata["job_id"] for event in
-                    audits_of(run_id, "lifecycle_workflow_job_redispatched")]
+    redispatched = [
+        event.event_metadata["job_id"]
+        for event in audits_of(run_id, "lifecycle_workflow_job_redispatched")
+    ]
     assert redispatched.count(job_id) == 1, "a finished job is never re-dispatched"
     assert job(job_id).status == "succeeded"
 
@@ -64,7 +67,8 @@ def test_a_started_job_is_lost_only_after_its_kinds_deadline(clock: Clock) -> No
 
 
 def test_after_the_limit_the_job_is_dead_lettered_and_the_run_fails(
-        clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LIFECYCLE_SWEEP_REDISPATCH_LIMIT", "2")
     reset_settings()
     owner, _ = new_tenant()
@@ -97,4 +101,3 @@ def _claim_without_finishing(job_id: str) -> None:
 
     _claim(JobRequest.model_validate(job(job_id).request))
     assert job(job_id).status == "started"
-

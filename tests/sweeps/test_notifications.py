@@ -67,11 +67,11 @@ def test_a_delivery_is_signed_and_recorded(clock: Clock) -> None:
         [delivery_id] = _notify(owner.tenant_id, "occasion-1")
         assert deliver(delivery_id) is DeliveryStatus.DELIVERED
     [post] = receiver.received
-    signing.verify(SECRET, post.headers[signing.SIGNATURE_HEADER], post.body,
-                   now=clock.now.timestamp())
+    signing.verify(
+        SECRET, post.headers[signing.SIGNATURE_HEADER], post.body, now=clock.now.timestamp()
+    )
     document = json.loads(post.body)
-    assert document["id"] == post.headers[signing.EVENT_ID_HEADER] == str(
-        event_id("occasion-1"))
+    assert document["id"] == post.headers[signing.EVENT_ID_HEADER] == str(event_id("occasion-1"))
     assert document["type"] == "run.stale" and document["data"] == {"n": 1}
     assert deliver(delivery_id) is None, "a delivered notification is not sent again"
     [attempt] = _attempts(delivery_id)
@@ -79,8 +79,9 @@ def test_a_delivery_is_signed_and_recorded(clock: Clock) -> None:
     assert subscription.id
 
 
-def test_failures_are_retried_with_backoff_then_given_up(clock: Clock,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failures_are_retried_with_backoff_then_given_up(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LIFECYCLE_WEBHOOK_MAX_ATTEMPTS", "3")
     owner, _ = new_tenant()
     with webhook_receiver(500, 503, 500) as receiver:
@@ -122,13 +123,17 @@ def test_the_same_event_id_notifies_once(clock: Clock) -> None:
 
 
 def test_the_sweep_reopens_interrupted_deliveries_and_dispatches_due_ones(
-        clock: Clock, queued_messages: object) -> None:
+    clock: Clock, queued_messages: object
+) -> None:
     owner, _ = new_tenant()
     subscribe(owner, "https://example.org/one", secret=SECRET)
     [delivery_id] = _notify(owner.tenant_id, "occasion-5")
     with transaction() as session:  # a worker claimed it and died mid-POST
-        session.execute(update(NotificationDelivery).values(
-            status="delivering", attempts=1, next_attempt_at=clock.now + timedelta(minutes=2)))
+        session.execute(
+            update(NotificationDelivery).values(
+                status="delivering", attempts=1, next_attempt_at=clock.now + timedelta(minutes=2)
+            )
+        )
     clock.advance(minutes=1)
     assert sweep_deliveries().reopened == 0, "the lease still runs"
     clock.advance(minutes=2)
@@ -145,12 +150,23 @@ def _notify(tenant_id: str, occasion: str) -> list[int]:
     from orchestrator.contracts.clock import utcnow
 
     with transaction() as session:
-        return notify(session, event_id=event_id(occasion), tenant_id=tenant_id,
-                      run_id=uuid.uuid4(), event=NotificationEvent.RUN_STALE,
-                      payload={"n": 1}, now=utcnow())
+        return notify(
+            session,
+            event_id=event_id(occasion),
+            tenant_id=tenant_id,
+            run_id=uuid.uuid4(),
+            event=NotificationEvent.RUN_STALE,
+            payload={"n": 1},
+            now=utcnow(),
+        )
 
 
 def _attempts(delivery_id: int) -> list[DeliveryAttempt]:
     with transaction() as session:
-        return list(session.scalars(select(DeliveryAttempt).where(
-            DeliveryAttempt.delivery_id == delivery_id).order_by(DeliveryAttempt.attempt)))
+        return list(
+            session.scalars(
+                select(DeliveryAttempt)
+                .where(DeliveryAttempt.delivery_id == delivery_id)
+                .order_by(DeliveryAttempt.attempt)
+            )
+        )

@@ -18,7 +18,8 @@ QueueLength = Callable[[str], int]
 
 
 def test_outbox_rows_left_unpublished_are_published_once(
-        clock: Clock, queued_messages: QueueLength) -> None:
+    clock: Clock, queued_messages: QueueLength
+) -> None:
     owner, _ = new_tenant()
     run_id = start_run(owner)
     coordinate(run_id)  # queues the ingestion job and publishes it
@@ -36,7 +37,8 @@ def test_outbox_rows_left_unpublished_are_published_once(
 
 
 def test_runs_with_pending_signals_are_woken_with_backoff(
-        clock: Clock, queued_messages: QueueLength) -> None:
+    clock: Clock, queued_messages: QueueLength
+) -> None:
     owner, reviewer = new_tenant()
     run_id = start_run(owner)  # the start signal is pending; its kick was never sent
     kicks = queued_messages("orchestrator")
@@ -61,16 +63,23 @@ def test_a_new_signal_is_woken_without_waiting_for_the_backoff(clock: Clock) -> 
     run_id = start_run(owner)
     drive_to(reviewer, run_id, "wait_for_framework_selection")
     # An approval long before its wait stays pending: the run is woken again, backing off.
-    early = send_signal(owner, run_id, "gap_analysis_approved", "early-gap",
-                        approval_event_id=uuid.uuid4(), kick=no_kick)
+    early = send_signal(
+        owner,
+        run_id,
+        "gap_analysis_approved",
+        "early-gap",
+        approval_event_id=uuid.uuid4(),
+        kick=no_kick,
+    )
     assert early.fate.value == "pending"
     clock.advance(seconds=11)
     assert rekick_pending_runs() == 1
     clock.advance(seconds=30)
     assert rekick_pending_runs() == 1  # backoff 20 s passed: still pending, woken again
     clock.advance(seconds=1)
-    send_signal(owner, run_id, "framework_selected", "fw", payload={"framework": "SCF"},
-                kick=no_kick)
+    send_signal(
+        owner, run_id, "framework_selected", "fw", payload={"framework": "SCF"}, kick=no_kick
+    )
     clock.advance(seconds=11)
     assert rekick_pending_runs() == 1, "a newer signal resets the backoff"
     coordinate(run_id)

@@ -45,8 +45,9 @@ def test_finished_runs_never_breach(clock: Clock) -> None:
     owner, _ = new_tenant()
     run_id = start_run(owner)
     coordinate(run_id)
-    send_signal(owner, run_id, "assessment_cancelled", "stop", payload={"reason": "test"},
-                kick=no_kick)
+    send_signal(
+        owner, run_id, "assessment_cancelled", "stop", payload={"reason": "test"}, kick=no_kick
+    )
     coordinate(run_id)
     clock.advance(days=31)
     assert sweep_sla() == 0 and not marks_of(run_id)
@@ -74,8 +75,9 @@ def test_an_idle_run_is_flagged_stale_once_per_idle_spell(clock: Clock) -> None:
     assert stale_runs(Actor("another-tenant", "user:x")) == []
 
     # Activity ends the spell; a new idle spell is flagged again.
-    send_signal(owner, run_id, "assessment_blocked", "hold", payload={"reason": "audit"},
-                kick=no_kick)
+    send_signal(
+        owner, run_id, "assessment_blocked", "hold", payload={"reason": "audit"}, kick=no_kick
+    )
     coordinate(run_id)
     assert stale_runs(owner) == []
     clock.advance(days=15)
@@ -90,8 +92,9 @@ def test_a_stale_run_can_be_resumed_or_cancelled(clock: Clock) -> None:
     blocked, waiting = start_run(owner), start_run(owner)
     drive_to(reviewer, blocked, "wait_for_framework_selection")
     drive_to(reviewer, waiting, "wait_for_framework_selection")
-    send_signal(owner, blocked, "assessment_blocked", "hold", payload={"reason": "audit"},
-                kick=no_kick)
+    send_signal(
+        owner, blocked, "assessment_blocked", "hold", payload={"reason": "audit"}, kick=no_kick
+    )
     coordinate(blocked)
     clock.advance(days=15)
     assert sweep_stale() == 2

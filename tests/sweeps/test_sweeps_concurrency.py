@@ -132,8 +132,11 @@ def test_approval_stages_fire_once_per_wait(clock: Clock) -> None:
         assert audits["lifecycle_workflow_approval_reminder_sent"] == 1
         assert audits["lifecycle_workflow_approval_escalated"] == 1
         assert len(signals_of(run_id, "assessment_blocked")) == 1
-        assert notifications_of(run_id) == {"approval.reminder": 1, "approval.escalated": 1,
-                                            "approval.blocked": 1}
+        assert notifications_of(run_id) == {
+            "approval.reminder": 1,
+            "approval.escalated": 1,
+            "approval.blocked": 1,
+        }
         assert len(deliveries_of(run_id)) == 3
 
 
@@ -153,8 +156,8 @@ def test_sla_and_staleness_fire_once_per_run(clock: Clock) -> None:
 
 
 def test_lost_jobs_are_redispatched_once_then_dead_lettered_once(
-        clock: Clock, broker_messages: Callable[[str], Counter[str]],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock: Clock, broker_messages: Callable[[str], Counter[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     owner, _ = new_tenant()
     jobs = [run_until_job_queued(owner) for _ in range(RUNS)]
     before = broker_messages("ingestion")
@@ -216,12 +219,12 @@ def test_a_running_job_is_never_taken_for_lost(clock: Clock) -> None:
 
 def redispatches(job_id: str) -> int:
     with transaction() as session:
-        return session.scalar(select(JobWatch.redispatches).where(
-            JobWatch.job_id == job_id)) or 0
+        return session.scalar(select(JobWatch.redispatches).where(JobWatch.job_id == job_id)) or 0
 
 
 def test_outbox_and_inbox_recovery_send_each_message_once(
-        clock: Clock, broker_messages: Callable[[str], Counter[str]]) -> None:
+    clock: Clock, broker_messages: Callable[[str], Counter[str]]
+) -> None:
     owner, _ = new_tenant()
     runs = [str(start_run(owner)) for _ in range(RUNS)]  # start signals pending, no kicks
     kicks_before = broker_messages("orchestrator")
@@ -232,8 +235,11 @@ def test_outbox_and_inbox_recovery_send_each_message_once(
 
     jobs = [run_until_job_queued(owner) for _ in range(RUNS)]
     with transaction() as session:
-        session.execute(update(OutboxMessage).where(
-            OutboxMessage.run_id.in_([run_id for run_id, _ in jobs])).values(published_at=None))
+        session.execute(
+            update(OutboxMessage)
+            .where(OutboxMessage.run_id.in_([run_id for run_id, _ in jobs]))
+            .values(published_at=None)
+        )
     queues = ("ingestion", "kb_index", "analysis", "reporting")
     before = sum((broker_messages(queue) for queue in queues), Counter())
     clock.advance(seconds=11)

@@ -55,9 +55,22 @@ def broker_url(services: tuple[str, str], tmp_path: Path) -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"redis://127.0.0.1:{port}/0"
     client = redis.Redis.from_url(url)
     wait_for(lambda: _answers(client), timeout_s=20, what="the private Redis server")
@@ -89,23 +102,43 @@ def beat(fast_sweeps: None, fleet: Fleet, tmp_path: Path) -> Iterator[subprocess
     fleet.env.update(FAST_SWEEPS)
     log = (tmp_path / "beat.log").open("ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "orchestrator", "beat", "-l", "INFO",
-         "-s", str(tmp_path / "beat-schedule"), "--max-interval", "1"],
-        cwd=ROOT, env=fleet.env, stdout=log, stderr=log)
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "orchestrator",
+            "beat",
+            "-l",
+            "INFO",
+            "-s",
+            str(tmp_path / "beat-schedule"),
+            "--max-interval",
+            "1",
+        ],
+        cwd=ROOT,
+        env=fleet.env,
+        stdout=log,
+        stderr=log,
+    )
     yield process
     process.terminate()
     process.wait(timeout=scaled(20))
 
 
 def test_flushing_the_broker_mid_lifecycle_loses_nothing(
-        fleet: Fleet, beat: subprocess.Popen[bytes], broker_url: str) -> None:
+    fleet: Fleet, beat: subprocess.Popen[bytes], broker_url: str
+) -> None:
     broker = redis.Redis.from_url(broker_url)
     orchestrator = fleet.start("orchestrator", concurrency=2)
     heavy = fleet.start(HEAVY, concurrency=2)
     owner, reviewer = new_tenant()
     run = start_assessment(owner, documents=1)
-    wait_for(lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
-             timeout_s=60, what="the framework wait")
+    wait_for(
+        lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
+        timeout_s=60,
+        what="the framework wait",
+    )
 
     # 1. A signal's "coordinate" message is lost.
     fleet.stop(orchestrator)
@@ -115,8 +148,11 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
     assert _fate(run.id, "framework") == "pending"
     fleet.start("orchestrator", concurrency=2)
     scope_job = f"{run.id}:create_scope:1"
-    wait_for(lambda: _queued_in(broker, "analysis", scope_job), timeout_s=30,
-             what="the inbox sweep to wake the run, which queues the scope job")
+    wait_for(
+        lambda: _queued_in(broker, "analysis", scope_job),
+        timeout_s=30,
+        what="the inbox sweep to wake the run, which queues the scope job",
+    )
 
     # 2. The job's message is lost (and any re-dispatch of it so far).
     broker.flushall()
@@ -126,8 +162,13 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
 
     assert final.status == "completed", (final, beat.poll())
     with transaction() as session:
-        fates = dict(session.execute(select(InboxSignal.idempotency_key, InboxSignal.fate)
-                                     .where(InboxSignal.run_id == run.id)).all())
+        fates = dict(
+            session.execute(
+                select(InboxSignal.idempotency_key, InboxSignal.fate).where(
+                    InboxSignal.run_id == run.id
+                )
+            ).all()
+        )
     assert set(fates.values()) == {"applied"}, fates
     assert fates["framework"] == "applied"
     assert step_counts(run.id) == {(step.value, "completed"): 1 for step in STEP_ORDER}
@@ -142,20 +183,26 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
 
 def _queued_in(broker: redis.Redis, queue: str, task_id: str) -> bool:
     """The job's message waits in the broker (nothing consumes that queue now)."""
-    return any(json.loads(raw)["headers"]["id"] == task_id
-               for raw in broker.lrange(queue, 0, -1))
+    return any(json.loads(raw)["headers"]["id"] == task_id for raw in broker.lrange(queue, 0, -1))
 
 
 def _fate(run_id: object, key: str) -> str | None:
     with transaction() as session:
-        return session.scalar(select(InboxSignal.fate).where(
-            InboxSignal.run_id == run_id, InboxSignal.idempotency_key == key))
+        return session.scalar(
+            select(InboxSignal.fate).where(
+                InboxSignal.run_id == run_id, InboxSignal.idempotency_key == key
+            )
+        )
 
 
 def _outbox_published(job_id: str) -> bool:
     with transaction() as session:
-        return session.scalar(select(OutboxMessage.published_at).where(
-            OutboxMessage.task_id == job_id)) is not None
+        return (
+            session.scalar(
+                select(OutboxMessage.published_at).where(OutboxMessage.task_id == job_id)
+            )
+            is not None
+        )
 
 
 def _job_status(job_id: str) -> str | None:

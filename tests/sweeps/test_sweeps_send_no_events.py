@@ -14,14 +14,18 @@ def test_every_scheduled_sweep_sends_no_events() -> None:
     assert scheduled == SWEEP_TASKS
     for name in SWEEP_TASKS:
         assert app.tasks[name].send_events is False, name
-        message = app.amqp.create_task_message(f"id-{name}", name, [], {},
-                                               create_sent_event=True)
+        message = app.amqp.create_task_message(f"id-{name}", name, [], {}, create_sent_event=True)
         assert message.sent_event is None, name
 
 
 def test_a_job_message_announces_itself_under_its_step() -> None:
     assert get_app().conf.task_send_sent_event is True
     message = get_app().amqp.create_task_message(
-        "run:create_scope:1", "analysis.run_step", [{}], {}, create_sent_event=True,
-        shadow="analysis.run_step[create_scope]")
+        "run:create_scope:1",
+        "analysis.run_step",
+        [{}],
+        {},
+        create_sent_event=True,
+        shadow="analysis.run_step[create_scope]",
+    )
     assert message.sent_event["name"] == "analysis.run_step[create_scope]"

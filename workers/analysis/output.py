@@ -15,6 +15,9 @@ def publish(context: JobContext, kind: ArtifactKind, content: dict[str, Any]) ->
     The job summary is the artifact's own small `summary` block plus its version.
     """
     ref = save_artifact(context, kind, content)
-    summary = {**content.get("summary", {}), "artifact_kind": kind.value,
-               "artifact_version": ref.version}
+    summary = {
+        **content.get("summary", {}),
+        "artifact_kind": kind.value,
+        "artifact_version": ref.version,
+    }
     return JobResult(summary=summary, artifact=ref)

@@ -26,20 +26,29 @@ def run_scf_pre_analysis(context: JobContext) -> JobResult:
     # term overlap, computed in memory. The evidence analysis then asks the dense model
     # too, for the requirements in scope only.
     embedder = HashingEmbedder()
-    kb = KnowledgeBase.computed(context.session, context.request.assessment_id, embedder,
-                                evidence_only=True)
+    kb = KnowledgeBase.computed(
+        context.session, context.request.assessment_id, embedder, evidence_only=True
+    )
     catalog = run_scf_catalog(context)
     rows = [_assess(kb, control) for control in catalog.controls]
     counts = Counter(row["coverage"] for row in rows)
     content = {
-        "method": {"kind": "kb_search", "model": embedder.name, "top_k": TOP_EVIDENCE,
-                   "evidence_threshold": EVIDENCE_THRESHOLD,
-                   "strong_threshold": STRONG_THRESHOLD},
+        "method": {
+            "kind": "kb_search",
+            "model": embedder.name,
+            "top_k": TOP_EVIDENCE,
+            "evidence_threshold": EVIDENCE_THRESHOLD,
+            "strong_threshold": STRONG_THRESHOLD,
+        },
         "catalog": catalog_reference(catalog),
         "kb_chunks": kb.size,
         "controls": rows,
-        "summary": {"controls": len(rows), "strong": counts["strong"],
-                    "partial": counts["partial"], "none": counts["none"]},
+        "summary": {
+            "controls": len(rows),
+            "strong": counts["strong"],
+            "partial": counts["partial"],
+            "none": counts["none"],
+        },
     }
     return publish(context, ArtifactKind.SCF_PRE_ANALYSIS, content)
 
@@ -47,5 +56,9 @@ def run_scf_pre_analysis(context: JobContext) -> JobResult:
 def _assess(kb: KnowledgeBase, control: CatalogControl) -> dict[str, Any]:
     hits = kb.search(control.search_query, k=TOP_EVIDENCE)
     best = hits[0].score if hits else 0.0
-    return {**control.header(), "best_score": best, "coverage": coverage(best),
-            "evidence_chunk_ids": [hit.chunk_id for hit in hits]}
+    return {
+        **control.header(),
+        "best_score": best,
+        "coverage": coverage(best),
+        "evidence_chunk_ids": [hit.chunk_id for hit in hits],
+    }

@@ -26,6 +26,7 @@ STEP_SERVICES: dict[Step, JobService] = {
 def run_analysis_step(context: JobContext) -> JobResult:
     service = STEP_SERVICES.get(context.request.step)
     if service is None:
-        raise JobFailure("unknown_step",
-                         f"the analysis queue has no service for {context.request.step.value}")
+        raise JobFailure(
+            "unknown_step", f"the analysis queue has no service for {context.request.step.value}"
+        )
     return service(context)

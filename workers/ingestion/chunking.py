@@ -41,8 +41,9 @@ def chunk_id(namespace: str, document_sha256: str, ordinal: int) -> str:
     return hashlib.sha256(material).hexdigest()[:64]
 
 
-def chunk_blocks(blocks: Iterable[Block], target: int = TARGET_CHARS,
-                 overlap: int = OVERLAP_CHARS) -> list[Chunk]:
+def chunk_blocks(
+    blocks: Iterable[Block], target: int = TARGET_CHARS, overlap: int = OVERLAP_CHARS
+) -> list[Chunk]:
     """Chunks never cross a heading; within a section, paragraphs are packed up to
     `target` characters and each chunk after the first repeats the previous one's tail."""
     if not 0 <= overlap < target // 2:
@@ -59,11 +60,13 @@ def chunk_blocks(blocks: Iterable[Block], target: int = TARGET_CHARS,
 _Packed = tuple[str, int | None, int | None]
 
 
-def _pack(paragraphs: list[tuple[str, int | None]], target: int,
-          overlap: int) -> Iterator[_Packed]:
+def _pack(paragraphs: list[tuple[str, int | None]], target: int, overlap: int) -> Iterator[_Packed]:
     """Chunks of whole paragraphs (or pieces of long ones), with the pages they span."""
-    pieces = [(piece, page) for text, page in paragraphs
-              for piece in _split_long(text, target - overlap - 2)]
+    pieces = [
+        (piece, page)
+        for text, page in paragraphs
+        for piece in _split_long(text, target - overlap - 2)
+    ]
     current: list[str] = []
     pages: list[int] = []
     size = 0
@@ -129,4 +132,4 @@ def _tail(text: str, size: int) -> str:
         return text
     tail = text[-size:]
     space = tail.find(" ")
-    return tail[space + 1:].strip() if space >= 0 else tail.strip()
+    return tail[space + 1 :].strip() if space >= 0 else tail.strip()

@@ -38,9 +38,10 @@ def precheck(document: Document, limits: IngestionLimits) -> tuple[Path, str]:
     media_type = media.base_media_type(document.media_type)
     if media_type not in supported_media_types():
         accepted = ", ".join(sorted(supported_media_types()))
-        raise DocumentError(DocumentErrorCode.UNSUPPORTED_TYPE,
-                            f"unsupported media type {document.media_type!r} "
-                            f"(accepted: {accepted})")
+        raise DocumentError(
+            DocumentErrorCode.UNSUPPORTED_TYPE,
+            f"unsupported media type {document.media_type!r} (accepted: {accepted})",
+        )
     path = Path(document.storage_path)
     head = _check_file(document, path)
     _check_family(media_type, head)
@@ -49,8 +50,11 @@ def precheck(document: Document, limits: IngestionLimits) -> tuple[Path, str]:
 
 def require_text(parsed: ParsedDocument) -> ParsedDocument:
     if not parsed.has_text:
-        detail = ("it has headings but no body text" if parsed.headings
-                  else "the document contains no text")
+        detail = (
+            "it has headings but no body text"
+            if parsed.headings
+            else "the document contains no text"
+        )
         raise DocumentError(DocumentErrorCode.NO_EXTRACTABLE_TEXT, f"no extractable text: {detail}")
     return parsed
 
@@ -69,8 +73,9 @@ def _check_file(document: Document, path: Path) -> bytes:
         if size == 0:
             raise DocumentError(DocumentErrorCode.EMPTY_FILE, "the file is empty")
         if size > limit:
-            raise DocumentError(DocumentErrorCode.TOO_LARGE,
-                                f"{size} bytes exceeds the {limit}-byte limit")
+            raise DocumentError(
+                DocumentErrorCode.TOO_LARGE, f"{size} bytes exceeds the {limit}-byte limit"
+            )
         digest = hashlib.sha256()
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
@@ -81,13 +86,16 @@ def _check_file(document: Document, path: Path) -> bytes:
         raise DocumentError(DocumentErrorCode.FILE_MISSING, "the stored file is missing") from error
     except OSError as error:
         # A volume hiccup, not the document's fault: let the job try again.
-        raise JobFailure("storage_unavailable",
-                         f"cannot read {document.filename}: {error.strerror}",
-                         retryable=True) from error
+        raise JobFailure(
+            "storage_unavailable",
+            f"cannot read {document.filename}: {error.strerror}",
+            retryable=True,
+        ) from error
     if digest.hexdigest() != document.sha256:
         # Chunk ids derive from the recorded hash: never index different bytes under it.
-        raise DocumentError(DocumentErrorCode.CHECKSUM_MISMATCH,
-                            "stored file does not match its recorded SHA-256")
+        raise DocumentError(
+            DocumentErrorCode.CHECKSUM_MISMATCH, "stored file does not match its recorded SHA-256"
+        )
     return head
 
 
@@ -101,10 +109,13 @@ def _check_family(media_type: str, head: bytes) -> None:
         if error.code is not DocumentErrorCode.UNSUPPORTED_TYPE:
             raise
         what = "binary content" if expected is None else error.message.split(" (")[0]
-        raise DocumentError(DocumentErrorCode.WRONG_TYPE,
-                            f"{what} declared as {media_type}") from error
+        raise DocumentError(
+            DocumentErrorCode.WRONG_TYPE, f"{what} declared as {media_type}"
+        ) from error
     if family == OLE_FAMILY and media_type in media.ARCHIVE_TYPES:
         raise ole_verdict(head)
     if family != (expected or TEXT_FAMILY):
-        raise DocumentError(DocumentErrorCode.WRONG_TYPE,
-                            f"the content is not {media_type} (it looks like {family})")
+        raise DocumentError(
+            DocumentErrorCode.WRONG_TYPE,
+            f"the content is not {media_type} (it looks like {family})",
+        )

@@ -18,8 +18,11 @@ def dropped_characters() -> dict[int, None]:
     """Control (Cc) and format (Cf: zero-width, BOM, soft hyphen, bidi overrides)
     characters carry no content and can hide text from reviewers; newlines and tabs are
     layout, kept. A translate table, built once from this Python's Unicode tables."""
-    return {point: None for point in range(sys.maxunicode + 1)
-            if unicodedata.category(chr(point)) in ("Cc", "Cf") and chr(point) not in "\n\t"}
+    return {
+        point: None
+        for point in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(point)) in ("Cc", "Cf") and chr(point) not in "\n\t"
+    }
 
 
 def normalise_text(text: str) -> str:

@@ -78,7 +78,7 @@ def split_front_matter(text: str) -> tuple[Metadata, str]:
         return {}, text
     for end in range(start, min(len(lines), _MAX_FRONT_MATTER_LINES)):
         if lines[end] in ("---", "...") and end > start:
-            return _parse_metadata(lines[start:end]), "\n".join(lines[end + 1:]).strip()
+            return _parse_metadata(lines[start:end]), "\n".join(lines[end + 1 :]).strip()
         if start == 0 and not _is_meta_line(lines[end]):
             break
     return {}, text
@@ -150,11 +150,14 @@ class BlockBuilder:
         self.headings = [(lvl, t) for lvl, t in self.headings if lvl < level]
         self.headings.append((level, title))
 
-    def result(self, metadata: Metadata | None = None,
-               pages: int | None = None) -> ParsedDocument:
+    def result(self, metadata: Metadata | None = None, pages: int | None = None) -> ParsedDocument:
         self.flush()
-        return ParsedDocument(metadata=metadata or {}, blocks=tuple(self.blocks), pages=pages,
-                              headings=self.heading_count)
+        return ParsedDocument(
+            metadata=metadata or {},
+            blocks=tuple(self.blocks),
+            pages=pages,
+            headings=self.heading_count,
+        )
 
 
 class _MarkdownReader(BlockBuilder):
@@ -185,8 +188,12 @@ class _MarkdownReader(BlockBuilder):
 
 
 def _looks_like_title(line: str) -> bool:
-    return (len(line) <= 60 and len(line.split()) <= 8 and line[:1].isupper()
-            and line[-1:] not in ".,;:!?")
+    return (
+        len(line) <= 60
+        and len(line.split()) <= 8
+        and line[:1].isupper()
+        and line[-1:] not in ".,;:!?"
+    )
 
 
 def _plain_blocks(text: str) -> BlockBuilder:

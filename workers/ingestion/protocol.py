@@ -58,12 +58,20 @@ def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
 
 
 def document_to_wire(parsed: ParsedDocument) -> dict[str, Any]:
-    return {"ok": True, "metadata": parsed.metadata, "pages": parsed.pages,
-            "headings": parsed.headings,
-            "blocks": [[list(b.heading_path), b.text, b.page] for b in parsed.blocks]}
+    return {
+        "ok": True,
+        "metadata": parsed.metadata,
+        "pages": parsed.pages,
+        "headings": parsed.headings,
+        "blocks": [[list(b.heading_path), b.text, b.page] for b in parsed.blocks],
+    }
 
 
 def document_from_wire(message: dict[str, Any]) -> ParsedDocument:
     blocks = tuple(Block(tuple(path), text, page) for path, text, page in message["blocks"])
-    return ParsedDocument(metadata=message.get("metadata") or {}, blocks=blocks,
-                          pages=message.get("pages"), headings=int(message.get("headings", 0)))
+    return ParsedDocument(
+        metadata=message.get("metadata") or {},
+        blocks=blocks,
+        pages=message.get("pages"),
+        headings=int(message.get("headings", 0)),
+    )

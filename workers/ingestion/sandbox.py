@@ -104,8 +104,11 @@ class ParserSandbox:
             return error
 
     def _request(self, path: Path, media_type: str) -> dict[str, Any]:
-        return {"path": str(path), "media_type": media_type,
-                "limits": self.limits.model_dump(mode="json")}
+        return {
+            "path": str(path),
+            "media_type": media_type,
+            "limits": self.limits.model_dump(mode="json"),
+        }
 
     def close(self) -> None:
         with self._lock:
@@ -133,8 +136,9 @@ class ParserSandbox:
     def _receive(self) -> dict[str, Any]:
         process = self._process
         if process is None:
-            raise DocumentError(DocumentErrorCode.PARSER_CRASHED,
-                                "the parser process was gone before it answered")
+            raise DocumentError(
+                DocumentErrorCode.PARSER_CRASHED, "the parser process was gone before it answered"
+            )
         assert process.stdout is not None
         deadline = time.monotonic() + self.limits.parse_timeout_s
         max_bytes = self.limits.max_text_chars * 4 + _FRAME_OVERHEAD
@@ -142,13 +146,15 @@ class ParserSandbox:
             reply = read_frame(process.stdout.fileno(), deadline, max_bytes)
         except ChannelTimeout:
             self._stop()
-            raise DocumentError(DocumentErrorCode.PARSE_TIMEOUT,
-                                f"parsing took longer than {self.limits.parse_timeout_s:g} s "
-                                "and was stopped") from None
+            raise DocumentError(
+                DocumentErrorCode.PARSE_TIMEOUT,
+                f"parsing took longer than {self.limits.parse_timeout_s:g} s and was stopped",
+            ) from None
         except (ChannelClosed, json.JSONDecodeError, ValueError):
             status = self._stop()
-            raise DocumentError(DocumentErrorCode.PARSER_CRASHED,
-                                f"the parser process died ({_describe(status)})") from None
+            raise DocumentError(
+                DocumentErrorCode.PARSER_CRASHED, f"the parser process died ({_describe(status)})"
+            ) from None
         except BaseException:
             self._stop()  # interrupted mid-reply (a task time limit): the channel is unusable
             raise
@@ -161,13 +167,19 @@ class ParserSandbox:
         if self._process is not None and self._process.poll() is None:
             return self._process
         self._stop()
-        options = {"memory_bytes": self.limits.parser_memory_bytes,
-                   "plugins": self.limits.reader_plugins}
+        options = {
+            "memory_bytes": self.limits.parser_memory_bytes,
+            "plugins": self.limits.reader_plugins,
+        }
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
         self._process = subprocess.Popen(
             [sys.executable, "-m", "workers.ingestion.sandbox_child", json.dumps(options)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            close_fds=True,
+        )
         self.started += 1
         return self._process
 

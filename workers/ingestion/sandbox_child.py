@@ -42,15 +42,24 @@ def _answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     except MemoryError:
         pass  # answered below, once the traceback (and what the parser held) is freed
     except RecursionError:
-        return {"ok": False, "code": DocumentErrorCode.CORRUPT_FILE.value,
-                "message": "the document nests too deeply to parse"}, True
+        return {
+            "ok": False,
+            "code": DocumentErrorCode.CORRUPT_FILE.value,
+            "message": "the document nests too deeply to parse",
+        }, True
     except Exception as error:  # a parser library choking on malformed input
         detail = f"{type(error).__name__}: {error}"[:300]
-        return {"ok": False, "code": DocumentErrorCode.CORRUPT_FILE.value,
-                "message": f"the parser could not read the file ({detail})"}, True
-    return {"ok": False, "code": DocumentErrorCode.TOO_LARGE.value,
-            "message": "parsing needs more memory than the parser's limit "
-                       f"({limits.parser_memory_bytes // (1024 * 1024)} MiB)"}, False
+        return {
+            "ok": False,
+            "code": DocumentErrorCode.CORRUPT_FILE.value,
+            "message": f"the parser could not read the file ({detail})",
+        }, True
+    return {
+        "ok": False,
+        "code": DocumentErrorCode.TOO_LARGE.value,
+        "message": "parsing needs more memory than the parser's limit "
+        f"({limits.parser_memory_bytes // (1024 * 1024)} MiB)",
+    }, False
 
 
 def main() -> None:

@@ -61,9 +61,13 @@ def ingest_documents(context: JobContext, sandbox: ParserSandbox | None = None) 
     """
     session = context.session
     sandbox = sandbox or shared_sandbox()
-    documents = list(session.scalars(
-        select(Document).where(Document.assessment_id == context.request.assessment_id)
-        .order_by(Document.created_at, Document.id)))
+    documents = list(
+        session.scalars(
+            select(Document)
+            .where(Document.assessment_id == context.request.assessment_id)
+            .order_by(Document.created_at, Document.id)
+        )
+    )
     index = ChunkIndex(session, context.request.assessment_id)
     checked: list[tuple[Document, tuple[Path, str]]] = []
     for document in documents:
@@ -87,8 +91,9 @@ def ingest_documents(context: JobContext, sandbox: ParserSandbox | None = None) 
     return _result(session, documents)
 
 
-def store_parsed(session: Session, document: Document, parsed: ParsedDocument,
-                 index: ChunkIndex) -> None:
+def store_parsed(
+    session: Session, document: Document, parsed: ParsedDocument, index: ChunkIndex
+) -> None:
     now = utcnow()
     digest = text_sha256(parsed)
     original = find_same_text(session, document, digest)
@@ -96,32 +101,49 @@ def store_parsed(session: Session, document: Document, parsed: ParsedDocument,
         mark_duplicate(session, document, parsed, digest, original, now)
     else:
         counts = write_chunks(session, document, chunk_blocks(parsed.blocks), now, index)
-        record_outcome(session, document, now, outcome=INGESTED, parsed=parsed,
-                       counts=counts, digest=digest)
+        record_outcome(
+            session, document, now, outcome=INGESTED, parsed=parsed, counts=counts, digest=digest
+        )
     session.flush()
 
 
 def _result(session: Session, documents: list[Document]) -> JobResult:
     status = Counter(document.status for document in documents)
-    outcomes = {row.document_id: row for row in session.scalars(
-        select(DocumentOutcome).where(
-            DocumentOutcome.document_id.in_([d.id for d in documents])))} if documents else {}
+    outcomes = (
+        {
+            row.document_id: row
+            for row in session.scalars(
+                select(DocumentOutcome).where(
+                    DocumentOutcome.document_id.in_([d.id for d in documents])
+                )
+            )
+        }
+        if documents
+        else {}
+    )
     if status[INGESTED] == 0:
         code = NO_DOCUMENTS if not documents else NO_EXTRACTABLE_TEXT
         # Each document's typed outcome stays recorded: the failure is about the run.
-        raise JobFailure(code, _no_text_message(documents, outcomes), retryable=False,
-                         keep_results=True)
+        raise JobFailure(
+            code, _no_text_message(documents, outcomes), retryable=False, keep_results=True
+        )
     ingested = [outcomes[d.id] for d in documents if d.status == INGESTED and d.id in outcomes]
     failed = [(d, outcomes.get(d.id)) for d in documents if d.status in (FAILED, DUPLICATE)]
-    return JobResult(summary={
-        "documents": len(documents), "ingested": status[INGESTED], "failed": status[FAILED],
-        "duplicates": status[DUPLICATE],
-        "chunks": sum(d.chunk_count for d in documents if d.status == INGESTED),
-        "duplicate_chunks": sum(row.duplicate_chunks for row in ingested),
-        "pages": sum(row.pages or 0 for row in ingested),
-        "errors": dict(sorted(Counter(_code(row) for d, row in failed
-                                      if d.status == FAILED).items())),
-        "warnings": [_warning(d, row) for d, row in failed[:MAX_WARNINGS]]})
+    return JobResult(
+        summary={
+            "documents": len(documents),
+            "ingested": status[INGESTED],
+            "failed": status[FAILED],
+            "duplicates": status[DUPLICATE],
+            "chunks": sum(d.chunk_count for d in documents if d.status == INGESTED),
+            "duplicate_chunks": sum(row.duplicate_chunks for row in ingested),
+            "pages": sum(row.pages or 0 for row in ingested),
+            "errors": dict(
+                sorted(Counter(_code(row) for d, row in failed if d.status == FAILED).items())
+            ),
+            "warnings": [_warning(d, row) for d, row in failed[:MAX_WARNINGS]],
+        }
+    )
 
 
 def _code(row: DocumentOutcome | None) -> str:
@@ -130,19 +152,25 @@ def _code(row: DocumentOutcome | None) -> str:
 
 def _warning(document: Document, row: DocumentOutcome | None) -> dict[str, Any]:
     if document.status == DUPLICATE:
-        return {"document": document.filename, "code": "duplicate_document",
-                "duplicate_of": str(row.duplicate_of) if row else None}
+        return {
+            "document": document.filename,
+            "code": "duplicate_document",
+            "duplicate_of": str(row.duplicate_of) if row else None,
+        }
     return {"document": document.filename, "code": _code(row), "message": document.error}
 
 
-def _no_text_message(documents: list[Document],
-                     outcomes: dict[Any, DocumentOutcome]) -> str:
+def _no_text_message(documents: list[Document], outcomes: dict[Any, DocumentOutcome]) -> str:
     if not documents:
         return "the assessment has no documents: upload at least one"
-    reasons = "; ".join(f"{d.filename}: [{_code(outcomes.get(d.id))}] {d.error}"
-                        for d in documents[:5] if d.error)
-    return (f"no document yielded text ({reasons}); upload a document with text"
-            if reasons else "no document yielded text; upload a document with text")
+    reasons = "; ".join(
+        f"{d.filename}: [{_code(outcomes.get(d.id))}] {d.error}" for d in documents[:5] if d.error
+    )
+    return (
+        f"no document yielded text ({reasons}); upload a document with text"
+        if reasons
+        else "no document yielded text; upload a document with text"
+    )
 
 
 def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResult:
@@ -158,23 +186,47 @@ def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResu
     path, digest = put_bytes(context.storage_dir / "documents", data, ".md")
     # Unique on (assessment, sha256): the same approved SoA is one document, however
     # often it is ingested.
-    document = session.scalar(select(Document).where(
-        Document.assessment_id == request.assessment_id, Document.sha256 == digest))
+    document = session.scalar(
+        select(Document).where(
+            Document.assessment_id == request.assessment_id, Document.sha256 == digest
+        )
+    )
     if document is None:
         document = Document(
-            tenant_id=request.tenant_id, assessment_id=request.assessment_id,
-            filename=f"soa-v{soa.version}.md", media_type=MARKDOWN, size_bytes=len(data),
-            sha256=digest, storage_path=str(path), status=UPLOADED,
-            uploaded_by=SYSTEM_UPLOADER, created_at=utcnow())
+            tenant_id=request.tenant_id,
+            assessment_id=request.assessment_id,
+            filename=f"soa-v{soa.version}.md",
+            media_type=MARKDOWN,
+            size_bytes=len(data),
+            sha256=digest,
+            storage_path=str(path),
+            status=UPLOADED,
+            uploaded_by=SYSTEM_UPLOADER,
+            created_at=utcnow(),
+        )
         session.add(document)
         session.flush()
     parsed = parse(markdown, MARKDOWN)
     chunks = chunk_blocks(parsed.blocks)
-    counts = write_chunks(session, document, chunks, utcnow(),
-                          ChunkIndex(session, request.assessment_id))
-    record_outcome(session, document, utcnow(), outcome=INGESTED, parsed=parsed, counts=counts,
-                   digest=text_sha256(parsed))
+    counts = write_chunks(
+        session, document, chunks, utcnow(), ChunkIndex(session, request.assessment_id)
+    )
+    record_outcome(
+        session,
+        document,
+        utcnow(),
+        outcome=INGESTED,
+        parsed=parsed,
+        counts=counts,
+        digest=text_sha256(parsed),
+    )
     embedded = index_missing(session, request.assessment_id, embedder, document_id=document.id)
-    return JobResult(summary={
-        "document_id": str(document.id), "soa_version": soa.version,
-        "chunks": len(chunks), "new_chunks": counts.new, "embedded": embedded.embedded})
+    return JobResult(
+        summary={
+            "document_id": str(document.id),
+            "soa_version": soa.version,
+            "chunks": len(chunks),
+            "new_chunks": counts.new,
+            "embedded": embedded.embedded,
+        }
+    )

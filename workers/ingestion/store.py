@@ -35,8 +35,11 @@ class ChunkIndex:
     """Which chunk texts the assessment already holds, loaded once per job."""
 
     def __init__(self, session: Session, assessment_id: uuid.UUID) -> None:
-        rows = session.execute(select(DocumentChunk.sha256, DocumentChunk.document_id).where(
-            DocumentChunk.assessment_id == assessment_id)).all()
+        rows = session.execute(
+            select(DocumentChunk.sha256, DocumentChunk.document_id).where(
+                DocumentChunk.assessment_id == assessment_id
+            )
+        ).all()
         self.owner: dict[str, uuid.UUID] = {}
         for sha, document_id in rows:
             self.owner.setdefault(sha, document_id)
@@ -59,13 +62,19 @@ def text_sha256(parsed: ParsedDocument) -> str:
     return digest.hexdigest()
 
 
-def write_chunks(session: Session, document: Document, chunks: list[Chunk], now: datetime,
-                 index: ChunkIndex | None = None) -> WriteCounts:
+def write_chunks(
+    session: Session,
+    document: Document,
+    chunks: list[Chunk],
+    now: datetime,
+    index: ChunkIndex | None = None,
+) -> WriteCounts:
     """Insert the chunks the document does not have yet, skipping texts the assessment
     already holds (in this or another document). One bulk insert per table."""
     index = index or ChunkIndex(session, document.assessment_id)
-    existing = set(session.scalars(
-        select(DocumentChunk.id).where(DocumentChunk.document_id == document.id)))
+    existing = set(
+        session.scalars(select(DocumentChunk.id).where(DocumentChunk.document_id == document.id))
+    )
     seen: set[str] = set()
     rows: list[dict[str, object]] = []
     pages: list[dict[str, object]] = []
@@ -82,13 +91,27 @@ def write_chunks(session: Session, document: Document, chunks: list[Chunk], now:
             continue
         seen.add(sha)
         index.claim(sha, document.id)
-        rows.append({"id": row_id, "document_id": document.id,
-                     "assessment_id": document.assessment_id, "ordinal": chunk.ordinal,
-                     "heading_path": chunk.heading_path, "text": chunk.text, "sha256": sha,
-                     "created_at": now})
+        rows.append(
+            {
+                "id": row_id,
+                "document_id": document.id,
+                "assessment_id": document.assessment_id,
+                "ordinal": chunk.ordinal,
+                "heading_path": chunk.heading_path,
+                "text": chunk.text,
+                "sha256": sha,
+                "created_at": now,
+            }
+        )
         if chunk.page_start is not None:
-            pages.append({"chunk_id": row_id, "document_id": document.id,
-                          "page_start": chunk.page_start, "page_end": chunk.page_end})
+            pages.append(
+                {
+                    "chunk_id": row_id,
+                    "document_id": document.id,
+                    "page_start": chunk.page_start,
+                    "page_end": chunk.page_end,
+                }
+            )
         stored += 1
     session.flush()  # the document row goes first: chunks refer to it
     if rows:
@@ -101,20 +124,35 @@ def write_chunks(session: Session, document: Document, chunks: list[Chunk], now:
 
 
 def find_same_text(session: Session, document: Document, digest: str) -> DocumentOutcome | None:
-    return session.scalar(select(DocumentOutcome).where(
-        DocumentOutcome.assessment_id == document.assessment_id,
-        DocumentOutcome.text_sha256 == digest, DocumentOutcome.outcome == INGESTED,
-        DocumentOutcome.document_id != document.id).limit(1))
+    return session.scalar(
+        select(DocumentOutcome)
+        .where(
+            DocumentOutcome.assessment_id == document.assessment_id,
+            DocumentOutcome.text_sha256 == digest,
+            DocumentOutcome.outcome == INGESTED,
+            DocumentOutcome.document_id != document.id,
+        )
+        .limit(1)
+    )
 
 
-def record_outcome(session: Session, document: Document, now: datetime, *, outcome: str,
-                   parsed: ParsedDocument | None = None, counts: WriteCounts | None = None,
-                   error: DocumentError | None = None, digest: str | None = None,
-                   duplicate_of: uuid.UUID | None = None) -> DocumentOutcome:
+def record_outcome(
+    session: Session,
+    document: Document,
+    now: datetime,
+    *,
+    outcome: str,
+    parsed: ParsedDocument | None = None,
+    counts: WriteCounts | None = None,
+    error: DocumentError | None = None,
+    digest: str | None = None,
+    duplicate_of: uuid.UUID | None = None,
+) -> DocumentOutcome:
     row = session.get(DocumentOutcome, document.id)
     if row is None:
-        row = DocumentOutcome(document_id=document.id, assessment_id=document.assessment_id,
-                              created_at=now)
+        row = DocumentOutcome(
+            document_id=document.id, assessment_id=document.assessment_id, created_at=now
+        )
         session.add(row)
     row.outcome, row.media_type = outcome, document.media_type
     row.error_code = error.code.value if error else None
@@ -128,14 +166,26 @@ def record_outcome(session: Session, document: Document, now: datetime, *, outco
     return row
 
 
-def mark_failed(session: Session, document: Document, error: DocumentError,
-                now: datetime) -> None:
+def mark_failed(session: Session, document: Document, error: DocumentError, now: datetime) -> None:
     document.status, document.error, document.chunk_count = FAILED, error.message, 0
     record_outcome(session, document, now, outcome=FAILED, error=error)
 
 
-def mark_duplicate(session: Session, document: Document, parsed: ParsedDocument, digest: str,
-                   original: DocumentOutcome, now: datetime) -> None:
+def mark_duplicate(
+    session: Session,
+    document: Document,
+    parsed: ParsedDocument,
+    digest: str,
+    original: DocumentOutcome,
+    now: datetime,
+) -> None:
     document.status, document.error, document.chunk_count = DUPLICATE, None, 0
-    record_outcome(session, document, now, outcome=DUPLICATE, parsed=parsed, digest=digest,
-                   duplicate_of=original.document_id)
+    record_outcome(
+        session,
+        document,
+        now,
+        outcome=DUPLICATE,
+        parsed=parsed,
+        digest=digest,
+        duplicate_of=original.document_id,
+    )

@@ -11,13 +11,13 @@ from workers.ingestion.service import ingest_documents as ingest_documents_servi
 from workers.ingestion.service import ingest_soa as ingest_soa_service
 
 
-@shared_task(name="ingestion.ingest_documents", soft_time_limit=600, time_limit=660,
-             **JOB_TASK_OPTIONS)
+@shared_task(
+    name="ingestion.ingest_documents", soft_time_limit=600, time_limit=660, **JOB_TASK_OPTIONS
+)
 def ingest_documents(self: Task, body: dict[str, Any]) -> str:
     return run_job_task(self, body, ingest_documents_service)
 
 
-@shared_task(name="ingestion.ingest_soa", soft_time_limit=300, time_limit=360,
-             **JOB_TASK_OPTIONS)
+@shared_task(name="ingestion.ingest_soa", soft_time_limit=300, time_limit=360, **JOB_TASK_OPTIONS)
 def ingest_soa(self: Task, body: dict[str, Any]) -> str:
     return run_job_task(self, body, ingest_soa_service)

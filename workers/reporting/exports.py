@@ -37,8 +37,12 @@ def render_exports(report: ReportInput, as_of_iso: str) -> list[ExportFile]:
         ExportFile("json", "application/json", ".json", render_report_json(report)),
         ExportFile("poam_csv", "text/csv", ".csv", render_poam_csv(report)),
         ExportFile("poam_xlsx", XLSX, ".xlsx", render_poam_xlsx(report, as_of_iso)),
-        ExportFile("oscal_assessment_results", "application/json", ".json",
-                   render_oscal_assessment_results(report, as_of_iso)),
+        ExportFile(
+            "oscal_assessment_results",
+            "application/json",
+            ".json",
+            render_oscal_assessment_results(report, as_of_iso),
+        ),
         ExportFile("oscal_poam", "application/json", ".json", render_oscal_poam(report, as_of_iso)),
     ]
 
@@ -48,29 +52,48 @@ def store_files(root: Path, files: list[ExportFile]) -> list[dict[str, Any]]:
     listed = []
     for file in files:
         path, digest = put_bytes(root, file.data, file.suffix)
-        listed.append({"kind": file.kind, "path": str(path), "sha256": digest,
-                       "media_type": file.media_type, "bytes": len(file.data)})
+        listed.append(
+            {
+                "kind": file.kind,
+                "path": str(path),
+                "sha256": digest,
+                "media_type": file.media_type,
+                "bytes": len(file.data),
+            }
+        )
     return listed
 
 
-def record_exports(session: Session, artifact_id: uuid.UUID,
-                   listed: list[dict[str, Any]]) -> int:
+def record_exports(session: Session, artifact_id: uuid.UUID, listed: list[dict[str, Any]]) -> int:
     """One row per (artifact, kind); a re-delivered job adds none. Returns rows added."""
-    present = set(session.scalars(select(ReportExport.kind).where(
-        ReportExport.artifact_id == artifact_id)))
+    present = set(
+        session.scalars(select(ReportExport.kind).where(ReportExport.artifact_id == artifact_id))
+    )
     added = 0
     for entry in listed:
         if entry["kind"] in present:
             continue
-        session.add(ReportExport(
-            artifact_id=artifact_id, kind=entry["kind"], media_type=entry["media_type"],
-            storage_path=entry["path"], sha256=entry["sha256"], size_bytes=entry["bytes"],
-            created_at=utcnow()))
+        session.add(
+            ReportExport(
+                artifact_id=artifact_id,
+                kind=entry["kind"],
+                media_type=entry["media_type"],
+                storage_path=entry["path"],
+                sha256=entry["sha256"],
+                size_bytes=entry["bytes"],
+                created_at=utcnow(),
+            )
+        )
         added += 1
     session.flush()
     return added
 
 
 def exports_of(session: Session, artifact_id: uuid.UUID) -> list[ReportExport]:
-    return list(session.scalars(select(ReportExport).where(
-        ReportExport.artifact_id == artifact_id).order_by(ReportExport.kind)))
+    return list(
+        session.scalars(
+            select(ReportExport)
+            .where(ReportExport.artifact_id == artifact_id)
+            .order_by(ReportExport.kind)
+        )
+    )

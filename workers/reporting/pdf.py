@@ -51,8 +51,9 @@ class _Styles:
         self.head = ParagraphStyle("head", parent=self.cell, fontName=bold)
         self.muted = ParagraphStyle("muted", parent=self.body, textColor="#5c6670")
         self.h1 = ParagraphStyle("h1", fontName=bold, fontSize=16, leading=20, spaceAfter=6)
-        self.h2 = ParagraphStyle("h2", fontName=bold, fontSize=12, leading=15, spaceBefore=10,
-                                 spaceAfter=4)
+        self.h2 = ParagraphStyle(
+            "h2", fontName=bold, fontSize=12, leading=15, spaceBefore=10, spaceAfter=4
+        )
         self.h3 = ParagraphStyle("h3", fontName=bold, fontSize=9.5, leading=12, spaceBefore=6)
         self.quote = ParagraphStyle("quote", parent=self.cell, leftIndent=12, spaceAfter=4)
 
@@ -69,9 +70,17 @@ def render_report_pdf(report: ReportInput) -> bytes:
     styles = _Styles()
     buffer = io.BytesIO()
     document = SimpleDocTemplate(
-        buffer, pagesize=landscape(A4), leftMargin=14 * mm, rightMargin=14 * mm,
-        topMargin=14 * mm, bottomMargin=16 * mm, title=report.title,
-        author="SCF assessment lifecycle", subject=report.assessment_name, invariant=1)
+        buffer,
+        pagesize=landscape(A4),
+        leftMargin=14 * mm,
+        rightMargin=14 * mm,
+        topMargin=14 * mm,
+        bottomMargin=16 * mm,
+        title=report.title,
+        author="SCF assessment lifecycle",
+        subject=report.assessment_name,
+        invariant=1,
+    )
     width = document.width
     story = _story(report, styles, width)
 
@@ -91,28 +100,44 @@ def _story(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
 
     story: list[Any] = [
         Paragraph(_text(report.title), styles.h1),
-        Paragraph(f"Assessment: {_text(report.assessment_name)}. Prepared from the "
-                  f"artifacts as of {_text(report.as_of)}.", styles.muted)]
-    sections = [("Summary", _summary), ("Scope", _scope),
-                ("Statement of Applicability", _soa), ("Gaps", _gaps),
-                ("Maturity by domain", _maturity), ("Plan of Action & Milestones", _poam),
-                ("Evidence citations", _evidence)]
+        Paragraph(
+            f"Assessment: {_text(report.assessment_name)}. Prepared from the "
+            f"artifacts as of {_text(report.as_of)}.",
+            styles.muted,
+        ),
+    ]
+    sections = [
+        ("Summary", _summary),
+        ("Scope", _scope),
+        ("Statement of Applicability", _soa),
+        ("Gaps", _gaps),
+        ("Maturity by domain", _maturity),
+        ("Plan of Action & Milestones", _poam),
+        ("Evidence citations", _evidence),
+    ]
     for heading, build in sections:
         story.append(Paragraph(_text(heading), styles.h2))
         story.extend(build(report, styles, width))
     return story
 
 
-def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], styles: _Styles,
-           widths: Sequence[float]) -> list[Any]:
+def _table(
+    headers: Sequence[str], rows: Iterable[Sequence[Any]], styles: _Styles, widths: Sequence[float]
+) -> list[Any]:
     from reportlab.platypus import Paragraph, Table, TableStyle
 
     data = [[Paragraph(_text(h), styles.head) for h in headers]]
     data += [[Paragraph(_text(cell), styles.cell) for cell in row] for row in rows]
     table = Table(data, colWidths=list(widths), repeatRows=1)
-    table.setStyle(TableStyle([
-        ("GRID", (0, 0), (-1, -1), 0.4, "#c8ccd1"), ("BACKGROUND", (0, 0), (-1, 0), "#eef1f4"),
-        ("VALIGN", (0, 0), (-1, -1), "TOP")]))
+    table.setStyle(
+        TableStyle(
+            [
+                ("GRID", (0, 0), (-1, -1), 0.4, "#c8ccd1"),
+                ("BACKGROUND", (0, 0), (-1, 0), "#eef1f4"),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ]
+        )
+    )
     return [table]
 
 
@@ -134,38 +159,67 @@ def _summary(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
 def _scope(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     if not report.scope:
         return _note("No scope artifact.", styles)
-    rows = [(d.get("domain"), d.get("name"), len(d.get("controls", [])))
-            for d in report.scope.get("domains", [])]
+    rows = [
+        (d.get("domain"), d.get("name"), len(d.get("controls", [])))
+        for d in report.scope.get("domains", [])
+    ]
     parts = _table(("Domain", "Name", "Controls"), rows, styles, _split(width, 1, 4, 1))
     out = report.scope.get("out_of_scope", [])
     if out:
-        parts += _note("Out of scope: " + ", ".join(f"{d.get('domain')} {d.get('name')}"
-                                                    for d in out), styles)
+        parts += _note(
+            "Out of scope: " + ", ".join(f"{d.get('domain')} {d.get('name')}" for d in out), styles
+        )
     return parts
 
 
 def _soa(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    rows = [(c.get("control_id"), c.get("title"), "Yes" if c.get("applicable") else "No",
-             c.get("justification")) for c in report.soa.get("controls", [])]
-    return _table(("Control", "Title", "Applicable", "Justification"), rows, styles,
-                  _split(width, 1, 3, 1, 6))
+    rows = [
+        (
+            c.get("control_id"),
+            c.get("title"),
+            "Yes" if c.get("applicable") else "No",
+            c.get("justification"),
+        )
+        for c in report.soa.get("controls", [])
+    ]
+    return _table(
+        ("Control", "Title", "Applicable", "Justification"), rows, styles, _split(width, 1, 3, 1, 6)
+    )
 
 
 def _gaps(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     gaps = report.gaps.get("gaps", [])
     if not gaps:
         return _note("No gaps: every applicable control has evidence.", styles)
-    rows = [(g.get("control_id"), g.get("title"), g.get("severity"),
-             f"{float(g.get('best_score', 0.0)):.2f}", g.get("finding")) for g in gaps]
-    return _table(("Control", "Title", "Severity", "Best score", "Finding"), rows, styles,
-                  _split(width, 1, 3, 1, 1, 6))
+    rows = [
+        (
+            g.get("control_id"),
+            g.get("title"),
+            g.get("severity"),
+            f"{float(g.get('best_score', 0.0)):.2f}",
+            g.get("finding"),
+        )
+        for g in gaps
+    ]
+    return _table(
+        ("Control", "Title", "Severity", "Best score", "Finding"),
+        rows,
+        styles,
+        _split(width, 1, 3, 1, 1, 6),
+    )
 
 
 def _maturity(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    rows = [(d.get("domain"), d.get("name"), d.get("level"), d.get("label"), d.get("rationale"))
-            for d in report.maturity.get("domains", [])]
-    return _table(("Domain", "Name", "Level", "Label", "Rationale"), rows, styles,
-                  _split(width, 1, 3, 1, 2, 6))
+    rows = [
+        (d.get("domain"), d.get("name"), d.get("level"), d.get("label"), d.get("rationale"))
+        for d in report.maturity.get("domains", [])
+    ]
+    return _table(
+        ("Domain", "Name", "Level", "Label", "Rationale"),
+        rows,
+        styles,
+        _split(width, 1, 3, 1, 2, 6),
+    )
 
 
 def _poam(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
@@ -173,8 +227,9 @@ def _poam(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     if not items:
         return _note("No action items.", styles)
     rows = [[item.get(key) for key, _ in POAM_COLUMNS] for item in items]
-    return _table([title for _, title in POAM_COLUMNS], rows, styles,
-                  _split(width, 1.2, 1, 4, 5, 1, 1.3, 2))
+    return _table(
+        [title for _, title in POAM_COLUMNS], rows, styles, _split(width, 1.2, 1, 4, 5, 1, 1.3, 2)
+    )
 
 
 def _evidence(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
@@ -185,14 +240,22 @@ def _evidence(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
         return _note("No evidence citations.", styles)
     parts: list[Any] = []
     for control in controls:
-        parts.append(Paragraph(f"{_text(control.get('control_id'))} "
-                               f"{_text(control.get('title'))}", styles.h3))
+        parts.append(
+            Paragraph(
+                f"{_text(control.get('control_id'))} {_text(control.get('title'))}", styles.h3
+            )
+        )
         for cite in supporting(control):
-            where = " › ".join(filter(None, (str(cite.get("filename") or ""),
-                                             str(cite.get("heading_path") or ""))))
+            where = " › ".join(
+                filter(None, (str(cite.get("filename") or ""), str(cite.get("heading_path") or "")))
+            )
             pages = page_label(cite)
             label = f"{where}, {pages}" if pages else where
-            parts.append(Paragraph(f"<b>{_text(label)}</b> (score "
-                                   f"{float(cite.get('score', 0.0)):.2f})", styles.cell))
+            parts.append(
+                Paragraph(
+                    f"<b>{_text(label)}</b> (score {float(cite.get('score', 0.0)):.2f})",
+                    styles.cell,
+                )
+            )
             parts.append(Paragraph(_text(cite.get("excerpt")), styles.quote))
     return parts

@@ -12,25 +12,33 @@ from workers.reporting.render import ReportInput
 
 # The columns of FedRAMP's POA&M (its "Open POA&M Items" sheet), in FedRAMP's order.
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("id", "POAM ID"), ("controls", "Controls"), ("weakness_name", "Weakness Name"),
+    ("id", "POAM ID"),
+    ("controls", "Controls"),
+    ("weakness_name", "Weakness Name"),
     ("weakness", "Weakness Description"),
     ("weakness_detector_source", "Weakness Detector Source"),
     ("weakness_source_identifier", "Weakness Source Identifier"),
-    ("asset_identifier", "Asset Identifier"), ("point_of_contact", "Point of Contact"),
+    ("asset_identifier", "Asset Identifier"),
+    ("point_of_contact", "Point of Contact"),
     ("resources_required", "Resources Required"),
     ("remediation", "Overall Remediation Plan"),
     ("original_detection_date", "Original Detection Date"),
     ("scheduled_completion_date", "Scheduled Completion Date"),
-    ("planned_milestones", "Planned Milestones"), ("milestone_changes", "Milestone Changes"),
-    ("status", "Status"), ("status_date", "Status Date"),
+    ("planned_milestones", "Planned Milestones"),
+    ("milestone_changes", "Milestone Changes"),
+    ("status", "Status"),
+    ("status_date", "Status Date"),
     ("vendor_dependency", "Vendor Dependency"),
     ("last_vendor_check_in_date", "Last Vendor Check-in Date"),
     ("vendor_dependent_product_name", "Vendor Dependent Product Name"),
     ("original_risk_rating", "Original Risk Rating"),
-    ("adjusted_risk_rating", "Adjusted Risk Rating"), ("risk_adjustment", "Risk Adjustment"),
-    ("false_positive", "False Positive"), ("operational_requirement", "Operational Requirement"),
+    ("adjusted_risk_rating", "Adjusted Risk Rating"),
+    ("risk_adjustment", "Risk Adjustment"),
+    ("false_positive", "False Positive"),
+    ("operational_requirement", "Operational Requirement"),
     ("deviation_rationale", "Deviation Rationale"),
-    ("supporting_documents", "Supporting Documents"), ("comments", "Comments"),
+    ("supporting_documents", "Supporting Documents"),
+    ("comments", "Comments"),
     ("auto_approve", "Auto-Approve"),
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -69,8 +77,13 @@ def render_poam_xlsx(report: ReportInput, as_of_iso: str) -> bytes:
         cell.font = Font(bold=True)
     for row in poam_rows(report):
         sheet.append(row)
-    widths = {"weakness": 60, "remediation": 80, "weakness_name": 40, "planned_milestones": 60,
-              "comments": 40}
+    widths = {
+        "weakness": 60,
+        "remediation": 80,
+        "weakness_name": 40,
+        "planned_milestones": 60,
+        "comments": 40,
+    }
     for index, (key, _) in enumerate(COLUMNS, start=1):
         letter = sheet.cell(row=1, column=index).column_letter
         sheet.column_dimensions[letter].width = widths.get(key, 16)

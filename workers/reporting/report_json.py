@@ -12,24 +12,35 @@ SCHEMA = "scf-assessment-report/1"
 
 def report_document(report: ReportInput) -> dict[str, Any]:
     return {
-        "schema": SCHEMA, "title": report.title, "assessment": report.assessment_name,
+        "schema": SCHEMA,
+        "title": report.title,
+        "assessment": report.assessment_name,
         "as_of": report.as_of,
         "summary": {label: value for label, value in summary_rows(report)},
-        "scope": report.scope, "soa": report.soa, "gaps": report.gaps,
-        "maturity": report.maturity, "poam": report.poam,
-        "evidence": [_evidence(control) for control in report.evidence.get("controls", [])
-                     if supporting(control)],
+        "scope": report.scope,
+        "soa": report.soa,
+        "gaps": report.gaps,
+        "maturity": report.maturity,
+        "poam": report.poam,
+        "evidence": [
+            _evidence(control)
+            for control in report.evidence.get("controls", [])
+            if supporting(control)
+        ],
         "requirements": report.evidence.get("requirements", []),
     }
 
 
 def _evidence(control: dict[str, Any]) -> dict[str, Any]:
-    return {"control_id": control.get("control_id"), "title": control.get("title"),
-            "citations": [{**cite, "pages": page_label(cite) or None}
-                          for cite in supporting(control)]}
+    return {
+        "control_id": control.get("control_id"),
+        "title": control.get("title"),
+        "citations": [{**cite, "pages": page_label(cite) or None} for cite in supporting(control)],
+    }
 
 
 def render_report_json(report: ReportInput) -> bytes:
     """Sorted keys and fixed separators: the same report, the same bytes."""
-    return json.dumps(report_document(report), sort_keys=True, indent=2, ensure_ascii=False,
-                      default=str).encode("utf-8")
+    return json.dumps(
+        report_document(report), sort_keys=True, indent=2, ensure_ascii=False, default=str
+    ).encode("utf-8")

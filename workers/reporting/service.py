@@ -18,8 +18,12 @@ from workers.inputs import latest_artifact, require_artifact, source
 from workers.reporting.exports import record_exports, render_exports, store_files
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
 
-REQUIRED = (ArtifactKind.SOA, ArtifactKind.GAP_ANALYSIS, ArtifactKind.MATURITY_ASSESSMENT,
-            ArtifactKind.POAM)
+REQUIRED = (
+    ArtifactKind.SOA,
+    ArtifactKind.GAP_ANALYSIS,
+    ArtifactKind.MATURITY_ASSESSMENT,
+    ArtifactKind.POAM,
+)
 OPTIONAL = (ArtifactKind.SCOPE, ArtifactKind.EVIDENCE_ANALYSIS)
 
 
@@ -35,11 +39,22 @@ def render_report(context: JobContext) -> JobResult:
     # Content-addressed, so this is the very file save_artifact stores.
     path, _ = put_bytes(context.storage_dir / "artifacts", html_bytes, ".html")
     exports = store_files(context.storage_dir / "artifacts", render_exports(report, as_of))
-    content = {"title": report.title, "sections": [key for key, _ in SECTIONS],
-               "format": "html", "path": str(path), "exports": exports,
-               "sources": [source(a) for a in inputs.values()]}
-    ref = save_artifact(context, ArtifactKind.REPORT, content, file_bytes=html_bytes,
-                        file_suffix=".html", media_type="text/html")
+    content = {
+        "title": report.title,
+        "sections": [key for key, _ in SECTIONS],
+        "format": "html",
+        "path": str(path),
+        "exports": exports,
+        "sources": [source(a) for a in inputs.values()],
+    }
+    ref = save_artifact(
+        context,
+        ArtifactKind.REPORT,
+        content,
+        file_bytes=html_bytes,
+        file_suffix=".html",
+        media_type="text/html",
+    )
     stored = context.session.get(Artifact, ref.artifact_id)
     assert stored is not None
     record_exports(context.session, stored.id, stored.content.get("exports", []))
@@ -48,9 +63,13 @@ def render_report(context: JobContext) -> JobResult:
 
 def _existing_report(context: JobContext) -> Artifact | None:
     version = requested_version(context, ArtifactKind.REPORT)
-    return context.session.scalar(select(Artifact).where(
-        Artifact.run_id == context.request.run_id, Artifact.kind == ArtifactKind.REPORT.value,
-        Artifact.version == version))
+    return context.session.scalar(
+        select(Artifact).where(
+            Artifact.run_id == context.request.run_id,
+            Artifact.kind == ArtifactKind.REPORT.value,
+            Artifact.version == version,
+        )
+    )
 
 
 def _inputs(context: JobContext) -> dict[ArtifactKind, Artifact]:
@@ -62,34 +81,47 @@ def _inputs(context: JobContext) -> dict[ArtifactKind, Artifact]:
     return inputs
 
 
-def _report_input(context: JobContext,
-                  inputs: dict[ArtifactKind, Artifact]) -> tuple[ReportInput, str]:
+def _report_input(
+    context: JobContext, inputs: dict[ArtifactKind, Artifact]
+) -> tuple[ReportInput, str]:
     request = context.request
     assessment = context.session.get(Assessment, request.assessment_id)
     name = assessment.name if assessment else str(request.assessment_id)
     # "As of" the newest input, not "now": the same inputs render the same bytes.
     newest = max(_utc(a.created_at) for a in inputs.values())
     report = ReportInput(
-        title=f"SCF assessment report: {name}", assessment_name=name,
+        title=f"SCF assessment report: {name}",
+        assessment_name=name,
         as_of=newest.strftime("%Y-%m-%d %H:%M UTC"),
-        soa=inputs[ArtifactKind.SOA].content, gaps=inputs[ArtifactKind.GAP_ANALYSIS].content,
+        soa=inputs[ArtifactKind.SOA].content,
+        gaps=inputs[ArtifactKind.GAP_ANALYSIS].content,
         maturity=inputs[ArtifactKind.MATURITY_ASSESSMENT].content,
         poam=inputs[ArtifactKind.POAM].content,
         scope=_content(inputs, ArtifactKind.SCOPE),
-        evidence=_content(inputs, ArtifactKind.EVIDENCE_ANALYSIS))
+        evidence=_content(inputs, ArtifactKind.EVIDENCE_ANALYSIS),
+    )
     return report, newest.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _result(artifact: Artifact) -> JobResult:
-    ref = ArtifactRef(artifact_id=artifact.id, kind=ArtifactKind.REPORT,
-                      version=artifact.version, sha256=artifact.sha256)
+    ref = ArtifactRef(
+        artifact_id=artifact.id,
+        kind=ArtifactKind.REPORT,
+        version=artifact.version,
+        sha256=artifact.sha256,
+    )
     exports = artifact.content.get("exports", [])
-    return JobResult(summary={
-        "path": artifact.storage_path or artifact.content.get("path"),
-        "bytes": _size(artifact), "sections": len(SECTIONS),
-        "exports": {entry["kind"]: entry["bytes"] for entry in exports},
-        "artifact_kind": ArtifactKind.REPORT.value, "artifact_version": artifact.version},
-        artifact=ref)
+    return JobResult(
+        summary={
+            "path": artifact.storage_path or artifact.content.get("path"),
+            "bytes": _size(artifact),
+            "sections": len(SECTIONS),
+            "exports": {entry["kind"]: entry["bytes"] for entry in exports},
+            "artifact_kind": ArtifactKind.REPORT.value,
+            "artifact_version": artifact.version,
+        },
+        artifact=ref,
+    )
 
 
 def _size(artifact: Artifact) -> int | None:

@@ -18,28 +18,50 @@ from orchestrator.service.approval_events import ApprovalEventView, record_appro
 from orchestrator.service.queries import list_approvals
 from orchestrator.service.read_models import ApprovalRecordView
 
-router = APIRouter(prefix="/api/v1/workflows", tags=["approvals"],
-                   responses=problem_responses(400, 401, 403, 404, 422))
+router = APIRouter(
+    prefix="/api/v1/workflows",
+    tags=["approvals"],
+    responses=problem_responses(400, 401, 403, 404, 422),
+)
 
 
-@router.post("/{workflowRunId}/approvals", status_code=201, response_model=ApprovalEventView,
-             responses=problem_responses(409, 413), summary="Record an approval event",
-             description="Approve, reject or request changes on one artifact version. "
-                         "Approving does not move the run: send the approval signal naming "
-                         "the event's id. A rejection reaches the run at once.")
-def record(run_id: RunId, body: ApprovalRequest, request: Request, principal: Approver,
-           idempotency_key: IdempotencyHeader = None) -> JSONResponse:
+@router.post(
+    "/{workflowRunId}/approvals",
+    status_code=201,
+    response_model=ApprovalEventView,
+    responses=problem_responses(409, 413),
+    summary="Record an approval event",
+    description="Approve, reject or request changes on one artifact version. "
+    "Approving does not move the run: send the approval signal naming "
+    "the event's id. A rejection reaches the run at once.",
+)
+def record(
+    run_id: RunId,
+    body: ApprovalRequest,
+    request: Request,
+    principal: Approver,
+    idempotency_key: IdempotencyHeader = None,
+) -> JSONResponse:
     def action() -> StoredResponse:
-        event = record_approval(principal.actor, run_id, body.artifact_kind.value,
-                                body.artifact_version, decision=body.decision.value,
-                                approver_role=body.approver_role, comment=body.comment)
+        event = record_approval(
+            principal.actor,
+            run_id,
+            body.artifact_kind.value,
+            body.artifact_version,
+            decision=body.decision.value,
+            approver_role=body.approver_role,
+            comment=body.comment,
+        )
         return StoredResponse(201, event.model_dump(mode="json"), {})
 
     fingerprint = request_hash("POST", request.url.path, body.model_dump(mode="json"))
     return run_once(principal, check_key(idempotency_key), fingerprint, action)
 
 
-@router.get("/{workflowRunId}/approvals", response_model=list[ApprovalRecordView],
-            summary="A run's approval events")
+@router.get(
+    "/{workflowRunId}/approvals",
+    response_model=list[ApprovalRecordView],
+    summary="A run's approval events",
+)
 def index(run_id: RunId, principal: Reader) -> list[ApprovalRecordView]:
     return list_approvals(principal.actor, run_id)

@@ -24,48 +24,71 @@ from orchestrator.service.queries import (
 )
 from orchestrator.service.read_models import ArtifactView
 
-router = APIRouter(prefix="/api/v1/workflows", tags=["artifacts"],
-                   responses=problem_responses(400, 401, 403, 404, 422))
+router = APIRouter(
+    prefix="/api/v1/workflows",
+    tags=["artifacts"],
+    responses=problem_responses(400, 401, 403, 404, 422),
+)
 
-_FILE_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
-    "description": "The artifact's file (the rendered report) or its JSON content.",
-    "content": {"text/html": {"schema": {"type": "string"}},
-                "application/json": {"schema": {"type": "object"}},
-                "application/pdf": {"schema": {"type": "string", "format": "binary"}},
-                "text/csv": {"schema": {"type": "string"}},
-                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
-                    "schema": {"type": "string", "format": "binary"}},
-                "application/octet-stream": {"schema": {"type": "string",
-                                                        "format": "binary"}}}}}
+_FILE_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The artifact's file (the rendered report) or its JSON content.",
+        "content": {
+            "text/html": {"schema": {"type": "string"}},
+            "application/json": {"schema": {"type": "object"}},
+            "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+            "text/csv": {"schema": {"type": "string"}},
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
+                "schema": {"type": "string", "format": "binary"}
+            },
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+        },
+    }
+}
 
-ReportFormat = Annotated[str, Query(
-    pattern=r"^[a-z][a-z0-9_]{0,31}$",
-    description="`html` (the rendered report) or one of its exports: `pdf`, `json`, "
-                "`poam_csv`, `poam_xlsx`, `oscal_assessment_results`, `oscal_poam`.")]
+ReportFormat = Annotated[
+    str,
+    Query(
+        pattern=r"^[a-z][a-z0-9_]{0,31}$",
+        description="`html` (the rendered report) or one of its exports: `pdf`, `json`, "
+        "`poam_csv`, `poam_xlsx`, `oscal_assessment_results`, `oscal_poam`.",
+    ),
+]
 
 
-@router.get("/{workflowRunId}/artifacts", response_model=list[ArtifactView],
-            summary="A run's artifacts")
-def index(run_id: RunId, principal: Reader,
-          kind: ArtifactKind | None = None) -> list[ArtifactView]:
+@router.get(
+    "/{workflowRunId}/artifacts", response_model=list[ArtifactView], summary="A run's artifacts"
+)
+def index(run_id: RunId, principal: Reader, kind: ArtifactKind | None = None) -> list[ArtifactView]:
     return list_artifacts(principal.actor, run_id, kind.value if kind else None)
 
 
-@router.get("/{workflowRunId}/artifacts/{artifactId}", response_model=ArtifactDetail,
-            summary="One artifact with its content")
+@router.get(
+    "/{workflowRunId}/artifacts/{artifactId}",
+    response_model=ArtifactDetail,
+    summary="One artifact with its content",
+)
 def read(run_id: RunId, artifact_id: ArtifactId, principal: Reader) -> ArtifactDetail:
     found = get_artifact(principal.actor, run_id, artifact_id)
     return ArtifactDetail(**found.view.model_dump(), content=found.content)
 
 
-@router.get("/{workflowRunId}/artifacts/{artifactId}/download", response_class=Response,
-            responses=_FILE_RESPONSE, summary="Download an artifact")
+@router.get(
+    "/{workflowRunId}/artifacts/{artifactId}/download",
+    response_class=Response,
+    responses=_FILE_RESPONSE,
+    summary="Download an artifact",
+)
 def download(run_id: RunId, artifact_id: ArtifactId, principal: Reader) -> Response:
     return _file(get_artifact(principal.actor, run_id, artifact_id))
 
 
-@router.get("/{workflowRunId}/report", response_class=Response, responses=_FILE_RESPONSE,
-            summary="Download the run's newest report")
+@router.get(
+    "/{workflowRunId}/report",
+    response_class=Response,
+    responses=_FILE_RESPONSE,
+    summary="Download the run's newest report",
+)
 def report(run_id: RunId, principal: Reader, format: ReportFormat = "html") -> Response:
     found = latest_report(principal.actor, run_id)
     if format == "html":
@@ -84,22 +107,29 @@ def _export(found: ArtifactContent, kind: str) -> Response:
     path = Path(str(entry.get("path", ""))).resolve()
     if not path.is_relative_to(get_settings().resolved_storage_dir) or not path.is_file():
         raise NotFound(f"the {kind} export of report v{version} is missing from storage")
-    return FileResponse(path, media_type=str(entry.get("media_type") or
-                                             "application/octet-stream"),
-                        headers=_disposition(f"report-v{version}-{kind}{path.suffix}"))
+    return FileResponse(
+        path,
+        media_type=str(entry.get("media_type") or "application/octet-stream"),
+        headers=_disposition(f"report-v{version}-{kind}{path.suffix}"),
+    )
 
 
 def _file(found: ArtifactContent, *, inline: bool = False) -> Response:
     view = found.view
     name = f"{view.kind}-v{view.version}"
     if found.file is None:
-        return Response(json.dumps(found.content, sort_keys=True, default=str),
-                        media_type="application/json",
-                        headers=_disposition(f"{name}.json"))
+        return Response(
+            json.dumps(found.content, sort_keys=True, default=str),
+            media_type="application/json",
+            headers=_disposition(f"{name}.json"),
+        )
     if not found.file.is_file():
         raise NotFound(f"the file of {view.kind} v{view.version} is missing from storage")
-    return FileResponse(found.file, media_type=view.media_type,
-                        headers=_disposition(f"{name}{found.file.suffix}", inline=inline))
+    return FileResponse(
+        found.file,
+        media_type=view.media_type,
+        headers=_disposition(f"{name}{found.file.suffix}", inline=inline),
+    )
 
 
 def _disposition(filename: str, *, inline: bool = False) -> dict[str, str]:

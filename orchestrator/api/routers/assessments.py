@@ -19,18 +19,31 @@ from orchestrator.service.producer import create_assessment
 from orchestrator.service.queries import get_assessment, list_assessments, list_documents
 from orchestrator.service.read_models import AssessmentView, DocumentView
 
-router = APIRouter(prefix="/api/v1/assessments", tags=["assessments"],
-                   responses=problem_responses(400, 401, 403, 404, 422))
+router = APIRouter(
+    prefix="/api/v1/assessments",
+    tags=["assessments"],
+    responses=problem_responses(400, 401, 403, 404, 422),
+)
 
 
-@router.post("", status_code=201, response_model=AssessmentView,
-             responses=problem_responses(409, 413), summary="Create an assessment")
-def create(body: CreateAssessment, request: Request, principal: Signaller,
-           idempotency_key: IdempotencyHeader = None) -> JSONResponse:
+@router.post(
+    "",
+    status_code=201,
+    response_model=AssessmentView,
+    responses=problem_responses(409, 413),
+    summary="Create an assessment",
+)
+def create(
+    body: CreateAssessment,
+    request: Request,
+    principal: Signaller,
+    idempotency_key: IdempotencyHeader = None,
+) -> JSONResponse:
     def action() -> StoredResponse:
         view = create_assessment(principal.actor, body.organization_id, body.name)
-        return StoredResponse(201, view.model_dump(mode="json"),
-                       {"Location": assessment_location(view.id)})
+        return StoredResponse(
+            201, view.model_dump(mode="json"), {"Location": assessment_location(view.id)}
+        )
 
     fingerprint = request_hash("POST", request.url.path, body.model_dump(mode="json"))
     return run_once(principal, check_key(idempotency_key), fingerprint, action)
@@ -47,37 +60,61 @@ def read(assessment_id: AssessmentId, principal: Reader) -> AssessmentView:
     return get_assessment(principal.actor, assessment_id)
 
 
-@router.get("/{assessmentId}/documents", response_model=list[DocumentView],
-            summary="List an assessment's documents")
+@router.get(
+    "/{assessmentId}/documents",
+    response_model=list[DocumentView],
+    summary="List an assessment's documents",
+)
 def documents(assessment_id: AssessmentId, principal: Reader) -> list[DocumentView]:
     return list_documents(principal.actor, assessment_id)
 
 
 @router.post(
-    "/{assessmentId}/documents", status_code=201, response_model=DocumentView,
+    "/{assessmentId}/documents",
+    status_code=201,
+    response_model=DocumentView,
     summary="Upload a document",
     description="multipart/form-data with one `file` part, streamed to storage. The size "
-                "limit and the type are checked on the content; a duplicate of a document "
-                "already uploaded answers 200 with `duplicate: true`. Uploading records "
-                "`documents_uploaded` for the assessment's active run.",
+    "limit and the type are checked on the content; a duplicate of a document "
+    "already uploaded answers 200 with `duplicate: true`. Uploading records "
+    "`documents_uploaded` for the assessment's active run.",
     openapi_extra={"requestBody": UPLOAD_BODY},
-    responses={200: {"model": DocumentView, "description": "The same content was uploaded "
-                     "before"}, **problem_responses(400, 409, 413, 415)})
-async def upload(assessment_id: AssessmentId, request: Request, principal: Signaller,
-                 idempotency_key: IdempotencyHeader = None) -> JSONResponse:
+    responses={
+        200: {"model": DocumentView, "description": "The same content was uploaded before"},
+        **problem_responses(400, 409, 413, 415),
+    },
+)
+async def upload(
+    assessment_id: AssessmentId,
+    request: Request,
+    principal: Signaller,
+    idempotency_key: IdempotencyHeader = None,
+) -> JSONResponse:
     key = check_key(idempotency_key)
     # Refuse an unknown assessment before reading a possibly large body.
     await run_in_threadpool(get_assessment, principal.actor, assessment_id)
     storage = get_settings().resolved_storage_dir
-    async with received_upload(request, storage / "incoming",
-                               get_settings().max_document_bytes) as received:
+    async with received_upload(
+        request, storage / "incoming", get_settings().max_document_bytes
+    ) as received:
+
         def action() -> StoredResponse:
-            view = upload_document_file(principal.actor, assessment_id, received.filename,
-                                        received.path,
-                                        declared_media_type=received.declared_type)
+            view = upload_document_file(
+                principal.actor,
+                assessment_id,
+                received.filename,
+                received.path,
+                declared_media_type=received.declared_type,
+            )
             return StoredResponse(200 if view.duplicate else 201, view.model_dump(mode="json"), {})
 
-        fingerprint = request_hash("POST", request.url.path, {
-            "filename": received.filename, "declared_type": received.declared_type,
-            "sha256": received.sha256})
+        fingerprint = request_hash(
+            "POST",
+            request.url.path,
+            {
+                "filename": received.filename,
+                "declared_type": received.declared_type,
+                "sha256": received.sha256,
+            },
+        )
         return await run_in_threadpool(run_once, principal, key, fingerprint, action)

@@ -31,8 +31,9 @@ def read_pdf(path: Path, limits: IngestionLimits) -> ParsedDocument:
     try:
         count = len(pdf)
         if count > limits.max_pages:
-            raise DocumentError(DocumentErrorCode.TOO_LARGE,
-                                f"{count} pages (limit {limits.max_pages})")
+            raise DocumentError(
+                DocumentErrorCode.TOO_LARGE, f"{count} pages (limit {limits.max_pages})"
+            )
         texts = extract_pages(pdf, limits)
         if not any(text.strip() for text in texts):
             raise _no_text(pdf)
@@ -42,8 +43,9 @@ def read_pdf(path: Path, limits: IngestionLimits) -> ParsedDocument:
         pdf.close()
     lines = [page_lines(text) for text in texts]
     title = metadata.get("title")
-    matcher = HeadingMatcher(outline, title if isinstance(title, str) else None,
-                             first_lines=lines[0][:3])
+    matcher = HeadingMatcher(
+        outline, title if isinstance(title, str) else None, first_lines=lines[0][:3]
+    )
     return build_blocks(strip_running_lines(lines), matcher).result(metadata, pages=count)
 
 
@@ -60,17 +62,19 @@ def extract_pages(pdf: Any, limits: IngestionLimits) -> list[str]:
             page.close()
         budget -= len(texts[-1])
         if budget < 0:
-            raise DocumentError(DocumentErrorCode.TOO_LARGE,
-                                f"more than {limits.max_text_chars} characters of text")
+            raise DocumentError(
+                DocumentErrorCode.TOO_LARGE, f"more than {limits.max_text_chars} characters of text"
+            )
     return texts
 
 
 def _open_error(error: Exception) -> DocumentError:
     message = str(error)
     if "password" in message.lower():
-        return DocumentError(DocumentErrorCode.ENCRYPTED,
-                             "the PDF is encrypted with a password: remove the password "
-                             "and upload it again")
+        return DocumentError(
+            DocumentErrorCode.ENCRYPTED,
+            "the PDF is encrypted with a password: remove the password and upload it again",
+        )
     return DocumentError(DocumentErrorCode.CORRUPT_FILE, f"not a readable PDF ({message})")
 
 
@@ -80,16 +84,21 @@ def _no_text(pdf: Any) -> DocumentError:
     for index in range(min(len(pdf), _IMAGE_PROBE_PAGES)):
         page = pdf[index]
         try:
-            images = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE],
-                                                        max_depth=3))
+            images = any(
+                True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3)
+            )
         finally:
             page.close()
         if images:
-            return DocumentError(DocumentErrorCode.NO_EXTRACTABLE_TEXT,
-                                 "no extractable text: the PDF is scanned (its pages are "
-                                 "images without a text layer; OCR is not supported)")
-    return DocumentError(DocumentErrorCode.NO_EXTRACTABLE_TEXT,
-                         "no extractable text: the PDF's pages contain no text")
+            return DocumentError(
+                DocumentErrorCode.NO_EXTRACTABLE_TEXT,
+                "no extractable text: the PDF is scanned (its pages are "
+                "images without a text layer; OCR is not supported)",
+            )
+    return DocumentError(
+        DocumentErrorCode.NO_EXTRACTABLE_TEXT,
+        "no extractable text: the PDF's pages contain no text",
+    )
 
 
 def _outline(pdf: Any) -> list[OutlineEntry]:
@@ -105,7 +114,16 @@ def _outline(pdf: Any) -> list[OutlineEntry]:
 
 def _metadata(pdf: Any) -> Metadata:
     raw = pdf.get_metadata_dict(skip_empty=True)
-    names = {"Title": "title", "Author": "author", "Subject": "subject",
-             "Keywords": "keywords", "CreationDate": "created", "ModDate": "modified"}
-    return {names[key]: " ".join(str(value).split()) for key, value in raw.items()
-            if key in names and str(value).strip()}
+    names = {
+        "Title": "title",
+        "Author": "author",
+        "Subject": "subject",
+        "Keywords": "keywords",
+        "CreationDate": "created",
+        "ModDate": "modified",
+    }
+    return {
+        names[key]: " ".join(str(value).split())
+        for key, value in raw.items()
+        if key in names and str(value).strip()
+    }

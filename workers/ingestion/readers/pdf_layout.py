@@ -45,8 +45,9 @@ def strip_running_lines(pages: list[list[str]]) -> list[list[str]]:
     if len(pages) >= 3:
         counts: Counter[str] = Counter()
         for lines in pages:
-            edges = {_DIGITS.sub("#", _key(line)) for line in
-                     lines[:_EDGE_LINES] + lines[-_EDGE_LINES:]}
+            edges = {
+                _DIGITS.sub("#", _key(line)) for line in lines[:_EDGE_LINES] + lines[-_EDGE_LINES:]
+            }
             counts.update(edges)
         running = {key for key, seen in counts.items() if seen >= max(3, len(pages) * 0.6)}
     else:
@@ -70,14 +71,17 @@ class HeadingMatcher:
     """Outline titles, optionally preceded by a section number, are headings; without an
     outline, numbered section titles ('2.1 Scope') are."""
 
-    def __init__(self, outline: Sequence[OutlineEntry], title: str | None,
-                 first_lines: Sequence[str] = ()) -> None:
-        self.by_title = {_key(entry.title): entry.level + 1 for entry in outline
-                         if entry.title.strip()}
+    def __init__(
+        self, outline: Sequence[OutlineEntry], title: str | None, first_lines: Sequence[str] = ()
+    ) -> None:
+        self.by_title = {
+            _key(entry.title): entry.level + 1 for entry in outline if entry.title.strip()
+        }
         self.title = _key(title) if title else None
         self.title_text = title
         self.title_on_first_page = self.title is not None and self.title in {
-            _key(line) for line in first_lines}
+            _key(line) for line in first_lines
+        }
         self.use_numbers = not self.by_title
         # A heading line is its title, perhaps after a section number like "12.3.4".
         self.longest = max((len(title) for title in self.by_title), default=90) + 12
@@ -106,14 +110,27 @@ def build_blocks(pages: list[list[str]], matcher: HeadingMatcher) -> BlockBuilde
         builder.page = number
         typical = _typical_length(lines)
         for index, line in enumerate(lines):
-            _feed(builder, matcher, line, lines[index - 1] if index else "", typical,
-                  first_page_line=number == 1 and index == 0)
+            _feed(
+                builder,
+                matcher,
+                line,
+                lines[index - 1] if index else "",
+                typical,
+                first_page_line=number == 1 and index == 0,
+            )
     builder.flush()
     return builder
 
 
-def _feed(builder: BlockBuilder, matcher: HeadingMatcher, line: str, previous: str,
-          typical: int, *, first_page_line: bool) -> None:
+def _feed(
+    builder: BlockBuilder,
+    matcher: HeadingMatcher,
+    line: str,
+    previous: str,
+    typical: int,
+    *,
+    first_page_line: bool,
+) -> None:
     if first_page_line and matcher.title and _key(line) == matcher.title:
         return
     level = matcher.level(line)

@@ -32,8 +32,9 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def add_rows(builder: BlockBuilder, rows: Iterable[Sequence[Any]],
-             limits: IngestionLimits, budget: list[int]) -> list[str]:
+def add_rows(
+    builder: BlockBuilder, rows: Iterable[Sequence[Any]], limits: IngestionLimits, budget: list[int]
+) -> list[str]:
     """Each non-empty row becomes one paragraph; the first row names the columns when it
     looks like a header. `budget` holds the characters left for the whole document."""
     header: list[str] = []
@@ -47,8 +48,9 @@ def add_rows(builder: BlockBuilder, rows: Iterable[Sequence[Any]],
         text = _render(header, cells)
         budget[0] -= len(text)
         if budget[0] < 0:
-            raise DocumentError(DocumentErrorCode.TOO_LARGE,
-                                f"more than {limits.max_text_chars} characters of text")
+            raise DocumentError(
+                DocumentErrorCode.TOO_LARGE, f"more than {limits.max_text_chars} characters of text"
+            )
         builder.add(text)
     return header
 

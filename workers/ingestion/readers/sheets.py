@@ -25,10 +25,10 @@ def read_xlsx(path: Path, limits: IngestionLimits) -> ParsedDocument:
         # A file object, not the path: stored files have no .xlsx suffix to check.
         try:
             workbook = openpyxl.load_workbook(handle, read_only=True, data_only=True)
-        except (zipfile.BadZipFile, InvalidFileException, KeyError, ValueError,
-                OSError) as error:
-            raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
-                                f"not a readable XLSX workbook ({error})") from error
+        except (zipfile.BadZipFile, InvalidFileException, KeyError, ValueError, OSError) as error:
+            raise DocumentError(
+                DocumentErrorCode.CORRUPT_FILE, f"not a readable XLSX workbook ({error})"
+            ) from error
         builder, budget = BlockBuilder(), [limits.max_text_chars]
         metadata: Metadata = {"sheets": list(workbook.sheetnames)}
         try:
@@ -53,8 +53,9 @@ def read_csv(path: Path, limits: IngestionLimits) -> ParsedDocument:
     builder = BlockBuilder()
     csv.field_size_limit(limits.max_text_chars)
     try:
-        header = add_rows(builder, csv.reader(text.splitlines(), dialect), limits,
-                          [limits.max_text_chars])
+        header = add_rows(
+            builder, csv.reader(text.splitlines(), dialect), limits, [limits.max_text_chars]
+        )
     except csv.Error as error:
         raise DocumentError(DocumentErrorCode.CORRUPT_FILE, f"unreadable CSV ({error})") from error
     return builder.result({"columns": header} if header else {})

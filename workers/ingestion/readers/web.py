@@ -11,13 +11,65 @@ from orchestrator.formats.document_errors import DocumentError, DocumentErrorCod
 from workers.ingestion.normalise import normalise_inline
 from workers.ingestion.parse import BlockBuilder, Metadata, ParsedDocument
 
-_SKIPPED = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe",
-                      "object", "embed", "nav", "button", "select", "option", "input",
-                      "textarea", "head", "canvas", "audio", "video"})
-_BLOCKS = frozenset({"p", "div", "section", "article", "main", "aside", "header", "footer",
-                     "li", "ul", "ol", "dl", "dt", "dd", "blockquote", "pre", "table", "tr",
-                     "hr", "figure", "figcaption", "address", "details", "summary", "form",
-                     "fieldset", "legend", "caption", "body", "thead", "tbody", "tfoot"})
+_SKIPPED = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "iframe",
+        "object",
+        "embed",
+        "nav",
+        "button",
+        "select",
+        "option",
+        "input",
+        "textarea",
+        "head",
+        "canvas",
+        "audio",
+        "video",
+    }
+)
+_BLOCKS = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "aside",
+        "header",
+        "footer",
+        "li",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "blockquote",
+        "pre",
+        "table",
+        "tr",
+        "hr",
+        "figure",
+        "figcaption",
+        "address",
+        "details",
+        "summary",
+        "form",
+        "fieldset",
+        "legend",
+        "caption",
+        "body",
+        "thead",
+        "tbody",
+        "tfoot",
+    }
+)
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 
@@ -34,8 +86,10 @@ class _Walker:
             return
         self.budget -= len(value)
         if self.budget < 0:
-            raise DocumentError(DocumentErrorCode.TOO_LARGE,
-                                f"more than {self.limits.max_text_chars} characters of text")
+            raise DocumentError(
+                DocumentErrorCode.TOO_LARGE,
+                f"more than {self.limits.max_text_chars} characters of text",
+            )
         target = self.heading_parts if self.heading_parts is not None else self.builder.paragraph
         target.append(value)
 
@@ -87,17 +141,18 @@ def read_html(path: Path, limits: IngestionLimits) -> ParsedDocument:
 
     data = path.read_bytes()
     # huge_tree: nesting up to libxml2's hard limit (2048) rather than 256.
-    parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, no_network=True,
-                                  huge_tree=True)
+    parser = lxml.html.HTMLParser(
+        remove_comments=True, remove_pis=True, no_network=True, huge_tree=True
+    )
     try:
         root = lxml.html.document_fromstring(data, parser=parser)
     except (etree.ParserError, ValueError) as error:
-        raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
-                            f"unreadable HTML ({error})") from error
+        raise DocumentError(DocumentErrorCode.CORRUPT_FILE, f"unreadable HTML ({error})") from error
     if any(entry.type_name == "ERR_RESOURCE_LIMIT" for entry in parser.error_log):
         # libxml2 stopped part-way: refuse rather than index a silently truncated page.
-        raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
-                            "the HTML nests too deeply to read in full")
+        raise DocumentError(
+            DocumentErrorCode.CORRUPT_FILE, "the HTML nests too deeply to read in full"
+        )
     walker = _Walker(limits)
     walker.walk(root)
     return walker.builder.result(_metadata(root))

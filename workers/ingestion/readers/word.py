@@ -27,8 +27,9 @@ def read_docx(path: Path, limits: IngestionLimits) -> ParsedDocument:
     try:
         document = docx.Document(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as error:
-        raise DocumentError(DocumentErrorCode.CORRUPT_FILE,
-                            f"not a readable DOCX document ({error})") from error
+        raise DocumentError(
+            DocumentErrorCode.CORRUPT_FILE, f"not a readable DOCX document ({error})"
+        ) from error
     builder = BlockBuilder()
     levels = _StyleLevels(document.styles.element)
     budget = limits.max_text_chars
@@ -38,8 +39,10 @@ def read_docx(path: Path, limits: IngestionLimits) -> ParsedDocument:
             builder.add(text)
             budget -= len(text)
             if budget < 0:
-                raise DocumentError(DocumentErrorCode.TOO_LARGE,
-                                    f"more than {limits.max_text_chars} characters of text")
+                raise DocumentError(
+                    DocumentErrorCode.TOO_LARGE,
+                    f"more than {limits.max_text_chars} characters of text",
+                )
     return builder.result(_metadata(document))
 
 
@@ -85,7 +88,8 @@ class _StyleLevels:
             self._styles[style_id] = (
                 str(name.get(f"{_W}val", "")) if name is not None else "",
                 based.get(f"{_W}val") if based is not None else None,
-                _outline_value(style.find(f"{_W}pPr/{_W}outlineLvl")))
+                _outline_value(style.find(f"{_W}pPr/{_W}outlineLvl")),
+            )
         self._cache: dict[str | None, int | None] = {None: None}
 
     def level(self, style_id: str | None) -> int | None:

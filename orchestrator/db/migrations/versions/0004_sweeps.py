@@ -34,10 +34,12 @@ def upgrade() -> None:
 
 
 def _lifecycle_indexes() -> None:
-    op.create_index("ix_inbox_pending_since", "signal_inbox", ["received_at"],
-                    **_partial("fate = 'pending'"))
-    op.create_index("ix_steps_open_waits", "step_executions", ["started_at"],
-                    **_partial("status = 'waiting'"))
+    op.create_index(
+        "ix_inbox_pending_since", "signal_inbox", ["received_at"], **_partial("fate = 'pending'")
+    )
+    op.create_index(
+        "ix_steps_open_waits", "step_executions", ["started_at"], **_partial("status = 'waiting'")
+    )
     op.create_index("ix_jobs_due", "jobs", ["status", "kind", "updated_at"])
     op.create_index("ix_runs_created_at", "workflow_runs", ["created_at"])
     op.create_index("ix_runs_updated_at", "workflow_runs", ["updated_at"])
@@ -117,8 +119,7 @@ def _notification_tables() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("tenant_id", "url", name="uq_webhook_tenant_url"),
     )
-    op.create_index("ix_webhook_subscriptions_tenant_id", "webhook_subscriptions",
-                    ["tenant_id"])
+    op.create_index("ix_webhook_subscriptions_tenant_id", "webhook_subscriptions", ["tenant_id"])
     op.create_table(
         "notifications",
         sa.Column("id", sa.Uuid(), nullable=False),
@@ -147,8 +148,7 @@ def _notification_tables() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("notification_id", "subscription_id", name="uq_delivery_target"),
     )
-    op.create_index("ix_deliveries_due", "notification_deliveries",
-                    ["status", "next_attempt_at"])
+    op.create_index("ix_deliveries_due", "notification_deliveries", ["status", "next_attempt_at"])
     op.create_table(
         "delivery_attempts",
         sa.Column("id", _ID, autoincrement=True, nullable=False),
@@ -166,9 +166,17 @@ def _notification_tables() -> None:
 
 
 def downgrade() -> None:
-    for table in ("delivery_attempts", "notification_deliveries", "notifications",
-                  "webhook_subscriptions", "dead_letters", "job_watch", "inbox_rekicks",
-                  "sweep_cursors", "sweep_marks"):
+    for table in (
+        "delivery_attempts",
+        "notification_deliveries",
+        "notifications",
+        "webhook_subscriptions",
+        "dead_letters",
+        "job_watch",
+        "inbox_rekicks",
+        "sweep_cursors",
+        "sweep_marks",
+    ):
         op.drop_table(table)
     op.drop_index("ix_runs_updated_at", table_name="workflow_runs")
     op.drop_index("ix_runs_created_at", table_name="workflow_runs")

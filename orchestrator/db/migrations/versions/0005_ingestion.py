@@ -36,12 +36,14 @@ def upgrade() -> None:
         sa.Column("metadata", _JSON, nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
-    op.create_index("ix_document_outcomes_text", "document_outcomes",
-                    ["assessment_id", "text_sha256"])
+    op.create_index(
+        "ix_document_outcomes_text", "document_outcomes", ["assessment_id", "text_sha256"]
+    )
     op.create_table(
         "chunk_provenance",
-        sa.Column("chunk_id", sa.String(length=64), sa.ForeignKey("document_chunks.id"),
-                  primary_key=True),
+        sa.Column(
+            "chunk_id", sa.String(length=64), sa.ForeignKey("document_chunks.id"), primary_key=True
+        ),
         sa.Column("document_id", sa.Uuid(), nullable=False),
         sa.Column("page_start", sa.Integer(), nullable=True),
         sa.Column("page_end", sa.Integer(), nullable=True),

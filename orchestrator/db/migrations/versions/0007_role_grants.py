@@ -43,13 +43,13 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.create_index("ix_role_grant_events_principal", "role_grant_events",
-                    ["tenant_id", "principal", "id"])
+    op.create_index(
+        "ix_role_grant_events_principal", "role_grant_events", ["tenant_id", "principal", "id"]
+    )
     # Events recorded before roles were granted carried the one role their body claimed.
     with op.batch_alter_table("approval_events", schema=None) as batch_op:
         batch_op.add_column(sa.Column("approver_roles", _JSON, nullable=True))
-        batch_op.alter_column("approver_role", existing_type=sa.String(length=64),
-                              nullable=True)
+        batch_op.alter_column("approver_role", existing_type=sa.String(length=64), nullable=True)
     array = "jsonb_build_array" if op.get_bind().dialect.name == "postgresql" else "json_array"
     op.execute(f"UPDATE approval_events SET approver_roles = {array}(approver_role)")
     with op.batch_alter_table("approval_events", schema=None) as batch_op:
@@ -58,12 +58,12 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     events = sa.table("approval_events", sa.column("approver_role", sa.String()))
-    op.get_bind().execute(events.update().where(events.c.approver_role.is_(None))
-                          .values(approver_role=""))
+    op.get_bind().execute(
+        events.update().where(events.c.approver_role.is_(None)).values(approver_role="")
+    )
     with op.batch_alter_table("approval_events", schema=None) as batch_op:
         batch_op.drop_column("approver_roles")
-        batch_op.alter_column("approver_role", existing_type=sa.String(length=64),
-                              nullable=False)
+        batch_op.alter_column("approver_role", existing_type=sa.String(length=64), nullable=False)
     op.drop_index("ix_role_grant_events_principal", table_name="role_grant_events")
     op.drop_table("role_grant_events")
     op.drop_table("role_grants")
