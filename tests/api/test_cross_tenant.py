@@ -38,6 +38,10 @@ BODIES: dict[str, dict[str, Any] | None] = {
         "new_version": True,
     },
     "/api/v1/workflows/{workflowRunId}/new-version": {"artifact_kind": "soa", "reason": "x"},
+    "/api/v1/workflows/{workflowRunId}/artifacts/{artifactId}/amendments": {
+        "reason": "x",
+        "rows": [{"row": "GOV-01", "changes": {"note": "x"}}],
+    },
     "/api/v1/assessments/{assessmentId}/documents": None,  # multipart, below
 }
 

@@ -14,6 +14,7 @@ from orchestrator.api.dependencies import IdempotencyHeader, signal_key
 from orchestrator.api.paths import ArtifactId, RunId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.text import Text
 from orchestrator.service.amendments import amend_artifact
 
 router = APIRouter(
@@ -30,16 +31,16 @@ class RowChanges(BaseModel):
         Literal["implemented", "partially_implemented", "not_implemented", "not_applicable"] | None
     ) = None
     applicable: bool | None = None
-    justification: str | None = Field(None, max_length=2000)
-    owner: str | None = Field(None, max_length=2000)
-    target_date: str | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
-    note: str | None = Field(None, max_length=2000)
+    justification: Text | None = Field(None, max_length=2000)
+    owner: Text | None = Field(None, max_length=2000)
+    target_date: Text | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    note: Text | None = Field(None, max_length=2000)
 
 
 class RowAmendment(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    row: str = Field(
+    row: Text = Field(
         min_length=1,
         max_length=200,
         description="The row's name: control_id (SoA, gaps, maturity), id (POA&M)",
@@ -50,9 +51,9 @@ class RowAmendment(BaseModel):
 class AmendmentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    reason: str = Field(min_length=1, max_length=2000)
+    reason: Text = Field(min_length=1, max_length=2000)
     rows: list[RowAmendment] = Field(min_length=1, max_length=500)
-    idempotency_key: str | None = Field(None, max_length=200)
+    idempotency_key: Text | None = Field(None, max_length=200)
 
 
 class AmendmentView(BaseModel):
