@@ -4,7 +4,7 @@ inline, and the decision (approve, reject, request changes) with a comment."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, Response
@@ -27,6 +27,7 @@ from orchestrator.console.web import (
 from orchestrator.contracts.errors import NotFound
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
+from orchestrator.service.amendments import ASSESSED, ROWS, amend_artifact
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.producer import get_run
 from orchestrator.service.queries import get_artifact, list_approvals, list_artifacts
@@ -45,7 +46,12 @@ def _kind(value: str) -> ArtifactKind:
 
 @router.get("/runs/{run_id}/artifacts/{kind}", name="console_review")
 def review(
-    request: Request, session: Session, run_id: uuid.UUID, kind: str, version: int | None = None
+    request: Request,
+    session: Session,
+    run_id: uuid.UUID,
+    kind: str,
+    version: int | None = None,
+    notice: str | None = None,
 ) -> HTMLResponse:
     need(session, Scope.READ)
     actor = session.principal.actor
@@ -78,6 +84,14 @@ def review(
         else ()
     )
     approvals = [a for a in list_approvals(actor, run_id) if a.artifact_kind == artifact_kind.value]
+    amendable = (
+        _row_names(artifact_kind, current.content)
+        if session.principal.allows(Scope.APPROVE)
+        and chosen.version == versions[-1].version
+        and chosen.status == "draft"
+        and not state.status.is_terminal
+        else []
+    )
     return render(
         request,
         session,
@@ -95,7 +109,19 @@ def review(
         approvals=approvals,
         key=action_key(),
         decisions=[d.value for d in ApprovalDecision],
+        amendable=amendable,
+        assessed=ASSESSED,
+        notice=notice,
     )
+
+
+def _row_names(kind: ArtifactKind, content: dict[str, Any]) -> list[str]:
+    """The rows of a draft a reviewer may amend (none for kinds without rows)."""
+    if kind not in ROWS:
+        return []
+    rows, key = ROWS[kind]
+    found = content.get(rows)
+    return [str(r[key]) for r in found if isinstance(r, dict) and key in r] if found else []
 
 
 @router.get("/runs/{run_id}/artifacts/{kind}/{version}/file", name="console_artifact_file")
@@ -168,3 +194,53 @@ def decision(
         f" ({done.reason})" if done.reason else ""
     )
     return see_other(f"/console/runs/{run_id}?notice={quote(notice)}")
+
+
+Text = Annotated[str, Form(max_length=2000)]
+
+
+@router.post("/runs/{run_id}/artifacts/{kind}/amend", name="console_amend")
+def amend(
+    session: Posted,
+    run_id: uuid.UUID,
+    kind: str,
+    artifact_id: Annotated[uuid.UUID, Form()],
+    key: Annotated[str, Form(min_length=8, max_length=64)],
+    row: Annotated[str, Form(min_length=1, max_length=200)],
+    reason: Text = "",
+    assessed_status: Annotated[str, Form(max_length=32)] = "",
+    applicable: Annotated[str, Form(max_length=8)] = "",
+    justification: Text = "",
+    owner: Text = "",
+    target_date: Annotated[str, Form(max_length=10)] = "",
+    note: Text = "",
+) -> Response:
+    """One row of a draft changed by a reviewer: the draft's next version, which the
+    approval then binds to (the same service as the API's amendments)."""
+    need(session, Scope.APPROVE)
+    artifact_kind = _kind(kind)
+    fields: dict[str, Any] = {
+        "assessed_status": assessed_status,
+        "justification": justification,
+        "owner": owner,
+        "target_date": target_date,
+        "note": note,
+    }
+    changes = {name: value.strip() for name, value in fields.items() if value.strip()}
+    if applicable in ("yes", "no"):
+        changes["applicable"] = applicable == "yes"
+    if not changes:
+        raise PageError(422, "Nothing to change", "Change at least one field of the row.")
+    done = amend_artifact(
+        session.principal.actor,
+        run_id,
+        artifact_id,
+        [{"row": row, "changes": changes}],
+        reason=reason,
+        idempotency_key=f"console:{key}",
+    )
+    notice = f"{artifact_kind.value} v{done.version} drafted from v{done.based_on}: row {row}"
+    return see_other(
+        f"/console/runs/{run_id}/artifacts/{artifact_kind.value}?version={done.version}"
+        f"&notice={quote(notice)}"
+    )

@@ -1,8 +1,9 @@
 """The console in a real browser (headless Chromium through chromedriver) against a real
 uvicorn server on the embedded default: two reviewers take a lifecycle to completed
-through the pages (with one rejection), an operator retries a failed step and resolves
-a dead letter, another tenant's URL shows the 404 page, a form posted without its CSRF
-token is refused. Every page visited is saved as a screenshot with the test results."""
+through the pages (with one rejection and one amendment), an operator retries a failed
+step and resolves a dead letter, another tenant's URL shows the 404 page, a form posted
+without its CSRF token is refused. Every page visited is saved as a screenshot with the
+test results."""
 
 from __future__ import annotations
 
@@ -214,7 +215,7 @@ def _review_to_completion(
         "poam": bo_key,
         "report": ana_key,
     }
-    rejected = False
+    rejected = amended = False
     who = owner_key
     while True:
         run = pages.wait(
@@ -235,6 +236,11 @@ def _review_to_completion(
             pages.shot("run-sent-back")
             pages.button("Draft a new version").click()
             pages.wait_text(f"new {gate} draft: ")
+        elif gate == "soa" and not amended:  # ana amends a row: bo approves the next version
+            who = _sign_in_as(pages, who, ana_key)
+            _amend_a_row(pages, run_url, run_id)
+            amended, reviewers["soa"] = True, bo_key
+            continue  # the run still waits at the SoA gate, now for v2
         else:
             who = _sign_in_as(pages, who, reviewers[gate])
             decision = "rejected" if gate == "gap_analysis" and not rejected else "approved"
@@ -262,6 +268,20 @@ def _review_to_completion(
     pages.open(f"{run_url}/artifacts/report?version=1")
     pages.wait_text("The report as rendered")
     pages.shot("review-report-inline")
+
+
+def _amend_a_row(pages: Pages, run_url: str, run_id: uuid.UUID) -> None:
+    pages.open(f"{run_url}/artifacts/soa")
+    pages.wait_text("Amend a row")
+    pages.fill("amend-owner", "Head of IT")
+    pages.fill("amend-reason", "the owner named in the kick-off")
+    pages.shot("review-soa-amend")
+    pages.button("Amend and draft the next version").click()
+    pages.wait_text("soa v2 drafted from v1")
+    pages.wait(
+        lambda: get_run(OWNER, run_id).context["artifacts"].get("soa") == 2,
+        "the run to wait for the amended SoA",
+    )
 
 
 def _sign_in_as(pages: Pages, current: str, wanted: str) -> str:

@@ -219,11 +219,12 @@ def _a_queue_follows_granted_roles(running: TestClient, run_url: str) -> None:
     assert claimed.status_code == 422 and "assessor" in text(claimed)
 
 
-def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> None:
-    owner = _person(running, "read", "signal", "operate", principal="user:owner@y")
+def _run_at_soa_wait(owner: Browser, name: str) -> tuple[str, uuid.UUID]:
+    """An assessment created, a document uploaded, the run started and its framework
+    selected, all through the pages; returns the run's page once the SoA waits."""
     created = owner.post(
         "/console/assessments",
-        {"organization_id": "org-y", "name": "Reprocess"},
+        {"organization_id": "org-y", "name": name},
         from_page="/console/assessments",
     )
     page_url = created.headers["location"]
@@ -245,6 +246,12 @@ def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> Non
         f"{run_url}/framework", {"key": _form_key(page, f"{run_url}/framework")}, from_page=run_url
     )
     _wait_status(run_id, "waiting_for_approval")
+    return run_url, run_id
+
+
+def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> None:
+    owner = _person(running, "read", "signal", "operate", principal="user:owner@y")
+    run_url, run_id = _run_at_soa_wait(owner, "Reprocess")
 
     _a_queue_follows_granted_roles(running, run_url)
     page = owner.get(run_url).text
@@ -278,6 +285,67 @@ def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> Non
     )
     assert re.search(r"cancel: (applied|pending)", text(owner.get(cancelled.headers["location"])))
     _wait_status(run_id, "cancelled")
+
+
+def test_a_reviewer_amends_a_row_and_the_approval_binds_to_the_new_version(
+    running: TestClient,
+) -> None:
+    owner = _person(running, "read", "signal", principal="user:owner@z")
+    run_url, run_id = _run_at_soa_wait(owner, "Amend")
+    grant(Actor(tenant_id=TENANT, actor_id="user:amy@z"))
+    amy = _person(running, "read", "approve", principal="user:amy@z")
+    review_url = f"{run_url}/artifacts/soa"
+    page = amy.get(review_url).text
+    assert "Amend a row" in page and "makes version 2" in page
+    artifact_id = re.search(r'name="artifact_id" value="([^"]+)"', page)
+    row = re.search(r'<select id="amend-row" name="row" required><option value="([^"]+)"', page)
+    assert artifact_id and row
+    amend = {
+        "key": _form_key(page, f"{review_url}/amend"),
+        "artifact_id": artifact_id.group(1),
+        "row": row.group(1),
+        "applicable": "no",
+        "justification": "No such system in scope",
+        "owner": "Head of IT",
+        "reason": "scoped out in the kick-off",
+    }
+    empty = amy.post(
+        f"{review_url}/amend",
+        {**amend, "applicable": "", "justification": "", "owner": ""},
+        from_page=review_url,
+    )
+    assert empty.status_code == 422, "a change with nothing in it is refused"
+    done = amy.post(f"{review_url}/amend", amend, from_page=review_url)
+    assert done.status_code == 303
+    shown = text(amy.get(done.headers["location"]))
+    assert f"soa v2 drafted from v1: row {row.group(1)}" in shown
+    again = amy.post(f"{review_url}/amend", amend, from_page=review_url)
+    assert again.status_code == 303, "the same form posted twice acts once"
+    actor = Actor(tenant_id=TENANT, actor_id="t")
+    assert [a.version for a in list_artifacts(actor, run_id, "soa")] == [1, 2]
+    wait_for(
+        lambda: get_run(actor, run_id).context["artifacts"].get("soa") == 2,
+        "the run to wait for the amended SoA",
+    )
+    page = amy.get(f"{review_url}?version=2").text
+    assert "Head of IT" in page and "No such system in scope" in page
+    assert "Your decision" not in page, "who amended a draft does not approve it"
+    grant(Actor(tenant_id=TENANT, actor_id="user:bob@z"))
+    bob = _person(running, "read", "approve", principal="user:bob@z")
+    page = bob.get(f"{review_url}?version=2").text
+    bob.post(
+        f"{review_url}/decision",
+        {
+            "key": _form_key(page, f"{review_url}/decision"),
+            "version": "2",
+            "decision": "approved",
+            "role": "assessor",
+        },
+        from_page=f"{review_url}?version=2",
+    )
+    _wait_moved_on(run_id, "wait_for_soa_approval")
+    [approval] = [a for a in list_approvals(actor, run_id) if a.artifact_kind == "soa"]
+    assert (approval.artifact_version, approval.decision) == (2, "approved")
 
 
 # --- webhooks of run transitions, delivered by the worker ----------------------------------
