@@ -147,7 +147,6 @@ def test_a_job_hung_inside_its_transaction_is_found_by_the_lost_job_sweep(
     fast["LIFECYCLE_SWEEP_JOB_DEADLINE_S"] = json.dumps(
         {kind.value: 4 if kind is JobKind.INGEST_DOCUMENTS else 60 for kind in JobKind}
     )
-    fast["LIFECYCLE_DATABASE_IDLE_TRANSACTION_TIMEOUT_S"] = "3"
     fleet.env.update(fast)
     fleet.start("orchestrator", concurrency=2)
     fleet.start("kb_index,analysis,reporting", concurrency=2)
@@ -155,7 +154,12 @@ def test_a_job_hung_inside_its_transaction_is_found_by_the_lost_job_sweep(
         "ingestion",
         pool="solo",
         concurrency=1,
-        extra_env={"LIFECYCLE_HOLD_JOB_STEP": INGEST},
+        # Only the hung worker's sessions end after 3 s idle in a transaction: the other
+        # workers' jobs may compute longer than that inside theirs (the catalogue).
+        extra_env={
+            "LIFECYCLE_HOLD_JOB_STEP": INGEST,
+            "LIFECYCLE_DATABASE_IDLE_TRANSACTION_TIMEOUT_S": "3",
+        },
         include=("orchestrator.testing.held_jobs",),
     )
     owner, reviewer = new_tenant()
