@@ -275,54 +275,48 @@ def _role_change_line(change: Any) -> str:
     )
 
 
-@role.command("grant")
-@click.option("--tenant", required=True, help="The tenant the principal acts for.")
-@click.option("--principal", required=True, help="Who gets the role, e.g. user:ana@acme.example")
-@click.option("--role", "role_name", required=True, help="e.g. assessor, compliance_lead, ciso")
-@click.option("--reason", help="Why: kept in the audit trail.")
-@actor_option
-@json_option
-def role_grant(
-    tenant: str,
-    principal: str,
-    role_name: str,
-    reason: str | None,
-    actor: str | None,
-    as_json: bool,
-) -> None:
-    """Grant a role; granting one already held changes nothing."""
-    from orchestrator.service.roles import grant_role
+def _role_change_command(name: str, change_help: str, principal_help: str, doc: str) -> None:
+    """`role grant` and `role revoke`: the same options, one service call each."""
 
-    change = grant_role(tenant, principal, role_name, actor_id=operator_id(actor), reason=reason)
-    if as_json:
-        emit_json(change)
-        return
-    click.echo(_role_change_line(change))
+    @role.command(name, help=doc)
+    @click.option("--tenant", required=True, help="The tenant the principal acts for.")
+    @click.option("--principal", required=True, help=principal_help)
+    @click.option("--role", "role_name", required=True, help=change_help)
+    @click.option("--reason", help="Why: kept in the audit trail.")
+    @actor_option
+    @json_option
+    def command(
+        tenant: str,
+        principal: str,
+        role_name: str,
+        reason: str | None,
+        actor: str | None,
+        as_json: bool,
+    ) -> None:
+        from orchestrator.service.roles import grant_role, revoke_role
+
+        change_role = grant_role if name == "grant" else revoke_role
+        change = change_role(
+            tenant, principal, role_name, actor_id=operator_id(actor), reason=reason
+        )
+        if as_json:
+            emit_json(change)
+            return
+        click.echo(_role_change_line(change))
 
 
-@role.command("revoke")
-@click.option("--tenant", required=True, help="The tenant the principal acts for.")
-@click.option("--principal", required=True, help="Who loses the role.")
-@click.option("--role", "role_name", required=True, help="The role to revoke.")
-@click.option("--reason", help="Why: kept in the audit trail.")
-@actor_option
-@json_option
-def role_revoke(
-    tenant: str,
-    principal: str,
-    role_name: str,
-    reason: str | None,
-    actor: str | None,
-    as_json: bool,
-) -> None:
-    """Revoke a role at once; approval events recorded later no longer carry it."""
-    from orchestrator.service.roles import revoke_role
-
-    change = revoke_role(tenant, principal, role_name, actor_id=operator_id(actor), reason=reason)
-    if as_json:
-        emit_json(change)
-        return
-    click.echo(_role_change_line(change))
+_role_change_command(
+    "grant",
+    "e.g. assessor, compliance_lead, ciso",
+    "Who gets the role, e.g. user:ana@acme.example",
+    "Grant a role; granting one already held changes nothing.",
+)
+_role_change_command(
+    "revoke",
+    "The role to revoke.",
+    "Who loses the role.",
+    "Revoke a role at once; approval events recorded later no longer carry it.",
+)
 
 
 @role.command("list")

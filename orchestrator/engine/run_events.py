@@ -16,6 +16,7 @@ sweep deliver them like every other event.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -151,28 +152,36 @@ class RunEvents:
         ).scalar()
         if inserted is None:
             return []
-        rows = [
-            {
-                "notification_id": item.id,
-                "subscription_id": target,
-                "status": "pending",
-                "attempts": 0,
-                "next_attempt_at": now,
-                "created_at": now,
-            }
-            for target in targets
-        ]
-        return list(
-            session.scalars(
-                insert_for(session, NotificationDelivery)
-                .values(rows)
-                .on_conflict_do_nothing(index_elements=["notification_id", "subscription_id"])
-                .returning(NotificationDelivery.id)
-            )
+        return insert_deliveries(session, item.id, targets, now)
+
+
+def insert_deliveries(
+    session: Session, notification_id: uuid.UUID, targets: Sequence[uuid.UUID], now: datetime
+) -> list[int]:
+    """One pending delivery of a notification per subscription, each written once; the
+    ids of those written now."""
+    rows = [
+        {
+            "notification_id": notification_id,
+            "subscription_id": target,
+            "status": "pending",
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+        }
+        for target in targets
+    ]
+    return list(
+        session.scalars(
+            insert_for(session, NotificationDelivery)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["notification_id", "subscription_id"])
+            .returning(NotificationDelivery.id)
         )
+    )
 
 
-def dispatch_deliveries(delivery_ids: list[int]) -> None:
+def dispatch_deliveries(delivery_ids: Sequence[int]) -> None:
     """After commit: ask a notifications worker to deliver each (a lost message is found
     again by the notifications sweep; a duplicate finds the delivery claimed)."""
     from orchestrator.engine.messages import get_app

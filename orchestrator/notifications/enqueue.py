@@ -4,15 +4,15 @@ transaction: an event and the promise to tell the tenant about it commit togethe
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.db.ops_models import Notification, NotificationDelivery, WebhookSubscription
+from orchestrator.db.ops_models import Notification, WebhookSubscription
 from orchestrator.db.sql import insert_for
+from orchestrator.engine.run_events import dispatch_deliveries, insert_deliveries
 from orchestrator.notifications.events import NotificationEvent
 
 
@@ -53,33 +53,8 @@ def notify(
     ]
     if not targets:
         return []
-    rows = [
-        {
-            "notification_id": event_id,
-            "subscription_id": target,
-            "status": "pending",
-            "attempts": 0,
-            "next_attempt_at": now,
-            "created_at": now,
-        }
-        for target in targets
-    ]
-    return list(
-        session.scalars(
-            insert_for(session, NotificationDelivery)
-            .values(rows)
-            .on_conflict_do_nothing(index_elements=["notification_id", "subscription_id"])
-            .returning(NotificationDelivery.id)
-        )
-    )
+    return insert_deliveries(session, event_id, targets, now)
 
 
-def dispatch(delivery_ids: Sequence[int]) -> None:
-    """After commit: ask a notifications worker to deliver each. A lost message is found
-    again by the notifications sweep; a duplicate finds the delivery claimed."""
-    from orchestrator.engine.messages import get_app
-    from orchestrator.engine.routing import NOTIFICATIONS_QUEUE
-
-    app = get_app()
-    for delivery_id in delivery_ids:
-        app.send_task("notifications.deliver", args=[delivery_id], queue=NOTIFICATIONS_QUEUE)
+# After commit: ask a notifications worker to deliver each (one place: the engine's).
+dispatch = dispatch_deliveries
