@@ -18,6 +18,7 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import Artifact, DocumentChunk
 from orchestrator.jobs.interface import JobFailure
+from orchestrator.service.amendments import amended_content
 from tests.support.services import (
     FIXED_NOW,
     VULNERABILITY_STANDARD,
@@ -25,7 +26,6 @@ from tests.support.services import (
     add_standard_documents,
     open_kit,
 )
-from orchestrator.service.amendments import amended_content
 from workers.analysis.maturity import level_for
 from workers.analysis.proposal import Proposal
 from workers.analysis.service import run_analysis_step
