@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import Artifact, StepExecution
 from orchestrator.db.session import transaction
 from orchestrator.demo.reviewer import ScriptedReviewer, drive
@@ -57,7 +58,13 @@ def run_demo(
         reason="the demo's reviewer",
     )
     say(f"lifecycle run {run.id} started")
-    reviewer = ScriptedReviewer(REVIEWER, framework=framework, say=say)
+    reviewer = ScriptedReviewer(
+        REVIEWER,
+        framework=framework,
+        say=say,
+        amend=frozenset({ArtifactKind.GAP_ANALYSIS}),
+        amender=OWNER,
+    )
     run = drive(
         reviewer,
         run.id,
@@ -105,6 +112,17 @@ def draft_summary(run_id: uuid.UUID) -> list[str]:
             )
         )
         lines.append(f"evidence: {summary.get('requirements', 0)} requirements ({counts})")
+        lines.append(
+            f"unfilled template passages set aside, never counted as evidence: "
+            f"{summary.get('template_passages_set_aside', 0)}"
+        )
+    for kind, artifact in latest.items():
+        for amendment in artifact.content.get("amendments", []):
+            rows = ", ".join(str(r["row"]) for r in amendment.get("rows", []))
+            lines.append(
+                f"{kind} v{amendment['version']} amended by {amendment['by']} "
+                f"({amendment['reason']}): {rows}"
+            )
     maturity = latest.get("maturity_assessment")
     if maturity is not None:
         highest = maturity.content.get("summary", {}).get("highest_control_level")
