@@ -59,14 +59,15 @@ SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
     ArtifactKind.SOA: (
         TableSpec(
             "Statement of applicability",
-            "controls",
-            "control_id",
+            "requirements",
+            "requirement_id",
             (
-                *_CONTROL,
-                ("domain", "Domain"),
-                ("requirements", "Requirements"),
+                *_REQUIREMENT,
+                ("scf_controls", "SCF controls"),
                 ("applicable", "Applicable"),
                 ("justification", "Justification"),
+                *_PROPOSAL,
+                ("evidence", "Cited passages"),
                 ("implementation_status", "Implementation"),
                 ("owner", "Owner"),
             ),

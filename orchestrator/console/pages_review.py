@@ -27,7 +27,7 @@ from orchestrator.console.web import (
 from orchestrator.contracts.errors import NotFound
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
-from orchestrator.service.amendments import ASSESSED, ROWS, amend_artifact
+from orchestrator.service.amendments import ASSESSED, ROWS, amend_artifact, row_name
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.producer import get_run
 from orchestrator.service.queries import get_artifact, list_approvals, list_artifacts
@@ -120,8 +120,8 @@ def _row_names(kind: ArtifactKind, content: dict[str, Any]) -> list[str]:
     if kind not in ROWS:
         return []
     rows, key = ROWS[kind]
-    found = content.get(rows)
-    return [str(r[key]) for r in found if isinstance(r, dict) and key in r] if found else []
+    found = [r for r in content.get(rows) or [] if isinstance(r, dict) and key in r]
+    return [row_name(found, key, r) for r in found]
 
 
 @router.get("/runs/{run_id}/artifacts/{kind}/{version}/file", name="console_artifact_file")
@@ -219,8 +219,10 @@ def amend(
     approval then binds to (the same service as the API's amendments)."""
     need(session, Scope.APPROVE)
     artifact_kind = _kind(kind)
+    # The SoA names the status a reviewer sets per requirement its implementation status.
+    status = "implementation_status" if artifact_kind is ArtifactKind.SOA else "assessed_status"
     fields: dict[str, Any] = {
-        "assessed_status": assessed_status,
+        status: assessed_status,
         "justification": justification,
         "owner": owner,
         "target_date": target_date,

@@ -92,6 +92,13 @@ def draft_summary(run_id: uuid.UUID) -> list[str]:
         ):
             latest[artifact.kind] = artifact
     lines = []
+    soa = latest.get("soa")
+    if soa is not None:
+        summary = soa.content.get("summary", {})
+        lines.append(
+            f"SoA: {summary.get('rows', 0)} requirements ({summary.get('applicable', 0)} "
+            f"applicable, {summary.get('not_applicable', 0)} not applicable)"
+        )
     evidence = latest.get("evidence_analysis")
     if evidence is not None:
         summary = evidence.content.get("summary", {})

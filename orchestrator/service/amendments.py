@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -37,12 +38,17 @@ from orchestrator.service.producer import load_run, signal_envelope
 
 #: Where each amendable draft keeps its rows, and the field that names a row.
 ROWS: dict[ArtifactKind, tuple[str, str]] = {
-    ArtifactKind.SOA: ("controls", "control_id"),
+    ArtifactKind.SOA: ("requirements", "requirement_id"),
     ArtifactKind.GAP_ANALYSIS: ("gaps", "control_id"),
     ArtifactKind.MATURITY_ASSESSMENT: ("controls", "control_id"),
     ArtifactKind.POAM: ("items", "id"),
 }
 ASSESSED = ("implemented", "partially_implemented", "not_implemented", "not_applicable")
+#: Fields that take an assessed status: the SoA's row calls it implementation_status.
+STATUS_FIELDS = ("assessed_status", "implementation_status")
+AMENDABLE = frozenset(
+    {*STATUS_FIELDS, "applicable", "justification", "owner", "target_date", "note"}
+)
 TEXT_LIMIT = 2000
 
 
@@ -62,10 +68,31 @@ def _text(field: str, value: Any) -> str:
     return value.strip()
 
 
+def row_names(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
+    """Each row by the name a reviewer gives it: its key, or "<framework> <key>" (the only
+    name of a row whose key another selected framework also uses)."""
+    counts = Counter(str(row.get(key)) for row in rows)
+    names: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        plain = str(row.get(key))
+        if row.get("framework"):
+            names[f"{row['framework']} {plain}"] = row
+        if counts[plain] == 1:
+            names[plain] = row
+    return names
+
+
+def row_name(rows: list[dict[str, Any]], key: str, row: dict[str, Any]) -> str:
+    """The shortest name that finds `row` among `rows`."""
+    plain = str(row.get(key))
+    unique = sum(1 for other in rows if str(other.get(key)) == plain) == 1
+    return plain if unique or not row.get("framework") else f"{row['framework']} {plain}"
+
+
 def _field(field: str, value: Any) -> Any:
-    if field == "assessed_status":
+    if field in STATUS_FIELDS:
         if value not in ASSESSED:
-            raise InvalidInput(f"assessed_status must be one of {', '.join(ASSESSED)}")
+            raise InvalidInput(f"{field} must be one of {', '.join(ASSESSED)}")
         return value
     if field == "applicable":
         if not isinstance(value, bool):
@@ -81,18 +108,17 @@ def _field(field: str, value: Any) -> Any:
 
 def clean_changes(changes: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
     """The allowed fields of one row's change, validated; refuses anything else."""
-    allowed = {"assessed_status", "applicable", "justification", "owner", "target_date", "note"}
-    unknown = sorted(set(changes) - allowed)
+    unknown = sorted(set(changes) - AMENDABLE)
     if unknown:
         raise InvalidInput(
-            f"cannot amend {', '.join(unknown)}; amendable: {', '.join(sorted(allowed))}"
+            f"cannot amend {', '.join(unknown)}; amendable: {', '.join(sorted(AMENDABLE))}"
         )
     if not changes:
         raise InvalidInput("an amended row must change at least one field")
     out = {field: _field(field, value) for field, value in changes.items()}
     merged = {**current, **out}
-    excluded = (
-        merged.get("applicable") is False or merged.get("assessed_status") == "not_applicable"
+    excluded = merged.get("applicable") is False or any(
+        merged.get(status) == "not_applicable" for status in STATUS_FIELDS
     )
     if excluded and ("justification" not in out or not out["justification"]):
         raise InvalidInput("a row marked not applicable needs a justification")
@@ -111,7 +137,8 @@ def amended_content(
     """The next version's content: the rows changed and the amendment recorded."""
     list_name, key = ROWS[kind]
     result = copy.deepcopy(content)
-    by_key = {str(row.get(key)): row for row in result.get(list_name, [])}
+    listed = result.get(list_name, [])
+    by_key = row_names(listed, key)
     changed: list[dict[str, Any]] = []
     for entry in rows:
         row_key = str(entry.get("row", ""))
@@ -125,7 +152,11 @@ def amended_content(
             raise InvalidInput(f"row {row_key!r}: changes must be an object")
         cleaned = clean_changes(changes, row)
         changed.append(
-            {"row": row_key, "before": {f: row.get(f) for f in cleaned}, "after": cleaned}
+            {
+                "row": row_name(listed, key, row),
+                "before": {f: row.get(f) for f in cleaned},
+                "after": cleaned,
+            }
         )
         row.update(cleaned)
         row["amended"] = True

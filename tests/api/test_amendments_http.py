@@ -37,7 +37,9 @@ def test_an_amendment_is_the_next_version_and_the_approval_binds_to_it(running_a
     content = api.client.get(
         f"/api/v1/workflows/{run_id}/artifacts/{first['id']}", headers=owner
     ).json()["content"]
-    row = content["controls"][0]["control_id"]
+    first_row = content["requirements"][0]
+    row = first_row["requirement_id"]  # SoA rows are named by their requirement id
+    assert first_row["implementation_status"] is None and first_row["owner"] is None
     url = f"/api/v1/workflows/{run_id}/artifacts/{first['id']}/amendments"
 
     refused = api.client.post(
@@ -53,6 +55,12 @@ def test_an_amendment_is_the_next_version_and_the_approval_binds_to_it(running_a
         json={"reason": "typo", "rows": [{"row": "NOPE-99", "changes": {"owner": "CISO"}}]},
     )
     assert unknown.status_code == 422 and "NOPE-99" in unknown.text
+    wrong = api.client.post(
+        url,
+        headers=reviewer,
+        json={"reason": "x", "rows": [{"row": row, "changes": {"implementation_status": "done"}}]},
+    )
+    assert wrong.status_code == 422 and "implementation_status" in wrong.text
 
     body = {
         "reason": "no cardholder data on site",
@@ -61,6 +69,7 @@ def test_an_amendment_is_the_next_version_and_the_approval_binds_to_it(running_a
                 "row": row,
                 "changes": {
                     "applicable": False,
+                    "implementation_status": "not_applicable",
                     "justification": "No such systems in scope",
                     "owner": "Jane Roe, CISO",
                     "target_date": "2027-03-31",
@@ -87,19 +96,25 @@ def test_an_amendment_is_the_next_version_and_the_approval_binds_to_it(running_a
     second = api.client.get(
         f"/api/v1/workflows/{run_id}/artifacts/{receipt['artifact_id']}", headers=owner
     ).json()["content"]
-    changed = next(c for c in second["controls"] if c["control_id"] == row)
-    assert (changed["applicable"], changed["owner"], changed["amended"]) == (
-        False,
-        "Jane Roe, CISO",
-        True,
-    )
+    changed = next(r for r in second["requirements"] if r["requirement_id"] == row)
+    assert (
+        changed["applicable"],
+        changed["implementation_status"],
+        changed["justification"],
+        changed["owner"],
+        changed["amended"],
+    ) == (False, "not_applicable", "No such systems in scope", "Jane Roe, CISO", True)
+    untouched = [r for r in second["requirements"] if r["requirement_id"] != row]
+    assert all(r["implementation_status"] is None for r in untouched)
     record = second["amendments"][-1]
     assert (record["by"], record["reason"], record["based_on"]) == (
         "user:reviewer@acme",
         "no cardholder data on site",
         1,
     )
-    assert record["rows"][0]["before"]["applicable"] is True and record["at"]
+    assert record["rows"][0]["row"] == row and record["at"]
+    assert record["rows"][0]["before"]["applicable"] is True
+    assert record["rows"][0]["before"]["implementation_status"] is None
 
     # An approval of the superseded version does not count; the amended one opens the gate.
     stale = api.client.post(

@@ -113,9 +113,15 @@ def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
     assert {a["kind"] for a in only_reports} == {"report"}
     report = api.client.get(f"/api/v1/workflows/{run_id}/report", headers=headers)
     assert report.status_code == 200
-    assert report.headers["content-type"].startswith("text/html")
     assert report.text.startswith("<!DOCTYPE html>")
-    assert report.headers["content-disposition"].startswith("inline;")
+    _assert_shown_inline_and_locked_down(report)
+    (stored,) = only_reports
+    # The report artifact's own download is the same page, shown the same way.
+    _assert_shown_inline_and_locked_down(
+        api.client.get(
+            f"/api/v1/workflows/{run_id}/artifacts/{stored['id']}/download", headers=headers
+        )
+    )
     oscal = api.client.get(
         f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "oscal_poam"}
     )
@@ -125,18 +131,37 @@ def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
     )
     assert pdf.headers["content-type"] == "application/pdf"
     assert pdf.content.startswith(b"%PDF")
+    assert pdf.headers["content-disposition"].startswith("attachment;")
+    assert "content-security-policy" not in pdf.headers
     csv = api.client.get(
         f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "poam_csv"}
     )
     assert (
         csv.headers["content-type"].startswith("text/csv")
-        and "report-v1-poam_csv.csv" in csv.headers["content-disposition"]
+        and csv.headers["content-disposition"] == 'attachment; filename="report-v1-poam_csv.csv"'
     )
+    for kind in ("json", "poam_xlsx"):
+        export = api.client.get(
+            f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": kind}
+        )
+        assert export.headers["content-disposition"].startswith("attachment;"), kind
     missing = api.client.get(
         f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "docx"}
     )
     assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
     assert "available: html, " in missing.json()["detail"]
+
+
+def _assert_shown_inline_and_locked_down(response: Any) -> None:
+    """The HTML report opens in the browser, and as generated content it may only style
+    itself: no script, no requests out, no forms, framed by nothing but this origin."""
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert response.headers["content-disposition"].startswith("inline;")
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src" not in policy
+    assert "frame-ancestors 'self'" in policy
+    assert response.headers["x-content-type-options"] == "nosniff"
 
 
 def test_cancel_and_resume_wait_for_their_fate(running_api: Api) -> None:

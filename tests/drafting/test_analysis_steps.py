@@ -18,6 +18,7 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import Artifact, DocumentChunk
 from orchestrator.jobs.interface import JobFailure
+from orchestrator.service.amendments import amended_content
 from tests.support.services import (
     FIXED_NOW,
     VULNERABILITY_STANDARD,
@@ -26,6 +27,7 @@ from tests.support.services import (
     open_kit,
 )
 from workers.analysis.maturity import level_for
+from workers.analysis.proposal import Proposal
 from workers.analysis.service import run_analysis_step
 
 K = ArtifactKind
@@ -117,23 +119,115 @@ def test_a_step_without_its_input_fails_clearly(kit: Kit) -> None:
     assert "scf_pre_analysis" in failure.value.message
 
 
-def test_soa_lists_in_scope_controls_with_justifications(kit: Kit) -> None:
+def _soa_rows(content: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["requirement_id"]: row for row in content["requirements"]}
+
+
+def test_soa_has_a_row_per_requirement_with_its_reason(kit: Kit) -> None:
     kit.framework = "NIST CSF"
     kit.run_through(Step.CREATE_SCOPE)
+    choice = resolve([shipped_catalog()], "NIST CSF")
+    assert choice is not None
     result = kit.run_step(
-        Step.CREATE_SOA_DRAFT, exclusions={"iac-01": "Identity is run by the parent company."}
+        Step.CREATE_SOA_DRAFT,
+        exclusions={"pr.ac-7": "Authentication is run by the parent company."},
     )
     soa = kit.content(K.SOA)
-    rows = _by_id(soa["controls"])
-    assert set(rows) == _linked(shipped_catalog(), "NIST CSF 1.1")
-    assert "PRI-01" not in rows  # not in the NIST CSF crosswalk
-    assert rows["IAC-01"]["applicable"] is False
-    assert rows["IAC-01"]["justification"] == "Excluded: Identity is run by the parent company."
+    rows = _soa_rows(soa)
+    links = {r.id: r.control_ids for r in choice.framework.requirements}
+    assert list(rows) == list(links)
     assert soa["catalog"]["version"] == "2022.3" and "CC BY-ND 4.0" in soa["attribution"]
-    assert rows["IAC-06"]["applicable"] is True
-    assert "found documentation" in rows["IAC-06"]["justification"]
-    assert "potential gap" in rows["VPM-06"]["justification"]
+    excluded = rows["PR.AC-7"]
+    assert (excluded["applicable"], excluded["justification"], excluded["proposal"]) == (
+        False,
+        "Authentication is run by the parent company.",
+        None,
+    )
+    for row in rows.values():
+        assert row["implementation_status"] is None and row["owner"] is None
+        assert row["scf_controls"] == list(links[row["requirement_id"]])
+        if row["applicable"]:
+            # The draft reason names the linked controls and what the documents show.
+            assert all(c in row["justification"] for c in row["scf_controls"][:6])
+            assert row["proposal"] in {p.value for p in Proposal} and row["reason"]
+    documented = [r for r in rows.values() if r["proposal"] == "evidence_found"]
+    assert documented and all(r["evidence"] for r in documented)
+    cite = documented[0]["evidence"][0]
+    assert set(cite) >= {"document", "heading_path", "pages", "chunk_id"}
+    assert cite["document"] in documented[0]["justification"]
     assert result.summary["not_applicable"] == 1
+    assert result.summary["rows"] == len(rows)
+
+
+def test_an_excluded_scf_control_excludes_the_rows_linked_only_to_it(kit: Kit) -> None:
+    kit.framework = "SOC 2"
+    choice = resolve([shipped_catalog()], "SOC 2")
+    assert choice is not None
+    target = choice.framework.requirements[0]
+    kit.run_through(Step.CREATE_SCOPE)
+    why = "Capacity is the hosting provider's."
+    kit.run_step(Step.CREATE_SOA_DRAFT, exclusions=dict.fromkeys(target.control_ids, why))
+    soa = kit.content(K.SOA)
+    rows = _soa_rows(soa)
+    row = rows[target.id]
+    assert (row["applicable"], row["excluded_by"], row["justification"]) == (
+        False,
+        "scf_controls",
+        why,
+    )
+    sharing = [
+        r
+        for r in rows.values()
+        if set(r["scf_controls"]) & set(target.control_ids)
+        and not set(r["scf_controls"]) <= set(target.control_ids)
+    ]
+    for other in sharing:  # still linked to a control in scope: applicable, and says why
+        assert other["applicable"] is True and "excluded:" in other["justification"]
+    headers = {c["control_id"]: c for c in soa["scf_controls"]}
+    assert all(headers[c]["excluded"] for c in target.control_ids)
+    assert soa["ignored_exclusions"] == []
+
+
+def test_an_scf_soa_has_a_row_per_control(kit: Kit) -> None:
+    kit.run_through(Step.CREATE_SOA_DRAFT)  # SCF itself: each control is its requirement
+    rows = _soa_rows(kit.content(K.SOA))
+    assert list(rows) == [c.id for c in shipped_catalog().controls]
+    assert rows["IAC-06"]["proposal"] in ("evidence_found", "weak_evidence")
+    assert rows["IAC-06"]["evidence"][0]["document"] == "access-control-policy.md"
+    assert "potential gap" in rows["VPM-06"]["justification"]
+
+
+def test_a_new_soa_draft_keeps_what_reviewers_set_on_the_approved_one(kit: Kit) -> None:
+    kit.framework = "SOC 2"
+    kit.run_through(Step.CREATE_SOA_DRAFT, approve=False)
+    first = kit.latest(K.SOA)
+    assert first is not None
+    row = first.content["requirements"][0]["requirement_id"]
+    amended = amended_content(
+        first.content,
+        K.SOA,
+        [{"row": row, "changes": {"implementation_status": "implemented", "owner": "J. Roe"}}],
+        actor_id="user:reviewer",
+        reason="walked through it",
+        based_on=first.version,
+    )
+    kit.add_artifact(K.SOA, amended)  # approved version 2
+    kit.run_step(Step.CREATE_SOA_DRAFT)
+    third = kit.latest(K.SOA)
+    assert third is not None and third.version == 3
+    kept = _soa_rows(third.content)[row]
+    assert (kept["implementation_status"], kept["owner"], kept["carried_from"]) == (
+        "implemented",
+        "J. Roe",
+        2,
+    )
+    carried = third.content["carried_forward"]
+    assert carried["from_version"] == 2
+    assert carried["rows"] == [
+        {"framework": "SOC 2", "requirement_id": row, "fields": ["implementation_status", "owner"]}
+    ]
+    others = [r for r in third.content["requirements"] if r["requirement_id"] != row]
+    assert all(r["implementation_status"] is None for r in others)
 
 
 def test_soa_refuses_malformed_exclusions(kit: Kit) -> None:
@@ -148,8 +242,10 @@ def test_evidence_cites_the_best_passages_but_never_the_soa(kit: Kit) -> None:
     soa = kit.latest(K.SOA)
     assert soa is not None
     # Reviewer declares NET-01 not applicable in an approved second SoA version.
-    controls = [c | {"applicable": c["control_id"] != "NET-01"} for c in soa.content["controls"]]
-    kit.add_artifact(K.SOA, soa.content | {"controls": controls})
+    rows = [
+        r | {"applicable": r["requirement_id"] != "NET-01"} for r in soa.content["requirements"]
+    ]
+    kit.add_artifact(K.SOA, soa.content | {"requirements": rows})
     kit.run_step(Step.INGEST_SOA)
     kit.run_step(Step.RUN_EVIDENCE_ANALYSIS)
     content = kit.content(K.EVIDENCE_ANALYSIS)

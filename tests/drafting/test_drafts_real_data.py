@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from orchestrator.catalog.matching import linked_requirements, resolve
+from orchestrator.catalog.registry import shipped_catalog
 from orchestrator.contracts.clock import set_clock
 from orchestrator.contracts.signals import ArtifactKind as K
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
@@ -26,7 +29,14 @@ from tests.support.services import FIXED_NOW, Kit, open_kit
 from workers.analysis.templates import placeholders
 from workers.reporting.poam_export import COLUMNS
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "policies"
+# Next to the checkout, or where LIFECYCLE_SHARED_DATA says (a worktree elsewhere).
+DATA = (
+    Path(
+        os.environ.get("LIFECYCLE_SHARED_DATA", "")
+        or Path(__file__).resolve().parents[3] / "shared" / "data"
+    )
+    / "policies"
+)
 COMPLY = DATA / "markdown" / "comply"
 AC2_TEMPLATE = DATA / "docx" / "FedRAMP_ac-2_v2.1.docx"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -206,7 +216,7 @@ def test_oscal_exports_validate_against_trestles_models(kit: Kit) -> None:
     model = AssessmentResults.model_validate(results)
     findings = model.results[0].findings or []
     rows = kit.content(K.EVIDENCE_ANALYSIS)["requirements"]
-    assert len(findings) == len(rows)
+    assert len(findings) == len([r for r in rows if r.get("applicable") is not False])
     gaps = {g["control_id"] for g in kit.content(K.GAP_ANALYSIS)["gaps"]}
     for finding in findings:
         state = finding.target.status.state.value if finding.target.status else None
@@ -218,3 +228,68 @@ def test_oscal_exports_validate_against_trestles_models(kit: Kit) -> None:
     ids = {p.value for item in plan.poam_items for p in item.props or [] if p.name == "POAM-ID"}
     assert ids == {item["id"] for item in items}
     assert plan.risks and all(len((r.remediations or [])[0].tasks or []) == 3 for r in plan.risks)
+
+
+#: Annex A controls of ISO/IEC 27001:2022 whose subject is a comply policy's own.
+POLICY_SUBJECTS = {
+    "classification.md": "A.5.12",  # Classification of information
+    "continuity.md": "A.5.30",  # ICT readiness for business continuity
+    "access.md": "A.5.18",  # Access rights
+    "privacy.md": "A.5.34",  # Privacy and protection of PII
+}
+A_5_7 = "Threat intelligence is bought in from the parent company's security team."
+
+
+@pytest.fixture(scope="module")
+def iso_kit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
+    set_clock(lambda: FIXED_NOW)
+    set_default_embedder(shared_minilm())
+    try:
+        with open_kit(tmp_path_factory.mktemp("iso")) as kit:
+            kit.framework = "ISO/IEC 27001:2022"
+            for path in sorted(COMPLY.glob("*.md")):
+                kit.add_document(path.name, path.read_bytes())
+            kit.run_through(Step.CREATE_SCOPE)
+            kit.run_step(Step.CREATE_SOA_DRAFT, exclusions={"a.5.7": A_5_7})
+            yield kit
+    finally:
+        set_clock(None)
+        set_default_embedder(None)
+
+
+def test_the_iso_27001_soa_has_a_row_per_annex_a_control(iso_kit: Kit) -> None:
+    choice = resolve([shipped_catalog()], "ISO/IEC 27001:2022")
+    assert choice is not None
+    annex_a = [r for r in linked_requirements(choice, [shipped_catalog()]) if r.id.startswith("A.")]
+    soa = iso_kit.content(K.SOA)
+    rows = soa["requirements"]
+    assert [r["requirement_id"] for r in rows] == [r.id for r in annex_a]
+    assert [r["scf_controls"] for r in rows] == [list(r.control_ids) for r in annex_a]
+    assert soa["summary"]["rows"] == len(annex_a)
+    assert {r["framework"] for r in rows} == {"ISO/IEC 27001:2022"}
+    assert soa["catalog"]["version"] == "2022.3" and "CC BY-ND 4.0" in soa["attribution"]
+
+
+def test_an_annex_a_control_excluded_by_its_id_is_not_applicable(iso_kit: Kit) -> None:
+    rows = {r["requirement_id"]: r for r in iso_kit.content(K.SOA)["requirements"]}
+    excluded = rows["A.5.7"]
+    assert (excluded["applicable"], excluded["justification"], excluded["excluded_by"]) == (
+        False,
+        A_5_7,
+        "requirement",
+    )
+    assert [r for r in rows.values() if not r["applicable"]] == [excluded]
+    assert iso_kit.content(K.SOA)["ignored_exclusions"] == []
+
+
+def test_a_comply_policys_own_subject_is_proposed_with_its_evidence(iso_kit: Kit) -> None:
+    rows = {r["requirement_id"]: r for r in iso_kit.content(K.SOA)["requirements"]}
+    for policy, requirement in POLICY_SUBJECTS.items():
+        row = rows[requirement]
+        assert row["proposal"] != "no_evidence_found", (policy, row["reason"])
+        assert row["implementation_status"] is None, "people set the status, not the draft"
+        assert row["evidence"], (policy, row["reason"])  # the passages the proposal rests on
+        assert all(c["chunk_id"] and "pages" in c and "heading_path" in c for c in row["evidence"])
+        # The draft reason names the linked controls and the documentation it found.
+        assert row["scf_controls"][0] in row["justification"]
+        assert row["evidence"][0]["document"] in row["justification"]

@@ -6,6 +6,8 @@ import csv
 import hashlib
 import io
 import json
+import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,11 +17,13 @@ from sqlalchemy import select
 from orchestrator.contracts.clock import set_clock
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.db.models import Artifact
+from orchestrator.db.models import ApprovalEvent, Artifact
 from orchestrator.db.report_models import ReportExport
 from orchestrator.jobs.interface import JobFailure
-from tests.support.services import FIXED_NOW, Kit, add_standard_documents, open_kit
-from workers.reporting.render import ReportInput, render_report_html
+from orchestrator.lifecycle.definition import STEP_SPECS
+from orchestrator.service.amendments import amended_content
+from tests.support.services import FIXED_NOW, ORG, TENANT, Kit, add_standard_documents, open_kit
+from workers.reporting.render import SECTIONS, ReportInput, render_report_html
 from workers.reporting.service import render_report
 
 HOSTILE = '<script>alert("x")</script>'
@@ -64,15 +68,16 @@ def test_hostile_text_is_escaped_everywhere(kit: Kit) -> None:
     kit.run_through(Step.CREATE_SOA_DRAFT)
     soa = kit.latest(ArtifactKind.SOA)
     assert soa is not None
-    controls = [
-        c
+    rows = [
+        row
         | {
-            "justification": f"{c['justification']} {HOSTILE}",
-            "title": f"<img src=x onerror=alert(1)> {c['title']}",
+            "justification": f"{row['justification']} {HOSTILE}",
+            "title": f"<img src=x onerror=alert(1)> {row['title']}",
+            "owner": HOSTILE,
         }
-        for c in soa.content["controls"]
+        for row in soa.content["requirements"]
     ]
-    kit.add_artifact(ArtifactKind.SOA, soa.content | {"controls": controls})
+    kit.add_artifact(ArtifactKind.SOA, soa.content | {"requirements": rows})
     kit.run_through(Step.CREATE_REPORT, start=Step.INGEST_SOA)
     artifact = kit.latest(ArtifactKind.REPORT)
     assert artifact is not None
@@ -89,8 +94,13 @@ def test_render_is_deterministic_and_escapes_attributes() -> None:
         assessment_name="a",
         as_of="2025-03-01",
         soa={
-            "controls": [
-                {"control_id": "X-1", "title": "t", "applicable": True, "justification": "j & k"}
+            "requirements": [
+                {
+                    "requirement_id": "X-1",
+                    "title": "t",
+                    "applicable": True,
+                    "justification": "j & k",
+                }
             ]
         },
         gaps={},
@@ -159,24 +169,126 @@ def test_exports_are_stored_content_addressed_and_listed_in_the_report(kit: Kit)
     assert (artifact.media_type, artifact.kind) == ("text/html", "report")
 
 
-def test_pdf_export_carries_every_section(kit: Kit) -> None:
+def _record_approval(kit: Kit, kind: ArtifactKind, approver: str, roles: list[str]) -> None:
+    """An approval as the service records it, counted by the gate's approval signal."""
+    artifact = kit.approve(kind)
+    kit.session.add(
+        ApprovalEvent(
+            tenant_id=TENANT,
+            organization_id=ORG,
+            assessment_id=kit.assessment.id,
+            run_id=kit.run.id,
+            artifact_id=artifact.id,
+            artifact_kind=kind.value,
+            artifact_version=artifact.version,
+            approver_id=approver,
+            approver_role=roles[0],
+            approver_roles=roles,
+            decision="approved",
+            comment=None,
+            created_at=FIXED_NOW,
+            consumed_by_signal_id=uuid.uuid4(),
+            consumed_at=FIXED_NOW,
+        )
+    )
+    kit.session.commit()
+
+
+APPROVERS = {
+    ArtifactKind.SOA: ("user:ciso@acme", ["ciso"]),
+    ArtifactKind.GAP_ANALYSIS: ("user:assessor@acme", ["assessor", "auditor"]),
+    ArtifactKind.MATURITY_ASSESSMENT: ("user:assessor@acme", ["assessor"]),
+    ArtifactKind.POAM: ("user:owner@acme", ["risk_owner"]),
+}
+
+
+@pytest.fixture
+def signed(kit: Kit) -> Kit:
+    """A SOC 2 run whose SoA a reviewer amended, each gate approved by a named person."""
+    kit.framework = "SOC 2"
+    kit.run_through(Step.CREATE_SOA_DRAFT, approve=False)
+    soa = kit.latest(ArtifactKind.SOA)
+    assert soa is not None
+    row = soa.content["requirements"][0]["requirement_id"]
+    change = {"row": row, "changes": {"implementation_status": "implemented", "owner": "CISO"}}
+    kit.add_artifact(
+        ArtifactKind.SOA,
+        amended_content(
+            soa.content,
+            ArtifactKind.SOA,
+            [change],
+            actor_id="user:reviewer@acme",
+            reason="walked through",
+            based_on=soa.version,
+        ),
+        status="draft",
+    )
+    for step in (
+        Step.CREATE_SOA_DRAFT,
+        Step.RUN_EVIDENCE_ANALYSIS,
+        Step.CREATE_GAP_ANALYSIS,
+        Step.CREATE_MATURITY_ASSESSMENT,
+        Step.CREATE_POAM,
+    ):
+        kind = STEP_SPECS[step].produces
+        if step is not Step.CREATE_SOA_DRAFT:
+            kit.run_step(step)
+        if kind in APPROVERS:
+            _record_approval(kit, kind, *APPROVERS[kind])
+        if step is Step.CREATE_SOA_DRAFT:
+            kit.run_step(Step.INGEST_SOA)
+    kit.run_step(Step.CREATE_REPORT)
+    return kit
+
+
+def test_the_report_has_contents_sign_off_and_attribution(signed: Kit) -> None:
+    artifact = signed.latest(ArtifactKind.REPORT)
+    assert artifact is not None
+    html = Path(artifact.storage_path or "").read_text()
+    contents = html[html.index("<nav") : html.index("</nav>")]
+    for key in artifact.content["sections"]:
+        assert f'<a href="#{key}">' in contents and f'<section id="{key}">' in html
+    signoff = html[html.index('<section id="signoff">') : html.index('<section id="scope">')]
+    for kind, (approver, roles) in APPROVERS.items():
+        version = signed.latest(kind)
+        assert version is not None
+        row = re.search(
+            rf"<tr><td>[^<]* v{version.version}</td><td>{version.sha256[:16]}</td>"
+            rf"<td>approved</td><td>{re.escape(approver)}</td><td>{', '.join(roles)}</td>",
+            signoff,
+        )
+        assert row, (kind, signoff)
+    # The amended SoA names how many amendments made it and by whom.
+    assert "1 by user:reviewer@acme" in signoff
+    assert "SCF 2022.3" in html and "Secure Controls Framework (SCF), CC BY-ND 4.0" in html
+    document = json.loads(Path(str(_exports(signed)["json"]["path"])).read_text())
+    soa = next(e for e in document["signoff"] if e["kind"] == "soa")
+    assert soa["approvals"][0]["approver_id"] == "user:ciso@acme" and soa["amendments"] == 1
+
+
+def test_pdf_export_carries_every_section(signed: Kit) -> None:
     import pypdfium2 as pdfium
 
-    kit.run_through(Step.CREATE_REPORT)
-    pdf = pdfium.PdfDocument(str(_exports(kit)["pdf"]["path"]))
-    text = "\n".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
-    for heading in (
-        "Summary",
-        "Scope",
-        "Statement of Applicability",
-        "Gaps",
-        "Maturity by domain",
-        "Plan of Action & Milestones",
-        "Evidence citations",
-    ):
-        assert heading in text
+    pdf = pdfium.PdfDocument(str(_exports(signed)["pdf"]["path"]))
+    pages = [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
+    text = "\n".join(pages)
+    total = len(pages)
+    assert total > 1
+    for number, page in enumerate(pages, start=1):
+        assert f"page {number} of {total}" in page
+    # The contents list each section with the page its heading is on.
+    first = [line.strip() for line in pages[0].splitlines()]
+    start = first.index("Contents") + 1
+    listed = dict(line.rpartition(" ")[::2] for line in first[start : start + len(SECTIONS)])
+    assert list(listed) == [heading for _, heading in SECTIONS]
+    for heading, page in listed.items():
+        body = first[start + len(SECTIONS) :] if page == "1" else pages[int(page) - 1].splitlines()
+        assert heading in [line.strip() for line in body], (heading, page)
+    for approver, roles in APPROVERS.values():
+        assert approver in text and roles[0] in text
+    assert "SCF 2022.3" in text and "Secure Controls Framework (SCF), CC BY-ND 4.0" in text
     assert "Acme <script>" in text  # shown as text, never interpreted
-    for item in kit.content(ArtifactKind.POAM)["items"]:
+    for item in signed.content(ArtifactKind.POAM)["items"]:
         assert item["id"] in text
 
 

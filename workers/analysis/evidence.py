@@ -6,51 +6,35 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from orchestrator.config.settings import get_settings
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobResult
-from orchestrator.knowledge.embedder import default_embedder
-from orchestrator.knowledge.hybrid import RRF_K, EvidenceIndex
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.output import publish
-from workers.analysis.proposal import AGREEMENT_RANK, Judged, Proposal, propose, scale_for
-from workers.analysis.requirement_query import CatalogVectors, requirement_facets
+from workers.analysis.proposal import Judged, Proposal
+from workers.analysis.requirement_evidence import RequirementJudge
 from workers.inputs import require_artifact, source
+from workers.soa_content import applicable_controls, row_key, soa_rows
 
-RANKED = 10
-# The retriever's view of the catalogue vectors outlives the job: same catalogue, same model.
-CACHE_DIR = "catalog-vectors"
 _COVERAGE = {Proposal.EVIDENCE_FOUND: "strong", Proposal.WEAK_EVIDENCE: "partial"}
+#: What reviewers set on an SoA row, as the evidence row names it.
+_FROM_SOA = {
+    "implementation_status": "assessed_status",
+    "owner": "owner",
+    "target_date": "target_date",
+}
 
 
 def run_evidence_analysis(context: JobContext) -> JobResult:
     soa = require_artifact(context, ArtifactKind.SOA)
     scope = require_artifact(context, ArtifactKind.SCOPE)
     catalog = run_scf_catalog(context)
-    embedder = default_embedder()
-    index = EvidenceIndex.load(context.session, context.request.assessment_id, embedder)
-    applicable = {
-        str(c["control_id"]): c for c in soa.content.get("controls", []) if c.get("applicable")
-    }
-    cache = CatalogVectors(catalog, embedder, get_settings().resolved_storage_dir / CACHE_DIR)
-    vectors = cache.vectors(applicable)
-
-    scale = scale_for(embedder.name)
-
-    asked: dict[tuple[str, ...], Judged] = {}
-
-    def judge(control_ids: list[str]) -> Judged:
-        # A requirement linked to the same controls as another (or as one control's own
-        # row) gets the same answer: asked once.
-        key = tuple(control_ids)
-        if key not in asked:
-            facets = requirement_facets(index, catalog, vectors, control_ids)
-            asked[key] = propose(index.rank(facets, k=RANKED), scale)
-        return asked[key]
+    applicable = applicable_controls(soa.content)
+    judge = RequirementJudge(context, catalog, applicable)
+    decided = {row_key(row): row for row in soa_rows(soa.content)}
 
     controls = []
     for control_id, row in applicable.items():
-        judged = judge([control_id])
+        judged = judge.judge([control_id])
         known = catalog.control(control_id)
         controls.append(
             {
@@ -60,7 +44,7 @@ def run_evidence_analysis(context: JobContext) -> JobResult:
             }
         )
     requirements = [
-        _requirement(framework, requirement, applicable, judge)
+        _requirement(framework, requirement, applicable, judge.judge, decided)
         for framework in scope.content.get("frameworks", [])
         for requirement in framework.get("requirements", [])
     ]
@@ -70,24 +54,15 @@ def run_evidence_analysis(context: JobContext) -> JobResult:
         "catalog": scope.content.get("catalog"),
         "attribution": scope.content.get("attribution"),
         "sources": [source(soa), source(scope)],
-        "method": {
-            "retrieval": "hybrid: BM25 over heading path and text, and dense cosine, "
-            f"fused by reciprocal rank (k={RRF_K})",
-            "model": embedder.name,
-            "agreement_rank": AGREEMENT_RANK,
-            "on_topic_similarity": scale[0],
-            "clear_similarity": scale[1],
-            "catalog_texts_embedded": cache.computed,
-            "catalog_vectors_reused": len(vectors) if not cache.computed else 0,
-            "note": "proposals are for a reviewer to confirm; people set the assessed status",
-        },
-        "kb_passages": index.size,
+        "method": judge.method(),
+        "kb_passages": judge.index.size,
         "requirements": requirements,
         "controls": controls,
         "summary": {
             "requirements": len(requirements),
             "controls": len(controls),
             **{p.value: by_requirement[p.value] for p in Proposal},
+            "not_applicable": by_requirement[None],
             "controls_with_evidence": by_control[Proposal.EVIDENCE_FOUND.value],
             "template_passages_set_aside": len(
                 {t["chunk_id"] for c in controls for t in c["template_passages"]}
@@ -113,7 +88,11 @@ def _judgement(judged: Judged) -> dict[str, Any]:
 
 
 def _requirement(
-    framework: dict[str, Any], requirement: dict[str, Any], applicable: dict[str, Any], judge: Any
+    framework: dict[str, Any],
+    requirement: dict[str, Any],
+    applicable: dict[str, Any],
+    judge: Any,
+    decided: dict[tuple[str, str], dict[str, Any]],
 ) -> dict[str, Any]:
     linked = [c for c in requirement.get("controls", []) if c in applicable]
     head = {
@@ -122,6 +101,20 @@ def _requirement(
         "title": requirement.get("title", ""),
         "scf_controls": linked,
     }
+    # The approved SoA's row: what reviewers decided about the requirement stands here.
+    row = decided.get((str(head["framework"]), str(head["requirement_id"])), {})
+    head |= {ours: row[theirs] for theirs, ours in _FROM_SOA.items() if row.get(theirs)}
+    if row.get("applicable") is False:
+        return {
+            **head,
+            "applicable": False,
+            "assessed_status": "not_applicable",
+            "justification": row.get("justification"),
+            "proposal": None,
+            "reason": "not applicable in the approved Statement of Applicability",
+            "evidence": [],
+            "template_passages": [],
+        }
     if not linked:
         return {
             **head,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any
 
+from workers.soa_content import soa_rows
+
 
 def _line(value: Any) -> str:
     # One line per field: a newline in a justification must not open a heading.
@@ -12,7 +14,7 @@ def _line(value: Any) -> str:
 
 
 def render_soa_markdown(content: dict[str, Any], version: int) -> str:
-    """One heading per domain and per control, so each control lands in its own chunk."""
+    """One heading per framework and per requirement, so each row lands in its own chunk."""
     framework = _line(content.get("framework", "SCF"))
     lines = [
         "---",
@@ -32,22 +34,20 @@ def render_soa_markdown(content: dict[str, Any], version: int) -> str:
             f"{_line(catalog.get('attribution', ''))}",
             "",
         ]
-    controls = sorted(
-        content.get("controls", []),
-        key=lambda c: (str(c.get("domain", "")), str(c.get("control_id", ""))),
-    )
-    for domain, group in groupby(controls, key=lambda c: str(c.get("domain", ""))):
-        members = list(group)
-        domain_name = _line(members[0].get("domain_name", domain))
-        lines += [f"## {_line(domain)} {domain_name}", ""]
-        for control in members:
-            applicable = "Applicable" if control.get("applicable") else "Not applicable"
-            lines += [
-                f"### {_line(control.get('control_id', ''))} {_line(control.get('title', ''))}",
-                "",
-                f"Status: {applicable}.",
-                "",
-                f"Justification: {_line(control.get('justification', ''))}",
-                "",
-            ]
+    rows = soa_rows(content)
+    for framework, group in groupby(rows, key=lambda r: str(r.get("framework", ""))):
+        lines += [f"## {_line(framework)}", ""]
+        for row in group:
+            applicable = "Applicable" if row.get("applicable") else "Not applicable"
+            heading = " ".join(
+                _line(part) for part in (row.get("requirement_id", ""), row.get("title")) if part
+            )
+            lines += [f"### {heading}", "", f"Status: {applicable}.", ""]
+            controls = ", ".join(str(c) for c in row.get("scf_controls") or [])
+            if controls:
+                lines += [f"SCF controls: {_line(controls)}.", ""]
+            lines += [f"Justification: {_line(row.get('justification', ''))}", ""]
+            for field, label in (("implementation_status", "Implementation"), ("owner", "Owner")):
+                if row.get(field):
+                    lines += [f"{label}: {_line(str(row[field]).replace('_', ' '))}.", ""]
     return "\n".join(lines)

@@ -66,6 +66,8 @@ def assessment_results(report: ReportInput, moment: str) -> dict[str, Any]:
     findings: list[dict[str, Any]] = []
     controls: set[str] = set()
     for row in report.evidence.get("requirements", []):
+        if row.get("applicable") is False:
+            continue  # not applicable in the approved SoA: nothing was assessed
         label = f"{row.get('framework')} {row.get('requirement_id')}"
         controls.update(str(c) for c in row.get("scf_controls", []))
         observation = _uuid(base, "observation", label)

@@ -1,5 +1,10 @@
-"""The assessment report as PDF (ReportLab, pure Python): the sections of the HTML report,
-with a page footer. Every value is escaped; output bytes are deterministic."""
+"""The assessment report as PDF (ReportLab, pure Python): the sections of the HTML report
+after a table of contents with page numbers, and a footer reading "page N of M". Every
+value is escaped; output bytes are deterministic (invariant mode, no clock, no random).
+
+The contents need the pages the sections land on, and the footer the page count: the
+document is built until the contents settle (ReportLab's multi-pass build), and each
+page's footer is drawn when the canvas is saved, once the count is known."""
 
 from __future__ import annotations
 
@@ -11,9 +16,17 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from workers.reporting.render import (
+    CATALOGUE_HEADERS,
     POAM_COLUMNS,
+    SECTIONS,
+    SIGNOFF_HEADERS,
+    SOA_HEADERS,
     ReportInput,
+    catalogue_rows,
+    credit_line,
     page_label,
+    signoff_rows,
+    soa_table,
     summary_rows,
     supporting,
 )
@@ -56,6 +69,7 @@ class _Styles:
         )
         self.h3 = ParagraphStyle("h3", fontName=bold, fontSize=9.5, leading=12, spaceBefore=6)
         self.quote = ParagraphStyle("quote", parent=self.cell, leftIndent=12, spaceAfter=4)
+        self.toc = ParagraphStyle("toc", parent=self.body, leftIndent=12, spaceAfter=2)
 
 
 def _text(value: Any) -> str:
@@ -65,11 +79,10 @@ def _text(value: Any) -> str:
 def render_report_pdf(report: ReportInput) -> bytes:
     from reportlab.lib.pagesizes import A4, landscape
     from reportlab.lib.units import mm
-    from reportlab.platypus import SimpleDocTemplate
 
     styles = _Styles()
     buffer = io.BytesIO()
-    document = SimpleDocTemplate(
+    document = _document_class()(
         buffer,
         pagesize=landscape(A4),
         leftMargin=14 * mm,
@@ -81,23 +94,63 @@ def render_report_pdf(report: ReportInput) -> bytes:
         subject=report.assessment_name,
         invariant=1,
     )
-    width = document.width
-    story = _story(report, styles, width)
-
-    def footer(canvas: Any, doc: Any) -> None:
-        canvas.saveState()
-        canvas.setFont(styles.body.fontName, 7)
-        canvas.drawString(doc.leftMargin, 8 * mm, f"{report.title} (as of {report.as_of})"[:150])
-        canvas.drawRightString(doc.leftMargin + width, 8 * mm, f"page {doc.page}")
-        canvas.restoreState()
-
-    document.build(story, onFirstPage=footer, onLaterPages=footer)
+    footer_text = f"{report.title} (as of {report.as_of})"[:150]
+    document.multiBuild(
+        _story(report, styles, document.width),
+        canvasmaker=_numbered_canvas(styles.body.fontName, footer_text, 14 * mm, 8 * mm),
+    )
     return buffer.getvalue()
+
+
+def _document_class() -> type[Any]:
+    """A document that lists each section heading in the contents, linked to its page."""
+    from reportlab.platypus import SimpleDocTemplate
+
+    class _Document(SimpleDocTemplate):  # type: ignore[misc]
+        def afterFlowable(self, flowable: Any) -> None:
+            key = getattr(flowable, "_section_key", None)
+            if key is not None:
+                self.canv.bookmarkPage(key)
+                self.notify("TOCEntry", (0, flowable.getPlainText(), self.page, key))
+
+    return _Document
+
+
+def _numbered_canvas(font: str, text: str, margin: float, baseline: float) -> type[Any]:
+    """A canvas that holds its pages until saved, then draws "page N of M" on each."""
+    from reportlab.pdfgen.canvas import Canvas
+
+    class _NumberedCanvas(Canvas):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._pages: list[dict[str, Any]] = []
+
+        def showPage(self) -> None:  # noqa: N802 (ReportLab's name)
+            self._pages.append(dict(self.__dict__))
+            self._startPage()
+
+        def save(self) -> None:
+            total = len(self._pages)
+            for number, page in enumerate(self._pages, start=1):
+                self.__dict__.update(page)
+                self.saveState()
+                self.setFont(font, 7)
+                width = self._pagesize[0]
+                self.drawString(margin, baseline, text)
+                self.drawRightString(width - margin, baseline, f"page {number} of {total}")
+                self.restoreState()
+                super().showPage()
+            super().save()
+
+    return _NumberedCanvas
 
 
 def _story(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     from reportlab.platypus import Paragraph
+    from reportlab.platypus.tableofcontents import TableOfContents
 
+    contents = TableOfContents()
+    contents.levelStyles = [styles.toc]
     story: list[Any] = [
         Paragraph(_text(report.title), styles.h1),
         Paragraph(
@@ -105,19 +158,26 @@ def _story(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
             f"artifacts as of {_text(report.as_of)}.",
             styles.muted,
         ),
+        Paragraph(_text(credit_line(report)), styles.muted),
+        Paragraph("Contents", styles.h2),
+        contents,
     ]
-    sections = [
-        ("Summary", _summary),
-        ("Scope", _scope),
-        ("Statement of Applicability", _soa),
-        ("Gaps", _gaps),
-        ("Maturity by domain", _maturity),
-        ("Plan of Action & Milestones", _poam),
-        ("Evidence citations", _evidence),
-    ]
-    for heading, build in sections:
-        story.append(Paragraph(_text(heading), styles.h2))
-        story.extend(build(report, styles, width))
+    builders = {
+        "summary": _summary,
+        "signoff": _signoff,
+        "scope": _scope,
+        "soa": _soa,
+        "gaps": _gaps,
+        "maturity": _maturity,
+        "poam": _poam,
+        "evidence": _evidence,
+        "catalogues": _catalogues,
+    }
+    for key, heading in SECTIONS:
+        title = Paragraph(_text(heading), styles.h2)
+        title._section_key = key  # the contents entry and its link target
+        story.append(title)
+        story.extend(builders[key](report, styles, width))
     return story
 
 
@@ -173,18 +233,24 @@ def _scope(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
 
 
 def _soa(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    rows = [
-        (
-            c.get("control_id"),
-            c.get("title"),
-            "Yes" if c.get("applicable") else "No",
-            c.get("justification"),
-        )
-        for c in report.soa.get("controls", [])
-    ]
     return _table(
-        ("Control", "Title", "Applicable", "Justification"), rows, styles, _split(width, 1, 3, 1, 6)
+        SOA_HEADERS, soa_table(report), styles, _split(width, 1.1, 2, 1.4, 0.9, 4, 1.2, 1.3, 1.2, 3)
     )
+
+
+def _signoff(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
+    if not report.signoff:
+        return _note("No sign-off records.", styles)
+    return _table(
+        SIGNOFF_HEADERS, signoff_rows(report), styles, _split(width, 3, 2, 1.2, 3, 2, 2, 2.5)
+    )
+
+
+def _catalogues(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
+    found = catalogue_rows(report)
+    if not found:
+        return _note("No catalogue named.", styles)
+    return _table(CATALOGUE_HEADERS, found, styles, _split(width, 1.5, 3, 2, 6))
 
 
 def _gaps(report: ReportInput, styles: _Styles, width: float) -> list[Any]:

@@ -1,4 +1,5 @@
-"""The assessment report as one standalone HTML page. Every value is escaped."""
+"""The assessment report as one standalone HTML page: contents, sections, the sign-off of
+its inputs and the catalogues it rests on with their attribution. Every value is escaped."""
 
 from __future__ import annotations
 
@@ -7,16 +8,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workers.soa_content import soa_rows
+
 Content = dict[str, Any]
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("summary", "Summary"),
+    ("signoff", "Sign-off"),
     ("scope", "Scope"),
     ("soa", "Statement of Applicability"),
     ("gaps", "Gaps"),
     ("maturity", "Maturity by domain"),
     ("poam", "Plan of Action & Milestones"),
     ("evidence", "Evidence citations"),
+    ("catalogues", "Catalogues and attribution"),
 )
 
 _STYLE = """
@@ -24,6 +29,7 @@ body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:72rem;color:#1b
 table{border-collapse:collapse;width:100%;margin:1rem 0}
 th,td{border:1px solid #c8ccd1;padding:.35rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef1f4}.muted{color:#5c6670}blockquote{margin:.25rem 0 .75rem 1rem}
+nav ol{columns:2}
 """
 
 
@@ -38,6 +44,8 @@ class ReportInput:
     poam: Content
     scope: Content = field(default_factory=dict)
     evidence: Content = field(default_factory=dict)
+    signoff: list[Content] = field(default_factory=list)
+    """Per input artifact: version, checksum, approvals and amendments (see signoff.py)."""
 
 
 def esc(value: Any) -> str:
@@ -55,13 +63,16 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 def render_report_html(report: ReportInput) -> str:
     renderers = {
         "summary": _summary,
+        "signoff": _signoff,
         "scope": _scope,
         "soa": _soa,
         "gaps": _gaps,
         "maturity": _maturity,
         "poam": _poam,
         "evidence": _evidence,
+        "catalogues": _catalogues,
     }
+    contents = "".join(f'<li><a href="#{key}">{esc(heading)}</a></li>' for key, heading in SECTIONS)
     sections = "".join(
         f'<section id="{key}"><h2>{esc(heading)}</h2>{renderers[key](report)}</section>'
         for key, heading in SECTIONS
@@ -72,6 +83,8 @@ def render_report_html(report: ReportInput) -> str:
         f"<style>{_STYLE}</style></head><body><h1>{esc(report.title)}</h1>"
         f'<p class="muted">Assessment: {esc(report.assessment_name)}. '
         f"Prepared from the artifacts as of {esc(report.as_of)}.</p>"
+        f'<p class="muted">{esc(credit_line(report))}</p>'
+        f'<nav aria-labelledby="contents"><h2 id="contents">Contents</h2><ol>{contents}</ol></nav>'
         f"{sections}</body></html>\n"
     )
 
@@ -79,11 +92,14 @@ def render_report_html(report: ReportInput) -> str:
 def summary_rows(report: ReportInput) -> list[tuple[str, Any]]:
     """The headline figures, shared by every rendering of the report."""
     soa, gaps = report.soa.get("summary", {}), report.gaps.get("summary", {})
+    rows = soa_rows(report.soa)
+    applicable = sum(1 for row in rows if row.get("applicable"))
     return [
         ("Framework", report.soa.get("framework", report.scope.get("framework", "SCF"))),
-        ("Controls in scope", soa.get("controls", 0)),
-        ("Applicable controls", soa.get("applicable", 0)),
-        ("Controls with evidence", gaps.get("met", 0)),
+        ("Requirements in the SoA", len(rows)),
+        ("Applicable requirements", applicable),
+        ("SCF controls in scope", soa.get("scf_controls", soa.get("controls", 0))),
+        ("Requirements with evidence", gaps.get("met", 0)),
         (
             "Gaps (high / medium / low)",
             f"{gaps.get('gaps', 0)} ({gaps.get('high', 0)} / {gaps.get('medium', 0)} / "
@@ -91,19 +107,139 @@ def summary_rows(report: ReportInput) -> list[tuple[str, Any]]:
         ),
         ("Overall maturity (0-5)", report.maturity.get("overall_level", "n/a")),
         ("POA&M items", len(report.poam.get("items", []))),
-        *_catalogue_rows(report),
+        *(("Control catalogue", name_version(c)) for c in catalogues(report)[:1]),
     ]
 
 
-def _catalogue_rows(report: ReportInput) -> list[tuple[str, Any]]:
-    """The catalogue version the assessment used and the attribution its licence requires."""
-    catalog = report.soa.get("catalog") or report.scope.get("catalog")
-    if not isinstance(catalog, dict):
-        return []
+def catalogues(report: ReportInput) -> list[Content]:
+    """The catalogue versions the drafts name (the SCF workbook first, then any framework's
+    own catalogue, such as NIST's OSCAL), each once, with its licence and attribution."""
+    found: list[Content] = []
+    candidates = [report.soa.get("catalog"), report.scope.get("catalog")]
+    candidates += [f.get("catalog") for f in report.scope.get("frameworks", [])]
+    for catalog in candidates:
+        if isinstance(catalog, dict) and all(
+            (catalog.get("name"), catalog.get("version")) != (c["name"], c["version"])
+            for c in found
+        ):
+            found.append(catalog)
+    return found
+
+
+def name_version(catalog: Content) -> str:
+    """ "SCF 2022.3": the short name people cite a catalogue version by."""
+    name = str(catalog.get("name") or "")
+    short = name[name.rfind("(") + 1 : -1] if name.endswith(")") and "(" in name else name
+    return f"{short} {catalog.get('version')}".strip()
+
+
+def credit_line(report: ReportInput) -> str:
+    """One line naming each catalogue version and what its licence asks to be credited."""
+    parts = [
+        f"{name_version(c)}: {c.get('attribution') or c.get('licence') or ''}".rstrip(": ")
+        for c in catalogues(report)
+    ]
+    return "Control catalogues: " + "; ".join(parts) if parts else ""
+
+
+def catalogue_rows(report: ReportInput) -> list[tuple[str, str, str, str]]:
     return [
-        ("Control catalogue", f"{catalog.get('name')} {catalog.get('version')}"),
-        ("Attribution", catalog.get("attribution", "")),
+        (
+            name_version(c),
+            str(c.get("name") or ""),
+            str(c.get("licence") or ""),
+            str(c.get("attribution") or ""),
+        )
+        for c in catalogues(report)
     ]
+
+
+CATALOGUE_HEADERS = ("Catalogue", "Name", "Licence", "Attribution")
+
+
+def signoff_rows(report: ReportInput) -> list[tuple[str, ...]]:
+    """One row per approval of each input (or one saying it has none)."""
+    rows: list[tuple[str, ...]] = []
+    for entry in report.signoff:
+        artifact = f"{entry.get('label')} v{entry.get('version')}"
+        checksum = str(entry.get("sha256") or "")[:16]
+        amended = (
+            f"{entry['amendments']} by {', '.join(entry.get('amended_by', []))}"
+            if entry.get("amendments")
+            else "none"
+        )
+        approvals = entry.get("approvals") or []
+        if not approvals:
+            rows.append(
+                (artifact, checksum, str(entry.get("status")), "not approved", "", "", amended)
+            )
+        for approval in approvals:
+            rows.append(
+                (
+                    artifact,
+                    checksum,
+                    str(entry.get("status")),
+                    str(approval.get("approver_id")),
+                    ", ".join(approval.get("roles") or []),
+                    str(approval.get("at")),
+                    amended,
+                )
+            )
+    return rows
+
+
+SIGNOFF_HEADERS = (
+    "Artifact",
+    "SHA-256 (first 16)",
+    "Status",
+    "Approved by",
+    "Roles",
+    "When",
+    "Amendments",
+)
+
+
+def soa_table(report: ReportInput) -> list[tuple[Any, ...]]:
+    """The SoA's rows as the report shows them."""
+    return [
+        (
+            row.get("requirement_id"),
+            row.get("title") or "",
+            ", ".join(str(c) for c in row.get("scf_controls") or []),
+            "Yes" if row.get("applicable") else "No",
+            row.get("justification"),
+            str(row.get("proposal") or "").replace("_", " "),
+            str(row.get("implementation_status") or "not yet assessed").replace("_", " "),
+            row.get("owner") or "",
+            "; ".join(cite_label(c) for c in row.get("evidence") or []),
+        )
+        for row in soa_rows(report.soa)
+    ]
+
+
+SOA_HEADERS = (
+    "Requirement",
+    "Title",
+    "SCF controls",
+    "Applicable",
+    "Justification",
+    "Proposed",
+    "Implementation",
+    "Owner",
+    "Evidence",
+)
+
+
+def cite_label(cite: Content) -> str:
+    where = " › ".join(
+        str(part)
+        for part in (cite.get("document") or cite.get("filename"), cite.get("heading_path"))
+        if part
+    )
+    pages = cite.get("pages") or []
+    if pages:
+        where += f", p. {pages[0]}" if len(pages) == 1 else f", pp. {pages[0]}-{pages[-1]}"
+    return where
 
 
 def _summary(report: ReportInput) -> str:
@@ -134,18 +270,20 @@ def _scope(report: ReportInput) -> str:
 
 
 def _soa(report: ReportInput) -> str:
-    return table(
-        ("Control", "Title", "Applicable", "Justification"),
-        (
-            (
-                c.get("control_id"),
-                c.get("title"),
-                "Yes" if c.get("applicable") else "No",
-                c.get("justification"),
-            )
-            for c in report.soa.get("controls", [])
-        ),
-    )
+    return table(SOA_HEADERS, soa_table(report))
+
+
+def _signoff(report: ReportInput) -> str:
+    if not report.signoff:
+        return '<p class="muted">No sign-off records.</p>'
+    return table(SIGNOFF_HEADERS, signoff_rows(report))
+
+
+def _catalogues(report: ReportInput) -> str:
+    found = catalogue_rows(report)
+    if not found:
+        return '<p class="muted">No catalogue named.</p>'
+    return table(CATALOGUE_HEADERS, found)
 
 
 def _gaps(report: ReportInput) -> str:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workers.reporting.render import ReportInput, page_label, summary_rows, supporting
+from workers.reporting.render import (
+    ReportInput,
+    catalogues,
+    page_label,
+    summary_rows,
+    supporting,
+)
 
 SCHEMA = "scf-assessment-report/1"
 
@@ -17,6 +23,8 @@ def report_document(report: ReportInput) -> dict[str, Any]:
         "assessment": report.assessment_name,
         "as_of": report.as_of,
         "summary": {label: value for label, value in summary_rows(report)},
+        "signoff": report.signoff,
+        "catalogues": catalogues(report),
         "scope": report.scope,
         "soa": report.soa,
         "gaps": report.gaps,

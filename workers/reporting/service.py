@@ -17,6 +17,7 @@ from orchestrator.jobs.interface import JobContext, JobResult
 from workers.inputs import latest_artifact, require_artifact, source
 from workers.reporting.exports import record_exports, render_exports, store_files
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
+from workers.reporting.signoff import sign_off
 
 REQUIRED = (
     ArtifactKind.SOA,
@@ -99,6 +100,7 @@ def _report_input(
         poam=inputs[ArtifactKind.POAM].content,
         scope=_content(inputs, ArtifactKind.SCOPE),
         evidence=_content(inputs, ArtifactKind.EVIDENCE_ANALYSIS),
+        signoff=sign_off(context.session, inputs),
     )
     return report, newest.strftime("%Y-%m-%dT%H:%M:%SZ")
 

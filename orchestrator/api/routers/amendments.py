@@ -24,12 +24,16 @@ router = APIRouter(
 )
 
 
+Assessed = Literal["implemented", "partially_implemented", "not_implemented", "not_applicable"]
+
+
 class RowChanges(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    assessed_status: (
-        Literal["implemented", "partially_implemented", "not_implemented", "not_applicable"] | None
-    ) = None
+    assessed_status: Assessed | None = None
+    implementation_status: Assessed | None = Field(
+        None, description="The SoA row's implementation status, as a reviewer assesses it"
+    )
     applicable: bool | None = None
     justification: Text | None = Field(None, max_length=2000)
     owner: Text | None = Field(None, max_length=2000)
@@ -43,7 +47,8 @@ class RowAmendment(BaseModel):
     row: Text = Field(
         min_length=1,
         max_length=200,
-        description="The row's name: control_id (SoA, gaps, maturity), id (POA&M)",
+        description="The row's name: requirement_id (SoA; '<framework> <requirement_id>' "
+        "when two selected frameworks share the id), control_id (gaps, maturity), id (POA&M)",
     )
     changes: RowChanges
 

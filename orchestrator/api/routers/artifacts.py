@@ -92,7 +92,7 @@ def download(run_id: RunId, artifact_id: ArtifactId, principal: Reader) -> Respo
 def report(run_id: RunId, principal: Reader, format: ReportFormat = "html") -> Response:
     found = latest_report(principal.actor, run_id)
     if format == "html":
-        return _file(found, inline=True)  # a browser shows the report rather than saving it
+        return _file(found)
     return _export(found, format)
 
 
@@ -114,7 +114,17 @@ def _export(found: ArtifactContent, kind: str) -> Response:
     )
 
 
-def _file(found: ArtifactContent, *, inline: bool = False) -> Response:
+#: The report is generated from uploaded text: shown in a browser it may style itself and
+#: nothing more (no script, no fetches, no forms, framed only by this origin's console).
+REPORT_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'self'"
+)
+
+
+def _file(found: ArtifactContent) -> Response:
+    """The artifact's file; an HTML report is shown in the browser (inline, locked down by
+    its CSP), everything else is a download."""
     view = found.view
     name = f"{view.kind}-v{view.version}"
     if found.file is None:
@@ -125,11 +135,18 @@ def _file(found: ArtifactContent, *, inline: bool = False) -> Response:
         )
     if not found.file.is_file():
         raise NotFound(f"the file of {view.kind} v{view.version} is missing from storage")
-    return FileResponse(
-        found.file,
-        media_type=view.media_type,
-        headers=_disposition(f"{name}{found.file.suffix}", inline=inline),
-    )
+    filename = f"{name}{found.file.suffix}"
+    if view.media_type.split(";")[0].strip() == "text/html":
+        return FileResponse(
+            found.file,
+            media_type="text/html; charset=utf-8",
+            headers={
+                **_disposition(filename, inline=True),
+                "Content-Security-Policy": REPORT_CSP,
+                "X-Content-Type-Options": "nosniff",
+            },
+        )
+    return FileResponse(found.file, media_type=view.media_type, headers=_disposition(filename))
 
 
 def _disposition(filename: str, *, inline: bool = False) -> dict[str, str]:
