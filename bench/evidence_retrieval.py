@@ -101,7 +101,14 @@ def assess(work: Path, procedures: Path, framework: str) -> tuple[dict[str, floa
                 kit.session.commit()
             timings[step.value] = time.perf_counter() - begun
         timings["total"] = time.perf_counter() - started
-        method = kit.content(ArtifactKind.EVIDENCE_ANALYSIS)["method"]
+        # The SoA draft asks first, so it is the step that embeds what the cache lacks.
+        drafts = [
+            kit.content(k)["method"] for k in (ArtifactKind.SOA, ArtifactKind.EVIDENCE_ANALYSIS)
+        ]
+        method = {
+            "catalog_texts_embedded": sum(m["catalog_texts_embedded"] for m in drafts),
+            "catalog_vectors_reused": drafts[0]["catalog_vectors_reused"],
+        }
     return timings, method
 
 
