@@ -107,7 +107,7 @@ def summary_rows(report: ReportInput) -> list[tuple[str, Any]]:
         ),
         ("Overall maturity (0-5)", report.maturity.get("overall_level", "n/a")),
         ("POA&M items", len(report.poam.get("items", []))),
-        *(("Control catalogue", name_version(c)) for c in catalogues(report)[:1]),
+        *(("Control catalogue", full_name_version(c)) for c in catalogues(report)[:1]),
     ]
 
 
@@ -131,6 +131,11 @@ def name_version(catalog: Content) -> str:
     name = str(catalog.get("name") or "")
     short = name[name.rfind("(") + 1 : -1] if name.endswith(")") and "(" in name else name
     return f"{short} {catalog.get('version')}".strip()
+
+
+def full_name_version(catalog: Content) -> str:
+    """ "Secure Controls Framework (SCF) 2022.3": the name the source gives, with its version."""
+    return f"{catalog.get('name') or ''} {catalog.get('version') or ''}".strip()
 
 
 def credit_line(report: ReportInput) -> str:
