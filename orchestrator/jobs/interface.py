@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -40,6 +41,8 @@ class JobContext:
     request: JobRequest
     session: Session
     storage_dir: Path
+    prepared: Any = None
+    """What the job's `Prepare` returned, if it has one."""
 
 
 @dataclass(frozen=True)
@@ -52,3 +55,10 @@ class JobResult:
 
 class JobService(Protocol):
     def __call__(self, context: JobContext) -> JobResult: ...
+
+
+#: Heavy, idempotent work a job does before its transaction opens, in short transactions
+#: of its own (embedding): a transaction that computes for minutes holds row locks, and on
+#: SQLite the database's one write lock, that long. What it writes must be right whatever
+#: the job's fate (a chunk's vector is); a crash there is handled like one in the job.
+Prepare = Callable[[JobRequest], Any]

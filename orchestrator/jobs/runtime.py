@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy import bindparam, exists, func, select, update
@@ -29,7 +30,7 @@ from orchestrator.db.tables import JOBS, OUTBOX, RUNS
 from orchestrator.engine.coordinator import AfterCommit, apply_if_free
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.jobs.dead_letter_resolution import resolve_by_success
-from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService
+from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService, Prepare
 from orchestrator.lifecycle.definition import STEP_SPECS
 
 log = logging.getLogger(__name__)
@@ -116,15 +117,16 @@ class Delivery:
 DATABASE_UNAVAILABLE = "database_unavailable"
 
 
-def run_job(delivery: Delivery, service: JobService) -> Delivered:
+def run_job(delivery: Delivery, service: JobService, prepare: Prepare | None = None) -> Delivered:
     request = delivery.request
     try:
         # The claim is a database call like any other: a lost connection here is retried.
         claim = _claim(request)
         if claim is not JobRun.SUCCEEDED:
             return Delivered(claim)
+        prepared = prepare(request) if prepare is not None else None
         with transaction() as session:
-            return _work(session, delivery, service)
+            return _work(session, delivery, service, prepared)
     except JobFailure as failure:
         if failure.retryable and delivery.retries_left:
             raise
@@ -151,13 +153,18 @@ def run_job(delivery: Delivery, service: JobService) -> Delivered:
         return Delivered(JobRun.FAILED)
 
 
-def _work(session: Session, delivery: Delivery, service: JobService) -> Delivered:
+def _work(
+    session: Session, delivery: Delivery, service: JobService, prepared: Any = None
+) -> Delivered:
     """The job's transaction: the service's work, the job's fate and its outcome signal."""
     request = delivery.request
     if not _still_ours(session, request):
         return Delivered(JobRun.SKIPPED)
     context = JobContext(
-        request=request, session=session, storage_dir=get_settings().resolved_storage_dir
+        request=request,
+        session=session,
+        storage_dir=get_settings().resolved_storage_dir,
+        prepared=prepared,
     )
     try:
         result = service(context)

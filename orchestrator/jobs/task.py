@@ -18,7 +18,7 @@ from orchestrator.db.tables import JOBS
 from orchestrator.engine.coordinator import coordinate
 from orchestrator.engine.messages import kick
 from orchestrator.jobs.failed import JobFailedForGood
-from orchestrator.jobs.interface import JobFailure, JobService
+from orchestrator.jobs.interface import JobFailure, JobService, Prepare
 from orchestrator.jobs.runtime import DATABASE_UNAVAILABLE, Delivery, JobRun, run_job
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,9 @@ def _wrapped(service: JobService) -> JobService:
     return service
 
 
-def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
+def run_job_task(
+    task: Task, body: dict[str, Any], service: JobService, prepare: Prepare | None = None
+) -> str:
     try:
         request = JobRequest.model_validate(body)
     except ValidationError as error:
@@ -65,7 +67,7 @@ def run_job_task(task: Task, body: dict[str, Any], service: JobService) -> str:
         database_retries_left=retries < settings.job_database_retries,
     )
     try:
-        delivered = run_job(delivery, _wrapped(service))
+        delivered = run_job(delivery, _wrapped(service), prepare)
     except JobFailure as failure:
         max_retries = (
             settings.job_database_retries

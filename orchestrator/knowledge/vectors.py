@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.ingestion_models import ChunkProvenance
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
+from orchestrator.db.session import transaction
 from orchestrator.knowledge.embedder import Embedder, Rescorer, Vectors, default_embedder
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 
@@ -68,6 +69,38 @@ def index_missing(
 ) -> IndexCounts:
     """Embed the assessment's chunks that have no vector from this embedder yet."""
     embedder = embedder or default_embedder()
+    rows = session.execute(_indexed(assessment_id, document_id)).all()
+    current = (embedder.name, embedder.dimensions)
+    todo = [row.id for row in rows if (row.model, row.dimensions) != current]
+    stale = {row.id for row in rows if row.model is not None} & set(todo)
+    for batch in _batches(todo, batch_size):
+        _embed_batch(session, assessment_id, embedder, batch, stale)
+    return IndexCounts(embedded=len(todo), already_indexed=len(rows) - len(todo))
+
+
+def embed_ahead(
+    assessment_id: uuid.UUID, embedder: Embedder | None = None, batch_size: int = BATCH_SIZE
+) -> IndexCounts:
+    """`index_missing` outside any long transaction: the chunks still to embed are read in
+    one short transaction, each batch is embedded with no transaction open and written in
+    another. What another worker wrote meanwhile is replaced, never duplicated."""
+    embedder = embedder or default_embedder()
+    current = (embedder.name, embedder.dimensions)
+    with transaction() as session:
+        rows = session.execute(_indexed(assessment_id)).all()
+    todo = [row.id for row in rows if (row.model, row.dimensions) != current]
+    for batch in _batches(todo, batch_size):
+        with transaction() as session:
+            chunks = session.execute(_texts(batch)).all()
+        vectors = embedder.embed([embedding_text(c.heading_path, c.text) for c in chunks])
+        with transaction() as session:
+            ids = [c.id for c in chunks]
+            session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(ids)))
+            _insert(session, assessment_id, embedder, ids, vectors)
+    return IndexCounts(embedded=len(todo), already_indexed=len(rows) - len(todo))
+
+
+def _indexed(assessment_id: uuid.UUID, document_id: uuid.UUID | None = None) -> Any:
     query = (
         select(DocumentChunk.id, ChunkEmbedding.model, ChunkEmbedding.dimensions)
         .outerjoin(ChunkEmbedding, ChunkEmbedding.chunk_id == DocumentChunk.id)
@@ -76,13 +109,36 @@ def index_missing(
     )
     if document_id is not None:
         query = query.where(DocumentChunk.document_id == document_id)
-    rows = session.execute(query).all()
-    current = (embedder.name, embedder.dimensions)
-    todo = [row.id for row in rows if (row.model, row.dimensions) != current]
-    stale = {row.id for row in rows if row.model is not None} & set(todo)
-    for batch in _batches(todo, batch_size):
-        _embed_batch(session, assessment_id, embedder, batch, stale)
-    return IndexCounts(embedded=len(todo), already_indexed=len(rows) - len(todo))
+    return query
+
+
+def _texts(chunk_ids: list[str]) -> Any:
+    return select(DocumentChunk.id, DocumentChunk.heading_path, DocumentChunk.text).where(
+        DocumentChunk.id.in_(chunk_ids)
+    )
+
+
+def _insert(
+    session: Session,
+    assessment_id: uuid.UUID,
+    embedder: Embedder,
+    chunk_ids: Sequence[str],
+    vectors: Any,
+) -> None:
+    now = utcnow()
+    rows = [
+        {
+            "chunk_id": chunk_id,
+            "assessment_id": assessment_id,
+            "model": embedder.name,
+            "dimensions": embedder.dimensions,
+            "vector": np.asarray(vector, dtype=_DTYPE).tobytes(),
+            "created_at": now,
+        }
+        for chunk_id, vector in zip(chunk_ids, vectors, strict=True)
+    ]
+    if rows:
+        session.execute(insert(ChunkEmbedding), rows)  # one bulk insert per batch
 
 
 def _embed_batch(
@@ -92,30 +148,13 @@ def _embed_batch(
     chunk_ids: list[str],
     stale: set[str],
 ) -> None:
-    chunks = session.execute(
-        select(DocumentChunk.id, DocumentChunk.heading_path, DocumentChunk.text).where(
-            DocumentChunk.id.in_(chunk_ids)
-        )
-    ).all()
+    chunks = session.execute(_texts(chunk_ids)).all()
     vectors = embedder.embed([embedding_text(c.heading_path, c.text) for c in chunks])
     replaced = [c.id for c in chunks if c.id in stale]
     if replaced:
         # A vector from another model or width is not comparable: replace it.
         session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(replaced)))
-    now = utcnow()
-    rows = [
-        {
-            "chunk_id": c.id,
-            "assessment_id": assessment_id,
-            "model": embedder.name,
-            "dimensions": embedder.dimensions,
-            "vector": np.asarray(vector, dtype=_DTYPE).tobytes(),
-            "created_at": now,
-        }
-        for c, vector in zip(chunks, vectors, strict=True)
-    ]
-    if rows:
-        session.execute(insert(ChunkEmbedding), rows)  # one bulk insert per batch
+    _insert(session, assessment_id, embedder, [c.id for c in chunks], vectors)
 
 
 def _batches(items: Sequence[str], size: int) -> Iterator[list[str]]:

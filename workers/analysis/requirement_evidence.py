@@ -12,15 +12,40 @@ from typing import Any
 
 from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.config.settings import get_settings
+from orchestrator.contracts.jobs import JobRequest
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.session import transaction
 from orchestrator.jobs.interface import JobContext
 from orchestrator.knowledge.embedder import default_embedder
 from orchestrator.knowledge.hybrid import RRF_K, EvidenceIndex
+from orchestrator.knowledge.vectors import embed_ahead
+from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.proposal import AGREEMENT_RANK, Judged, propose, scale_for
 from workers.analysis.requirement_query import CatalogVectors, requirement_facets
+from workers.inputs import require_artifact
 
 RANKED = 10
 # The retriever's view of the catalogue vectors outlives the job: same catalogue, same model.
 CACHE_DIR = "catalog-vectors"
+
+
+def prepare_retrieval(request: JobRequest) -> None:
+    """The drafting job's `Prepare`: embed the chunks the current model has not seen and
+    the in-scope controls' texts the cache lacks (a minute for a whole catalogue on CPU)
+    before the job's transaction opens, so it never holds its locks through that."""
+    embedder = default_embedder()
+    embed_ahead(request.assessment_id, embedder)
+    storage = get_settings().resolved_storage_dir
+    with transaction() as session:
+        context = JobContext(request=request, session=session, storage_dir=storage)
+        catalog = run_scf_catalog(context)
+        scope = require_artifact(context, ArtifactKind.SCOPE).content
+        control_ids = [
+            str(control["control_id"])
+            for domain in scope.get("domains", [])
+            for control in domain.get("controls", [])
+        ]
+    CatalogVectors(catalog, embedder, storage / CACHE_DIR).vectors(control_ids)
 
 
 class RequirementJudge:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService
+from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService, Prepare
 from workers.analysis.evidence import run_evidence_analysis
 from workers.analysis.gaps import create_gap_analysis
 from workers.analysis.maturity import create_maturity_assessment
 from workers.analysis.poam import create_poam
 from workers.analysis.pre_analysis import run_scf_pre_analysis
+from workers.analysis.requirement_evidence import prepare_retrieval
 from workers.analysis.scope import create_scope
 from workers.analysis.soa import create_soa_draft
 
@@ -21,6 +23,19 @@ STEP_SERVICES: dict[Step, JobService] = {
     Step.CREATE_MATURITY_ASSESSMENT: create_maturity_assessment,
     Step.CREATE_POAM: create_poam,
 }
+
+
+#: Steps that search the knowledge base with the catalogue's vectors: both computed ahead.
+STEP_PREPARES: dict[Step, Prepare] = {
+    Step.CREATE_SOA_DRAFT: prepare_retrieval,
+    Step.RUN_EVIDENCE_ANALYSIS: prepare_retrieval,
+}
+
+
+def prepare_analysis_step(request: JobRequest) -> None:
+    prepare = STEP_PREPARES.get(request.step)
+    if prepare is not None:
+        prepare(request)
 
 
 def run_analysis_step(context: JobContext) -> JobResult:

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from orchestrator.contracts.jobs import JobRequest
 from orchestrator.jobs.interface import JobContext, JobResult
 from orchestrator.knowledge.embedder import Embedder, default_embedder
-from orchestrator.knowledge.vectors import BATCH_SIZE, index_missing
+from orchestrator.knowledge.vectors import BATCH_SIZE, IndexCounts, embed_ahead, index_missing
+
+
+def embed_before(request: JobRequest) -> IndexCounts:
+    """The job's `Prepare`: embedding takes minutes on a large KB, so it runs batch by
+    batch in short transactions; the job's own transaction only finds what is left."""
+    return embed_ahead(request.assessment_id, default_embedder())
 
 
 def index_kb(context: JobContext, embedder: Embedder | None = None) -> JobResult:
@@ -12,10 +19,12 @@ def index_kb(context: JobContext, embedder: Embedder | None = None) -> JobResult
     counts = index_missing(
         context.session, context.request.assessment_id, embedder, batch_size=BATCH_SIZE
     )
+    ahead = context.prepared if isinstance(context.prepared, IndexCounts) else None
+    embedded = counts.embedded + (ahead.embedded if ahead else 0)
     return JobResult(
         summary={
-            "embedded": counts.embedded,
-            "already_indexed": counts.already_indexed,
+            "embedded": embedded,
+            "already_indexed": counts.already_indexed - (ahead.embedded if ahead else 0),
             "model": embedder.name,
             "dimensions": embedder.dimensions,
         }
