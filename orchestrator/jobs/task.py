@@ -67,7 +67,8 @@ def run_job_task(
         database_retries_left=retries < settings.job_database_retries,
     )
     try:
-        delivered = run_job(delivery, _wrapped(service), prepare)
+        # A wrapped body (instant or held jobs) stands in for the work: not prepared for it.
+        delivered = run_job(delivery, _wrapped(service), None if _wrappers else prepare)
     except JobFailure as failure:
         max_retries = (
             settings.job_database_retries
