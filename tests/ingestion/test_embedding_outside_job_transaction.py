@@ -48,7 +48,7 @@ def test_the_database_stays_writable_while_chunks_are_embedded_ahead(
         kit.run_step(Step.INGEST_DOCUMENTS)
         kit.session.commit()
         assessment_id = kit.assessment.id
-        url = str(kit.session.get_bind().url)
+        url = str(kit.session.get_bind().engine.url)
     monkeypatch.setenv("LIFECYCLE_DATABASE_URL", url)
     reset_settings()
     dispose_engines()
@@ -71,7 +71,7 @@ def test_the_database_stays_writable_while_chunks_are_embedded_ahead(
         worker.join(scaled(60))
     assert done, "embed_ahead did not finish"
     with transaction() as session:
-        stored = session.scalar(select(func.count()).select_from(ChunkEmbedding))
+        stored = session.scalar(select(func.count()).select_from(ChunkEmbedding)) or 0
         name = session.scalar(select(Assessment.name).where(Assessment.id == assessment_id))
     assert done[0].embedded == stored > 2  # several batches, every chunk embedded once
     assert name == "renamed"
