@@ -69,13 +69,11 @@ def index_missing(
 ) -> IndexCounts:
     """Embed the assessment's chunks that have no vector from this embedder yet."""
     embedder = embedder or default_embedder()
-    rows = session.execute(_indexed(assessment_id, document_id)).all()
-    current = (embedder.name, embedder.dimensions)
-    todo = [row.id for row in rows if (row.model, row.dimensions) != current]
-    stale = {row.id for row in rows if row.model is not None} & set(todo)
+    todo, total = _pending(session, assessment_id, embedder, document_id)
     for batch in _batches(todo, batch_size):
-        _embed_batch(session, assessment_id, embedder, batch, stale)
-    return IndexCounts(embedded=len(todo), already_indexed=len(rows) - len(todo))
+        chunks = session.execute(_texts(batch)).all()
+        _store(session, assessment_id, embedder, chunks, _embed(embedder, chunks))
+    return IndexCounts(embedded=len(todo), already_indexed=total - len(todo))
 
 
 def embed_ahead(
@@ -83,24 +81,27 @@ def embed_ahead(
 ) -> IndexCounts:
     """`index_missing` outside any long transaction: the chunks still to embed are read in
     one short transaction, each batch is embedded with no transaction open and written in
-    another. What another worker wrote meanwhile is replaced, never duplicated."""
+    another."""
     embedder = embedder or default_embedder()
-    current = (embedder.name, embedder.dimensions)
     with transaction() as session:
-        rows = session.execute(_indexed(assessment_id)).all()
-    todo = [row.id for row in rows if (row.model, row.dimensions) != current]
+        todo, total = _pending(session, assessment_id, embedder)
     for batch in _batches(todo, batch_size):
         with transaction() as session:
             chunks = session.execute(_texts(batch)).all()
-        vectors = embedder.embed([embedding_text(c.heading_path, c.text) for c in chunks])
+        vectors = _embed(embedder, chunks)
         with transaction() as session:
-            ids = [c.id for c in chunks]
-            session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(ids)))
-            _insert(session, assessment_id, embedder, ids, vectors)
-    return IndexCounts(embedded=len(todo), already_indexed=len(rows) - len(todo))
+            _store(session, assessment_id, embedder, chunks, vectors)
+    return IndexCounts(embedded=len(todo), already_indexed=total - len(todo))
 
 
-def _indexed(assessment_id: uuid.UUID, document_id: uuid.UUID | None = None) -> Any:
+def _pending(
+    session: Session,
+    assessment_id: uuid.UUID,
+    embedder: Embedder,
+    document_id: uuid.UUID | None = None,
+) -> tuple[list[str], int]:
+    """The chunks without a vector from this embedder (model and width), and how many
+    chunks there are."""
     query = (
         select(DocumentChunk.id, ChunkEmbedding.model, ChunkEmbedding.dimensions)
         .outerjoin(ChunkEmbedding, ChunkEmbedding.chunk_id == DocumentChunk.id)
@@ -109,7 +110,9 @@ def _indexed(assessment_id: uuid.UUID, document_id: uuid.UUID | None = None) -> 
     )
     if document_id is not None:
         query = query.where(DocumentChunk.document_id == document_id)
-    return query
+    rows = session.execute(query).all()
+    current = (embedder.name, embedder.dimensions)
+    return [row.id for row in rows if (row.model, row.dimensions) != current], len(rows)
 
 
 def _texts(chunk_ids: list[str]) -> Any:
@@ -118,13 +121,21 @@ def _texts(chunk_ids: list[str]) -> Any:
     )
 
 
-def _insert(
+def _embed(embedder: Embedder, chunks: Sequence[Any]) -> Vectors:
+    return embedder.embed([embedding_text(c.heading_path, c.text) for c in chunks])
+
+
+def _store(
     session: Session,
     assessment_id: uuid.UUID,
     embedder: Embedder,
-    chunk_ids: Sequence[str],
-    vectors: Any,
+    chunks: Sequence[Any],
+    vectors: Vectors,
 ) -> None:
+    ids = [c.id for c in chunks]
+    # A vector from another model or width is not comparable, and one another worker wrote
+    # meanwhile is the same: either is replaced, never duplicated.
+    session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(ids)))
     now = utcnow()
     rows = [
         {
@@ -135,26 +146,10 @@ def _insert(
             "vector": np.asarray(vector, dtype=_DTYPE).tobytes(),
             "created_at": now,
         }
-        for chunk_id, vector in zip(chunk_ids, vectors, strict=True)
+        for chunk_id, vector in zip(ids, vectors, strict=True)
     ]
     if rows:
         session.execute(insert(ChunkEmbedding), rows)  # one bulk insert per batch
-
-
-def _embed_batch(
-    session: Session,
-    assessment_id: uuid.UUID,
-    embedder: Embedder,
-    chunk_ids: list[str],
-    stale: set[str],
-) -> None:
-    chunks = session.execute(_texts(chunk_ids)).all()
-    vectors = embedder.embed([embedding_text(c.heading_path, c.text) for c in chunks])
-    replaced = [c.id for c in chunks if c.id in stale]
-    if replaced:
-        # A vector from another model or width is not comparable: replace it.
-        session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(replaced)))
-    _insert(session, assessment_id, embedder, [c.id for c in chunks], vectors)
 
 
 def _batches(items: Sequence[str], size: int) -> Iterator[list[str]]:

@@ -7,6 +7,7 @@ decided by the lifecycle under the run's lock.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.identity import Actor, Kick
@@ -27,17 +28,30 @@ def _reason(reason: str) -> str:
     return reason.strip()
 
 
-def cancel_run(
-    actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str, kick: Kick = fleet.kick
+def _command(
+    signal: SignalType,
+    actor: Actor,
+    run_id: uuid.UUID,
+    reason: str,
+    idempotency_key: str,
+    kick: Kick,
+    **payload: Any,
 ) -> SignalReceipt:
+    """An operator command: a signal with the person's reason, recorded in the run's inbox."""
     return record_signal(
         actor,
         run_id,
-        SignalType.ASSESSMENT_CANCELLED,
+        signal,
         idempotency_key,
-        payload={"reason": _reason(reason)},
+        payload={"reason": _reason(reason), **payload},
         kick=kick,
     )
+
+
+def cancel_run(
+    actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str, kick: Kick = fleet.kick
+) -> SignalReceipt:
+    return _command(SignalType.ASSESSMENT_CANCELLED, actor, run_id, reason, idempotency_key, kick)
 
 
 def block_run(
@@ -49,41 +63,22 @@ def block_run(
     kind: str = "manual_intervention",
     kick: Kick = fleet.kick,
 ) -> SignalReceipt:
-    return record_signal(
-        actor,
-        run_id,
-        SignalType.ASSESSMENT_BLOCKED,
-        idempotency_key,
-        payload={"reason": _reason(reason), "kind": kind},
-        kick=kick,
+    return _command(
+        SignalType.ASSESSMENT_BLOCKED, actor, run_id, reason, idempotency_key, kick, kind=kind
     )
 
 
 def resume_run(
     actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str, kick: Kick = fleet.kick
 ) -> SignalReceipt:
-    return record_signal(
-        actor,
-        run_id,
-        SignalType.ASSESSMENT_RESUMED,
-        idempotency_key,
-        payload={"reason": _reason(reason)},
-        kick=kick,
-    )
+    return _command(SignalType.ASSESSMENT_RESUMED, actor, run_id, reason, idempotency_key, kick)
 
 
 def retry_step(
     actor: Actor, run_id: uuid.UUID, *, reason: str, idempotency_key: str, kick: Kick = fleet.kick
 ) -> SignalReceipt:
     """Run the failed step again as a new attempt."""
-    return record_signal(
-        actor,
-        run_id,
-        SignalType.STEP_RETRY_REQUESTED,
-        idempotency_key,
-        payload={"reason": _reason(reason)},
-        kick=kick,
-    )
+    return _command(SignalType.STEP_RETRY_REQUESTED, actor, run_id, reason, idempotency_key, kick)
 
 
 def reprocess_step(

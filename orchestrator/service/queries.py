@@ -147,17 +147,7 @@ def list_documents(actor: Actor, assessment_id: uuid.UUID) -> list[DocumentView]
             .where(Document.assessment_id == assessment_id)
             .order_by(Document.created_at, Document.id)
         )
-        return [
-            DocumentView(
-                id=r.id,
-                filename=r.filename,
-                media_type=r.media_type,
-                size_bytes=r.size_bytes,
-                sha256=r.sha256,
-                status=r.status,
-            )
-            for r in rows
-        ]
+        return [DocumentView.model_validate(r) for r in rows]
 
 
 # --- runs ------------------------------------------------------------------------------------
@@ -211,17 +201,7 @@ def list_steps(actor: Actor, run_id: uuid.UUID) -> list[StepView]:
         rows = session.scalars(
             select(StepExecution).where(StepExecution.run_id == run_id).order_by(StepExecution.id)
         )
-        return [
-            StepView(
-                step=r.step,
-                attempt=r.attempt,
-                status=r.status,
-                error=r.error,
-                started_at=r.started_at,
-                finished_at=r.finished_at,
-            )
-            for r in rows
-        ]
+        return [StepView.model_validate(r) for r in rows]
 
 
 def list_jobs(actor: Actor, run_id: uuid.UUID) -> list[JobView]:
@@ -230,23 +210,7 @@ def list_jobs(actor: Actor, run_id: uuid.UUID) -> list[JobView]:
         rows = session.scalars(
             select(Job).where(Job.run_id == run_id).order_by(Job.created_at, Job.id)
         )
-        return [
-            JobView(
-                id=r.id,
-                step=r.step,
-                step_attempt=r.step_attempt,
-                kind=r.kind,
-                queue=r.queue,
-                status=r.status,
-                deliveries=r.deliveries,
-                summary=r.summary,
-                error=r.error,
-                created_at=r.created_at,
-                started_at=r.started_at,
-                finished_at=r.finished_at,
-            )
-            for r in rows
-        ]
+        return [JobView.model_validate(r) for r in rows]
 
 
 # --- signals and audit -------------------------------------------------------------------------
@@ -404,22 +368,7 @@ def list_approvals(actor: Actor, run_id: uuid.UUID) -> list[ApprovalRecordView]:
             .where(ApprovalEvent.run_id == run_id, ApprovalEvent.tenant_id == run.tenant_id)
             .order_by(ApprovalEvent.created_at, ApprovalEvent.id)
         )
-        return [
-            ApprovalRecordView(
-                id=r.id,
-                artifact_id=r.artifact_id,
-                artifact_kind=r.artifact_kind,
-                artifact_version=r.artifact_version,
-                approver_id=r.approver_id,
-                approver_role=r.approver_role,
-                approver_roles=list(r.approver_roles),
-                decision=r.decision,
-                comment=r.comment,
-                created_at=r.created_at,
-                consumed_by_signal_id=r.consumed_by_signal_id,
-            )
-            for r in rows
-        ]
+        return [ApprovalRecordView.model_validate(r) for r in rows]
 
 
 # --- paging helpers ----------------------------------------------------------------------------

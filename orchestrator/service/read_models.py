@@ -13,7 +13,8 @@ from orchestrator.db.models import Assessment, WorkflowRun
 
 
 class _View(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # from_attributes: a view is read straight off the ORM row whose names it shares.
+    model_config = ConfigDict(frozen=True, from_attributes=True)
 
     @field_validator("*", mode="after")
     @classmethod
@@ -34,14 +35,7 @@ class AssessmentView(_View):
 
     @classmethod
     def of(cls, row: Assessment) -> AssessmentView:
-        return cls(
-            id=row.id,
-            tenant_id=row.tenant_id,
-            organization_id=row.organization_id,
-            name=row.name,
-            status=row.status,
-            created_at=row.created_at,
-        )
+        return cls.model_validate(row)
 
 
 class RunView(_View):

@@ -73,7 +73,7 @@ class RoleChange(BaseModel):
 
 
 class RoleEventView(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, from_attributes=True)
 
     id: int
     tenant_id: str
@@ -244,16 +244,4 @@ def role_history(
             query = query.where(RoleGrantEvent.tenant_id == tenant_id)
         if principal is not None:
             query = query.where(RoleGrantEvent.principal == principal)
-        return [
-            RoleEventView(
-                id=row.id,
-                tenant_id=row.tenant_id,
-                principal=row.principal,
-                role=row.role,
-                action=RoleAction(row.action),
-                actor_id=row.actor_id,
-                reason=row.reason,
-                created_at=row.created_at,
-            )
-            for row in session.scalars(query)
-        ]
+        return [RoleEventView.model_validate(row) for row in session.scalars(query)]
