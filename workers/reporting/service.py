@@ -3,14 +3,18 @@ approve) plus its exports (PDF, JSON, POA&M CSV/XLSX), stored and versioned."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 
-from orchestrator.contracts.jobs import ArtifactRef
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.jobs import ArtifactRef, JobRequest
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import Artifact, Assessment
+from orchestrator.db.session import transaction
 from orchestrator.db.storage import put_bytes
 from orchestrator.jobs.artifacts import requested_version, save_artifact
 from orchestrator.jobs.interface import JobContext, JobResult
@@ -28,6 +32,32 @@ REQUIRED = (
 OPTIONAL = (ArtifactKind.SCOPE, ArtifactKind.EVIDENCE_ANALYSIS)
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """The report and its exports, rendered and stored, from these input versions."""
+
+    sources: list[dict[str, Any]]
+    title: str
+    html: bytes
+    path: Path
+    exports: list[dict[str, Any]]
+
+
+def prepare_report(request: JobRequest) -> Rendered | None:
+    """The job's `Prepare`: rendering (the PDF in several passes, the OSCAL exports) takes
+    seconds to a minute, so it runs before the job's transaction, which then only records
+    the artifact. Files are content-addressed: rendering twice stores nothing new."""
+    storage = get_settings().resolved_storage_dir
+    with transaction() as session:
+        context = JobContext(request=request, session=session, storage_dir=storage)
+        if _existing_report(context) is not None:
+            return None
+        inputs = _inputs(context)
+        report, as_of = _report_input(context, inputs)
+        sources = [source(a) for a in inputs.values()]
+    return _render(storage, report, as_of, sources)
+
+
 def render_report(context: JobContext) -> JobResult:
     existing = _existing_report(context)
     if existing is not None:
@@ -35,24 +65,25 @@ def render_report(context: JobContext) -> JobResult:
         record_exports(context.session, existing.id, existing.content.get("exports", []))
         return _result(existing)
     inputs = _inputs(context)
-    report, as_of = _report_input(context, inputs)
-    html_bytes = render_report_html(report).encode("utf-8")
-    # Content-addressed, so this is the very file save_artifact stores.
-    path, _ = put_bytes(context.storage_dir / "artifacts", html_bytes, ".html")
-    exports = store_files(context.storage_dir / "artifacts", render_exports(report, as_of))
+    sources = [source(a) for a in inputs.values()]
+    rendered = context.prepared
+    if not isinstance(rendered, Rendered) or rendered.sources != sources:
+        # Not prepared (called directly), or an input changed since: render it here.
+        report, as_of = _report_input(context, inputs)
+        rendered = _render(context.storage_dir, report, as_of, sources)
     content = {
-        "title": report.title,
+        "title": rendered.title,
         "sections": [key for key, _ in SECTIONS],
         "format": "html",
-        "path": str(path),
-        "exports": exports,
-        "sources": [source(a) for a in inputs.values()],
+        "path": str(rendered.path),
+        "exports": rendered.exports,
+        "sources": sources,
     }
     ref = save_artifact(
         context,
         ArtifactKind.REPORT,
         content,
-        file_bytes=html_bytes,
+        file_bytes=rendered.html,
         file_suffix=".html",
         media_type="text/html",
     )
@@ -60,6 +91,16 @@ def render_report(context: JobContext) -> JobResult:
     assert stored is not None
     record_exports(context.session, stored.id, stored.content.get("exports", []))
     return _result(stored)
+
+
+def _render(
+    storage_dir: Path, report: ReportInput, as_of: str, sources: list[dict[str, Any]]
+) -> Rendered:
+    html_bytes = render_report_html(report).encode("utf-8")
+    # Content-addressed, so this is the very file save_artifact stores.
+    path, _ = put_bytes(storage_dir / "artifacts", html_bytes, ".html")
+    exports = store_files(storage_dir / "artifacts", render_exports(report, as_of))
+    return Rendered(sources, report.title, html_bytes, path, exports)
 
 
 def _existing_report(context: JobContext) -> Artifact | None:
