@@ -20,8 +20,10 @@ from orchestrator.db.session import transaction
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.routing import QUEUES
 from orchestrator.observability.exposition import metrics_text
+from orchestrator.observability.queue_metrics import QueueCollector
 
 router = APIRouter(tags=["health"])
+_QUEUES = QueueCollector(get_app, QUEUES)
 
 
 class Liveness(BaseModel):
@@ -62,7 +64,7 @@ def readyz() -> JSONResponse:
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
 def metrics() -> Response:
-    return Response(metrics_text(), media_type=CONTENT_TYPE_LATEST)
+    return Response(metrics_text(True, _QUEUES), media_type=CONTENT_TYPE_LATEST)
 
 
 def check_database() -> Check:

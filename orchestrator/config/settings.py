@@ -56,6 +56,11 @@ class Settings(BaseSettings):
         "hide it from the lost-job sweep. Above any pause between two "
         "statements of a job; the default is the longest job deadline.",
     )
+    job_heartbeat_interval_s: float = Field(
+        10,
+        gt=0,
+        description="How often a worker process renews the lease of each job it runs.",
+    )
     max_document_bytes: int = Field(25 * 1024 * 1024, ge=1)
     embedding_dim: int = Field(256, ge=8, le=4096)
     inline_coordination: bool = Field(

@@ -48,6 +48,7 @@ DEFAULT_JOB_DEADLINES: dict[JobKind, float] = {
 
 #: Seconds between two runs of each sweep under `celery beat`.
 DEFAULT_INTERVALS: dict[str, float] = {
+    "messages": 5,
     "outbox": 15,
     "inbox": 30,
     "lost_jobs": 60,
@@ -82,6 +83,19 @@ class SweepSettings(BaseSettings):
         description="A queued job not started within this is taken for lost (a lost message).",
     )
     redispatch_limit: int = Field(3, ge=0)
+    message_check_batch: int = Field(
+        2000,
+        ge=1,
+        le=50_000,
+        description="Most queued jobs whose messages one check looks for in the broker.",
+    )
+    job_lease_s: float = Field(
+        60,
+        gt=0,
+        description="A started job whose heartbeats stop for this long is taken for lost "
+        "(its worker died, hung or was cut off) and re-dispatched; several heartbeat "
+        "intervals (LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S).",
+    )
 
     @field_validator("approval_policies")
     @classmethod

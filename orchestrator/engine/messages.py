@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from functools import lru_cache
 from typing import Any
@@ -11,6 +12,7 @@ from celery import Celery
 
 from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE
 from orchestrator.observability import labels
+from orchestrator.observability.broker_view import SENT_AT_HEADER
 
 
 @lru_cache(maxsize=1)
@@ -32,6 +34,7 @@ def kick(run_id: uuid.UUID) -> None:
 
 
 def send_job(task_name: str, queue: str, task_id: str, body: dict[str, Any]) -> None:
+    # The sent-at header lets /metrics tell how long the oldest message of a queue waits.
     get_app().send_task(
         task_name,
         args=[body],
@@ -40,6 +43,7 @@ def send_job(task_name: str, queue: str, task_id: str, body: dict[str, Any]) -> 
         shadow=f"{task_name}[{body.get('step')}]",
         argsrepr=labels.job_argsrepr(body),
         kwargsrepr=labels.job_kwargsrepr(body),
+        headers={SENT_AT_HEADER: time.time()},
     )
 
 

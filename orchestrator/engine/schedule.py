@@ -14,6 +14,11 @@ from orchestrator.engine.routing import NOTIFICATIONS_QUEUE
 
 #: schedule entry -> (task, sweep settings name, queue)
 _SWEEPS = {
+    "resend-missing-messages": (
+        "orchestrator.sweep_missing_messages",
+        "messages",
+        "orchestrator",
+    ),
     "publish-unpublished-outbox": ("orchestrator.sweep_outbox", "outbox", "orchestrator"),
     "rekick-runs-with-pending-signals": ("orchestrator.sweep_inbox", "inbox", "orchestrator"),
     "redispatch-lost-jobs": ("orchestrator.sweep_lost_jobs", "lost_jobs", "orchestrator"),

@@ -1,39 +1,113 @@
-"""Job heartbeats: a long job says it is alive, so the lost-job sweep leaves it alone.
+"""Job leases: while a process runs a job, a thread of that process renews the job's lease.
 
-A service calls `heartbeat(context.request.job_id)` now and then (say, per document).
-The beat is written in its own short transaction to `job_watch`, never to the job row:
-the running job holds that row's lock until it commits. Calls closer together than
-`min_interval_s` are skipped, so calling it in a tight loop costs nothing.
+The lost-job sweep takes a started job whose heartbeats stopped for the lease
+(`LIFECYCLE_SWEEP_JOB_LEASE_S`) for lost and re-dispatches it: its worker died, was cut off,
+or froze. A live process renews every `LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S` for every job it
+runs, whatever the job is doing (a job that hangs while its process lives is ended by its
+hard time limit, which stops the renewals). A job's own code may still call `heartbeat()`
+to say it made progress.
+
+Beats go to `job_watch` in short transactions of their own, never to the job row: the
+running job holds that row's lock while it commits. On SQLite no sweep judges leases (the
+embedded fleet lives in one process), so nothing is written there.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.ops_models import JobWatch
 from orchestrator.db.session import get_engine, transaction
 from orchestrator.db.sql import insert_for
 
+log = logging.getLogger(__name__)
+
 _last_beat: dict[str, float] = {}
+_leases: set[str] = set()
+_lock = threading.Lock()
+_renewer: tuple[int, threading.Thread] | None = None
+_wake = threading.Event()
 
 
 def heartbeat(job_id: str, min_interval_s: float = 30.0) -> bool:
-    """Record that `job_id` is alive; False when skipped (too soon, or on SQLite, where the
-    job's transaction holds the database's one write lock and sweeps cannot run anyway)."""
-    if get_engine().dialect.name == "sqlite":
+    """Record that `job_id` is alive; False when skipped (too soon, or on SQLite)."""
+    if _skipped():
         return False
     last = _last_beat.get(job_id)
     if last is not None and time.monotonic() - last < min_interval_s:
         return False
+    _beat([job_id])
+    return True
+
+
+@contextmanager
+def lease(job_id: str) -> Iterator[None]:
+    """Hold the job's lease for the block: beat now, then renew until the block exits."""
+    if _skipped():
+        yield
+        return
+    _beat([job_id])
+    with _lock:
+        _leases.add(job_id)
+    _ensure_renewer()
+    try:
+        yield
+    finally:
+        with _lock:
+            _leases.discard(job_id)
+
+
+def held_leases() -> frozenset[str]:
+    with _lock:
+        return frozenset(_leases)
+
+
+def _skipped() -> bool:
+    return get_engine().dialect.name == "sqlite"
+
+
+def _beat(job_ids: Iterable[str]) -> None:
     now = utcnow()
+    ids = list(job_ids)
     with transaction() as session:
-        session.execute(
-            insert_for(session, JobWatch)
-            .values(job_id=job_id, redispatches=0, heartbeat_at=now)
-            .on_conflict_do_update(index_elements=["job_id"], set_={"heartbeat_at": now})
-        )
+        for job_id in ids:
+            session.execute(
+                insert_for(session, JobWatch)
+                .values(job_id=job_id, redispatches=0, heartbeat_at=now)
+                .on_conflict_do_update(index_elements=["job_id"], set_={"heartbeat_at": now})
+            )
     if len(_last_beat) > 10_000:
         _last_beat.clear()  # finished jobs' entries; a skipped check costs one write
-    _last_beat[job_id] = time.monotonic()
-    return True
+    for job_id in ids:
+        _last_beat[job_id] = time.monotonic()
+
+
+def _ensure_renewer() -> None:
+    """One renewing thread per process (a forked pool child starts its own)."""
+    global _renewer
+    with _lock:
+        if _renewer is not None and _renewer[0] == os.getpid() and _renewer[1].is_alive():
+            return
+        thread = threading.Thread(target=_renew_forever, name="job-lease-renewer", daemon=True)
+        _renewer = (os.getpid(), thread)
+    thread.start()
+
+
+def _renew_forever() -> None:
+    interval = get_settings().job_heartbeat_interval_s
+    while True:
+        _wake.wait(interval)  # a timer, not a wait for another party
+        held = held_leases()
+        if not held:
+            continue
+        try:
+            _beat(held)
+        except Exception:  # the database is away: the next renewal tries again
+            log.warning("could not renew the lease of %d job(s)", len(held), exc_info=True)

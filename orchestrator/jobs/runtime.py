@@ -30,6 +30,7 @@ from orchestrator.db.tables import JOBS, OUTBOX, RUNS
 from orchestrator.engine.coordinator import AfterCommit, apply_if_free
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.jobs.dead_letter_resolution import resolve_by_success
+from orchestrator.jobs.heartbeat import lease
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService, Prepare
 from orchestrator.lifecycle.definition import STEP_SPECS
 
@@ -124,9 +125,12 @@ def run_job(delivery: Delivery, service: JobService, prepare: Prepare | None = N
         claim = _claim(request)
         if claim is not JobRun.SUCCEEDED:
             return Delivered(claim)
-        prepared = prepare(request) if prepare is not None else None
-        with transaction() as session:
-            return _work(session, delivery, service, prepared)
+        # Renewed by this process until the job's transaction ends: a worker that dies,
+        # freezes or is cut off lets it lapse, and the lost-job sweep re-dispatches.
+        with lease(request.job_id):
+            prepared = prepare(request) if prepare is not None else None
+            with transaction() as session:
+                return _work(session, delivery, service, prepared)
     except JobFailure as failure:
         if failure.retryable and delivery.retries_left:
             raise

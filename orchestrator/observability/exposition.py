@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+from prometheus_client.registry import Collector
 
 from orchestrator.config.settings import get_settings
 from orchestrator.observability.metrics import process_registry
@@ -23,11 +24,17 @@ def _state_registry() -> CollectorRegistry:
     return registry
 
 
-def metrics_text(include_state: bool = True) -> bytes:
-    """What this process counted, then (for the API) the fleet's state from the database."""
+def metrics_text(include_state: bool = True, *extra: Collector) -> bytes:
+    """What this process counted, then (for the API) the fleet's state from the database
+    and whatever else the caller reads at scrape time (the broker's queues)."""
     body = generate_latest(process_registry())
     if include_state:
         body += generate_latest(_state_registry())
+    if extra:
+        registry = CollectorRegistry(auto_describe=False)
+        for collector in extra:
+            registry.register(collector)
+        body += generate_latest(registry)
     return body
 
 

@@ -43,6 +43,12 @@ _SWEEP_OPTIONS = {
 }
 
 
+@shared_task(name="orchestrator.sweep_missing_messages", **_SWEEP_OPTIONS)
+def sweep_missing_messages() -> dict[str, int]:
+    found = sweeps.resend_missing_messages()
+    return {"checked": found.checked, "resent": found.resent}
+
+
 @shared_task(name="orchestrator.sweep_outbox", **_SWEEP_OPTIONS)
 def sweep_outbox() -> int:
     return sweeps.publish_stale_outbox()

@@ -1,8 +1,12 @@
 """Find lost jobs and re-dispatch them, up to a limit; then dead-letter and fail the step.
 
-A job is lost when it is queued or started and nothing has been heard of it (no outcome,
-no heartbeat, no re-dispatch) within its kind's deadline. A job that is running holds
-its row lock, so `FOR UPDATE SKIP LOCKED` never picks a live job on PostgreSQL.
+A started job is lost when its lease lapsed (orchestrator/jobs/heartbeat.py: its process
+stopped renewing it), or, if it never held one, when nothing was heard of it within its
+kind's deadline. A queued job whose message the broker lost is sent again within seconds by
+orchestrator/sweeps/missing_messages.py; one still queued at the queued deadline is lost
+only if no live worker consumes its queue or its message is gone (a backlog waits). A job
+that is running holds its row lock, so `FOR UPDATE SKIP LOCKED` never picks a live job on
+PostgreSQL.
 
 Re-dispatching re-publishes the job's own request under its own task id: the runtime
 treats a duplicate as a no-op. The guarded upsert of `job_watch` lets only one of two
@@ -12,6 +16,7 @@ same for giving up.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,11 +33,15 @@ from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, JobWatch
 from orchestrator.db.session import transaction
 from orchestrator.db.sql import insert_for
+from orchestrator.engine.messages import get_app
 from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs.runtime import fail_job
 from orchestrator.notifications.events import NotificationEvent
+from orchestrator.observability.broker_view import BrokerView
 from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce, append_audit
+
+log = logging.getLogger(__name__)
 
 _ACTIVE = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
 
@@ -49,7 +58,11 @@ def recover_lost_jobs() -> LostJobs:
     after = SweepMessages()
     redispatched = dead_lettered = 0
     with transaction() as session:
-        for job, watch in _lost(session, now, settings):
+        lost = _lost(session, now, settings)
+        waiting = _waiting_for_a_worker([job for job, _ in lost])
+        for job, watch in lost:
+            if job.id in waiting:
+                continue
             done = watch.redispatches if watch is not None else 0
             if done < settings.redispatch_limit:
                 redispatched += _redispatch(session, job, done, now, after)
@@ -70,9 +83,17 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
             or_(JobWatch.redispatched_at.is_(None), JobWatch.redispatched_at < cutoff),
         )
 
+    lease_cutoff = now - timedelta(seconds=settings.job_lease_s)
+    # A job that held a lease is lost once it lapsed; one that never beat (its process
+    # could not write a heartbeat) at its kind's deadline.
+    leased = and_(JobWatch.heartbeat_at.is_not(None), silent_since(lease_cutoff))
     # One range of the (status, kind, updated_at) index per kind: only what is due.
     started = [
-        and_(Job.status == JobStatus.STARTED.value, Job.kind == kind.value, silent_since(cutoff))
+        and_(
+            Job.status == JobStatus.STARTED.value,
+            Job.kind == kind.value,
+            or_(leased, and_(JobWatch.heartbeat_at.is_(None), silent_since(cutoff))),
+        )
         for kind, cutoff in cutoffs.items()
     ]
     queued = [
@@ -93,6 +114,31 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
             .with_for_update(skip_locked=True, of=Job)
         ).all()
     )
+
+
+def _waiting_for_a_worker(jobs: list[Job]) -> set[str]:
+    """Queued jobs past the queued deadline whose messages wait in a queue that live
+    workers consume: a backlog, not a loss (sending a copy would only double it). When the
+    broker cannot be asked, every queued job counts as waiting: nothing is judged blind."""
+    queued = [job for job in jobs if job.status == JobStatus.QUEUED.value]
+    if not queued:
+        return set()
+    view = BrokerView(get_app())
+    try:
+        consumed = view.holdings().queues
+        waiting: set[str] = set()
+        by_queue: dict[str, list[str]] = {}
+        for job in queued:
+            by_queue.setdefault(ROUTES[JobKind(job.kind)].queue, []).append(job.id)
+        for queue, ids in by_queue.items():
+            if queue not in consumed:
+                continue  # nobody reads it: re-dispatch, then dead-letter, as for a loss
+            present = view.present(queue, ids)
+            waiting |= set(ids) if present is None else present
+        return waiting
+    except Exception:
+        log.warning("the broker did not answer; queued jobs are judged later", exc_info=True)
+        return {job.id for job in queued}
 
 
 def _redispatch(session: Session, job: Job, done: int, now: datetime, after: SweepMessages) -> int:

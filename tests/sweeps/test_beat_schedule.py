@@ -17,6 +17,7 @@ def test_every_sweep_is_scheduled_and_registered() -> None:
     app.loader.import_default_modules()
     tasks = {entry["task"] for entry in schedule.values()}
     assert tasks == {
+        "orchestrator.sweep_missing_messages",
         "orchestrator.sweep_outbox",
         "orchestrator.sweep_inbox",
         "orchestrator.sweep_lost_jobs",
