@@ -25,6 +25,7 @@ def _sweeps() -> dict[str, Callable[[], Any]]:
     from orchestrator.notifications.sweep import sweep_deliveries
 
     return {
+        "messages": sweeps.resend_missing_messages,
         "outbox": sweeps.publish_stale_outbox,
         "inbox": sweeps.rekick_pending_runs,
         "lost-jobs": sweeps.recover_lost_jobs,
@@ -36,6 +37,7 @@ def _sweeps() -> dict[str, Callable[[], Any]]:
 
 
 SWEEP_NAMES = [
+    "messages",
     "outbox",
     "inbox",
     "lost-jobs",
@@ -51,8 +53,9 @@ SWEEP_NAMES = [
 @click.argument("name", type=click.Choice(SWEEP_NAMES), metavar="NAME")
 @json_option
 def sweep_command(name: str, as_json: bool) -> None:
-    """Run a sweep now, in this process (NAME: outbox, inbox, lost-jobs, approval-waits,
-    sla, stale, notifications or all). Safe beside beat's: every effect happens once."""
+    """Run a sweep now, in this process (NAME: messages, outbox, inbox, lost-jobs,
+    approval-waits, sla, stale, notifications or all). Safe beside beat's: every effect
+    happens once."""
     available = _sweeps()
     chosen = list(available) if name == "all" else [name]
     results = {each: jsonable(available[each]()) for each in chosen}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config.settings import reset_settings
+from orchestrator.config.settings import Settings, reset_settings
 from orchestrator.engine.messages import get_app
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.faults import (
@@ -49,12 +49,26 @@ def broker_url(private_redis: PrivateRedis) -> str:
     return private_redis.url
 
 
-@pytest.fixture
-def fast(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name, value in FAST_SWEEPS.items():
+#: The fleet fixture's short visibility timeout, back at the product's defaults.
+DEFAULT_REDELIVERY = {
+    "LIFECYCLE_VISIBILITY_TIMEOUT_S": str(Settings.model_fields["visibility_timeout_s"].default),
+    "LIFECYCLE_UNACKED_RESTORE_INTERVAL_S": str(
+        Settings.model_fields["unacked_restore_interval_s"].default
+    ),
+}
+
+
+@pytest.fixture(params=["fast sweeps", "default settings"])
+def sweeps_env(
+    request: pytest.FixtureRequest, fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, str]]:
+    """Sweeps every second, or the product as shipped (nobody restarts a worker)."""
+    env = FAST_SWEEPS if request.param == "fast sweeps" else DEFAULT_REDELIVERY
+    for name, value in env.items():
         monkeypatch.setenv(name, value)
+    fleet.env.update(env)
     reset_settings()
-    yield
+    yield env
     reset_settings()
 
 
@@ -67,10 +81,11 @@ def _all_answer(names: list[str]) -> bool:
 
 
 def test_workers_survive_five_broker_restarts_and_every_run_completes(
-    fast: None, fleet: Fleet, private_redis: PrivateRedis, tmp_path: Path
+    sweeps_env: dict[str, str], fleet: Fleet, private_redis: PrivateRedis, tmp_path: Path
 ) -> None:
-    fleet.env.update(FAST_SWEEPS)
-    names = [fleet.start(queues, concurrency=2, extra_env=SLOW_READER_ENV) for queues in WORKERS]
+    # Slow enough that the reviewer's look at every run between two polls cannot miss it.
+    slow = {**SLOW_READER_ENV, "LIFECYCLE_TEST_SLOW_PARSE_S": "8"}
+    names = [fleet.start(queues, concurrency=2, extra_env=slow) for queues in WORKERS]
     owner, reviewer = new_tenant()
     reviewers = Reviewers(reviewer)
     with beat(fleet, tmp_path) as scheduler:

@@ -170,3 +170,24 @@ def test_readiness_needs_a_worker_on_every_queue_and_workers_serve_metrics(
         scraped = samples(response.read().decode())
     assert value(scraped, "lifecycle_jobs_total", kind="ingest_documents", outcome="succeeded") == 1
     assert value(scraped, "lifecycle_signals_decided_total", type="kb_indexed", fate="applied") == 1
+
+
+def test_queue_depth_and_the_oldest_messages_age_are_read_from_the_broker(
+    embedded: Path,
+) -> None:
+    from orchestrator.engine.coordinator import coordinate
+    from tests.support.sweeps import start_run
+
+    client = TestClient(app)
+    before = samples(client.get("/metrics").text)
+    owner, _ = new_tenant()
+    for _ in range(3):  # no worker consumes: each ingestion job's message waits
+        coordinate(start_run(owner))
+    after = samples(client.get("/metrics").text)
+
+    waiting = value(after, "lifecycle_queue_messages", queue="ingestion")
+    assert waiting - value(before, "lifecycle_queue_messages", queue="ingestion") == 3
+    assert value(after, "lifecycle_queue_oldest_message_age_seconds", queue="ingestion") > 0
+    assert value(after, "lifecycle_queue_messages", queue="reporting") == 0
+    assert value(after, "lifecycle_queue_oldest_message_age_seconds", queue="reporting") == 0
+    assert value(after, "lifecycle_broker_scrape_ok") == 1

@@ -20,7 +20,7 @@ CRASH = "application/x-test-crash"
 GREEDY = "application/x-test-greedy"
 SLOW = "application/x-test-slow"
 #: How long a slow document takes: long enough for a fault test to strike mid-job.
-SLOW_PARSE_S = 2.0
+SLOW_PARSE_S = float(os.environ.get("LIFECYCLE_TEST_SLOW_PARSE_S", "2"))
 
 
 def _hang(path: Path, limits: IngestionLimits) -> ParsedDocument:
