@@ -20,6 +20,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import redis
 
@@ -31,8 +32,11 @@ QUEUE = "ingestion"
 TASK = "ingestion.ingest_documents"
 
 
-def _median_ms(action: Callable[[], object], repeat: int) -> tuple[float, object]:
-    timings, result = [], None
+T = TypeVar("T")
+
+
+def _median_ms(action: Callable[[], T], repeat: int) -> tuple[float, T]:
+    timings = []
     for _ in range(repeat):
         began = time.perf_counter()
         result = action()
