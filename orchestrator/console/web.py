@@ -79,6 +79,8 @@ class ConsoleRoute(APIRoute):
                 return RedirectResponse(f"/console/login?next={target}", status_code=303)
             except PageError as error:
                 return await error_page(request, error.status, error.title, error.message)
+            except DatabaseBusy:
+                return await error_page(request, 503, "Database busy", _busy_message(request))
             except LifecycleError as error:
                 status = error.http_status
                 return await error_page(
@@ -93,8 +95,6 @@ class ConsoleRoute(APIRoute):
                 return await error_page(
                     request, 404, "Not found", "There is no such page in the console."
                 )
-            except DatabaseBusy:
-                return await error_page(request, 503, "Database busy", _busy_message(request))
             except Exception:  # a bug or an outage: the console's page, the details logged
                 log.exception("console error on %s %s", request.method, request.url.path)
                 return await error_page(
