@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 
 from orchestrator.config.settings import get_settings
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.routing import QUEUES
 from orchestrator.observability.exposition import metrics_text
@@ -69,7 +69,7 @@ def metrics() -> Response:
 
 def check_database() -> Check:
     try:
-        with transaction() as session:
+        with read_transaction() as session:
             session.execute(text("SELECT 1"))
     except Exception as error:
         return Check(ok=False, detail=_short(error))

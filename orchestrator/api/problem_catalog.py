@@ -250,6 +250,16 @@ PROBLEMS = _entries(
         "Read the status and the detail.",
     ),
     (
+        "database_busy",
+        503,
+        "Database busy",
+        "The embedded SQLite database stayed busy (another writer held its one write lock) "
+        "for longer than the busy timeout, retries included; nothing of the request was "
+        "stored.",
+        "Send the request again (with the same Idempotency-Key it acts once); raise "
+        "LIFECYCLE_DATABASE_BUSY_TIMEOUT_S, or use PostgreSQL, if it recurs.",
+    ),
+    (
         "internal_error",
         500,
         "Internal error",

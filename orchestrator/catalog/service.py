@@ -20,7 +20,8 @@ from orchestrator.catalog.matching import (
     suggest,
 )
 from orchestrator.catalog.model import CatalogInfo, LoadedCatalog
-from orchestrator.db.session import transaction
+from orchestrator.db.busy import retry_busy
+from orchestrator.db.session import read_transaction, transaction
 
 
 class CatalogLookupError(LookupError):
@@ -45,8 +46,9 @@ class CatalogSummary:
         }
 
 
+@retry_busy
 def list_catalogs() -> list[CatalogSummary]:
-    with transaction() as session:
+    with read_transaction() as session:
         current = set(registry.current_pins(session).values())
         out = []
         for info in registry.available(session):
@@ -68,9 +70,10 @@ def import_file(path: Path) -> ImportResult:
         return import_catalog(session, path)
 
 
+@retry_busy
 def find_catalog(spec: str) -> LoadedCatalog:
     """A catalogue version by id, by "NAME VERSION", or by version alone when unique."""
-    with transaction() as session:
+    with read_transaction() as session:
         infos = registry.available(session)
         matches = [i for i in infos if spec in (str(i.id), f"{i.name} {i.version}")]
         if not matches:
@@ -132,9 +135,10 @@ def _framework_dict(choice: FrameworkChoice, catalogs: list[LoadedCatalog]) -> d
     }
 
 
+@retry_busy
 def list_frameworks(catalog_spec: str | None = None) -> list[dict[str, Any]]:
     """The frameworks of the current catalogue versions (or of one version)."""
-    with transaction() as session:
+    with read_transaction() as session:
         catalogs = registry.pinned(session, None)
     if catalog_spec is not None:
         chosen = find_catalog(catalog_spec)
@@ -146,9 +150,10 @@ def list_frameworks(catalog_spec: str | None = None) -> list[dict[str, Any]]:
     return [_framework_dict(FrameworkChoice(f, c), catalogs) for c in owners for f in c.frameworks]
 
 
+@retry_busy
 def find_framework(spec: str) -> tuple[FrameworkChoice, list[LoadedCatalog]]:
     """A framework by id (any stored version) or by name (in the current versions)."""
-    with transaction() as session:
+    with read_transaction() as session:
         catalogs = registry.pinned(session, None)
         try:
             wanted = uuid.UUID(spec)

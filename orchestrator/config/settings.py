@@ -61,6 +61,13 @@ class Settings(BaseSettings):
         gt=0,
         description="How often a worker process renews the lease of each job it runs.",
     )
+    database_busy_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="How long a person's read or write waits out a busy SQLite database "
+        "(the one write lock held elsewhere) before it is answered as busy (503), "
+        "retried with backoff within that time; also SQLite's own busy timeout.",
+    )
     max_document_bytes: int = Field(25 * 1024 * 1024, ge=1)
     embedding_dim: int = Field(256, ge=8, le=4096)
     inline_coordination: bool = Field(

@@ -16,9 +16,10 @@ from sqlalchemy import func, select
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobStatus
 from orchestrator.contracts.statuses import WorkflowStatus
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.ops_models import SweepMark
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 from orchestrator.service.producer import Actor
 
 _MOVING = (
@@ -36,6 +37,7 @@ class StatusCount:
     runs: int
 
 
+@retry_busy
 def counts_by_status_and_step(actor: Actor) -> list[StatusCount]:
     query = select(WorkflowRun.status, WorkflowRun.current_step, func.count()).where(
         WorkflowRun.tenant_id == actor.tenant_id
@@ -43,7 +45,7 @@ def counts_by_status_and_step(actor: Actor) -> list[StatusCount]:
     if actor.organizations is not None:
         query = query.where(WorkflowRun.organization_id.in_(actor.organizations))
     query = query.group_by(WorkflowRun.status, WorkflowRun.current_step)
-    with transaction() as session:
+    with read_transaction() as session:
         rows = [
             StatusCount(status, step, int(count)) for status, step, count in session.execute(query)
         ]
@@ -63,13 +65,14 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
+@retry_busy
 def stuck_runs(actor: Actor, threshold_s: float) -> list[StuckRun]:
     cutoff = utcnow() - timedelta(seconds=threshold_s)
     scoped = [WorkflowRun.tenant_id == actor.tenant_id]
     if actor.organizations is not None:
         scoped.append(WorkflowRun.organization_id.in_(actor.organizations))
     found: list[StuckRun] = []
-    with transaction() as session:
+    with read_transaction() as session:
         for run in session.scalars(
             select(WorkflowRun)
             .where(*scoped, WorkflowRun.status.in_(_MOVING), WorkflowRun.updated_at < cutoff)

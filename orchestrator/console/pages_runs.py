@@ -28,7 +28,8 @@ from orchestrator.contracts.signals import SignalType
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import STEP_ORDER
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.db.session import transaction
+from orchestrator.db.busy import retry_busy
+from orchestrator.db.session import read_transaction
 from orchestrator.service import operations
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.document_outcomes import list_outcomes
@@ -254,6 +255,7 @@ def control(
     return _done(run_id, command, await_fate(actor, receipt, FATE_WAIT_S))
 
 
+@retry_busy
 def _selectable(run_context: dict[str, Any]) -> list[str]:
-    with transaction() as db:
+    with read_transaction() as db:
         return selectable_names(db, run_context)

@@ -20,9 +20,10 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Assessment, StepExecution, WorkflowRun
 from orchestrator.db.ops_models import SweepMark
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 from orchestrator.lifecycle.definition import APPROVED_AT
 from orchestrator.lifecycle.policies import GatePolicy
 from orchestrator.lifecycle.state import RunState
@@ -92,6 +93,7 @@ def acting_roles(
     )
 
 
+@retry_busy
 def my_queue(
     principal: Principal, *, kind: str | None = None, assessment_id: uuid.UUID | None = None
 ) -> list[QueueItem]:
@@ -106,7 +108,7 @@ def my_queue(
         query = query.where(WorkflowRun.organization_id.in_(principal.organizations))
     if assessment_id is not None:
         query = query.where(WorkflowRun.assessment_id == assessment_id)
-    with transaction() as session:
+    with read_transaction() as session:
         rows = [
             (RunView.of(run), name)
             for run, name in session.execute(

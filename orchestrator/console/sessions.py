@@ -21,7 +21,8 @@ from sqlalchemy import select
 
 from orchestrator.console.settings import get_console_settings, signing_secret
 from orchestrator.db.apikey_models import ApiKey
-from orchestrator.db.session import transaction
+from orchestrator.db.busy import retry_busy
+from orchestrator.db.session import read_transaction
 from orchestrator.service.apikeys import Principal, Scope
 
 SESSION_COOKIE = "lifecycle_console"
@@ -78,9 +79,10 @@ def read_cookie(value: str | None, now: float | None = None) -> ConsoleSession |
     return None if principal is None else ConsoleSession(principal, session_id, expires)
 
 
+@retry_busy
 def principal_of_key(key_id: str) -> Principal | None:
     """The principal of an unrevoked key, by its id (the session holds no secret)."""
-    with transaction() as session:
+    with read_transaction() as session:
         row = session.scalar(select(ApiKey).where(ApiKey.key_id == key_id))
         if row is None or row.revoked_at is not None:
             return None

@@ -1,8 +1,11 @@
 """What every console page shares: the signed-in person, CSRF checks, rendering, and error
-pages (a LifecycleError becomes a page with the same status the API would answer)."""
+pages (a LifecycleError becomes a page with the same status the API would answer; anything
+unexpected, the console's own 500 page, never a raw error)."""
 
 from __future__ import annotations
 
+import logging
+import re
 import uuid
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -19,8 +22,10 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from orchestrator.api.problems import ApiProblem
 from orchestrator.console.sessions import SESSION_COOKIE, ConsoleSession, read_cookie, same_token
 from orchestrator.console.settings import get_console_settings
-from orchestrator.contracts.errors import LifecycleError
+from orchestrator.contracts.errors import DatabaseBusy, LifecycleError
 from orchestrator.service.apikeys import Scope
+
+log = logging.getLogger(__name__)
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -47,7 +52,14 @@ _TITLES = {
     409: "Conflict",
     413: "Too large",
     422: "Not accepted",
+    503: "Database busy",
 }
+#: What a person who posted a form needs to know when it failed: whether to try again.
+_MAYBE_APPLIED = (
+    "Your action may or may not have been applied: check the run page before you try "
+    "again (a decision sent twice from the same form acts once)."
+)
+_NOT_APPLIED = "Nothing was changed: try again in a moment."
 
 
 class ConsoleRoute(APIRoute):
@@ -67,6 +79,8 @@ class ConsoleRoute(APIRoute):
                 return RedirectResponse(f"/console/login?next={target}", status_code=303)
             except PageError as error:
                 return await error_page(request, error.status, error.title, error.message)
+            except DatabaseBusy:
+                return await error_page(request, 503, "Database busy", _busy_message(request))
             except LifecycleError as error:
                 status = error.http_status
                 return await error_page(
@@ -81,13 +95,45 @@ class ConsoleRoute(APIRoute):
                 return await error_page(
                     request, 404, "Not found", "There is no such page in the console."
                 )
+            except Exception:  # a bug or an outage: the console's page, the details logged
+                log.exception("console error on %s %s", request.method, request.url.path)
+                return await error_page(
+                    request, 500, "Something went wrong", _unexpected_message(request)
+                )
 
         return guarded
 
 
+def _busy_message(request: Request) -> str:
+    what = "The database stayed busy longer than the console waits."
+    posted = request.method == "POST"
+    return f"{what} {_MAYBE_APPLIED if posted else _NOT_APPLIED}"
+
+
+def _unexpected_message(request: Request) -> str:
+    what = "The console could not complete this request; the error has been logged."
+    return f"{what} {_MAYBE_APPLIED if request.method == 'POST' else _NOT_APPLIED}"
+
+
+_RUN_PATH = re.compile(r"^/console/runs/([0-9a-fA-F-]{36})(?:/|$)")
+
+
+def _run_page(request: Request) -> str | None:
+    """The run page of a run's URL: where a person checks what a failed action did."""
+    found = _RUN_PATH.match(request.url.path)
+    return f"/console/runs/{found.group(1)}" if found else None
+
+
 async def error_page(request: Request, status: int, title: str, message: str) -> HTMLResponse:
-    session = await run_in_threadpool(read_cookie, request.cookies.get(SESSION_COOKIE))
-    return render(request, session, "error.html", status_code=status, title=title, message=message)
+    context = {"title": title, "message": message, "run_page": _run_page(request)}
+    try:
+        session = await run_in_threadpool(read_cookie, request.cookies.get(SESSION_COOKIE))
+        return await run_in_threadpool(
+            lambda: render(request, session, "error.html", status_code=status, **context)
+        )
+    except Exception:  # the page itself needs the database (the queue count): go without
+        log.warning("console error page rendered without the session", exc_info=True)
+        return render(request, None, "error.html", status_code=status, **context)
 
 
 def render(

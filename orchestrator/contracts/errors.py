@@ -44,6 +44,14 @@ class ConcurrentUpdate(LifecycleError):
     http_status = 409
 
 
+class DatabaseBusy(LifecycleError):
+    """The database stayed busy (SQLite's one write lock held elsewhere) for longer than
+    the busy timeout, retries included. Nothing of the request was stored."""
+
+    code = "database_busy"
+    http_status = 503
+
+
 class SignalRejected(LifecycleError):
     """The signal was recorded but is invalid for this run (the reason says why)."""
 

@@ -1,4 +1,5 @@
-"""Engines and sessions. SQLite gets WAL and write-locking transactions; PostgreSQL a pool."""
+"""Engines and sessions. SQLite gets WAL, write-locking write transactions and deferred read
+transactions; PostgreSQL a pool."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _sqlite_engine(url: str) -> Engine:
     database = url.split("///", 1)[-1]
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+    busy_s = get_settings().database_busy_timeout_s
+    engine = create_engine(url, connect_args={"timeout": busy_s, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -48,18 +50,31 @@ def _sqlite_engine(url: str) -> Engine:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_s * 1000)}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # A read takes no lock at all: under WAL a deferred transaction reads its snapshot
+        # while a writer holds the write lock, so it never waits for one.
+        if is_read_only(connection):
+            connection.exec_driver_sql("BEGIN")
+        else:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
 
+#: The execution option that marks a connection's transactions as reads.
+READ_ONLY = "lifecycle_read_only"
+
+
+def is_read_only(connection: Any) -> bool:
+    return bool(connection.get_execution_options().get(READ_ONLY))
+
+
 _engines: dict[str, Engine] = {}
-_factories: dict[str, sessionmaker[Session]] = {}
+_factories: dict[tuple[str, bool], sessionmaker[Session]] = {}
 
 
 def engine_for(url: str) -> Engine:
@@ -74,17 +89,33 @@ def get_engine() -> Engine:
     return engine_for(get_settings().resolved_database_url)
 
 
-def _factory(url: str) -> sessionmaker[Session]:
-    factory = _factories.get(url)
+def _factory(url: str, *, read_only: bool = False) -> sessionmaker[Session]:
+    factory = _factories.get((url, read_only))
     if factory is None:
-        factory = _factories[url] = sessionmaker(bind=engine_for(url), expire_on_commit=False)
+        engine = engine_for(url)
+        if read_only:
+            options: dict[str, Any] = {READ_ONLY: True}
+            if engine.dialect.name == "postgresql":
+                options["postgresql_readonly"] = True
+            engine = engine.execution_options(**options)
+        factory = _factories[(url, read_only)] = sessionmaker(bind=engine, expire_on_commit=False)
     return factory
 
 
 @contextmanager
 def transaction() -> Iterator[Session]:
-    """One unit of work: commits on success, rolls back on any error."""
+    """One unit of work: commits on success, rolls back on any error. On SQLite it takes
+    the database's write lock when it begins (BEGIN IMMEDIATE): use it to write."""
     with _factory(get_settings().resolved_database_url)() as session, session.begin():
+        yield session
+
+
+@contextmanager
+def read_transaction() -> Iterator[Session]:
+    """A transaction that only reads: on SQLite a deferred BEGIN, which under WAL neither
+    takes nor waits for the write lock; on PostgreSQL a READ ONLY transaction."""
+    url = get_settings().resolved_database_url
+    with _factory(url, read_only=True)() as session, session.begin():
         yield session
 
 

@@ -62,3 +62,15 @@ class JobService(Protocol):
 #: SQLite the database's one write lock, that long. What it writes must be right whatever
 #: the job's fate (a chunk's vector is); a crash there is handled like one in the job.
 Prepare = Callable[[JobRequest], Any]
+
+
+class PrepareAgain(Exception):
+    """Raised inside the job's transaction when what its `Prepare` computed is missing or
+    no longer matches the database (an input changed meanwhile). The runtime rolls the
+    transaction back, runs `prepare` again outside any transaction and tries once more:
+    the work is redone before the lock, never under it."""
+
+    def __init__(self, prepare: Prepare, reason: str) -> None:
+        super().__init__(reason)
+        self.prepare = prepare
+        self.reason = reason

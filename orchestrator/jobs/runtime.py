@@ -25,13 +25,21 @@ from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobError, JobOutcome, JobRequest, JobStatus
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
+from orchestrator.db.compute_guard import job_scope, write_transaction_open
 from orchestrator.db.session import get_engine, transaction
 from orchestrator.db.tables import JOBS, OUTBOX, RUNS
 from orchestrator.engine.coordinator import AfterCommit, apply_if_free
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.jobs.dead_letter_resolution import resolve_by_success
 from orchestrator.jobs.heartbeat import lease
-from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, JobService, Prepare
+from orchestrator.jobs.interface import (
+    JobContext,
+    JobFailure,
+    JobResult,
+    JobService,
+    Prepare,
+    PrepareAgain,
+)
 from orchestrator.lifecycle.definition import STEP_SPECS
 
 log = logging.getLogger(__name__)
@@ -116,9 +124,19 @@ class Delivery:
 
 #: The code of a retry caused by the database, not the job: it gets the outage's budget.
 DATABASE_UNAVAILABLE = "database_unavailable"
+#: Inputs that keep changing between a job's Prepare and its transaction: retried later.
+INPUTS_CHANGING = "inputs_changing"
+#: How often one delivery prepares again before it lets Celery retry it with backoff.
+MAX_PREPARES = 3
 
 
 def run_job(delivery: Delivery, service: JobService, prepare: Prepare | None = None) -> Delivered:
+    request = delivery.request
+    with job_scope(f"{request.kind.value}:{request.job_id}"):
+        return _deliver(delivery, service, prepare)
+
+
+def _deliver(delivery: Delivery, service: JobService, prepare: Prepare | None) -> Delivered:
     request = delivery.request
     try:
         # The claim is a database call like any other: a lost connection here is retried.
@@ -128,9 +146,7 @@ def run_job(delivery: Delivery, service: JobService, prepare: Prepare | None = N
         # Renewed by this process until the job's transaction ends: a worker that dies,
         # freezes or is cut off lets it lapse, and the lost-job sweep re-dispatches.
         with lease(request.job_id):
-            prepared = prepare(request) if prepare is not None else None
-            with transaction() as session:
-                return _work(session, delivery, service, prepared)
+            return _prepare_and_work(delivery, service, prepare)
     except JobFailure as failure:
         if failure.retryable and delivery.retries_left:
             raise
@@ -155,6 +171,30 @@ def run_job(delivery: Delivery, service: JobService, prepare: Prepare | None = N
             request, JobError(code="internal_error", message=f"{type(error).__name__}: {error}")
         )
         return Delivered(JobRun.FAILED)
+
+
+def _prepare_and_work(
+    delivery: Delivery, service: JobService, prepare: Prepare | None
+) -> Delivered:
+    """Heavy work in `prepare`, outside any transaction; the job's transaction only records.
+    While it is open, heavy entry points refuse to run (orchestrator.db.compute_guard)."""
+    request = delivery.request
+    prepared = prepare(request) if prepare is not None else None
+    for _ in range(MAX_PREPARES):
+        try:
+            with (
+                transaction() as session,
+                write_transaction_open(f"job {request.kind.value}:{request.job_id}"),
+            ):
+                return _work(session, delivery, service, prepared)
+        except PrepareAgain as again:
+            log.info("job %s prepares again: %s", request.job_id, again.reason)
+            prepared = again.prepare(request)
+    raise JobFailure(
+        INPUTS_CHANGING,
+        f"the inputs of job {request.job_id} changed each time it was prepared",
+        retryable=True,
+    )
 
 
 def _work(

@@ -36,12 +36,16 @@ JOB_TASK_OPTIONS: dict[str, Any] = {
 
 ServiceWrapper = Callable[[JobService], JobService]
 _wrappers: list[ServiceWrapper] = []
+_replaced = False
 
 
-def wrap_job_services(wrapper: ServiceWrapper) -> None:
+def wrap_job_services(wrapper: ServiceWrapper, *, replaces_work: bool = False) -> None:
     """Wrap every job body of this process (tests and benchmarks inject instant or held
-    jobs this way, through a module they have the worker import)."""
+    jobs this way, through a module they have the worker import). A wrapper that
+    `replaces_work` stands in for the real body: nothing is prepared for it."""
+    global _replaced
     _wrappers.append(wrapper)
+    _replaced = _replaced or replaces_work
 
 
 def _wrapped(service: JobService) -> JobService:
@@ -67,8 +71,8 @@ def run_job_task(
         database_retries_left=retries < settings.job_database_retries,
     )
     try:
-        # A wrapped body (instant or held jobs) stands in for the work: not prepared for it.
-        delivered = run_job(delivery, _wrapped(service), None if _wrappers else prepare)
+        # A body that stands in for the work (instant jobs) is not prepared for.
+        delivered = run_job(delivery, _wrapped(service), None if _replaced else prepare)
     except JobFailure as failure:
         max_retries = (
             settings.job_database_retries

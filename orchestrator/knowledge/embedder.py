@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from orchestrator.config.settings import get_settings, reset_settings
+from orchestrator.db.compute_guard import computing
 
 Vectors = NDArray[np.float32]
 
@@ -107,6 +108,7 @@ class HashingEmbedder:
         return self._dimensions
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        computing("embedding")
         rows: list[int] = []
         cols: list[int] = []
         values: list[float] = []

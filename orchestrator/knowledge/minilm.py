@@ -20,6 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
+from orchestrator.db.compute_guard import computing
+
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 256  # the model's own max_seq_length
@@ -104,6 +106,7 @@ class MiniLMEmbedder:
         return DIMENSIONS
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        computing("embedding")
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))

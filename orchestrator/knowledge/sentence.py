@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from orchestrator.db.compute_guard import computing
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 
@@ -46,6 +48,7 @@ class SentenceEmbedder:
         return DIMENSIONS
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        computing("embedding")
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         vectors = self._model.encode(

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.ingestion_models import ChunkProvenance
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction, transaction
 from orchestrator.knowledge.embedder import Embedder, Rescorer, Vectors, default_embedder
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 
@@ -83,15 +83,48 @@ def embed_ahead(
     one short transaction, each batch is embedded with no transaction open and written in
     another."""
     embedder = embedder or default_embedder()
-    with transaction() as session:
+    with read_transaction() as session:
         todo, total = _pending(session, assessment_id, embedder)
     for batch in _batches(todo, batch_size):
-        with transaction() as session:
+        with read_transaction() as session:
             chunks = session.execute(_texts(batch)).all()
         vectors = _embed(embedder, chunks)
         with transaction() as session:
             _store(session, assessment_id, embedder, chunks, vectors)
     return IndexCounts(embedded=len(todo), already_indexed=total - len(todo))
+
+
+def pending_chunks(
+    session: Session,
+    assessment_id: uuid.UUID,
+    embedder: Embedder | None = None,
+    document_id: uuid.UUID | None = None,
+) -> list[str]:
+    """The ids of the chunks still without a vector from this embedder."""
+    return _pending(session, assessment_id, embedder or default_embedder(), document_id)[0]
+
+
+def store_vectors(
+    session: Session,
+    assessment_id: uuid.UUID,
+    embedder: Embedder,
+    vectors: dict[str, Any],
+) -> int:
+    """Store vectors computed ahead (by chunk id), for the chunks that still lack one."""
+    todo = [
+        chunk_id
+        for chunk_id in pending_chunks(session, assessment_id, embedder)
+        if chunk_id in vectors
+    ]
+    for batch in _batches(todo, BATCH_SIZE):
+        rows = [_Stored(chunk_id) for chunk_id in batch]
+        _store(session, assessment_id, embedder, rows, np.stack([vectors[c] for c in batch]))
+    return len(todo)
+
+
+@dataclass(frozen=True)
+class _Stored:
+    id: str
 
 
 def _pending(

@@ -21,7 +21,7 @@ from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.steps import StepStatus
 from orchestrator.db.models import InboxSignal, OutboxMessage, StepExecution, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, SweepMark
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class StateCollector(Collector):
             "lifecycle_state_scrape_ok", "1 when the database answered this scrape."
         )
         try:
-            with transaction() as session:
+            with read_transaction() as session:
                 families = list(_families(session))
         except Exception:  # a scrape must answer even when the database does not
             log.warning("state metrics: the database did not answer", exc_info=True)

@@ -27,6 +27,7 @@ from orchestrator.contracts.errors import (
 )
 from orchestrator.contracts.identity import Actor, Kick
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Artifact
 from orchestrator.db.session import transaction
 from orchestrator.db.storage import sha256_hex
@@ -176,6 +177,7 @@ def amended_content(
     return result
 
 
+@retry_busy
 def amend_artifact(
     actor: Actor,
     run_id: uuid.UUID,

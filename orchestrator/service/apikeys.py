@@ -22,7 +22,8 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import InvalidInput, NotFound
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.apikey_models import ApiKey
-from orchestrator.db.session import transaction
+from orchestrator.db.busy import retry_busy
+from orchestrator.db.session import read_transaction, transaction
 
 KEY_PREFIX = "lk_"
 
@@ -159,19 +160,21 @@ def revoke_key(key_id: str) -> ApiKeyView:
         return ApiKeyView.of(row)
 
 
+@retry_busy
 def list_keys(tenant_id: str | None = None) -> list[ApiKeyView]:
-    with transaction() as session:
+    with read_transaction() as session:
         query = select(ApiKey).order_by(ApiKey.created_at, ApiKey.key_id)
         if tenant_id is not None:
             query = query.where(ApiKey.tenant_id == tenant_id)
         return [ApiKeyView.of(row) for row in session.scalars(query)]
 
 
+@retry_busy
 def authenticate(key: str) -> Principal | None:
     """The principal of a valid, unrevoked key; None for anything else."""
     if not key.startswith(KEY_PREFIX) or len(key) > 200:
         return None
-    with transaction() as session:
+    with read_transaction() as session:
         row = session.scalar(select(ApiKey).where(ApiKey.secret_hash == hash_key(key)))
         if row is None or row.revoked_at is not None:
             return None

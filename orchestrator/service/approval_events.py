@@ -13,6 +13,7 @@ from orchestrator.contracts.errors import InvalidInput, NotFound, RoleNotHeld, S
 from orchestrator.contracts.identity import Actor, Kick
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
 from orchestrator.contracts.text import require_nul_free
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import APPROVALS
 from orchestrator.engine import messages as fleet
@@ -40,6 +41,7 @@ class ApprovalEventView(BaseModel):
     decision: ApprovalDecision
 
 
+@retry_busy
 def record_approval(
     actor: Actor,
     run_id: uuid.UUID,

@@ -20,8 +20,9 @@ from orchestrator.contracts.errors import InvalidInput, NotFound
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.text import require_nul_free
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.ops_models import DeadLetter
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction, transaction
 from orchestrator.service.operations import retry_step
 from orchestrator.service.producer import get_run
 from orchestrator.service.read_models import SignalReceipt
@@ -73,6 +74,7 @@ class DeadLetterView(BaseModel):
         )
 
 
+@retry_busy
 def list_dead_letters(
     *,
     run_id: uuid.UUID | None = None,
@@ -90,12 +92,13 @@ def list_dead_letters(
     if not include_replayed:
         query = query.where(DeadLetter.replayed_at.is_(None), DeadLetter.resolved_at.is_(None))
     query = query.order_by(DeadLetter.id.desc()).limit(max(1, min(limit, 1000)))
-    with transaction() as session:
+    with read_transaction() as session:
         return [DeadLetterView.of(row) for row in session.scalars(query)]
 
 
+@retry_busy
 def get_dead_letter(letter_id: int) -> DeadLetterView:
-    with transaction() as session:
+    with read_transaction() as session:
         row = session.get(DeadLetter, letter_id)
         if row is None:
             raise NotFound(f"dead letter {letter_id} not found")
@@ -106,6 +109,7 @@ def replay_key(letter: DeadLetterView) -> str:
     return f"dead-letter:{letter.id}:replay"
 
 
+@retry_busy
 def replay_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> SignalReceipt:
     """Retry the dead letter's step as a new attempt, then mark the letter replayed."""
     letter = get_dead_letter(letter_id)
@@ -139,6 +143,7 @@ def replay_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> SignalR
     return receipt
 
 
+@retry_busy
 def resolve_dead_letter(letter_id: int, *, actor_id: str, reason: str) -> DeadLetterView:
     """An operator settles a letter by hand (dealt with outside the fleet, or no longer
     wanted): it stops being pending, with who and why kept on it."""

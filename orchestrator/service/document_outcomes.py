@@ -9,9 +9,10 @@ from pydantic import BaseModel
 from sqlalchemy import select
 
 from orchestrator.contracts.identity import Actor
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import Document
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 from orchestrator.service.producer import load_assessment
 
 
@@ -31,8 +32,9 @@ class DocumentOutcomeView(BaseModel):
     metadata: dict[str, Any] = {}
 
 
+@retry_busy
 def list_outcomes(actor: Actor, assessment_id: uuid.UUID) -> list[DocumentOutcomeView]:
-    with transaction() as session:
+    with read_transaction() as session:
         load_assessment(session, actor, assessment_id)
         rows = session.execute(
             select(Document, DocumentOutcome)

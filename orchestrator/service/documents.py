@@ -25,6 +25,7 @@ from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.identity import Actor, Kick
 from orchestrator.contracts.signals import SignalType
 from orchestrator.contracts.text import require_nul_free
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Document, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.db.storage import put_bytes
@@ -79,6 +80,7 @@ def _check_size(filename: str, size: int) -> None:
         )
 
 
+@retry_busy
 def upload_document(
     actor: Actor,
     assessment_id: uuid.UUID,
@@ -95,6 +97,7 @@ def upload_document(
     return _record(actor, assessment_id, filename, media_type, len(content), digest, path, kick)
 
 
+@retry_busy
 def upload_document_file(
     actor: Actor,
     assessment_id: uuid.UUID,

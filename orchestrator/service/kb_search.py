@@ -6,7 +6,8 @@ import uuid
 
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.identity import Actor
-from orchestrator.db.session import transaction
+from orchestrator.db.busy import retry_busy
+from orchestrator.db.session import read_transaction
 from orchestrator.knowledge.vectors import SearchHit, search
 from orchestrator.service.producer import load_assessment
 
@@ -14,6 +15,7 @@ MAX_QUERY_CHARS = 1000
 MAX_K = 50
 
 
+@retry_busy
 def search_kb(
     actor: Actor, assessment_id: uuid.UUID, query: str, k: int = 5, *, evidence_only: bool = False
 ) -> list[SearchHit]:
@@ -27,6 +29,6 @@ def search_kb(
         raise InvalidInput(f"the search query is longer than {MAX_QUERY_CHARS} characters")
     if not 1 <= k <= MAX_K:
         raise InvalidInput(f"k must be between 1 and {MAX_K}")
-    with transaction() as session:
+    with read_transaction() as session:
         load_assessment(session, actor, assessment_id)
         return search(session, assessment_id, query, k, evidence_only=evidence_only)

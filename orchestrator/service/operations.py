@@ -13,7 +13,8 @@ from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.identity import Actor, Kick
 from orchestrator.contracts.signals import ArtifactKind, SignalType
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.db.session import transaction
+from orchestrator.db.busy import retry_busy
+from orchestrator.db.session import read_transaction
 from orchestrator.engine import messages as fleet
 from orchestrator.engine.run_rows import state_of
 from orchestrator.lifecycle.definition import PRODUCER_OF
@@ -132,8 +133,9 @@ def request_new_version(
     )
 
 
+@retry_busy
 def plan_reprocess(actor: Actor, run_id: uuid.UUID, target: Step, new_version: bool) -> RewindPlan:
-    with transaction() as session:
+    with read_transaction() as session:
         state = state_of(load_run(session, actor, run_id))
     if state.status.is_terminal:
         raise InvalidInput(f"the run is {state.status.value}; it can no longer change")

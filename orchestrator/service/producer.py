@@ -38,8 +38,9 @@ from orchestrator.contracts.signals import (
     SignalType,
 )
 from orchestrator.contracts.text import require_nul_free
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Assessment, Document, WorkflowRun
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction, transaction
 from orchestrator.engine import messages as fleet
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
@@ -57,6 +58,7 @@ def new_trace_id() -> str:
 # --- assessments ---------------------------------------------------------------------------
 
 
+@retry_busy
 def create_assessment(actor: Actor, organization_id: str, name: str) -> AssessmentView:
     require_nul_free(organization_id=organization_id, name=name)
     name = name.strip()
@@ -101,6 +103,7 @@ def load_run(session: Session, actor: Actor, run_id: uuid.UUID) -> RunRecord:
 # --- runs ------------------------------------------------------------------------------------
 
 
+@retry_busy
 def start_lifecycle(
     actor: Actor,
     assessment_id: uuid.UUID,
@@ -265,6 +268,7 @@ def signal_envelope(
 # --- signals -------------------------------------------------------------------------------------
 
 
+@retry_busy
 def send_signal(
     actor: Actor,
     run_id: uuid.UUID,
@@ -384,14 +388,16 @@ def public_signal_type(signal_type: str | SignalType) -> SignalType:
     return kind
 
 
+@retry_busy
 def get_run(actor: Actor, run_id: uuid.UUID) -> RunView:
-    with transaction() as session:
+    with read_transaction() as session:
         return RunView.of(load_run(session, actor, run_id))
 
 
+@retry_busy
 def get_lifecycle(actor: Actor, assessment_id: uuid.UUID) -> RunView:
     """The assessment's most recent lifecycle run."""
-    with transaction() as session:
+    with read_transaction() as session:
         load_assessment(session, actor, assessment_id)
         run = session.scalar(
             select(WorkflowRun)

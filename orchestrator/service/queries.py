@@ -23,6 +23,7 @@ from orchestrator.contracts.errors import InvalidInput, NotFound
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.statuses import WorkflowStatus
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import (
     ApprovalEvent,
     Artifact,
@@ -34,7 +35,7 @@ from orchestrator.db.models import (
     StepExecution,
     WorkflowRun,
 )
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 from orchestrator.service.producer import load_assessment, load_run
 from orchestrator.service.read_models import (
     ApprovalRecordView,
@@ -103,8 +104,9 @@ def _limit(limit: int) -> int:
 # --- assessments -----------------------------------------------------------------------------
 
 
+@retry_busy
 def get_assessment(actor: Actor, assessment_id: uuid.UUID) -> AssessmentView:
-    with transaction() as session:
+    with read_transaction() as session:
         return AssessmentView.of(load_assessment(session, actor, assessment_id))
 
 
@@ -126,6 +128,7 @@ def _newest_first(
     return query.order_by(model.created_at.desc(), model.id.desc())
 
 
+@retry_busy
 def list_assessments(
     actor: Actor, *, limit: int = 50, cursor: str | None = None
 ) -> KeysetPage[AssessmentView]:
@@ -133,14 +136,15 @@ def list_assessments(
     query = _newest_first(
         select(Assessment).where(Assessment.tenant_id == actor.tenant_id), Assessment, actor, cursor
     )
-    with transaction() as session:
+    with read_transaction() as session:
         rows = _fetch(session, query, limit)
         views = [AssessmentView.of(row) for row in rows]
     return _page(views, limit, lambda v: (v.created_at.isoformat(), v.id))
 
 
+@retry_busy
 def list_documents(actor: Actor, assessment_id: uuid.UUID) -> list[DocumentView]:
-    with transaction() as session:
+    with read_transaction() as session:
         load_assessment(session, actor, assessment_id)
         rows = session.scalars(
             select(Document)
@@ -161,6 +165,7 @@ class RunFilter:
     assessment_id: uuid.UUID | None = None
 
 
+@retry_busy
 def list_runs(
     actor: Actor, filters: RunFilter = RunFilter(), *, limit: int = 50, cursor: str | None = None
 ) -> KeysetPage[RunView]:
@@ -171,7 +176,7 @@ def list_runs(
         actor,
         cursor,
     )
-    with transaction() as session:
+    with read_transaction() as session:
         views = [RunView.of(row) for row in _fetch(session, query, limit)]
     return _page(views, limit, lambda v: (v.created_at.isoformat(), v.id))
 
@@ -194,9 +199,10 @@ def _run_filters(query: RunQuery, filters: RunFilter) -> RunQuery:
     return query
 
 
+@retry_busy
 def list_steps(actor: Actor, run_id: uuid.UUID) -> list[StepView]:
     """Every execution of every step, in the order they began."""
-    with transaction() as session:
+    with read_transaction() as session:
         load_run(session, actor, run_id)
         rows = session.scalars(
             select(StepExecution).where(StepExecution.run_id == run_id).order_by(StepExecution.id)
@@ -204,8 +210,9 @@ def list_steps(actor: Actor, run_id: uuid.UUID) -> list[StepView]:
         return [StepView.model_validate(r) for r in rows]
 
 
+@retry_busy
 def list_jobs(actor: Actor, run_id: uuid.UUID) -> list[JobView]:
-    with transaction() as session:
+    with read_transaction() as session:
         load_run(session, actor, run_id)
         rows = session.scalars(
             select(Job).where(Job.run_id == run_id).order_by(Job.created_at, Job.id)
@@ -216,6 +223,7 @@ def list_jobs(actor: Actor, run_id: uuid.UUID) -> list[JobView]:
 # --- signals and audit -------------------------------------------------------------------------
 
 
+@retry_busy
 def list_signals(
     actor: Actor,
     run_id: uuid.UUID,
@@ -230,7 +238,7 @@ def list_signals(
         query = query.where(InboxSignal.fate == fate.value)
     if cursor:
         query = query.where(InboxSignal.id > _sequence(cursor))
-    with transaction() as session:
+    with read_transaction() as session:
         load_run(session, actor, run_id)
         rows = _fetch(session, query.order_by(InboxSignal.id), limit)
         items = [(row.id, _signal_view(row)) for row in rows]
@@ -238,8 +246,9 @@ def list_signals(
     return KeysetPage([view for _, view in page.items], page.next_cursor)
 
 
+@retry_busy
 def get_signal(actor: Actor, run_id: uuid.UUID, signal_id: uuid.UUID) -> SignalView:
-    with transaction() as session:
+    with read_transaction() as session:
         load_run(session, actor, run_id)
         row = session.scalar(
             select(InboxSignal).where(
@@ -267,6 +276,7 @@ def _signal_view(row: InboxSignal) -> SignalView:
     )
 
 
+@retry_busy
 def list_audit(
     actor: Actor, run_id: uuid.UUID, *, limit: int = 50, cursor: str | None = None
 ) -> KeysetPage[AuditEventView]:
@@ -274,7 +284,7 @@ def list_audit(
     query = select(AuditEvent).where(AuditEvent.run_id == run_id)
     if cursor:
         query = query.where(AuditEvent.id > _sequence(cursor))
-    with transaction() as session:
+    with read_transaction() as session:
         run = load_run(session, actor, run_id)
         query = query.where(AuditEvent.tenant_id == run.tenant_id)
         views = [
@@ -302,18 +312,20 @@ class ArtifactContent:
     file: Path | None
 
 
+@retry_busy
 def list_artifacts(actor: Actor, run_id: uuid.UUID, kind: str | None = None) -> list[ArtifactView]:
     query = select(Artifact).where(Artifact.run_id == run_id)
     if kind is not None:
         query = query.where(Artifact.kind == kind)
-    with transaction() as session:
+    with read_transaction() as session:
         load_run(session, actor, run_id)
         rows = session.scalars(query.order_by(Artifact.created_at, Artifact.kind, Artifact.version))
         return [_artifact_view(row) for row in rows]
 
 
+@retry_busy
 def get_artifact(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID) -> ArtifactContent:
-    with transaction() as session:
+    with read_transaction() as session:
         load_run(session, actor, run_id)
         row = session.scalar(
             select(Artifact).where(Artifact.run_id == run_id, Artifact.id == artifact_id)
@@ -323,9 +335,10 @@ def get_artifact(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID) -> Art
         return _content(row)
 
 
+@retry_busy
 def latest_report(actor: Actor, run_id: uuid.UUID) -> ArtifactContent:
     """The newest report version of the run."""
-    with transaction() as session:
+    with read_transaction() as session:
         load_run(session, actor, run_id)
         row = session.scalar(
             select(Artifact)
@@ -360,8 +373,9 @@ def _content(row: Artifact) -> ArtifactContent:
     )
 
 
+@retry_busy
 def list_approvals(actor: Actor, run_id: uuid.UUID) -> list[ApprovalRecordView]:
-    with transaction() as session:
+    with read_transaction() as session:
         run = load_run(session, actor, run_id)
         rows = session.scalars(
             select(ApprovalEvent)

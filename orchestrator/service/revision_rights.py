@@ -13,7 +13,8 @@ from sqlalchemy import exists, select
 
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.db.session import transaction
+from orchestrator.db.busy import retry_busy
+from orchestrator.db.session import read_transaction
 from orchestrator.db.tables import APPROVALS
 from orchestrator.engine.run_rows import state_of
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
@@ -22,9 +23,10 @@ from orchestrator.service.producer import load_run
 _SENT_BACK = (ApprovalDecision.REJECTED.value, ApprovalDecision.CHANGES_REQUESTED.value)
 
 
+@retry_busy
 def sent_back_by(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> bool:
     """True when `actor` rejected (or asked changes to) the run's current `kind` draft."""
-    with transaction() as session:
+    with read_transaction() as session:
         run = load_run(session, actor, run_id)
         version = state_of(run).rejected.get(kind)
         if version is None:

@@ -20,8 +20,9 @@ from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.db.busy import retry_busy
 from orchestrator.db.role_models import RoleGrant, RoleGrantEvent
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction, transaction
 
 #: Lower-case words joined by `_`, `-` or `.`: a role policies can name without quoting.
 ROLE_PATTERN = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
@@ -120,12 +121,14 @@ def held_roles(session: Session, tenant_id: str, principal: str) -> list[str]:
     )
 
 
+@retry_busy
 def roles_of(tenant_id: str, principal: str) -> list[str]:
     """Which roles does this principal hold? (for pages and listings)"""
-    with transaction() as session:
+    with read_transaction() as session:
         return held_roles(session, tenant_id, principal)
 
 
+@retry_busy
 def grant_role(
     tenant_id: str, principal: str, role: str, *, actor_id: str, reason: str | None = None
 ) -> RoleChange:
@@ -164,6 +167,7 @@ def grant_role(
         )
 
 
+@retry_busy
 def revoke_role(
     tenant_id: str, principal: str, role: str, *, actor_id: str, reason: str | None = None
 ) -> RoleChange:
@@ -215,8 +219,9 @@ def _record(
     )
 
 
+@retry_busy
 def list_grants(tenant_id: str | None = None, principal: str | None = None) -> list[RoleGrantView]:
-    with transaction() as session:
+    with read_transaction() as session:
         query = select(RoleGrant).order_by(RoleGrant.tenant_id, RoleGrant.principal, RoleGrant.role)
         if tenant_id is not None:
             query = query.where(RoleGrant.tenant_id == tenant_id)
@@ -234,11 +239,12 @@ def list_grants(tenant_id: str | None = None, principal: str | None = None) -> l
         ]
 
 
+@retry_busy
 def role_history(
     tenant_id: str | None = None, principal: str | None = None, limit: int = 100
 ) -> list[RoleEventView]:
     """Grants and revocations, newest first."""
-    with transaction() as session:
+    with read_transaction() as session:
         query = select(RoleGrantEvent).order_by(RoleGrantEvent.id.desc()).limit(limit)
         if tenant_id is not None:
             query = query.where(RoleGrantEvent.tenant_id == tenant_id)

@@ -7,9 +7,8 @@ from collections import Counter
 from typing import Any
 
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
-from workers.analysis.output import publish
 from workers.analysis.proposal import Judged, Proposal
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.inputs import require_artifact, source
@@ -24,7 +23,7 @@ _FROM_SOA = {
 }
 
 
-def run_evidence_analysis(context: JobContext) -> JobResult:
+def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
     soa = require_artifact(context, ArtifactKind.SOA)
     scope = require_artifact(context, ArtifactKind.SCOPE)
     catalog = run_scf_catalog(context)
@@ -69,7 +68,7 @@ def run_evidence_analysis(context: JobContext) -> JobResult:
             ),
         },
     }
-    return publish(context, ArtifactKind.EVIDENCE_ANALYSIS, content)
+    return content
 
 
 def _judgement(judged: Judged) -> dict[str, Any]:

@@ -9,9 +9,8 @@ from typing import Any
 
 from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
-from workers.analysis.output import publish
 from workers.analysis.proposal import AssessedStatus, Proposal
 from workers.inputs import require_artifact, source
 
@@ -36,7 +35,7 @@ def severity(weighting: int, evidence_gap: int) -> str:
     return "high" if score >= 4 else ("medium" if score >= 2 else "low")
 
 
-def create_gap_analysis(context: JobContext) -> JobResult:
+def create_gap_analysis(context: JobContext) -> dict[str, Any]:
     evidence = require_artifact(context, ArtifactKind.EVIDENCE_ANALYSIS)
     catalog = run_scf_catalog(context)
     gaps: list[dict[str, Any]] = []
@@ -76,7 +75,7 @@ def create_gap_analysis(context: JobContext) -> JobResult:
             **by_severity,
         },
     }
-    return publish(context, ArtifactKind.GAP_ANALYSIS, content)
+    return content
 
 
 def _gap_state(row: dict[str, Any]) -> int | None:

@@ -21,9 +21,8 @@ from typing import Any
 
 from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
-from workers.analysis.output import publish
 from workers.analysis.proposal import Proposal
 from workers.inputs import require_artifact, source
 
@@ -70,7 +69,7 @@ def level_for(proposal: str, kinds: set[str]) -> tuple[int, str]:
     return POLICY_CAP, "policy documents alone: level 2 at most"
 
 
-def create_maturity_assessment(context: JobContext) -> JobResult:
+def create_maturity_assessment(context: JobContext) -> dict[str, Any]:
     evidence = require_artifact(context, ArtifactKind.EVIDENCE_ANALYSIS)
     catalog = run_scf_catalog(context)
     target = _target(context.request.parameters.get("maturity_target"))
@@ -101,7 +100,7 @@ def create_maturity_assessment(context: JobContext) -> JobResult:
             "highest_control_level": max((c["level"] for c in controls), default=0),
         },
     }
-    return publish(context, ArtifactKind.MATURITY_ASSESSMENT, content)
+    return content
 
 
 def _target(raw: Any) -> int:

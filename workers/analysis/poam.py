@@ -13,8 +13,7 @@ from typing import Any
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.jobs.interface import JobContext, JobResult
-from workers.analysis.output import publish
+from orchestrator.jobs.interface import JobContext
 from workers.inputs import latest_artifact, require_artifact, source
 
 #: Gap severity -> (risk rating, priority, days to complete).
@@ -47,7 +46,7 @@ DEFAULT_OWNER = "CISO"
 DETECTOR = "Assessment evidence analysis (documents against the SCF crosswalk)"
 
 
-def create_poam(context: JobContext) -> JobResult:
+def create_poam(context: JobContext) -> dict[str, Any]:
     gap_analysis = require_artifact(context, ArtifactKind.GAP_ANALYSIS)
     evidence = latest_artifact(
         context.session, context.request.run_id, ArtifactKind.EVIDENCE_ANALYSIS
@@ -76,7 +75,7 @@ def create_poam(context: JobContext) -> JobResult:
             "unassigned": sum(1 for i in items if not i["owner_assigned"]),
         },
     }
-    return publish(context, ArtifactKind.POAM, content)
+    return content
 
 
 def _item(number: int, gap: dict[str, Any], row: dict[str, Any], detected: date) -> dict[str, Any]:

@@ -7,12 +7,10 @@ from typing import Any
 
 from orchestrator.catalog.model import CatalogControl
 from orchestrator.catalog.scoping import catalog_reference
-from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.jobs.interface import JobContext
 from orchestrator.knowledge.embedder import HashingEmbedder
 from orchestrator.knowledge.vectors import KnowledgeBase
 from workers.analysis.catalog import run_scf_catalog
-from workers.analysis.output import publish
 from workers.analysis.scoring import (
     EVIDENCE_THRESHOLD,
     STRONG_THRESHOLD,
@@ -21,7 +19,7 @@ from workers.analysis.scoring import (
 )
 
 
-def run_scf_pre_analysis(context: JobContext) -> JobResult:
+def run_scf_pre_analysis(context: JobContext) -> dict[str, Any]:
     # A quick triage of every catalogue control (over a thousand) before scoping: exact
     # term overlap, computed in memory. The evidence analysis then asks the dense model
     # too, for the requirements in scope only.
@@ -50,7 +48,7 @@ def run_scf_pre_analysis(context: JobContext) -> JobResult:
             "none": counts["none"],
         },
     }
-    return publish(context, ArtifactKind.SCF_PRE_ANALYSIS, content)
+    return content
 
 
 def _assess(kb: KnowledgeBase, control: CatalogControl) -> dict[str, Any]:

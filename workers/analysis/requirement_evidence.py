@@ -14,7 +14,7 @@ from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 from orchestrator.jobs.interface import JobContext
 from orchestrator.knowledge.embedder import default_embedder
 from orchestrator.knowledge.hybrid import RRF_K, EvidenceIndex
@@ -36,7 +36,7 @@ def prepare_retrieval(request: JobRequest) -> None:
     embedder = default_embedder()
     embed_ahead(request.assessment_id, embedder)
     storage = get_settings().resolved_storage_dir
-    with transaction() as session:
+    with read_transaction() as session:
         context = JobContext(request=request, session=session, storage_dir=storage)
         catalog = run_scf_catalog(context)
         scope = require_artifact(context, ArtifactKind.SCOPE).content

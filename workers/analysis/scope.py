@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from orchestrator.catalog.matching import UnknownFramework, resolve_many
 from orchestrator.catalog.scoping import draft_scope
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
+from orchestrator.jobs.interface import JobContext, JobFailure
 from orchestrator.lifecycle.decide import selected_frameworks
 from workers.analysis.catalog import run_catalogs
-from workers.analysis.output import publish
 from workers.inputs import require_artifact, source
 
 
-def create_scope(context: JobContext) -> JobResult:
+def create_scope(context: JobContext) -> dict[str, Any]:
     names = selected_frameworks(context.request.parameters)
     if not names:
         raise JobFailure("framework_missing", "the scope step needs a selected framework")
@@ -25,4 +26,4 @@ def create_scope(context: JobContext) -> JobResult:
     pre_analysis = require_artifact(context, ArtifactKind.SCF_PRE_ANALYSIS)
     found = {row["control_id"]: row for row in pre_analysis.content.get("controls", [])}
     content = {**draft_scope(catalogs, choices, found), "source": source(pre_analysis)}
-    return publish(context, ArtifactKind.SCOPE, content)
+    return content

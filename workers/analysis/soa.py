@@ -14,9 +14,8 @@ from typing import Any
 
 from orchestrator.catalog.model import Framework
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
+from orchestrator.jobs.interface import JobContext, JobFailure
 from workers.analysis.catalog import run_catalogs, run_scf_catalog
-from workers.analysis.output import publish
 from workers.analysis.proposal import Judged, Proposal
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.analysis.soa_carry import carry_forward
@@ -26,7 +25,7 @@ ANNEX_A = "A."
 CITED = 3  # the SoA names the best few passages; the evidence analysis lists them all
 
 
-def create_soa_draft(context: JobContext) -> JobResult:
+def create_soa_draft(context: JobContext) -> dict[str, Any]:
     scope = require_artifact(context, ArtifactKind.SCOPE)
     exclusions = _exclusions(context)
     known = {str(f.id): f for c in run_catalogs(context) for f in c.frameworks}
@@ -77,7 +76,7 @@ def create_soa_draft(context: JobContext) -> JobResult:
             "carried_forward_rows": len(carried["rows"]) if carried else 0,
         },
     }
-    return publish(context, ArtifactKind.SOA, content)
+    return content
 
 
 def stated(entry: dict[str, Any], framework: Framework | None) -> list[dict[str, Any]]:

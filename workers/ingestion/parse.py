@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from orchestrator.db.compute_guard import computing
 from workers.ingestion.normalise import normalise_text
 
 MARKDOWN = "text/markdown"
@@ -55,6 +56,7 @@ def base_media_type(media_type: str) -> str:
 
 def parse(text: str, media_type: str) -> ParsedDocument:
     """Parse decoded text as Markdown, or else as plain text."""
+    computing("parsing")
     text = normalise_text(text)
     if base_media_type(media_type) != MARKDOWN:
         return _plain_blocks(text).result()

@@ -21,6 +21,7 @@ from typing import Any
 
 from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.config.settings import get_settings
+from orchestrator.db.compute_guard import computing
 from orchestrator.formats.document_errors import DocumentError, DocumentErrorCode
 from workers.ingestion.parse import ParsedDocument
 from workers.ingestion.protocol import (
@@ -60,6 +61,7 @@ class ParserSandbox:
         """`with sandbox.parsing(files) as outcomes:` each file's document or DocumentError,
         in order. The sandbox is this block's alone; leaving it, however (an exception in
         the caller's loop included), gives the sandbox back ready for the next job."""
+        computing("parsing")
         return Parsing(self, files)
 
     def _pipeline(self, files: Sequence[tuple[Path, str]]) -> Generator[Parsed, None, None]:

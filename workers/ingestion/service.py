@@ -12,27 +12,32 @@ Run outcome policy:
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.compute_guard import write_transaction_holder
 from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import Document
-from orchestrator.db.storage import put_bytes
-from orchestrator.formats.document_errors import DocumentError
-from orchestrator.jobs.interface import JobContext, JobFailure, JobResult
-from orchestrator.knowledge.embedder import Embedder
+from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, PrepareAgain
+from orchestrator.knowledge.embedder import Embedder, default_embedder
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
-from orchestrator.knowledge.vectors import index_missing
-from workers.ingestion.chunking import chunk_blocks
-from workers.ingestion.extract import precheck, require_text
-from workers.ingestion.parse import MARKDOWN, ParsedDocument, parse
+from orchestrator.knowledge.vectors import index_missing, pending_chunks, store_vectors
+from workers.ingestion.ahead import (
+    DocumentsAhead,
+    SoaAhead,
+    approved_soa,
+    parse_documents,
+    prepare_documents,
+    prepare_soa,
+    soa_ahead,
+    uploaded,
+)
+from workers.ingestion.chunking import Chunk, chunk_blocks
+from workers.ingestion.parse import MARKDOWN, ParsedDocument
 from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
-from workers.ingestion.soa_markdown import render_soa_markdown
 from workers.ingestion.store import (
     DUPLICATE,
     FAILED,
@@ -46,7 +51,6 @@ from workers.ingestion.store import (
     text_sha256,
     write_chunks,
 )
-from workers.inputs import latest_artifact
 
 NO_DOCUMENTS = "no_documents"
 NO_EXTRACTABLE_TEXT = "no_extractable_text"
@@ -54,45 +58,38 @@ MAX_WARNINGS = 20
 
 
 def ingest_documents(context: JobContext, sandbox: ParserSandbox | None = None) -> JobResult:
-    """Parse, chunk and store every 'uploaded' document of the assessment.
+    """Store the chunks of every 'uploaded' document of the assessment, parsed ahead by
+    `prepare_documents` (or here, when a caller runs the service outside the job runtime).
 
     Counts cover the whole assessment, so a re-delivered job reports what the first
     delivery reported.
     """
     session = context.session
-    sandbox = sandbox or shared_sandbox()
-    documents = list(
-        session.scalars(
-            select(Document)
-            .where(Document.assessment_id == context.request.assessment_id)
-            .order_by(Document.created_at, Document.id)
-        )
-    )
+    documents = uploaded(session, context.request.assessment_id)
+    todo = [document for document in documents if document.status == UPLOADED]
+    ahead = context.prepared if isinstance(context.prepared, DocumentsAhead) else None
+    if ahead is None or not ahead.covers(todo):
+        if write_transaction_holder() is not None:
+            raise PrepareAgain(prepare_documents, "documents were uploaded after parsing")
+        ahead = parse_documents(todo, sandbox or shared_sandbox())
     index = ChunkIndex(session, context.request.assessment_id)
-    checked: list[tuple[Document, tuple[Path, str]]] = []
-    for document in documents:
-        if document.status != UPLOADED:
-            continue
-        try:
-            checked.append((document, precheck(document, sandbox.limits)))
-        except DocumentError as error:
-            mark_failed(session, document, error, utcnow())
-    # The parser reads the next document while this one is chunked and stored.
-    # Leaving the block for any reason (a database error storing a chunk) frees the sandbox.
-    with sandbox.parsing([file for _, file in checked]) as outcomes:
-        for (document, _), outcome in zip(checked, outcomes, strict=True):
-            try:
-                if isinstance(outcome, DocumentError):
-                    raise outcome
-                store_parsed(session, document, require_text(outcome), index)
-            except DocumentError as error:
-                mark_failed(session, document, error, utcnow())
+    for document in todo:
+        parsed = ahead.by_id[document.id]
+        if parsed.document is None:
+            assert parsed.error is not None
+            mark_failed(session, document, parsed.error, utcnow())
+        else:
+            store_parsed(session, document, parsed.document, index, parsed.chunks)
     session.flush()
     return _result(session, documents)
 
 
 def store_parsed(
-    session: Session, document: Document, parsed: ParsedDocument, index: ChunkIndex
+    session: Session,
+    document: Document,
+    parsed: ParsedDocument,
+    index: ChunkIndex,
+    chunks: list[Chunk] | None = None,
 ) -> None:
     now = utcnow()
     digest = text_sha256(parsed)
@@ -100,7 +97,9 @@ def store_parsed(
     if original is not None:
         mark_duplicate(session, document, parsed, digest, original, now)
     else:
-        counts = write_chunks(session, document, chunk_blocks(parsed.blocks), now, index)
+        if chunks is None:
+            chunks = chunk_blocks(parsed.blocks)
+        counts = write_chunks(session, document, chunks, now, index)
         record_outcome(
             session, document, now, outcome=INGESTED, parsed=parsed, counts=counts, digest=digest
         )
@@ -174,21 +173,23 @@ def _no_text_message(documents: list[Document], outcomes: dict[Any, DocumentOutc
 
 
 def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResult:
-    """Put the run's approved SoA into the KB as a Markdown document, chunked and embedded.
+    """Put the run's approved SoA into the KB as a Markdown document, chunked and embedded
+    ahead by `prepare_soa`; here only its rows are written.
 
     The SoA is text this fleet wrote, so it is parsed in process, not in the sandbox."""
     request, session = context.request, context.session
-    soa = latest_artifact(session, request.run_id, ArtifactKind.SOA, status="approved")
-    if soa is None:
-        raise JobFailure("soa_not_approved", "the run has no approved SoA to ingest")
-    markdown = render_soa_markdown(soa.content, soa.version)
-    data = markdown.encode()
-    path, digest = put_bytes(context.storage_dir / "documents", data, ".md")
+    embedder = embedder or default_embedder()
+    soa = approved_soa(session, request.run_id)
+    ahead = context.prepared if isinstance(context.prepared, SoaAhead) else None
+    if ahead is None or ahead.soa_id != soa.id or ahead.embedder != embedder.name:
+        if write_transaction_holder() is not None:
+            raise PrepareAgain(prepare_soa, "the approved SoA changed since it was prepared")
+        ahead = soa_ahead(context.storage_dir, soa, request.assessment_id, embedder)
     # Unique on (assessment, sha256): the same approved SoA is one document, however
     # often it is ingested.
     document = session.scalar(
         select(Document).where(
-            Document.assessment_id == request.assessment_id, Document.sha256 == digest
+            Document.assessment_id == request.assessment_id, Document.sha256 == ahead.sha256
         )
     )
     if document is None:
@@ -197,36 +198,41 @@ def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResu
             assessment_id=request.assessment_id,
             filename=f"soa-v{soa.version}.md",
             media_type=MARKDOWN,
-            size_bytes=len(data),
-            sha256=digest,
-            storage_path=str(path),
+            size_bytes=ahead.size_bytes,
+            sha256=ahead.sha256,
+            storage_path=str(ahead.path),
             status=UPLOADED,
             uploaded_by=SYSTEM_UPLOADER,
             created_at=utcnow(),
         )
         session.add(document)
         session.flush()
-    parsed = parse(markdown, MARKDOWN)
-    chunks = chunk_blocks(parsed.blocks)
     counts = write_chunks(
-        session, document, chunks, utcnow(), ChunkIndex(session, request.assessment_id)
+        session, document, ahead.chunks, utcnow(), ChunkIndex(session, request.assessment_id)
     )
     record_outcome(
         session,
         document,
         utcnow(),
         outcome=INGESTED,
-        parsed=parsed,
+        parsed=ahead.parsed,
         counts=counts,
-        digest=text_sha256(parsed),
+        digest=text_sha256(ahead.parsed),
     )
-    embedded = index_missing(session, request.assessment_id, embedder, document_id=document.id)
+    embedded = store_vectors(session, request.assessment_id, embedder, ahead.vectors)
+    if pending_chunks(session, request.assessment_id, embedder, document.id):
+        # Only a chunk the preparation did not see (it cannot, for the same SoA) is left.
+        if write_transaction_holder() is not None:
+            raise PrepareAgain(prepare_soa, "SoA chunks without a vector are left")
+        embedded += index_missing(
+            session, request.assessment_id, embedder, document_id=document.id
+        ).embedded
     return JobResult(
         summary={
             "document_id": str(document.id),
             "soa_version": soa.version,
-            "chunks": len(chunks),
+            "chunks": len(ahead.chunks),
             "new_chunks": counts.new,
-            "embedded": embedded.embedded,
+            "embedded": embedded,
         }
     )

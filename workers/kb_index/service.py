@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from orchestrator.contracts.jobs import JobRequest
-from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.db.compute_guard import write_transaction_holder
+from orchestrator.jobs.interface import JobContext, JobResult, PrepareAgain
 from orchestrator.knowledge.embedder import Embedder, default_embedder
-from orchestrator.knowledge.vectors import BATCH_SIZE, IndexCounts, embed_ahead, index_missing
+from orchestrator.knowledge.vectors import (
+    BATCH_SIZE,
+    IndexCounts,
+    embed_ahead,
+    index_missing,
+    pending_chunks,
+)
 
 
 def embed_before(request: JobRequest) -> IndexCounts:
@@ -16,6 +23,11 @@ def embed_before(request: JobRequest) -> IndexCounts:
 
 def index_kb(context: JobContext, embedder: Embedder | None = None) -> JobResult:
     embedder = embedder or default_embedder()
+    if write_transaction_holder() is not None and pending_chunks(
+        context.session, context.request.assessment_id, embedder
+    ):
+        # Chunks arrived after the embedding ahead (or it did not run): embed them ahead too.
+        raise PrepareAgain(embed_before, "chunks without a vector are left")
     counts = index_missing(
         context.session, context.request.assessment_id, embedder, batch_size=BATCH_SIZE
     )

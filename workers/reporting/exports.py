@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
+from orchestrator.db.compute_guard import computing
 from orchestrator.db.report_models import ReportExport
 from orchestrator.db.storage import put_bytes
 from workers.reporting.oscal_export import render_oscal_assessment_results, render_oscal_poam
@@ -32,6 +33,7 @@ class ExportFile:
 
 
 def render_exports(report: ReportInput, as_of_iso: str) -> list[ExportFile]:
+    computing("rendering")
     return [
         ExportFile("pdf", "application/pdf", ".pdf", render_report_pdf(report)),
         ExportFile("json", "application/json", ".json", render_report_json(report)),

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.db.compute_guard import computing
 from workers.soa_content import soa_rows
 
 Content = dict[str, Any]
@@ -61,6 +62,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 def render_report_html(report: ReportInput) -> str:
+    computing("rendering")
     renderers = {
         "summary": _summary,
         "signoff": _signoff,

@@ -13,11 +13,13 @@ from sqlalchemy import select
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import ArtifactRef, JobRequest
 from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.compute_guard import write_transaction_holder
 from orchestrator.db.models import Artifact, Assessment
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 from orchestrator.db.storage import put_bytes
 from orchestrator.jobs.artifacts import requested_version, save_artifact
-from orchestrator.jobs.interface import JobContext, JobResult
+from orchestrator.jobs.interface import JobContext, JobResult, PrepareAgain
+from workers.basis import Basis, basis_of
 from workers.inputs import latest_artifact, require_artifact, source
 from workers.reporting.exports import record_exports, render_exports, store_files
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
@@ -36,6 +38,7 @@ OPTIONAL = (ArtifactKind.SCOPE, ArtifactKind.EVIDENCE_ANALYSIS)
 class Rendered:
     """The report and its exports, rendered and stored, from these input versions."""
 
+    basis: Basis
     sources: list[dict[str, Any]]
     title: str
     html: bytes
@@ -48,14 +51,15 @@ def prepare_report(request: JobRequest) -> Rendered | None:
     seconds to a minute, so it runs before the job's transaction, which then only records
     the artifact. Files are content-addressed: rendering twice stores nothing new."""
     storage = get_settings().resolved_storage_dir
-    with transaction() as session:
+    with read_transaction() as session:
         context = JobContext(request=request, session=session, storage_dir=storage)
         if _existing_report(context) is not None:
             return None
+        basis = basis_of(session, request.run_id, request.assessment_id)
         inputs = _inputs(context)
         report, as_of = _report_input(context, inputs)
         sources = [source(a) for a in inputs.values()]
-    return _render(storage, report, as_of, sources)
+    return _render(storage, report, as_of, sources, basis)
 
 
 def render_report(context: JobContext) -> JobResult:
@@ -66,11 +70,17 @@ def render_report(context: JobContext) -> JobResult:
         return _result(existing)
     inputs = _inputs(context)
     sources = [source(a) for a in inputs.values()]
+    request = context.request
+    basis = basis_of(context.session, request.run_id, request.assessment_id)
     rendered = context.prepared
-    if not isinstance(rendered, Rendered) or rendered.sources != sources:
-        # Not prepared (called directly), or an input changed since: render it here.
+    if not isinstance(rendered, Rendered) or rendered.basis != basis:
+        if write_transaction_holder() is not None:
+            # An input (or its sign-off) changed since it was rendered: render it again,
+            # before the job's transaction, never inside it.
+            raise PrepareAgain(prepare_report, "the report's inputs changed since rendering")
+        # A caller outside the job runtime (tests, tools): render in its transaction.
         report, as_of = _report_input(context, inputs)
-        rendered = _render(context.storage_dir, report, as_of, sources)
+        rendered = _render(context.storage_dir, report, as_of, sources, basis)
     content = {
         "title": rendered.title,
         "sections": [key for key, _ in SECTIONS],
@@ -94,13 +104,17 @@ def render_report(context: JobContext) -> JobResult:
 
 
 def _render(
-    storage_dir: Path, report: ReportInput, as_of: str, sources: list[dict[str, Any]]
+    storage_dir: Path,
+    report: ReportInput,
+    as_of: str,
+    sources: list[dict[str, Any]],
+    basis: Basis,
 ) -> Rendered:
     html_bytes = render_report_html(report).encode("utf-8")
     # Content-addressed, so this is the very file save_artifact stores.
     path, _ = put_bytes(storage_dir / "artifacts", html_bytes, ".html")
     exports = store_files(storage_dir / "artifacts", render_exports(report, as_of))
-    return Rendered(sources, report.title, html_bytes, path, exports)
+    return Rendered(basis, sources, report.title, html_bytes, path, exports)
 
 
 def _existing_report(context: JobContext) -> Artifact | None:
