@@ -4,8 +4,9 @@ The lost-job sweep takes a started job whose heartbeats stopped for the lease
 (`LIFECYCLE_SWEEP_JOB_LEASE_S`) for lost and re-dispatches it: its worker died, was cut off,
 or froze. A live process renews every `LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S` for every job it
 runs, whatever the job is doing (a job that hangs while its process lives is ended by its
-hard time limit, which stops the renewals). A job's own code may still call `heartbeat()`
-to say it made progress.
+hard time limit; renewals stop at the kind's deadline, above that limit, so a task that
+hung in a live process lets its lease lapse too). A job's own code may still call
+`heartbeat()` to say it made progress, which keeps it alive past the deadline.
 
 Beats go to `job_watch` in short transactions of their own, never to the job row: the
 running job holds that row's lock while it commits. On SQLite no sweep judges leases (the
@@ -21,6 +22,8 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from sqlalchemy.orm import Session
+
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.ops_models import JobWatch
@@ -30,7 +33,8 @@ from orchestrator.db.sql import insert_for
 log = logging.getLogger(__name__)
 
 _last_beat: dict[str, float] = {}
-_leases: set[str] = set()
+_leases: dict[str, float] = {}
+"""Job id -> until when (monotonic) this process renews its lease."""
 _lock = threading.Lock()
 _renewer: tuple[int, threading.Thread] | None = None
 _wake = threading.Event()
@@ -48,25 +52,34 @@ def heartbeat(job_id: str, min_interval_s: float = 30.0) -> bool:
 
 
 @contextmanager
-def lease(job_id: str) -> Iterator[None]:
-    """Hold the job's lease for the block: beat now, then renew until the block exits."""
+def lease(job_id: str, renew_for_s: float) -> Iterator[None]:
+    """Hold the job's lease for the block: beat now, then renew until the block exits or
+    `renew_for_s` passed (the kind's deadline: past it only a hung task is still here, and
+    its lease must lapse although its process lives)."""
     if _skipped():
         yield
         return
     _beat([job_id])
     with _lock:
-        _leases.add(job_id)
+        _leases[job_id] = time.monotonic() + renew_for_s
     _ensure_renewer()
     try:
         yield
     finally:
         with _lock:
-            _leases.discard(job_id)
+            _leases.pop(job_id, None)
 
 
 def held_leases() -> frozenset[str]:
+    """The jobs whose leases this process renews now."""
+    now = time.monotonic()
     with _lock:
-        return frozenset(_leases)
+        return frozenset(job_id for job_id, until in _leases.items() if until > now)
+
+
+def leases_written(session: Session) -> bool:
+    """Whether workers on this database renew leases (all but SQLite's)."""
+    return session.get_bind().dialect.name != "sqlite"
 
 
 def _skipped() -> bool:

@@ -145,7 +145,8 @@ def _deliver(delivery: Delivery, service: JobService, prepare: Prepare | None) -
             return Delivered(claim)
         # Renewed by this process until the job's transaction ends: a worker that dies,
         # freezes or is cut off lets it lapse, and the lost-job sweep re-dispatches.
-        with lease(request.job_id):
+        deadline = get_settings().sweeps.job_deadline(request.kind).total_seconds()
+        with lease(request.job_id, renew_for_s=deadline):
             return _prepare_and_work(delivery, service, prepare)
     except JobFailure as failure:
         if failure.retryable and delivery.retries_left:

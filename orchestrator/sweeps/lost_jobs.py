@@ -1,8 +1,9 @@
 """Find lost jobs and re-dispatch them, up to a limit; then dead-letter and fail the step.
 
 A started job is lost when its lease lapsed (orchestrator/jobs/heartbeat.py: its process
-stopped renewing it), or, if it never held one, when nothing was heard of it within its
-kind's deadline. A queued job whose message the broker lost is sent again within seconds by
+stopped renewing it, or stopped at its kind's deadline because the task hung); on SQLite,
+where no lease is written, when nothing was heard of it within its kind's deadline.
+A queued job whose message the broker lost is sent again within seconds by
 orchestrator/sweeps/missing_messages.py; one still queued at the queued deadline is lost
 only if no live worker consumes its queue or its message is gone (a backlog waits). A job
 that is running holds its row lock, so `FOR UPDATE SKIP LOCKED` never picks a live job on
@@ -36,6 +37,7 @@ from orchestrator.db.sql import insert_for
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.engine.routing import ROUTES
+from orchestrator.jobs.heartbeat import leases_written
 from orchestrator.jobs.runtime import fail_job
 from orchestrator.notifications.events import NotificationEvent
 from orchestrator.observability.broker_view import BrokerView
@@ -83,17 +85,16 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
             or_(JobWatch.redispatched_at.is_(None), JobWatch.redispatched_at < cutoff),
         )
 
-    lease_cutoff = now - timedelta(seconds=settings.job_lease_s)
-    # A job that held a lease is lost once it lapsed; one that never beat (its process
-    # could not write a heartbeat) at its kind's deadline.
-    leased = and_(JobWatch.heartbeat_at.is_not(None), silent_since(lease_cutoff))
+    def past(cutoff: datetime) -> Any:
+        if not leases_written(session):
+            return silent_since(cutoff)
+        # The lease runs from the claim: a process that stops before its first renewal
+        # lets it lapse all the same.
+        return silent_since(now - timedelta(seconds=settings.job_lease_s))
+
     # One range of the (status, kind, updated_at) index per kind: only what is due.
     started = [
-        and_(
-            Job.status == JobStatus.STARTED.value,
-            Job.kind == kind.value,
-            or_(leased, and_(JobWatch.heartbeat_at.is_(None), silent_since(cutoff))),
-        )
+        and_(Job.status == JobStatus.STARTED.value, Job.kind == kind.value, past(cutoff))
         for kind, cutoff in cutoffs.items()
     ]
     queued = [
