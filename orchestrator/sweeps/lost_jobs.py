@@ -32,6 +32,7 @@ from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs.runtime import fail_job
 from orchestrator.notifications.events import NotificationEvent
+from orchestrator.sweeps.lost_reason import lost_job_reason
 from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce, append_audit
 
 _ACTIVE = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
@@ -138,10 +139,7 @@ def _dead_letter(
         if job.status == JobStatus.QUEUED.value
         else settings.job_deadline(JobKind(job.kind)).total_seconds()
     )
-    reason = (
-        f"job {job.id} lost: no outcome or heartbeat within {deadline:g} s, "
-        f"{done} re-dispatch(es) did not help"
-    )
+    reason = lost_job_reason(job.id, ROUTES[JobKind(job.kind)].queue, deadline, done)
     route = ROUTES[JobKind(job.kind)]
     run = session.get(WorkflowRun, job.run_id)
     assert run is not None
