@@ -22,7 +22,12 @@ class JobFailedForGood(Exception):
         error = error or {}
         code, message = error.get("code", "unknown"), error.get("message", "")
         super().__init__(self._describe(job_id, f"{code}: {message}".rstrip(": ")))
-        self.job_id, self.code = job_id, code
+        self.job_id, self.code, self.error = job_id, code, error
+
+    def __reduce__(self) -> tuple[type[JobFailedForGood], tuple[str, dict[str, Any]]]:
+        # Celery checks a task's exception pickles; without this it wraps it in a stand-in
+        # class, `throws` no longer matches, and the worker logs it as unexpected.
+        return type(self), (self.job_id, self.error)
 
     @staticmethod
     def _describe(job_id: str, error: str) -> str:
