@@ -7,8 +7,6 @@ broker with a short timeout). Unready answers 503 with what is missing.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -17,6 +15,7 @@ from sqlalchemy import text
 
 from orchestrator.config.settings import get_settings
 from orchestrator.db.session import read_transaction
+from orchestrator.engine.consumers import queue_consumers
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.routing import QUEUES
 from orchestrator.observability.exposition import metrics_text
@@ -97,13 +96,9 @@ def check_workers() -> Check:
         )
     timeout = get_settings().observability.readiness_timeout_s
     try:
-        replies: dict[str, Any] = get_app().control.inspect(timeout=timeout).active_queues() or {}
+        consumers: dict[str, list[str]] = {q: [] for q in QUEUES} | queue_consumers(timeout)
     except Exception as error:
         return Check(ok=False, detail=_short(error))
-    consumers: dict[str, list[str]] = {queue: [] for queue in QUEUES}
-    for worker, queues in replies.items():
-        for queue in queues or []:
-            consumers.setdefault(queue.get("name", "?"), []).append(worker)
     missing = [queue for queue in QUEUES if not consumers[queue]]
     detail = f"no worker consumes {', '.join(missing)}" if missing else ""
     return Check(ok=not missing, detail=detail, queues=consumers)

@@ -112,7 +112,8 @@ def dead_letters_list(
                     when(d.created_at),
                     when(d.replayed_at),
                     when(d.resolved_at),
-                    short(d.reason.removeprefix(f"job {d.job_id} "), 80),
+                    # The last column is left ragged: room for the whole reason.
+                    short(d.reason.removeprefix(f"job {d.job_id} "), 200),
                 ]
                 for d in letters
             ],

@@ -95,7 +95,7 @@ def timeline(history: RunHistory) -> list[Entry]:
             "dead_letter",
             d.job_id,
             "resolved" if d.resolved_at else "replayed" if d.replayed_at else "pending",
-            f"#{d.id} {short(d.reason, 100)}",
+            f"#{d.id} {short(d.reason.removeprefix(f'job {d.job_id} '), 160)}",
         )
         for d in history.dead_letters
     ]
@@ -140,7 +140,9 @@ def _job_entry(job: JobView) -> Entry:
     if took is not None:
         detail += f", took {span(took)}"
     if job.error:
-        detail += f"  error: {job.error.get('code')}: {short(str(job.error.get('message')), 80)}"
+        # The subject names the job: its message is shown from what follows its id.
+        message = str(job.error.get("message")).removeprefix(f"job {job.id} ")
+        detail += f"  error: {job.error.get('code')}: {short(message, 160)}"
     return Entry(
         job.created_at, "job", f"{job.step} attempt {job.step_attempt}", job.status, detail
     )

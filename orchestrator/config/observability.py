@@ -28,5 +28,11 @@ class ObservabilitySettings(BaseSettings):
         False, description="Emit OpenTelemetry spans (needs the `otel` extra)."
     )
     readiness_timeout_s: float = Field(
-        1.0, gt=0, le=30, description="How long /readyz waits for the broker and workers."
+        1.0,
+        gt=0,
+        le=30,
+        description=(
+            "How long /readyz waits for the broker and workers, and the lost-jobs sweep for "
+            "the workers to say which queues they consume."
+        ),
     )

@@ -101,8 +101,12 @@ class JobRun(StrEnum):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     ALREADY_FINISHED = "already_finished"
+    """The job had succeeded already (a duplicate delivery): nothing to do."""
+    ALREADY_FAILED = "already_failed"
+    """The job had failed already (dead-lettered, or failed by an earlier delivery)."""
     SKIPPED = "skipped"
-    """Cancelled, unknown, or the run is over: nothing to do."""
+    """Cancelled (with its run, or superseded by reprocessing), unknown, or the run is
+    over: nothing to do."""
 
 
 @dataclass(frozen=True)
@@ -203,8 +207,9 @@ def _work(
 ) -> Delivered:
     """The job's transaction: the service's work, the job's fate and its outcome signal."""
     request = delivery.request
-    if not _still_ours(session, request):
-        return Delivered(JobRun.SKIPPED)
+    taken = _taken_meanwhile(session, request)
+    if taken is not None:
+        return Delivered(taken)
     context = JobContext(
         request=request,
         session=session,
@@ -250,17 +255,22 @@ def _not_runnable(status: str | None, request: JobRequest) -> JobRun:
     if status is None:
         log.error("job %s is unknown; dropping the message", request.job_id)
         return JobRun.SKIPPED
-    if status in (JobStatus.SUCCEEDED.value, JobStatus.FAILED.value):
+    if status == JobStatus.SUCCEEDED.value:
         return JobRun.ALREADY_FINISHED
+    if status == JobStatus.FAILED.value:
+        return JobRun.ALREADY_FAILED
     return JobRun.SKIPPED  # cancelled
 
 
-def _still_ours(session: Session, request: JobRequest) -> bool:
-    """Re-check under lock: a duplicate delivery or a cancel may have finished it."""
+def _taken_meanwhile(session: Session, request: JobRequest) -> JobRun | None:
+    """Re-check under lock: a duplicate delivery, a sweep or a cancel may have finished
+    it since the claim. None: it is still ours to run."""
     row = session.execute(_OURS, {"job_id": request.job_id}).first()
     if row is None or row.status != JobStatus.STARTED.value:
-        return False
-    return row.run_status not in ("cancelled", "completed")
+        return _not_runnable(row.status if row is not None else None, request)
+    if row.run_status in ("cancelled", "completed"):
+        return JobRun.SKIPPED
+    return None
 
 
 def _apply_here(session: Session, request: JobRequest) -> AfterCommit | None:

@@ -17,8 +17,9 @@ from orchestrator.db.session import transaction
 from orchestrator.db.tables import JOBS
 from orchestrator.engine.coordinator import coordinate
 from orchestrator.engine.messages import kick
-from orchestrator.jobs.failed import JobFailedForGood
+from orchestrator.jobs.failed import JobAlreadyFailed, JobFailedForGood
 from orchestrator.jobs.interface import JobFailure, JobService, Prepare
+from orchestrator.jobs.not_run import not_run
 from orchestrator.jobs.runtime import DATABASE_UNAVAILABLE, Delivery, JobRun, run_job
 
 log = logging.getLogger(__name__)
@@ -29,8 +30,8 @@ JOB_TASK_OPTIONS: dict[str, Any] = {
     "acks_late": True,
     "reject_on_worker_lost": True,
     "ignore_result": True,
-    # A job that failed for good raises this once its failure is durable: FAILURE in
-    # Flower, logged as an expected outcome.
+    # A job that failed for good (now or before) raises this once its failure is durable:
+    # FAILURE in Flower, logged as an expected outcome.
     "throws": (JobFailedForGood,),
 }
 
@@ -83,11 +84,23 @@ def run_job_task(
         raise task.retry(exc=failure, countdown=backoff, max_retries=max_retries) from failure
     if delivered.applied is not None:
         delivered.applied.run()
-    elif delivered.outcome in (JobRun.SUCCEEDED, JobRun.FAILED, JobRun.ALREADY_FINISHED):
+    elif delivered.outcome is not JobRun.SKIPPED:
         continue_run(request.run_id)
-    if delivered.outcome is JobRun.FAILED:
-        raise JobFailedForGood(request.job_id, _recorded_error(request.job_id))
-    return delivered.outcome.value
+    return _report(task, request, delivered.outcome)
+
+
+def _report(task: Task, request: JobRequest, outcome: JobRun) -> str:
+    """End the task in the Celery state that matches the job's row, so Flower shows the
+    database's truth: SUCCESS only for a job that succeeded (now or before), FAILURE for
+    one that failed (now or before), REVOKED for one that was not to run."""
+    match outcome:
+        case JobRun.FAILED:
+            raise JobFailedForGood(request.job_id, _recorded_error(request.job_id))
+        case JobRun.ALREADY_FAILED:
+            raise JobAlreadyFailed(request.job_id, _recorded_error(request.job_id))
+        case JobRun.SKIPPED:
+            raise not_run(task, request.job_id)
+    return outcome.value
 
 
 def _recorded_error(job_id: str) -> dict[str, Any] | None:

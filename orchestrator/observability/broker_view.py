@@ -1,5 +1,6 @@
 """What the broker holds right now: which job messages wait in a queue, how deep each queue
-is and how old its oldest message, and which messages live workers hold.
+is and how old its oldest message, and which messages live workers hold (which queues they
+consume is orchestrator/engine/consumers.py's).
 
 The database says which jobs are queued; only the broker can say whether their messages
 still exist (a Redis restarted empty, a FLUSHALL, a failover, or a process that died
@@ -42,10 +43,9 @@ class QueueDepth:
 
 @dataclass(frozen=True)
 class WorkerHoldings:
-    """What the live workers answered: the messages they hold and the queues they read."""
+    """What the live workers answered: the messages they hold (reserved or running)."""
 
     task_ids: frozenset[str]
-    queues: frozenset[str]
     workers: int
 
 
@@ -66,31 +66,19 @@ class BrokerView:
             return queue_depth(connection.default_channel, queue)
 
     def holdings(self, timeout_s: float = 1.0) -> WorkerHoldings:
-        """Ask every live worker what it holds (reserved or running) and which queues it
-        consumes. Raises when the broker does not answer; no reply means no live worker."""
+        """Ask every live worker which messages it holds (reserved or running). Raises
+        when the broker does not answer; no reply means no live worker."""
         inspect = self.app.control.inspect(timeout=timeout_s)
-        replies: dict[str, Any] = {}
-        for name, method in (
-            ("active", inspect.active),
-            ("reserved", inspect.reserved),
-            ("queues", inspect.active_queues),
-        ):
-            replies[name] = method() or {}
+        replies = [inspect.active() or {}, inspect.reserved() or {}]
         ids = {
             task["id"]
-            for kind in ("active", "reserved")
-            for tasks in replies[kind].values()
+            for reply in replies
+            for tasks in reply.values()
             for task in tasks or ()
             if isinstance(task, dict) and "id" in task
         }
-        queues = {
-            queue["name"]
-            for declared in replies["queues"].values()
-            for queue in declared or ()
-            if isinstance(queue, dict) and "name" in queue
-        }
-        workers = set().union(*(set(reply) for reply in replies.values()))
-        return WorkerHoldings(frozenset(ids), frozenset(queues), len(workers))
+        workers = set().union(*(set(reply) for reply in replies))
+        return WorkerHoldings(frozenset(ids), len(workers))
 
 
 def present_in(channel: Any, queue: str, wanted: Iterable[str]) -> set[str] | None:

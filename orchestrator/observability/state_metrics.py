@@ -1,8 +1,8 @@
 """Gauges of the fleet's state, read from the database when Prometheus scrapes.
 
 The database is the record of state, so these are right whichever process serves them
-and however many processes run: runs by status, open waits by step and age, SLA
-breaches, dead letters, and the inbox and outbox backlogs.
+and however many processes run: runs by status, jobs by status, kind and queue, open
+waits by step and age, SLA breaches, dead letters, and the inbox and outbox backlogs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.steps import StepStatus
-from orchestrator.db.models import InboxSignal, OutboxMessage, StepExecution, WorkflowRun
+from orchestrator.db.models import InboxSignal, Job, OutboxMessage, StepExecution, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, SweepMark
 from orchestrator.db.session import read_transaction
 
@@ -55,6 +55,7 @@ class StateCollector(Collector):
 
 def _families(session: Session) -> Iterator[Metric]:
     yield _runs_by_status(session)
+    yield _jobs_by_status(session)
     yield _open_waits(session)
     breaches = CounterMetricFamily(
         "lifecycle_sla_breaches", "Runs that crossed their SLA deadline (ever)."
@@ -115,6 +116,21 @@ def _runs_by_status(session: Session) -> Metric:
     ).all()
     for status, count in rows:
         family.add_metric([status], count)
+    return family
+
+
+def _jobs_by_status(session: Session) -> Metric:
+    # A job's queue follows from its kind, so the queue label adds no series.
+    family = GaugeMetricFamily(
+        "lifecycle_jobs", "Jobs by status, kind and queue.", labels=["status", "kind", "queue"]
+    )
+    rows = session.execute(
+        select(Job.status, Job.kind, Job.queue, func.count()).group_by(
+            Job.status, Job.kind, Job.queue
+        )
+    ).all()
+    for status, kind, queue, count in rows:
+        family.add_metric([status, kind, queue], count)
     return family
 
 

@@ -34,6 +34,7 @@ from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, JobWatch
 from orchestrator.db.session import transaction
 from orchestrator.db.sql import insert_for
+from orchestrator.engine.consumers import consumers_of
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.engine.routing import ROUTES
@@ -41,6 +42,7 @@ from orchestrator.jobs.heartbeat import leases_written
 from orchestrator.jobs.runtime import fail_job
 from orchestrator.notifications.events import NotificationEvent
 from orchestrator.observability.broker_view import BrokerView
+from orchestrator.sweeps.lost_reason import lost_job_reason
 from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce, append_audit
 
 log = logging.getLogger(__name__)
@@ -118,28 +120,28 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
 
 
 def _waiting_for_a_worker(jobs: list[Job]) -> set[str]:
-    """Queued jobs past the queued deadline whose messages wait in a queue that live
-    workers consume: a backlog, not a loss (sending a copy would only double it). When the
+    """Queued jobs past the queued deadline whose messages wait in a queue that a live
+    worker consumes: a backlog, not a loss (sending a copy would only double it). When the
     broker cannot be asked, every queued job counts as waiting: nothing is judged blind."""
     queued = [job for job in jobs if job.status == JobStatus.QUEUED.value]
     if not queued:
         return set()
+    by_queue: dict[str, list[str]] = {}
+    for job in queued:
+        by_queue.setdefault(ROUTES[JobKind(job.kind)].queue, []).append(job.id)
     view = BrokerView(get_app())
+    timeout_s = get_settings().observability.readiness_timeout_s
+    waiting: set[str] = set()
     try:
-        consumed = view.holdings().queues
-        waiting: set[str] = set()
-        by_queue: dict[str, list[str]] = {}
-        for job in queued:
-            by_queue.setdefault(ROUTES[JobKind(job.kind)].queue, []).append(job.id)
         for queue, ids in by_queue.items():
-            if queue not in consumed:
+            if consumers_of(queue, timeout_s) == []:
                 continue  # nobody reads it: re-dispatch, then dead-letter, as for a loss
             present = view.present(queue, ids)
             waiting |= set(ids) if present is None else present
-        return waiting
     except Exception:
         log.warning("the broker did not answer; queued jobs are judged later", exc_info=True)
         return {job.id for job in queued}
+    return waiting
 
 
 def _redispatch(session: Session, job: Job, done: int, now: datetime, after: SweepMessages) -> int:
@@ -185,10 +187,7 @@ def _dead_letter(
         if job.status == JobStatus.QUEUED.value
         else settings.job_deadline(JobKind(job.kind)).total_seconds()
     )
-    reason = (
-        f"job {job.id} lost: no outcome or heartbeat within {deadline:g} s, "
-        f"{done} re-dispatch(es) did not help"
-    )
+    reason = lost_job_reason(job.id, ROUTES[JobKind(job.kind)].queue, deadline, done)
     route = ROUTES[JobKind(job.kind)]
     run = session.get(WorkflowRun, job.run_id)
     assert run is not None

@@ -17,13 +17,16 @@ from typing import Any
 
 import pytest
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE, QUEUES
+from orchestrator.service.dead_letters import DeadLetterView, list_dead_letters
 from orchestrator.service.documents import upload_document
 from orchestrator.service.operations import cancel_run
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
+from orchestrator.sweeps import recover_lost_jobs
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.support.cli import free_port
+from tests.support.cli import GIVE_UP_AT_ONCE, free_port, job_status
 from tests.support.documents import image_only_pdf
 from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.polling import poll, scaled, wait_for
@@ -224,3 +227,65 @@ def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
     # past the sweep.
     wait_for(lambda: task(marker_id) != {}, what="Flower to see a wake-up sent after the sweep")
     assert task(sweep_id) == {}, "a sweep sends no task events"
+
+
+def test_a_stale_message_of_a_dead_lettered_or_cancelled_job_is_no_success(
+    fleet: Fleet, flower: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two index jobs wait in a queue nobody consumes: one is given up on by the lost-jobs
+    sweep, the other's run is cancelled. A worker for that queue then consumes both stale
+    messages: Flower shows the first FAILURE (it had failed, and why) and the second
+    REVOKED, never SUCCESS; neither job's row changes."""
+    worker = fleet.start("orchestrator,ingestion")  # nobody consumes kb_index yet
+    listening(flower, worker)
+    owner, _ = new_tenant()
+    auth = (USER, PASSWORD)
+    lost, cancelled = start_assessment(owner, documents=1), start_assessment(owner, documents=1)
+    lost_job, cancelled_job = f"{lost.id}:index_kb:1", f"{cancelled.id}:index_kb:1"
+    wait_for(
+        lambda: job_status(lost_job) == job_status(cancelled_job) == "queued",
+        what="both index jobs queued",
+    )
+    cancel_run(owner, cancelled.id, reason="scope changed", idempotency_key="cancel-stale")
+    wait_for(lambda: job_status(cancelled_job) == "cancelled", what="the cancel to apply")
+
+    def dead_letters() -> list[DeadLetterView]:
+        recover_lost_jobs()
+        return list_dead_letters(run_id=lost.id)
+
+    with monkeypatch.context() as patch:
+        for key, value in GIVE_UP_AT_ONCE.items():
+            patch.setenv(key, value)
+        reset_settings()
+        [letter] = poll(dead_letters, bool, timeout_s=10, what="the index job dead-lettered")
+    reset_settings()
+    wait_for(lambda: get_run(owner, lost.id).status == "failed", what="the run to fail")
+
+    fleet.start("kb_index")  # consumes both stale messages
+
+    def task(task_id: str) -> dict[str, Any]:
+        status, tasks = get(f"{flower}/api/tasks", auth)
+        return dict(tasks.get(task_id, {})) if status == 200 else {}
+
+    wait_for(
+        lambda: task(lost_job).get("state") in ("SUCCESS", "FAILURE"),
+        what="Flower to see the dead-lettered job's stale delivery end",
+    )
+    failed = task(lost_job)
+    assert failed["state"] == "FAILURE", failed
+    assert f"job {lost_job} had already failed: job_lost: " in failed["exception"], failed
+    assert "JobAlreadyFailed" in failed["exception"]
+    wait_for(
+        lambda: task(cancelled_job).get("state") in ("SUCCESS", "FAILURE", "REVOKED"),
+        what="Flower to see the cancelled job's stale delivery end",
+    )
+    revoked = task(cancelled_job)
+    assert revoked["state"] == "REVOKED", revoked
+    assert "cancelled with its run: scope changed" in revoked["exception"], revoked
+
+    assert (job_status(lost_job), job_status(cancelled_job)) == ("failed", "cancelled")
+    assert get_run(owner, cancelled.id).status == "cancelled"
+    assert letter.reason.startswith(
+        f"job {lost_job} lost: no worker consumes queue 'kb_index' (no outcome or heartbeat"
+    ), letter.reason
+    assert letter.reason in failed["exception"], "Flower names why the job had failed"

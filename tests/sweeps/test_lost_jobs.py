@@ -9,6 +9,7 @@ import pytest
 from orchestrator.config.settings import reset_settings
 from orchestrator.db.ops_models import DeadLetter, JobWatch
 from orchestrator.engine.coordinator import coordinate
+from orchestrator.service.dead_letters import list_dead_letters
 from orchestrator.service.producer import get_run
 from orchestrator.sweeps import recover_lost_jobs
 from orchestrator.sweeps.lost_jobs import LostJobs
@@ -82,6 +83,12 @@ def test_after_the_limit_the_job_is_dead_lettered_and_the_run_fails(
 
     assert job(job_id).status == "failed"
     assert count(DeadLetter, DeadLetter.job_id == job_id) == 1
+    [letter] = list_dead_letters(run_id=run_id)
+    # The memory broker's workers are not asked: the reason claims nothing about them.
+    assert letter.reason == (
+        f"job {job_id} lost: no outcome or heartbeat within 3600 s, 2 re-dispatch(es) did not "
+        "help; whether a worker consumes queue 'ingestion' is unknown"
+    )
     assert count(JobWatch, JobWatch.job_id == job_id, JobWatch.redispatches == 2) == 1
     [failure] = signals_of(run_id, "job_failed")
     assert failure.envelope["payload"]["error"]["code"] == "job_lost"

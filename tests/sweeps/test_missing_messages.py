@@ -30,15 +30,14 @@ BACKLOG = 5
 class _Workers(BrokerView):
     """The broker as it is; the workers' answer given by the test (no worker runs here)."""
 
-    def __init__(self, held: frozenset[str] = frozenset(), queues: frozenset[str] = frozenset()):
+    def __init__(self, held: frozenset[str] = frozenset()):
         super().__init__(get_app())
         self.held = held
-        self.queues = queues
         self.asked = 0
 
     def holdings(self, timeout_s: float = 1.0) -> WorkerHoldings:
         self.asked += 1
-        return WorkerHoldings(self.held, self.queues, 1 if self.queues else 0)
+        return WorkerHoldings(self.held, 1 if self.held else 0)
 
 
 @pytest.fixture
@@ -142,11 +141,10 @@ def test_at_the_queued_deadline_a_backlog_that_workers_consume_is_left_waiting(
 
     before = queued_messages("ingestion")
     _queued_runs(BACKLOG)
-    consuming = _Workers(queues=frozenset({"ingestion"}))
-    monkeypatch.setattr(lost_jobs, "BrokerView", lambda app: consuming)
+    monkeypatch.setattr(lost_jobs, "consumers_of", lambda queue, timeout_s: ["w1@host"])
     clock.advance(seconds=get_settings().sweeps.queued_deadline_s + 1)
     assert recover_lost_jobs().redispatched == 0
     assert queued_messages("ingestion") == before + BACKLOG
     # Nobody consumes the queue: re-dispatched, toward a dead letter that says so.
-    monkeypatch.setattr(lost_jobs, "BrokerView", lambda app: _Workers())
+    monkeypatch.setattr(lost_jobs, "consumers_of", lambda queue, timeout_s: [])
     assert recover_lost_jobs().redispatched == BACKLOG
