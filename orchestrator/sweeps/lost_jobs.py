@@ -121,8 +121,9 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
 
 def _waiting_for_a_worker(jobs: list[Job]) -> set[str]:
     """Queued jobs past the queued deadline whose messages wait in a queue that a live
-    worker consumes: a backlog, not a loss (sending a copy would only double it). When the
-    broker cannot be asked, every queued job counts as waiting: nothing is judged blind."""
+    worker is known to consume: a backlog, not a loss (sending a copy would only double
+    it). When the broker cannot be read, every queued job counts as waiting: nothing is
+    judged blind."""
     queued = [job for job in jobs if job.status == JobStatus.QUEUED.value]
     if not queued:
         return set()
@@ -134,8 +135,10 @@ def _waiting_for_a_worker(jobs: list[Job]) -> set[str]:
     waiting: set[str] = set()
     try:
         for queue, ids in by_queue.items():
-            if consumers_of(queue, timeout_s) == []:
-                continue  # nobody reads it: re-dispatch, then dead-letter, as for a loss
+            if not consumers_of(queue, timeout_s):
+                # Nobody reads it, or that is unknown (the embedded broker): re-dispatch,
+                # then dead-letter, as for a loss.
+                continue
             present = view.present(queue, ids)
             waiting |= set(ids) if present is None else present
     except Exception:

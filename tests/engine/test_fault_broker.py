@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config.settings import Settings, reset_settings
+from orchestrator.config.settings import reset_settings
 from orchestrator.engine.messages import get_app
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support import private_broker
 from tests.support.faults import (
+    DEFAULT_REDELIVERY,
     FAST_SWEEPS,
     SLOW_READER_ENV,
     Reviewers,
@@ -30,32 +32,12 @@ from tests.support.polling import wait_for
 from tests.support.private_services import PrivateRedis
 
 pytestmark = pytest.mark.integration
+# This module's fleets use a private Redis server (fixtures shared with other fault tests).
+private_redis = private_broker.private_redis
+broker_url = private_broker.broker_url
 RESTARTS = 5
 RUNS = 7
 WORKERS = ("orchestrator", "ingestion,kb_index", "analysis,reporting")
-
-
-@pytest.fixture
-def private_redis(services: tuple[str, str], tmp_path: Path) -> Iterator[PrivateRedis]:
-    server = PrivateRedis(tmp_path)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def broker_url(private_redis: PrivateRedis) -> str:
-    """This test's fleet uses the private server (overrides the shared test broker)."""
-    return private_redis.url
-
-
-#: The fleet fixture's short visibility timeout, back at the product's defaults.
-DEFAULT_REDELIVERY = {
-    "LIFECYCLE_VISIBILITY_TIMEOUT_S": str(Settings.model_fields["visibility_timeout_s"].default),
-    "LIFECYCLE_UNACKED_RESTORE_INTERVAL_S": str(
-        Settings.model_fields["unacked_restore_interval_s"].default
-    ),
-}
 
 
 @pytest.fixture(params=["fast sweeps", "default settings"])

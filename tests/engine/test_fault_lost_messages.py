@@ -20,7 +20,7 @@ import pytest
 import redis
 from sqlalchemy import select
 
-from orchestrator.config.settings import Settings, reset_settings
+from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.steps import STEP_ORDER
 from orchestrator.db.models import AuditEvent, Job
@@ -28,42 +28,26 @@ from orchestrator.db.session import transaction
 from orchestrator.engine.messages import get_app
 from orchestrator.sweeps.missing_messages import MESSAGE_MISSING
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.support.faults import Reviewers, beat, dead_letters
+from tests.support import private_broker
+from tests.support.faults import DEFAULT_REDELIVERY, Reviewers, beat, dead_letters
 from tests.support.fleet_runs import new_tenant, start_assessment, step_counts
 from tests.support.polling import poll
 from tests.support.private_services import PrivateRedis
 
 pytestmark = pytest.mark.integration
+# This module's fleets use a private Redis server (fixtures shared with other fault tests).
+private_redis = private_broker.private_redis
+broker_url = private_broker.broker_url
 RUNS = 3
 HEAVY = "ingestion,kb_index,analysis,reporting"
 COORDINATION = "orchestrator,notifications"
-#: What the fleet fixture shortens for other tests, back at the product's defaults.
-DEFAULTS = {
-    "LIFECYCLE_VISIBILITY_TIMEOUT_S": str(Settings.model_fields["visibility_timeout_s"].default),
-    "LIFECYCLE_UNACKED_RESTORE_INTERVAL_S": str(
-        Settings.model_fields["unacked_restore_interval_s"].default
-    ),
-}
 TARGET_S = 30.0
 _CHECKED = re.compile(r"sweep_missing_messages\[[^\]]+\] succeeded in [^:]+: (\{[^}]*\})")
 
 
 @pytest.fixture
-def private_redis(services: tuple[str, str], tmp_path: Path) -> Iterator[PrivateRedis]:
-    server = PrivateRedis(tmp_path)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def broker_url(private_redis: PrivateRedis) -> str:
-    return private_redis.url
-
-
-@pytest.fixture
 def defaults(fleet: Fleet, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name, value in DEFAULTS.items():
+    for name, value in DEFAULT_REDELIVERY.items():
         monkeypatch.setenv(name, value)
         fleet.env[name] = value
     for name in [n for n in fleet.env if n.startswith("LIFECYCLE_SWEEP_")]:

@@ -18,19 +18,19 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from orchestrator.config.settings import Settings, reset_settings
+from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.support.faults import SLOW_READER_ENV, beat, start_slow_run
+from tests.support.faults import DEFAULT_REDELIVERY, SLOW_READER_ENV, beat, start_slow_run
 from tests.support.fleet_runs import audit_counts, chunk_count, new_tenant
 from tests.support.polling import poll, wait_for
 
 pytestmark = pytest.mark.integration
 LEASE = {
     # Redis gives the frozen worker's message back only after hours, as shipped.
-    "LIFECYCLE_VISIBILITY_TIMEOUT_S": str(Settings.model_fields["visibility_timeout_s"].default),
+    **DEFAULT_REDELIVERY,
     "LIFECYCLE_SWEEP_JOB_LEASE_S": "6",
     "LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S": "1",
     "LIFECYCLE_SWEEP_INTERVAL_S": "1",

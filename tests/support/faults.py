@@ -16,7 +16,7 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from orchestrator.config.settings import get_settings
+from orchestrator.config.settings import Settings, get_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobKind
@@ -43,6 +43,14 @@ FAST_SWEEPS = {
     # Retries come back within seconds, so a test sees recovery soon after the fault.
     "LIFECYCLE_JOB_RETRY_BACKOFF_S": "1",
     "LIFECYCLE_JOB_RETRY_BACKOFF_MAX_S": "4",
+}
+#: What the fleet fixture shortens for other tests (a message held by a killed worker comes
+#: back in seconds), back at the product's defaults.
+DEFAULT_REDELIVERY = {
+    "LIFECYCLE_VISIBILITY_TIMEOUT_S": str(Settings.model_fields["visibility_timeout_s"].default),
+    "LIFECYCLE_UNACKED_RESTORE_INTERVAL_S": str(
+        Settings.model_fields["unacked_restore_interval_s"].default
+    ),
 }
 #: Ingestion workers that also read slow documents (tests/ingestion/hostile_readers.py).
 SLOW_READER_ENV = {
