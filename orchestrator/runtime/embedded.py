@@ -11,7 +11,7 @@ from celery import Celery
 from celery.worker import WorkController
 from celery.worker import state as worker_state
 
-from orchestrator.engine.routing import QUEUES
+from orchestrator.engine.routing import NOTIFICATIONS_QUEUE, ORCHESTRATOR_QUEUE, QUEUES
 
 
 class _Worker(WorkController):
@@ -27,29 +27,47 @@ class _Worker(WorkController):
 def embedded_worker(
     app: Celery, concurrency: int = 4, shutdown_timeout: float = 15.0
 ) -> Iterator[WorkController]:
-    """Consume every queue in a thread pool inside this process until the block exits."""
+    """Consume every queue in thread pools inside this process until the block exits.
+
+    Coordination (signals, sweeps, webhooks) has a pool of its own: a person's decision is
+    applied at once, not after whatever jobs hold the job threads."""
+    coordination = (ORCHESTRATOR_QUEUE, NOTIFICATIONS_QUEUE)
+    workers = [
+        _start(app, 2, list(coordination), "embedded-coordinator@localhost"),
+        _start(
+            app, concurrency, [q for q in QUEUES if q not in coordination], "embedded@localhost"
+        ),
+    ]
+    try:
+        yield workers[1][0]
+    finally:
+        worker_state.should_terminate = 0
+        for _, thread in workers:
+            thread.join(shutdown_timeout)
+        worker_state.should_terminate = None
+        # Stopping a consumer from another thread leaves its task pool running: wait for
+        # the tasks it still runs, so none outlives the block (and its database).
+        for worker, _ in workers:
+            if worker.pool is not None:
+                worker.pool.stop()
+
+
+def _start(
+    app: Celery, concurrency: int, queues: list[str], hostname: str
+) -> tuple[_Worker, threading.Thread]:
     worker = _Worker(
         app=app,
         concurrency=concurrency,
         pool="threads",
-        queues=list(QUEUES),
+        queues=queues,
         loglevel="WARNING",
-        hostname="embedded@localhost",
+        hostname=hostname,
         without_heartbeat=True,
         without_mingle=True,
         without_gossip=True,
     )
-    thread = threading.Thread(target=worker.start, name="embedded-worker", daemon=True)
+    thread = threading.Thread(target=worker.start, name=f"worker-{hostname}", daemon=True)
     thread.start()
     if not worker.started.wait(timeout=30):
-        raise RuntimeError("the embedded worker did not start within 30 s")
-    try:
-        yield worker
-    finally:
-        worker_state.should_terminate = 0
-        thread.join(shutdown_timeout)
-        worker_state.should_terminate = None
-        # Stopping the consumer from another thread leaves the task pool running: wait for
-        # the tasks it still runs, so none outlives the block (and its database).
-        if worker.pool is not None:
-            worker.pool.stop()
+        raise RuntimeError(f"the embedded worker {hostname} did not start within 30 s")
+    return worker, thread
