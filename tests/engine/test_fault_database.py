@@ -33,7 +33,7 @@ from tests.support.faults import (
     unrecoverable,
 )
 from tests.support.fleet_runs import new_tenant, step_counts
-from tests.support.polling import wait_for
+from tests.support.polling import poll, wait_for
 from tests.support.private_services import PrivatePostgres
 
 pytestmark = pytest.mark.integration
@@ -72,6 +72,10 @@ def _ingestion_jobs(run_ids: list[uuid.UUID]) -> list[Job]:
         return list(session.scalars(select(Job).where(Job.run_id.in_(run_ids), Job.step == INGEST)))
 
 
+def _running_ingestion(run_ids: list[uuid.UUID]) -> set[str]:
+    return {job.id for job in _ingestion_jobs(run_ids) if job.status == "started"}
+
+
 def _all_ingested(run_ids: list[uuid.UUID]) -> bool:
     try:
         jobs = _ingestion_jobs(run_ids)
@@ -91,8 +95,9 @@ def test_a_database_restart_mid_ingestion_completes_every_run(
     reviewers = Reviewers(reviewer)
     with beat(fleet, tmp_path):
         run_ids = [start_slow_run(owner) for _ in range(RUNS)]
-        wait_for(
-            lambda: jobs_running(run_ids, INGEST) >= 2,
+        struck_by_restart = poll(
+            lambda: _running_ingestion(run_ids),
+            lambda running: len(running) >= 2,
             timeout_s=60,
             what="two ingestion jobs mid-flight",
         )
@@ -109,11 +114,13 @@ def test_a_database_restart_mid_ingestion_completes_every_run(
         struck = [start_slow_run(owner) for _ in range(OUTAGE_RUNS)]
         run_ids += struck
 
-        def struck_running() -> bool:
+        def struck_running() -> set[str]:
             reviewers.step(run_ids)
-            return jobs_running(struck, INGEST) >= 1
+            return _running_ingestion(struck)
 
-        wait_for(struck_running, timeout_s=60, what="an ingestion job mid-flight")
+        struck_by_outage = poll(
+            struck_running, bool, timeout_s=60, what="an ingestion job mid-flight"
+        )
         private_postgres.stop()
         time.sleep(OUTAGE_S)  # the outage itself: nothing is being waited for
         private_postgres.start()
@@ -129,8 +136,14 @@ def test_a_database_restart_mid_ingestion_completes_every_run(
     assert not unrecoverable(fleet)
     assert {run.status for run in finals.values()} == {"completed"}, finals
     assert dead_letters(run_ids) == 0
-    retried = [job.id for job in _ingestion_jobs(run_ids) if job.deliveries > 1]
-    assert len(retried) >= 3, "the restart and the outage struck jobs mid-flight"
+    # The faults struck jobs mid-flight (parsing in their Prepare, or in their transaction),
+    # and each of those finished once; a job between two statements rides a restart out
+    # without a re-delivery, one inside a statement is retried.
+    mid_flight = struck_by_restart | struck_by_outage
+    assert len(struck_by_restart) >= 2 and len(struck_by_outage) >= 1
+    jobs = {job.id: job for job in _ingestion_jobs(run_ids)}
+    assert {jobs[job_id].status for job_id in mid_flight} == {"succeeded"}
+    retried = [job.id for job in jobs.values() if job.deliveries > 1]
     print(
         f"\ndatabase faults: runs completed {len(finals)}/{len(run_ids)}, ingestion jobs retried "
         f"{len(retried)}, every ingestion job done {recovered_s:.1f} s after the restart; "
