@@ -17,7 +17,7 @@ from orchestrator.contracts.jobs import JobRequest
 from orchestrator.db.models import Job, StepExecution
 from orchestrator.db.session import transaction
 from orchestrator.engine.coordinator import coordinate
-from orchestrator.jobs.interface import JobContext, JobResult, JobService
+from orchestrator.jobs.interface import JobContext, JobResult, JobService, Prepare
 from orchestrator.jobs.runtime import Delivery, JobRun, run_job
 from orchestrator.service.document_outcomes import list_outcomes
 from orchestrator.service.documents import upload_document
@@ -25,6 +25,7 @@ from orchestrator.service.producer import create_assessment, get_run, start_life
 from orchestrator.testing.reset import reset_process_state
 from tests.support import documents as files
 from tests.support.embedded import LIFECYCLE_VARS
+from workers.ingestion.ahead import prepare_documents
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
 
@@ -50,7 +51,9 @@ def on_postgres(
     reset_process_state()
 
 
-def _run_queued(run_id: uuid.UUID, service: JobService) -> list[JobRun]:
+def _run_queued(
+    run_id: uuid.UUID, service: JobService, prepare: Prepare | None = None
+) -> list[JobRun]:
     with transaction() as session:
         requests = [
             JobRequest.model_validate(job.request)
@@ -59,7 +62,8 @@ def _run_queued(run_id: uuid.UUID, service: JobService) -> list[JobRun]:
             )
         ]
     outcomes = [
-        run_job(Delivery(request, retries_left=True), service).outcome for request in requests
+        run_job(Delivery(request, retries_left=True), service, prepare).outcome
+        for request in requests
     ]
     coordinate(run_id)  # whatever the jobs' own transactions did not apply
     return outcomes
@@ -131,8 +135,10 @@ def test_a_readable_upload_during_a_doomed_ingestion_is_ingested(
             upload_document(owner, assessment, "policy.md", POLICY, kick=no_kick)
             coordinate(run)
 
-    assert _run_queued(run, read_then_upload) == [JobRun.FAILED]
-    assert _run_queued(run, ingest) == [JobRun.SUCCEEDED]
+    # Prepared as the worker prepares it: the documents are read before the job's body.
+    prepare = functools.partial(prepare_documents, sandbox=sandbox)
+    assert _run_queued(run, read_then_upload, prepare) == [JobRun.FAILED]
+    assert _run_queued(run, ingest, prepare) == [JobRun.SUCCEEDED]
 
     assert _ingestion_attempts(run) == [(1, "failed"), (2, "failed"), (3, "completed")]
     assert get_run(owner, run).current_step == "index_kb"
