@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 Consumers = dict[str, list[str]]
 """Queue name -> the workers consuming it (a queue nobody consumes is absent)."""
 
-_FRESH_S = 5.0
+_FRESH_S = 0.0  # no reuse: a stale answer (workers since stopped or started) misleads
 _last: tuple[float, Consumers] | None = None
 _lock = threading.Lock()
 
