@@ -9,7 +9,7 @@ it, so such work can only happen in a job's `Prepare`, before the transaction op
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 
 #: What holds the write transaction in this thread of work ("job ingest_soa:<id>"), if any.
@@ -27,21 +27,22 @@ class ComputeUnderWriteLock(RuntimeError):
 
 
 @contextmanager
-def job_scope(job: str) -> Iterator[None]:
-    token = _job.set(job)
+def _bound(variable: ContextVar[str | None], value: str) -> Iterator[None]:
+    token = variable.set(value)
     try:
         yield
     finally:
-        _job.reset(token)
+        variable.reset(token)
 
 
-@contextmanager
-def write_transaction_open(holder: str) -> Iterator[None]:
-    token = _holder.set(holder)
-    try:
-        yield
-    finally:
-        _holder.reset(token)
+def job_scope(job: str) -> AbstractContextManager[None]:
+    """This thread of work runs `job` (its prepare and its transaction) in the block."""
+    return _bound(_job, job)
+
+
+def write_transaction_open(holder: str) -> AbstractContextManager[None]:
+    """`holder` holds the write transaction in the block: heavy work refuses to run."""
+    return _bound(_holder, holder)
 
 
 def write_transaction_holder() -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from orchestrator.contracts.jobs import JobKind
@@ -27,3 +28,11 @@ ROUTES: dict[JobKind, Route] = {
 
 QUEUES: tuple[str, ...] = (ORCHESTRATOR_QUEUE, *sorted({r.queue for r in ROUTES.values()}))
 QUEUES += (NOTIFICATIONS_QUEUE,)
+
+
+def jobs_by_queue(jobs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Job ids (from (id, kind) pairs) grouped by the queue their messages go to."""
+    grouped: dict[str, list[str]] = {}
+    for job_id, kind in jobs:
+        grouped.setdefault(ROUTES[JobKind(kind)].queue, []).append(job_id)
+    return grouped

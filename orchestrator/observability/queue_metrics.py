@@ -7,7 +7,6 @@ lost its messages shows here while the database still says "queued".
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Sequence
 
 from celery import Celery
@@ -15,8 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from orchestrator.observability.broker_view import queue_depth
-
-log = logging.getLogger(__name__)
+from orchestrator.observability.scrape import scraped
 
 
 class QueueCollector(Collector):
@@ -25,9 +23,12 @@ class QueueCollector(Collector):
         self._queues = tuple(queues)
 
     def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily(
-            "lifecycle_broker_scrape_ok", "1 when the broker answered this scrape."
-        )
+        yield from scraped("lifecycle_broker_scrape_ok", "broker", self._read)
+
+    def _read(self) -> list[Metric]:
+        with self._app().connection_for_write() as connection:
+            channel = connection.default_channel
+            depths = [queue_depth(channel, queue) for queue in self._queues]
         depth = GaugeMetricFamily(
             "lifecycle_queue_messages", "Messages waiting in each queue.", labels=["queue"]
         )
@@ -36,19 +37,7 @@ class QueueCollector(Collector):
             "How long the message next in line has waited (0 when the queue is empty).",
             labels=["queue"],
         )
-        try:
-            with self._app().connection_for_write() as connection:
-                channel = connection.default_channel
-                depths = [queue_depth(channel, queue) for queue in self._queues]
-        except Exception:  # a scrape must answer even when the broker does not
-            log.warning("queue metrics: the broker did not answer", exc_info=True)
-            up.add_metric([], 0)
-            yield up
-            return
-        up.add_metric([], 1)
-        yield up
         for queue in depths:
             depth.add_metric([queue.queue], queue.messages)
             age.add_metric([queue.queue], queue.oldest_age_s or 0.0)
-        yield depth
-        yield age
+        return [depth, age]

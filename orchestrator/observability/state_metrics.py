@@ -7,7 +7,6 @@ waits by step and age, SLA breaches, dead letters, and the inbox and outbox back
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -22,8 +21,7 @@ from orchestrator.contracts.steps import StepStatus
 from orchestrator.db.models import InboxSignal, Job, OutboxMessage, StepExecution, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, SweepMark
 from orchestrator.db.session import read_transaction
-
-log = logging.getLogger(__name__)
+from orchestrator.observability.scrape import scraped
 
 #: Age buckets of open waits: label -> upper bound.
 WAIT_AGES: tuple[tuple[str, timedelta | None], ...] = (
@@ -37,20 +35,12 @@ SLA_MARK = "sla_breached"
 
 class StateCollector(Collector):
     def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily(
-            "lifecycle_state_scrape_ok", "1 when the database answered this scrape."
-        )
-        try:
-            with read_transaction() as session:
-                families = list(_families(session))
-        except Exception:  # a scrape must answer even when the database does not
-            log.warning("state metrics: the database did not answer", exc_info=True)
-            up.add_metric([], 0)
-            yield up
-            return
-        up.add_metric([], 1)
-        yield up
-        yield from families
+        yield from scraped("lifecycle_state_scrape_ok", "database", _read)
+
+
+def _read() -> list[Metric]:
+    with read_transaction() as session:
+        return list(_families(session))
 
 
 def _families(session: Session) -> Iterator[Metric]:

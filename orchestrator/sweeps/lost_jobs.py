@@ -34,10 +34,10 @@ from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, JobWatch
 from orchestrator.db.session import transaction
 from orchestrator.db.sql import insert_for
-from orchestrator.engine.consumers import consumers_of
+from orchestrator.engine.consumers import Consumers, consumers_now
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.outbox import OutboxEntry
-from orchestrator.engine.routing import ROUTES
+from orchestrator.engine.routing import ROUTES, jobs_by_queue
 from orchestrator.jobs.heartbeat import leases_written
 from orchestrator.jobs.runtime import fail_job
 from orchestrator.notifications.events import NotificationEvent
@@ -63,7 +63,10 @@ def recover_lost_jobs() -> LostJobs:
     redispatched = dead_lettered = 0
     with transaction() as session:
         lost = _lost(session, now, settings)
-        waiting = _waiting_for_a_worker([job for job, _ in lost])
+        # Asked once per sweep: whether a queue is read decides a backlog and a dead
+        # letter's reason.
+        consumers = consumers_now() if lost else None
+        waiting = _waiting_for_a_worker([job for job, _ in lost], consumers)
         for job, watch in lost:
             if job.id in waiting:
                 continue
@@ -71,7 +74,7 @@ def recover_lost_jobs() -> LostJobs:
             if done < settings.redispatch_limit:
                 redispatched += _redispatch(session, job, done, now, after)
             else:
-                dead_lettered += _dead_letter(session, job, done, now, settings, after)
+                dead_lettered += _dead_letter(session, job, done, now, settings, after, consumers)
     after.send()
     return LostJobs(redispatched, dead_lettered)
 
@@ -87,16 +90,13 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
             or_(JobWatch.redispatched_at.is_(None), JobWatch.redispatched_at < cutoff),
         )
 
-    def past(cutoff: datetime) -> Any:
-        if not leases_written(session):
-            return silent_since(cutoff)
-        # The lease runs from the claim: a process that stops before its first renewal
-        # lets it lapse all the same.
-        return silent_since(now - timedelta(seconds=settings.job_lease_s))
-
+    if leases_written(session):
+        # A started job is judged by its lease alone, which runs from the claim: a process
+        # that stops before its first renewal lets it lapse all the same.
+        cutoffs = dict.fromkeys(JobKind, now - timedelta(seconds=settings.job_lease_s))
     # One range of the (status, kind, updated_at) index per kind: only what is due.
     started = [
-        and_(Job.status == JobStatus.STARTED.value, Job.kind == kind.value, past(cutoff))
+        and_(Job.status == JobStatus.STARTED.value, Job.kind == kind.value, silent_since(cutoff))
         for kind, cutoff in cutoffs.items()
     ]
     queued = [
@@ -119,28 +119,21 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
     )
 
 
-def _waiting_for_a_worker(jobs: list[Job]) -> set[str]:
+def _waiting_for_a_worker(jobs: list[Job], consumers: Consumers | None) -> set[str]:
     """Queued jobs past the queued deadline whose messages wait in a queue that a live
     worker is known to consume: a backlog, not a loss (sending a copy would only double
-    it). When the broker cannot be read, every queued job counts as waiting: nothing is
-    judged blind."""
+    it). A queue nobody reads, or whose readers are unknown (the embedded broker), is
+    judged as a loss. When the broker cannot be read, every queued job counts as waiting:
+    nothing is judged blind."""
     queued = [job for job in jobs if job.status == JobStatus.QUEUED.value]
-    if not queued:
-        return set()
-    by_queue: dict[str, list[str]] = {}
-    for job in queued:
-        by_queue.setdefault(ROUTES[JobKind(job.kind)].queue, []).append(job.id)
+    read = {queue for queue, workers in (consumers or {}).items() if workers}
+    by_queue = jobs_by_queue((job.id, job.kind) for job in queued)
     view = BrokerView(get_app())
-    timeout_s = get_settings().observability.readiness_timeout_s
     waiting: set[str] = set()
     try:
-        for queue, ids in by_queue.items():
-            if not consumers_of(queue, timeout_s):
-                # Nobody reads it, or that is unknown (the embedded broker): re-dispatch,
-                # then dead-letter, as for a loss.
-                continue
-            present = view.present(queue, ids)
-            waiting |= set(ids) if present is None else present
+        for queue in by_queue.keys() & read:
+            present = view.present(queue, by_queue[queue])
+            waiting |= set(by_queue[queue]) if present is None else present
     except Exception:
         log.warning("the broker did not answer; queued jobs are judged later", exc_info=True)
         return {job.id for job in queued}
@@ -184,14 +177,16 @@ def _dead_letter(
     now: datetime,
     settings: SweepSettings,
     after: SweepMessages,
+    consumers: Consumers | None,
 ) -> int:
-    deadline = (
-        settings.queued_deadline_s
-        if job.status == JobStatus.QUEUED.value
-        else settings.job_deadline(JobKind(job.kind)).total_seconds()
-    )
-    reason = lost_job_reason(job.id, ROUTES[JobKind(job.kind)].queue, deadline, done)
+    if job.status == JobStatus.QUEUED.value:
+        deadline = settings.queued_deadline_s
+    elif leases_written(session):
+        deadline = settings.job_lease_s
+    else:
+        deadline = settings.job_deadline(JobKind(job.kind)).total_seconds()
     route = ROUTES[JobKind(job.kind)]
+    reason = lost_job_reason(job.id, route.queue, deadline, done, consumers)
     run = session.get(WorkflowRun, job.run_id)
     assert run is not None
     inserted = session.execute(

@@ -7,13 +7,15 @@ worker can. So the reason says first whether any live worker consumes the job's 
 
 from __future__ import annotations
 
-from orchestrator.config.settings import get_settings
-from orchestrator.engine.consumers import consumers_of
+from orchestrator.engine.consumers import Consumers
 
 
-def lost_job_reason(job_id: str, queue: str, deadline_s: float, redispatches: int) -> str:
+def lost_job_reason(
+    job_id: str, queue: str, deadline_s: float, redispatches: int, known: Consumers | None
+) -> str:
+    """`known`: which queues the live workers consume, None when that is unknown."""
     waited = f"no outcome or heartbeat within {deadline_s:g} s"
-    consumers = consumers_of(queue, get_settings().observability.readiness_timeout_s)
+    consumers = None if known is None else known.get(queue, [])
     if consumers == []:
         return (
             f"job {job_id} lost: no worker consumes queue '{queue}' "

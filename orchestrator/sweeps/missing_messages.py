@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
@@ -33,11 +32,11 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobKind, JobStatus
 from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.ops_models import JobWatch
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction, transaction
 from orchestrator.db.sql import insert_for
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.outbox import OutboxEntry
-from orchestrator.engine.routing import ROUTES
+from orchestrator.engine.routing import ROUTES, jobs_by_queue
 from orchestrator.observability.broker_view import BrokerView
 from orchestrator.sweeps.sweep_actions import SweepMessages, append_audit
 
@@ -54,30 +53,26 @@ class MissingMessages:
     resent: int
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    job_id: str
-    queue: str
-    updated_at: datetime
+#: A queued job as first read: its kind and when it last changed (re-read before a send).
+_Queued = dict[str, tuple[str, datetime]]
 
 
 def resend_missing_messages(view: BrokerView | None = None) -> MissingMessages:
     settings = get_settings().sweeps
     cutoff = utcnow() - settings.grace
-    with transaction() as session:
-        candidates = _queued_before(session, cutoff, settings.message_check_batch)
-    if not candidates:
+    with read_transaction() as session:
+        queued = _queued_before(session, cutoff, settings.message_check_batch)
+    if not queued:
         return MissingMessages(0, 0)
     view = view or BrokerView(get_app())
-    missing = _not_in_queues(view, candidates)
+    missing = _not_in_queues(view, jobs_by_queue((i, kind) for i, (kind, _) in queued.items()))
     if missing:
-        held = view.holdings().task_ids
-        missing = [candidate for candidate in missing if candidate.job_id not in held]
-    resent = _resend(missing) if missing else 0
-    return MissingMessages(len(candidates), resent)
+        missing -= view.holdings().task_ids
+    resent = _resend({job_id: queued[job_id][1] for job_id in missing}) if missing else 0
+    return MissingMessages(len(queued), resent)
 
 
-def _queued_before(session: Session, cutoff: datetime, limit: int) -> list[_Candidate]:
+def _queued_before(session: Session, cutoff: datetime, limit: int) -> _Queued:
     """Queued jobs past the grace period whose last (re-)send is past it too; oldest first,
     as they stand in their queues."""
     rows = session.execute(
@@ -91,30 +86,27 @@ def _queued_before(session: Session, cutoff: datetime, limit: int) -> list[_Cand
         .order_by(Job.updated_at)
         .limit(limit)
     ).all()
-    return [_Candidate(row.id, ROUTES[JobKind(row.kind)].queue, row.updated_at) for row in rows]
+    return {row.id: (row.kind, row.updated_at) for row in rows}
 
 
-def _not_in_queues(view: BrokerView, candidates: list[_Candidate]) -> list[_Candidate]:
-    by_queue: dict[str, list[_Candidate]] = defaultdict(list)
-    for candidate in candidates:
-        by_queue[candidate.queue].append(candidate)
-    missing: list[_Candidate] = []
-    for queue, waiting in by_queue.items():
-        present = view.present(queue, (c.job_id for c in waiting))
+def _not_in_queues(view: BrokerView, by_queue: dict[str, list[str]]) -> set[str]:
+    missing: set[str] = set()
+    for queue, ids in by_queue.items():
+        present = view.present(queue, ids)
         if present is None:
             # The broker can only count (AMQP): an empty queue has lost them all; with
             # messages waiting, which ones is unknowable here and nothing is resent.
             if view.depth(queue).messages == 0:
-                missing.extend(waiting)
+                missing.update(ids)
             continue
-        missing.extend(c for c in waiting if c.job_id not in present)
+        missing.update(set(ids) - present)
     return missing
 
 
-def _resend(missing: list[_Candidate]) -> int:
+def _resend(unchanged: dict[str, datetime]) -> int:
+    """Send again the jobs still queued and unchanged since they were looked for."""
     now = utcnow()
     after = SweepMessages()
-    unchanged = {c.job_id: c.updated_at for c in missing}
     with transaction() as session:
         jobs = session.scalars(
             select(Job)
@@ -147,17 +139,14 @@ def _resend(missing: list[_Candidate]) -> int:
 def _claim_resend(session: Session, job_id: str, now: datetime) -> bool:
     """Stamp the re-send on the job's watch row; a re-send is a broker fault, so it does not
     count against the job's re-dispatch limit. Only one of two racing sweeps gets it."""
-    recent = now - timedelta(seconds=get_settings().sweeps.grace_s)
+    recent = now - get_settings().sweeps.grace
     claimed = session.execute(
         insert_for(session, JobWatch)
         .values(job_id=job_id, redispatches=0, redispatched_at=now)
         .on_conflict_do_update(
             index_elements=["job_id"],
             set_={"redispatched_at": now},
-            where=or_(
-                JobWatch.redispatched_at.is_(None),
-                and_(JobWatch.redispatched_at < recent),
-            ),
+            where=or_(JobWatch.redispatched_at.is_(None), JobWatch.redispatched_at < recent),
         )
         .returning(JobWatch.job_id)
     ).scalar()

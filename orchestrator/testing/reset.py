@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from orchestrator.config.settings import reset_settings
 from orchestrator.db.session import dispose_engines
-from orchestrator.engine.consumers import forget_consumers
 from orchestrator.engine.messages import get_app
 
 
@@ -12,4 +11,3 @@ def reset_process_state() -> None:
     dispose_engines()
     reset_settings()
     get_app.cache_clear()
-    forget_consumers()

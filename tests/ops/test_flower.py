@@ -17,16 +17,13 @@ from typing import Any
 
 import pytest
 
-from orchestrator.config.settings import reset_settings
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE, QUEUES
-from orchestrator.service.dead_letters import DeadLetterView, list_dead_letters
 from orchestrator.service.documents import upload_document
 from orchestrator.service.operations import cancel_run
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
-from orchestrator.sweeps import recover_lost_jobs
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.support.cli import GIVE_UP_AT_ONCE, free_port, job_status
+from tests.support.cli import free_port, give_up_on, job_status
 from tests.support.documents import image_only_pdf
 from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.polling import poll, scaled, wait_for
@@ -249,16 +246,7 @@ def test_a_stale_message_of_a_dead_lettered_or_cancelled_job_is_no_success(
     cancel_run(owner, cancelled.id, reason="scope changed", idempotency_key="cancel-stale")
     wait_for(lambda: job_status(cancelled_job) == "cancelled", what="the cancel to apply")
 
-    def dead_letters() -> list[DeadLetterView]:
-        recover_lost_jobs()
-        return list_dead_letters(run_id=lost.id)
-
-    with monkeypatch.context() as patch:
-        for key, value in GIVE_UP_AT_ONCE.items():
-            patch.setenv(key, value)
-        reset_settings()
-        [letter] = poll(dead_letters, bool, timeout_s=10, what="the index job dead-lettered")
-    reset_settings()
+    letter = give_up_on(lost.id, monkeypatch)
     wait_for(lambda: get_run(owner, lost.id).status == "failed", what="the run to fail")
 
     fleet.start("kb_index")  # consumes both stale messages

@@ -11,16 +11,20 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 from sqlalchemy import select
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.models import Job, StepExecution
 from orchestrator.db.session import transaction
+from orchestrator.service.dead_letters import DeadLetterView, list_dead_letters
 from orchestrator.service.producer import get_run
 from orchestrator.service.read_models import RunView
+from orchestrator.sweeps import recover_lost_jobs
 from tests.support.fleet_runs import start_assessment
-from tests.support.polling import scaled, wait_for
+from tests.support.polling import poll, scaled, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The sweep gives up on a queued job at once: no re-dispatch, a deadline of 1 ms.
@@ -112,3 +116,19 @@ def run_with_dead_lettered_ingestion(owner: Actor) -> tuple[RunView, dict[str, A
     [letter] = here_json("dead-letters", "list", "--run", str(run.id))["items"]
     assert letter["job_id"] == job_id
     return get_run(owner, run.id), letter
+
+
+def give_up_on(run_id: uuid.UUID, monkeypatch: pytest.MonkeyPatch) -> DeadLetterView:
+    """Run the lost-jobs sweep here with no re-dispatch until the run's job is dead-lettered."""
+
+    def letters() -> list[DeadLetterView]:
+        recover_lost_jobs()
+        return [d for d in list_dead_letters(include_replayed=True) if d.run_id == run_id]
+
+    with monkeypatch.context() as patch:
+        for key, value in GIVE_UP_AT_ONCE.items():
+            patch.setenv(key, value)
+        reset_settings()
+        [letter] = poll(letters, bool, timeout_s=10, what="the job dead-lettered")
+    reset_settings()
+    return letter

@@ -6,30 +6,11 @@ from __future__ import annotations
 import pytest
 import redis
 
-from orchestrator.config.settings import reset_settings
 from orchestrator.engine.messages import get_app
-from orchestrator.service.dead_letters import DeadLetterView, list_dead_letters
-from orchestrator.sweeps import recover_lost_jobs
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.support.cli import GIVE_UP_AT_ONCE, add_consumer, job_status
+from tests.support.cli import add_consumer, give_up_on, job_status
 from tests.support.fleet_runs import new_tenant, start_assessment
-from tests.support.polling import poll, wait_for
-
-
-def give_up_on(run_id: object, monkeypatch: pytest.MonkeyPatch) -> DeadLetterView:
-    """Run the lost-jobs sweep here with no re-dispatch until the run's job is dead-lettered."""
-
-    def letters() -> list[DeadLetterView]:
-        recover_lost_jobs()
-        return [d for d in list_dead_letters(include_replayed=True) if d.run_id == run_id]
-
-    with monkeypatch.context() as patch:
-        for key, value in GIVE_UP_AT_ONCE.items():
-            patch.setenv(key, value)
-        reset_settings()
-        [letter] = poll(letters, bool, timeout_s=10, what="the job dead-lettered")
-    reset_settings()
-    return letter
+from tests.support.polling import wait_for
 
 
 def test_a_job_lost_on_a_queue_nobody_consumes_says_so(

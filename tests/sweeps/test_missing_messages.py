@@ -141,10 +141,10 @@ def test_at_the_queued_deadline_a_backlog_that_workers_consume_is_left_waiting(
 
     before = queued_messages("ingestion")
     _queued_runs(BACKLOG)
-    monkeypatch.setattr(lost_jobs, "consumers_of", lambda queue, timeout_s: ["w1@host"])
+    monkeypatch.setattr(lost_jobs, "consumers_now", lambda: {"ingestion": ["w1@host"]})
     clock.advance(seconds=get_settings().sweeps.queued_deadline_s + 1)
     assert recover_lost_jobs().redispatched == 0
     assert queued_messages("ingestion") == before + BACKLOG
     # Nobody consumes the queue: re-dispatched, toward a dead letter that says so.
-    monkeypatch.setattr(lost_jobs, "consumers_of", lambda queue, timeout_s: [])
+    monkeypatch.setattr(lost_jobs, "consumers_now", lambda: {})
     assert recover_lost_jobs().redispatched == BACKLOG
