@@ -158,6 +158,23 @@ class EvidenceIndex:
     def size(self) -> int:
         return len(self.passages)
 
+    @property
+    def matrix(self) -> Vectors:
+        return self._matrix
+
+    def texts(self) -> list[str]:
+        """What each passage is searched by: its heading path and text."""
+        return [embedding_text(p.heading_path, p.text) for p in self.passages]
+
+    def scores(self, facets: Sequence[Facet]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Every passage's BM25 and best cosine for the facets (the best over facets)."""
+        lexical = np.zeros(self.size, dtype=np.float64)
+        dense = np.full(self.size, -1.0, dtype=np.float64)
+        for facet in facets:
+            lexical = np.maximum(lexical, self._bm25.scores(facet.text, facet.weight))
+            dense = np.maximum(dense, self._dense(facet))
+        return lexical, dense
+
     def facet(
         self,
         texts: Sequence[str],

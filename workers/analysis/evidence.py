@@ -9,7 +9,7 @@ from typing import Any
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
-from workers.analysis.proposal import Judged, Proposal
+from workers.analysis.proposal import Judged, Proposal, proposal_counts
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.inputs import require_artifact, source
 from workers.soa_content import applicable_controls, row_key, soa_rows
@@ -49,6 +49,10 @@ def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
     ]
     by_requirement = Counter(r["proposal"] for r in requirements)
     by_control = Counter(c["proposal"] for c in controls)
+    frameworks = [
+        {"framework": str(f.get("name")), **proposal_counts(requirements, str(f.get("name")))}
+        for f in scope.content.get("frameworks", [])
+    ]
     content = {
         "catalog": scope.content.get("catalog"),
         "attribution": scope.content.get("attribution"),
@@ -66,6 +70,7 @@ def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
             "template_passages_set_aside": len(
                 {t["chunk_id"] for c in controls for t in c["template_passages"]}
             ),
+            "frameworks": frameworks,
         },
     }
     return content
@@ -76,7 +81,12 @@ def _judgement(judged: Judged) -> dict[str, Any]:
     return {
         "proposal": judged.proposal.value,
         "reason": judged.reason,
+        "families_addressed": list(judged.families),
         "evidence": [hit.citation() for hit in judged.evidence],
+        "candidates": [
+            c.hit.citation() | {"verdict": c.verdict(), "supports": c.hit in judged.evidence}
+            for c in judged.candidates
+        ],
         "template_passages": [
             hit.citation() | {"marked": "template_not_adopted"} for hit in judged.templates
         ],
@@ -124,4 +134,5 @@ def _requirement(
         }
     judged = judge(linked)
     row = _judgement(judged)
-    return {**head, **{k: row[k] for k in ("evidence", "proposal", "reason", "template_passages")}}
+    keys = ("evidence", "candidates", "families_addressed", "proposal", "reason")
+    return {**head, **{k: row[k] for k in (*keys, "template_passages")}}

@@ -1,40 +1,53 @@
 """A proposed evidence status for a requirement or control, always with its reason.
 
 The proposal is what a reviewer starts from, never a decision: people set the assessed
-status. No single similarity threshold decides it. A passage counts as evidence when both
-retrieval methods independently rank it among their best for the requirement (the words
-and the meaning agree) and it is on the requirement's topic; passages from unfilled
-templates are set aside and never count.
+status. It answers whether this corpus addresses this requirement, not which passage
+ranks first (some passage always does). A passage is evidence for one of the
+requirement's SCF controls only when it is *specifically* about that control: among the
+whole catalogue, it ranks that control among its own closest few, by meaning and by
+words (the reverse check); it is on the control's subject (an absolute similarity); it
+states a practice (not a purpose, scope, references or definitions section); and its
+document was adopted (not a template or a blank form).
+
+- `evidence_found`: specific passages for at least two of the requirement's SCF control
+  families and a third of them (the only one, when it links to one): a single family of
+  a broad requirement is a part of it, not the requirement.
+- `weak_evidence`: some, but fewer, specific passages; or passages close to its controls
+  that are specifically about something else.
+- `template_not_adopted`: only set-aside documents (templates, blank forms) address it.
+- `no_evidence_found`: nothing adopted is on the subject.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from orchestrator.knowledge.hybrid import Ranked
-from workers.analysis.templates import placeholders
 
-AGREEMENT_RANK = 10
-"""Both methods must place a passage within their first this many to corroborate it."""
+SPECIFIC_RANK = 3
+"""A passage is specifically about a control when both rankings put the control among the
+passage's own closest this many of the whole catalogue."""
+RELATED_RANK = 10
+"""Within this many, by either ranking, the passage is close to the control."""
+FAMILIES_NEEDED = 2
 ON_TOPIC = 0.30
-"""MiniLM cosine from which a passage is about the subject at all (unrelated policy text
-scores 0.0-0.25 against a control; a passage on the control's topic 0.35 and up)."""
-CLEAR = 0.45
-"""Cosine from which a corroborated passage speaks to the control directly."""
-CITED = 5
-#: Each embedder's own scale: (on topic, clear). The hashing embedder's cosines are lower
-#: (shared stemmed words only): 0.18 is on the topic, 0.30 written about it.
+"""MiniLM cosine from which a passage is on a control's subject at all (unrelated policy
+text scores 0.0-0.25 against a control; a passage on its topic 0.35 and up)."""
+#: Each embedder's own on-topic cosine: the hashing embedder's cosines are lower (shared
+#: stemmed words only).
 SCALES = {
-    "minilm-l6-v2-numpy": (ON_TOPIC, CLEAR),
-    "sentence-all-MiniLM-L6-v2": (ON_TOPIC, CLEAR),
-    "hashing-blake2b-v1": (0.18, 0.30),
+    "minilm-l6-v2-numpy": ON_TOPIC,
+    "sentence-all-MiniLM-L6-v2": ON_TOPIC,
+    "hashing-blake2b-v1": 0.18,
 }
 
 
-def scale_for(model: str) -> tuple[float, float]:
-    return SCALES.get(model, (ON_TOPIC, CLEAR))
+def on_topic_for(model: str) -> float:
+    return SCALES.get(model, ON_TOPIC)
 
 
 class Proposal(StrEnum):
@@ -54,72 +67,201 @@ class AssessedStatus(StrEnum):
 
 
 @dataclass(frozen=True)
+class Checked:
+    """One candidate passage with the outcome of each test."""
+
+    hit: Ranked
+    specific: tuple[str, ...] = ()  # the requirement's controls it is specifically about
+    related: tuple[str, ...] = ()  # the requirement's controls it is close to
+    section: str | None = None  # the non-normative section it is, if any
+    set_aside: str | None = None  # why its document does not count (a template, a form)
+    about: str | None = None  # the catalogue control it is most about
+    #: For the closest of the requirement's controls: (control, rank by meaning, by words)
+    closest: tuple[str, int, int] | None = None
+
+    @property
+    def counts(self) -> bool:
+        return self.section is None and self.set_aside is None
+
+    def verdict(self) -> str:
+        """The passage's own outcome, in words, for its citation."""
+        if self.set_aside:
+            return f"set aside: {self.set_aside}"
+        if self.section:
+            return f"not evidence on its own: {self.section}"
+        if self.specific:
+            return f"specifically about {', '.join(self.specific)}"
+        if self.related and self.closest:
+            return f"close to {_ranked(self.closest)}, not specifically about it"
+        return f"not specific to this requirement (most about {self.about})"
+
+
+@dataclass(frozen=True)
 class Judged:
     proposal: Proposal
     reason: str
-    evidence: list[Ranked]  # adopted passages that support the proposal, best first
-    templates: list[Ranked]  # passages set aside as unfilled templates
+    evidence: list[Ranked]  # what the proposal rests on, best first
+    candidates: list[Checked]  # the evidence list a reviewer reads: up to 10 documents
+    templates: list[Ranked] = field(default_factory=list)  # passages of set-aside documents
+    families: tuple[int, int] = (0, 0)  # (specifically addressed, linked) control families
 
 
-def corroborated(hit: Ranked) -> bool:
-    return (
-        hit.lexical_rank is not None
-        and hit.lexical_rank <= AGREEMENT_RANK
-        and hit.dense_rank <= AGREEMENT_RANK
-    )
+def proposal_counts(rows: list[dict[str, object]], framework: str | None = None) -> dict[str, int]:
+    """How many applicable rows (of one framework) each proposal has: abstention shown."""
+    chosen = [r for r in rows if framework is None or r.get("framework") == framework]
+    counts = Counter(str(r.get("proposal")) for r in chosen if r.get("proposal"))
+    return {"requirements": len(chosen), **{p.value: counts[p.value] for p in Proposal}}
 
 
-def propose(ranked: Sequence[Ranked], scale: tuple[float, float] = (ON_TOPIC, CLEAR)) -> Judged:
-    topic, clear = scale
-    templates = [h for h in ranked if placeholders(h.passage.text)]
-    adopted = [h for h in ranked if not placeholders(h.passage.text)]
-    on_topic = [h for h in adopted if h.similarity >= topic]
-    strong = [h for h in on_topic if corroborated(h) and h.similarity >= clear]
-    if strong:
-        best = strong[0]
+def family(control_id: str) -> str:
+    return control_id.split(".", 1)[0]
+
+
+def propose(
+    checked: Sequence[Checked],
+    control_ids: Sequence[str],
+    name: Callable[[str], str],
+    templates: Sequence[Checked] = (),
+) -> Judged:
+    """The proposal from the checked passages of the requirement's pool, best first."""
+    candidates = list(checked)
+    families = sorted({family(c) for c in control_ids})
+    counted = [c for c in candidates if c.counts]
+    specific = [c for c in counted if c.specific]
+    addressed = sorted({family(control) for c in specific for control in c.specific})
+    needed = max(min(FAMILIES_NEEDED, len(families)), math.ceil(len(families) / 3))
+    tally = (len(addressed), len(families))
+    listed = candidates
+    if addressed and len(addressed) >= needed:
+        support = _one_per_family(specific)
         return Judged(
             Proposal.EVIDENCE_FOUND,
-            f"{len(strong)} passage(s) that both lexical and semantic retrieval rank "
-            f"among their top {AGREEMENT_RANK}; best: {_where(best)} "
-            f"(similarity {best.similarity:.2f})",
-            strong[:CITED],
-            templates,
+            f"passages specifically about {_share(addressed, families)}: "
+            f"{_named(support, name)}. Each names its control among its own "
+            f"{SPECIFIC_RANK} closest of the whole catalogue, by words and by meaning",
+            [c.hit for c in support],
+            listed,
+            [t.hit for t in templates],
+            tally,
         )
-    template_topic = [h for h in templates if h.similarity >= topic]
-    if template_topic and not on_topic:
-        first = template_topic[0]
-        marks = ", ".join(placeholders(first.passage.text)[:3])
-        return Judged(
-            Proposal.TEMPLATE_NOT_ADOPTED,
-            f"the only passages on this subject are from unfilled templates "
-            f"({_where(first)} still has {marks}); a template is not evidence "
-            "until the organisation adopts it",
-            [],
-            templates,
-        )
-    if on_topic:
-        best = on_topic[0]
-        why = (
-            "only one retrieval method ranks it high"
-            if not corroborated(best)
-            else "it touches the subject without addressing it directly"
-        )
+    if specific:
+        support = _one_per_family(specific)
+        missing = [f for f in families if f not in addressed]
         return Judged(
             Proposal.WEAK_EVIDENCE,
-            f"related passages found but {why}; best: {_where(best)} "
-            f"(similarity {best.similarity:.2f})",
-            on_topic[:CITED],
-            templates,
+            f"only {_share(addressed, families)} is specifically addressed "
+            f"({_named(support, name)}); nothing specific for {_list(missing)}",
+            [c.hit for c in support],
+            listed,
+            [t.hit for t in templates],
+            tally,
         )
+    related = [c for c in counted if c.related]
+    if related:
+        best = related[0]
+        assert best.closest is not None
+        return Judged(
+            Proposal.WEAK_EVIDENCE,
+            f"related passages only: {_where(best.hit)} is close to "
+            f"{_ranked(best.closest)}, where specific means within {SPECIFIC_RANK} both "
+            f"ways; it is most about {_control(best.about, name)}",
+            [c.hit for c in related[:3]],
+            listed,
+            [t.hit for t in templates],
+            tally,
+        )
+    useful = [t for t in templates if t.specific or t.related]
+    if useful:
+        first = useful[0]
+        return Judged(
+            Proposal.TEMPLATE_NOT_ADOPTED,
+            f"the only passages on this subject are in a document set aside "
+            f"({_where(first.hit)}: {first.set_aside}); a template is not evidence "
+            "until the organisation adopts it",
+            [],
+            listed,
+            [t.hit for t in templates],
+            tally,
+        )
+    boiler = [c for c in candidates if c.section and (c.specific or c.related)]
     return Judged(
         Proposal.NO_EVIDENCE_FOUND,
-        "no uploaded passage is on this subject (none reaches similarity "
-        f"{topic:.2f} to the control's own text)",
+        _nothing(candidates, boiler, name),
         [],
-        templates,
+        listed,
+        [t.hit for t in templates],
+        tally,
     )
+
+
+def _nothing(candidates: list[Checked], boiler: list[Checked], name: Callable[[str], str]) -> str:
+    if boiler:
+        return (
+            "no adopted passage states a practice for its controls; the closest is "
+            f"{_where(boiler[0].hit)}, {boiler[0].section}, which does not count on its own"
+        )
+    if candidates:
+        first = candidates[0]
+        return (
+            "no uploaded passage is on the subject of its controls; the closest, "
+            f"{_where(first.hit)}, is about {_control(first.about, name)}"
+        )
+    return "no uploaded passage is on the subject of its controls"
+
+
+def _one_per_family(specific: list[Checked]) -> list[Checked]:
+    """The best passage for each family first, then the others: a reader sees breadth."""
+    seen: set[str] = set()
+    first: list[Checked] = []
+    rest: list[Checked] = []
+    for c in specific:
+        new = {family(control) for control in c.specific} - seen
+        (first if new else rest).append(c)
+        seen |= new
+    return (first + rest)[:10]
+
+
+def _share(addressed: list[str], families: list[str]) -> str:
+    total = len(families)
+    noun = "family" if total == 1 else "families"
+    return f"{len(addressed)} of its {total} SCF control {noun} ({', '.join(addressed)})"
+
+
+def _named(support: list[Checked], name: Callable[[str], str]) -> str:
+    shown = [f"{_list(list(c.specific))} in {_where(c.hit)}" for c in support[:3]]
+    more = len(support) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def _ranked(closest: tuple[str, int, int]) -> str:
+    control, dense, lexical = closest
+    return (
+        f"{control} (the passage ranks it {_ordinal(dense)} by meaning and "
+        f"{_ordinal(lexical)} by words among the catalogue's controls)"
+    )
+
+
+def _ordinal(rank: int) -> str:
+    suffix = "th" if 10 <= rank % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
+    return f"{rank}{suffix}"
+
+
+def _control(control_id: str | None, name: Callable[[str], str]) -> str:
+    if not control_id:
+        return "another subject"
+    title = name(control_id)
+    return f"{control_id} {title}" if title else control_id
+
+
+def _list(items: list[str]) -> str:
+    if len(items) > 4:
+        return ", ".join(items[:4]) + f" and {len(items) - 4} more"
+    return ", ".join(items)
 
 
 def _where(hit: Ranked) -> str:
     p = hit.passage
-    return f"{p.filename} § {p.heading_path}" if p.heading_path else p.filename
+    where = f"{p.filename} § {p.heading_path}" if p.heading_path else p.filename
+    if p.page_start is not None:
+        where += f" (p. {p.page_start})"
+    return where

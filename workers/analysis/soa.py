@@ -16,7 +16,7 @@ from orchestrator.catalog.model import Framework
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobFailure
 from workers.analysis.catalog import run_catalogs, run_scf_catalog
-from workers.analysis.proposal import Judged, Proposal
+from workers.analysis.proposal import Judged, Proposal, proposal_counts
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.analysis.soa_carry import carry_forward
 from workers.inputs import latest_artifact, require_artifact, source
@@ -48,7 +48,8 @@ def create_soa_draft(context: JobContext) -> dict[str, Any]:
     carried = carry_forward(approved, rows, keep=_excluded_by_parameter(rows))
     named = {str(r["requirement_id"]).upper() for r in rows} | set(headers)
     applicable = sum(1 for row in rows if row["applicable"])
-    proposals = [row["proposal"] for row in rows if row["applicable"]]
+    applicable_rows = [row for row in rows if row["applicable"]]
+    proposals = [row["proposal"] for row in applicable_rows]
     content = {
         "framework": scope.content.get("framework", "SCF"),
         "catalog": scope.content.get("catalog"),
@@ -71,6 +72,10 @@ def create_soa_draft(context: JobContext) -> dict[str, Any]:
             "applicable": applicable,
             "not_applicable": len(rows) - applicable,
             **{p.value: proposals.count(p.value) for p in Proposal},
+            "frameworks": [
+                {"framework": name, **proposal_counts(applicable_rows, name)}
+                for name in dict.fromkeys(str(r["framework"]) for r in rows)
+            ],
             "scf_controls": len(headers),
             "scf_controls_excluded": len(excluded_controls),
             "carried_forward_rows": len(carried["rows"]) if carried else 0,
@@ -167,6 +172,9 @@ def _row(
         "proposal": judged.proposal.value,
         "reason": judged.reason,
         "evidence": [_cite(hit.citation()) for hit in judged.evidence[:CITED]],
+        "candidates": [
+            _cite(c.hit.citation()) | {"verdict": c.verdict()} for c in judged.candidates
+        ],
         **people,
     }
 
