@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from orchestrator.contracts.documents import ADOPTED, NOT_ADOPTED
 from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.judgement_models import DocumentJudgementAmendment
 from orchestrator.db.models import Document, DocumentChunk
@@ -24,8 +25,6 @@ from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 from workers.analysis.adoption import judge_adoption
 from workers.analysis.document_kind import judge_kind
 
-ADOPTED = "adopted"
-NOT_ADOPTED = "template_not_adopted"
 # A title that calls the document a template or a form to fill in.
 _SELF_DECLARED = re.compile(r"\b(?:templates?|blank form|fill-?in form|boilerplate)\b", re.I)
 

@@ -11,7 +11,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-KINDS = ("policy", "standard", "procedure", "plan", "record")
 #: What a record is, when it is one.
 RECORD_TYPES = ("log", "ticket", "test report", "data export", "metrics", "image")
 
