@@ -14,13 +14,14 @@ from dataclasses import dataclass
 #: What a record is, when it is one.
 RECORD_TYPES = ("log", "ticket", "test report", "data export", "metrics", "image")
 
+# A date with a time of day, as log lines start (ingestion may join a log's lines).
 _TIMESTAMP = re.compile(
-    r"^\W{0,3}(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{2}/\d{2}/\d{4} \d{2}:\d{2}"
-    r"|[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}|\d{10}(?:\.\d+)?\b)"
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?|\b\d{2}/\d{2}/\d{4} \d{2}:\d{2}"
+    r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}\b"
 )
 _TICKET_FIELD = re.compile(
-    r"^\W{0,3}(status|assignee|assigned to|reporter|created|updated|resolved|resolution"
-    r"|priority|issue type|ticket|labels|due date|opened by|closed)\s*[:|]",
+    r"(?:^|[\s|;])(status|assignee|assigned to|reporter|created|updated|resolved|resolution"
+    r"|priority|issue type|labels|due date|opened by|closed)\s*[:|]",
     re.IGNORECASE | re.MULTILINE,
 )
 # What a report of a test records: outcomes, and when and by whom it was run.
@@ -38,7 +39,7 @@ _DATE = re.compile(
     r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2},? \d{4}\b"
 )
 # Rows of a spreadsheet or CSV as ingestion renders them: "Header: value; Header: value".
-_DATA_ROW = re.compile(r"^[^:;\n]{1,40}: [^;\n]*(?:; [^:;\n]{1,40}: [^;\n]*)+$")
+_DATA_PAIR = re.compile(r"(?:^|; )[^:;\n]{1,40}: [^;\n]{0,80}(?=; )", re.MULTILINE)
 _MEASURE = re.compile(
     r"\b(?:\d+(?:\.\d+)?\s?%|kpis?|metrics?|mean time|mttr|mttd|target|actual|trend"
     r"|average|median|per month|per quarter)\b",
@@ -158,30 +159,33 @@ def _figures(counts: dict[str, int]) -> str:
 
 
 def _record(lines: list[str], text: str) -> Kind | None:
-    total = len(lines)
-    stamped = sum(1 for line in lines if _TIMESTAMP.match(line))
-    if total >= 3 and stamped / total >= 0.5:
+    words = max(len(text.split()), 1)
+    stamped = len(_TIMESTAMP.findall(text))
+    # Log lines are short, each with its timestamp; a policy's revision table has a few.
+    if stamped >= 5 and stamped * 100 / words >= 4:
         return Kind(
-            "record", f"a log export: {stamped} of {total} lines start with a timestamp", "log"
+            "record",
+            f"a log export: {stamped} timestamped entries in {words} words",
+            "log",
         )
-    rows = sum(1 for line in lines if _DATA_ROW.match(line.strip()))
-    if total >= 3 and rows / total >= 0.6:
+    pairs = len(_DATA_PAIR.findall(text))
+    if pairs >= 6 and pairs * 100 / words >= 8:
         measures = len(_MEASURE.findall(text))
-        if measures >= rows:
+        if measures * 2 >= pairs:
             return Kind(
                 "record",
-                f"measurements: {rows} of {total} lines are data rows with "
-                f"{measures} figures, targets or percentages",
+                f"measurements: rows of named values ({pairs} fields) with {measures} "
+                "figures, targets or percentages",
                 "metrics",
             )
         return Kind(
             "record",
-            f"a data export: {rows} of {total} lines are rows of "
-            "named values (a spreadsheet or CSV)",
+            f"a data export: rows of named values ({pairs} fields), as a spreadsheet or CSV",
             "data export",
         )
     fields = {m.group(1).lower() for m in _TICKET_FIELD.finditer(text)}
-    if len(fields) >= 3 and "status" in fields:
+    people = fields & {"assignee", "assigned to", "reporter", "opened by"}
+    if len(fields) >= 3 and "status" in fields and people:
         return Kind("record", f"a ticket: it has {', '.join(sorted(fields))} fields", "ticket")
     outcomes = len(_OUTCOME.findall(text))
     executed = len(_EXECUTED.findall(text))

@@ -25,6 +25,9 @@ _PROMPT_WORDS = (
     r"|person|role|owner's|x{1,3}"
 )
 
+# A Markdown reference definition, "[1]: approved-vendors.md", names a link target.
+_REFERENCE = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]+\S", re.MULTILINE)
+
 # Each pattern is a kind of placeholder seen in published templates.
 _PLACEHOLDERS = (
     # Mustache / Handlebars / Jinja variables: {{companyShortName}}, {{ name }}, {% if x %}
@@ -47,7 +50,7 @@ _PLACEHOLDERS = (
     re.compile(
         r"(?<![\]\\!])\[(?!\s*[xX ]?\s*\])(?!\d+\])(?!FedRAMP )(?!§)"
         r"(?![^\]\n]*@)(?![^\]\n]*://)"
-        r"([^\[\]\n]*[A-Za-z][^\[\]\n]{0,80})\](?![(\[:])"
+        r"([^\[\]\n]*[A-Za-z][^\[\]\n]{0,80})\](?![(\[])"
     ),
 )
 
@@ -55,9 +58,11 @@ _PLACEHOLDERS = (
 def placeholders(text: str) -> list[str]:
     """The placeholders in `text`, in order of appearance (duplicates kept once)."""
     found: dict[str, int] = {}
+    definitions = {m.start() + m.group(0).index("[") for m in _REFERENCE.finditer(text)}
     for pattern in _PLACEHOLDERS:
         for match in pattern.finditer(text):
-            found.setdefault(match.group(0), match.start())
+            if match.start() not in definitions:
+                found.setdefault(match.group(0), match.start())
     return sorted(found, key=found.__getitem__)
 
 
