@@ -35,6 +35,8 @@ class AuditEventType(StrEnum):
     LIFECYCLE_WORKFLOW_ARTIFACT_AMENDED = "lifecycle_workflow_artifact_amended"
     LIFECYCLE_WORKFLOW_STEP_RETRIED = "lifecycle_workflow_step_retried"
     LIFECYCLE_WORKFLOW_STEP_REPROCESSED = "lifecycle_workflow_step_reprocessed"
+    # A reviewer amended how a document was judged (its kind, or whether it was adopted).
+    LIFECYCLE_WORKFLOW_DOCUMENT_JUDGEMENT_AMENDED = "lifecycle_workflow_document_judgement_amended"
 
 
 SYSTEM_ACTOR = "system:orchestrator"

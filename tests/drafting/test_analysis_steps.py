@@ -338,24 +338,41 @@ def test_level_rule(proposal: str, kinds: set[str], level: int) -> None:
 
 
 def test_maturity_is_per_control_with_domain_rollups(kit: Kit) -> None:
+    # Kinds come from the evidence analysis's document rows, never from the file names:
+    # the "log" is a policy, the record is a log export whatever it is called.
+    documents = [
+        {"document_id": "d-policy", "filename": "log.md", "kind": "policy", "adoption": "adopted"},
+        {
+            "document_id": "d-record",
+            "filename": "notes.txt",
+            "kind": "record",
+            "record_type": "log",
+            "adoption": "adopted",
+        },
+    ]
     rows = [
         _requirement("IAC-01", "evidence_found")
-        | {"domain": "IAC", "control_id": "IAC-01", "evidence": [{"document": "p.md"}]},
+        | {
+            "domain": "IAC",
+            "control_id": "IAC-01",
+            "evidence": [{"document": "log.md", "document_id": "d-policy"}],
+        },
         _requirement("IAC-06", "weak_evidence") | {"domain": "IAC", "control_id": "IAC-06"},
         _requirement("BCD-11", "evidence_found")
         | {
             "domain": "BCD",
             "control_id": "BCD-11",
-            "evidence": [{"document": "restore-test-log.csv"}],
+            "evidence": [{"document": "notes.txt", "document_id": "d-record"}],
         },
     ]
-    kit.add_artifact(K.EVIDENCE_ANALYSIS, {"controls": rows})
+    kit.add_artifact(K.EVIDENCE_ANALYSIS, {"controls": rows, "documents": documents})
     kit.run_step(Step.CREATE_MATURITY_ASSESSMENT)
     content = kit.content(K.MATURITY_ASSESSMENT)
     levels = {c["control_id"]: c["level"] for c in content["controls"]}
     assert levels == {"IAC-01": 2, "IAC-06": 1, "BCD-11": 3}
     iac = next(c for c in content["controls"] if c["control_id"] == "IAC-01")
-    assert [c["met"] for c in iac["criteria"]][:4] == [True, True, True, False]
+    # Level 0 ("not performed") is never met beside a higher level.
+    assert [c["met"] for c in iac["criteria"]][:4] == [False, True, True, False]
     domains = {d["domain"]: d for d in content["domains"]}
     assert (domains["IAC"]["level"], domains["IAC"]["target"]) == (1, 3)
 

@@ -20,6 +20,7 @@ MODEL_MODULES = (
     "orchestrator.db.role_models",
     "orchestrator.db.ingestion_models",
     "orchestrator.db.report_models",
+    "orchestrator.db.judgement_models",
 )
 
 

@@ -1,0 +1,10 @@
+"""How a document is judged: the kinds it may be, and whether it was adopted."""
+
+from __future__ import annotations
+
+#: Documents that prescribe a practice, then records that show it operating.
+DOCUMENT_KINDS = ("policy", "standard", "procedure", "plan", "record")
+ADOPTED = "adopted"
+#: A template or a blank form: none of its passages counts as evidence.
+NOT_ADOPTED = "template_not_adopted"
+ADOPTIONS = (ADOPTED, NOT_ADOPTED)
