@@ -59,6 +59,9 @@ def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
         "sources": [source(soa), source(scope)],
         "method": judge.method(),
         "kb_passages": judge.index.size,
+        # Each document's kind and adoption, as judged or as a reviewer set it: what the
+        # maturity draft's cap reads.
+        "documents": [j.as_row() for j in judge.judged.values()],
         "requirements": requirements,
         "controls": controls,
         "summary": {

@@ -4,8 +4,8 @@ The proposal is what a reviewer starts from, never a decision: people set the as
 status. It answers whether this corpus addresses this requirement, not which passage
 ranks first (some passage always does). A passage is evidence for one of the
 requirement's SCF controls only when it is *specifically* about that control: among the
-whole catalogue, it ranks that control among its own closest few, by meaning and by
-words (the reverse check); it is on the control's subject (an absolute similarity); it
+whole catalogue, it ranks that control among its own closest few, by words and by
+meaning alike (the reverse check); it is on the control's subject (an absolute similarity); it
 states a practice (not a purpose, scope, references or definitions section); and its
 document was adopted (not a template or a blank form).
 
@@ -27,12 +27,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from orchestrator.knowledge.hybrid import Ranked
+from workers.analysis.catalog_ranks import family
 
-SPECIFIC_RANK = 3
-"""A passage is specifically about a control when both rankings put the control among the
-passage's own closest this many of the whole catalogue."""
-RELATED_RANK = 10
-"""Within this many, by either ranking, the passage is close to the control."""
+SPECIFIC_RANK = (3, 5)
+"""A passage is specifically about a control family when one ranking puts the family among
+the passage's own closest 3 of the whole catalogue and the other among its closest 5."""
+RELATED_RANK = (5, 30)
+"""Within 5 by one ranking and 30 by the other, the passage is close to the family;
+one method alone (a shared word, a vague likeness) is not enough."""
 FAMILIES_NEEDED = 2
 ON_TOPIC = 0.30
 """MiniLM cosine from which a passage is on a control's subject at all (unrelated policy
@@ -71,12 +73,12 @@ class Checked:
     """One candidate passage with the outcome of each test."""
 
     hit: Ranked
-    specific: tuple[str, ...] = ()  # the requirement's controls it is specifically about
-    related: tuple[str, ...] = ()  # the requirement's controls it is close to
+    specific: tuple[str, ...] = ()  # the requirement's control families it is specifically about
+    related: tuple[str, ...] = ()  # the requirement's control families it is close to
     section: str | None = None  # the non-normative section it is, if any
     set_aside: str | None = None  # why its document does not count (a template, a form)
-    about: str | None = None  # the catalogue control it is most about
-    #: For the closest of the requirement's controls: (control, rank by meaning, by words)
+    about: str | None = None  # the catalogue family it is most about
+    #: For the closest of the requirement's families: (family, rank by meaning, by words)
     closest: tuple[str, int, int] | None = None
 
     @property
@@ -113,10 +115,6 @@ def proposal_counts(rows: list[dict[str, object]], framework: str | None = None)
     return {"requirements": len(chosen), **{p.value: counts[p.value] for p in Proposal}}
 
 
-def family(control_id: str) -> str:
-    return control_id.split(".", 1)[0]
-
-
 def propose(
     checked: Sequence[Checked],
     control_ids: Sequence[str],
@@ -128,7 +126,7 @@ def propose(
     families = sorted({family(c) for c in control_ids})
     counted = [c for c in candidates if c.counts]
     specific = [c for c in counted if c.specific]
-    addressed = sorted({family(control) for c in specific for control in c.specific})
+    addressed = sorted({f for c in specific for f in c.specific})
     needed = max(min(FAMILIES_NEEDED, len(families)), math.ceil(len(families) / 3))
     tally = (len(addressed), len(families))
     listed = candidates
@@ -137,8 +135,9 @@ def propose(
         return Judged(
             Proposal.EVIDENCE_FOUND,
             f"passages specifically about {_share(addressed, families)}: "
-            f"{_named(support, name)}. Each names its control among its own "
-            f"{SPECIFIC_RANK} closest of the whole catalogue, by words and by meaning",
+            f"{_named(support, name)}. Each ranks its control among its own "
+            f"{SPECIFIC_RANK[0]} closest of the whole catalogue by one method (words or "
+            f"meaning) and among its {SPECIFIC_RANK[1]} closest by the other",
             [c.hit for c in support],
             listed,
             [t.hit for t in templates],
@@ -163,8 +162,9 @@ def propose(
         return Judged(
             Proposal.WEAK_EVIDENCE,
             f"related passages only: {_where(best.hit)} is close to "
-            f"{_ranked(best.closest)}, where specific means within {SPECIFIC_RANK} both "
-            f"ways; it is most about {_control(best.about, name)}",
+            f"{_ranked(best.closest)}, where specific means within {SPECIFIC_RANK[0]} one "
+            f"way and {SPECIFIC_RANK[1]} the other; it is most about "
+            f"{_control(best.about, name)}",
             [c.hit for c in related[:3]],
             listed,
             [t.hit for t in templates],
@@ -215,7 +215,7 @@ def _one_per_family(specific: list[Checked]) -> list[Checked]:
     first: list[Checked] = []
     rest: list[Checked] = []
     for c in specific:
-        new = {family(control) for control in c.specific} - seen
+        new = set(c.specific) - seen
         (first if new else rest).append(c)
         seen |= new
     return (first + rest)[:10]

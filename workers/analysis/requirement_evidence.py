@@ -29,6 +29,7 @@ from orchestrator.knowledge.hybrid import EvidenceIndex, Ranked
 from orchestrator.knowledge.vectors import embed_ahead
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.catalog_ranks import CatalogRanks
+from workers.analysis.document_judgement import judge_documents
 from workers.analysis.document_set_aside import set_aside_documents
 from workers.analysis.proposal import (
     RELATED_RANK,
@@ -83,7 +84,8 @@ class RequirementJudge:
         self.vectors = self.cache.vectors(c.id for c in catalog.controls)
         self.ranks = CatalogRanks(catalog, self.vectors, self.index.texts(), self.index.matrix)
         self.on_topic = on_topic_for(self.embedder.name)
-        self.documents = set_aside_documents(context.session, context.request.assessment_id)
+        self.judged = judge_documents(context.session, context.request.assessment_id)
+        self.documents = set_aside_documents(self.judged)
         self._sections = [non_normative(p.heading_path, p.text) for p in self.index.passages]
         self._held = [_set_aside(p.text) for p in self.index.passages]
         self._asked: dict[tuple[str, ...], Judged] = {}
@@ -124,11 +126,11 @@ class RequirementJudge:
         def checked(i: int) -> Checked:
             similarity = self.ranks.similarity[i, columns]
             on_topic = similarity >= self.on_topic
-            specific = (
-                (dense_ranks[i] <= SPECIFIC_RANK) & (lexical_ranks[i] <= SPECIFIC_RANK) & on_topic
-            )
-            related = (np.minimum(dense_ranks[i], lexical_ranks[i]) <= RELATED_RANK) & on_topic
-            ids = [self.ranks.ids[j] for j in columns]
+            near = np.minimum(dense_ranks[i], lexical_ranks[i])
+            far = np.maximum(dense_ranks[i], lexical_ranks[i])
+            specific = (near <= SPECIFIC_RANK[0]) & (far <= SPECIFIC_RANK[1]) & on_topic
+            related = (near <= RELATED_RANK[0]) & (far <= RELATED_RANK[1]) & on_topic
+            ids = [self.ranks.families[j] for j in columns]
             passage = self.index.passages[i]
             distance = dense_ranks[i].astype(np.int32) + lexical_ranks[i]
             nearest = int(np.argmin(np.where(related, distance, np.iinfo(np.int32).max)))
@@ -180,9 +182,10 @@ class RequirementJudge:
             "the requirement's controls; the list names the best passage of each of the "
             f"first {DOCUMENTS} documents, then {FURTHER} further passages",
             "model": self.embedder.name,
-            "specific": "a passage is specifically about a control when both BM25 and the "
-            f"dense model rank that control among the passage's own {SPECIFIC_RANK} closest "
-            f"of the catalogue's {self.ranks.size} controls, at cosine "
+            "specific": "a passage is specifically about a control family when, of the "
+            f"catalogue's {self.ranks.size} families, BM25 or the dense model ranks that "
+            f"family among the passage's own {SPECIFIC_RANK[0]} closest and the other among its "
+            f"{SPECIFIC_RANK[1]} closest, at cosine "
             f"{self.on_topic:.2f} or more, outside purpose, scope, references and "
             "definitions sections, in an adopted document",
             "evidence_found": "specific passages for at least two of the requirement's SCF "

@@ -54,7 +54,8 @@ def non_normative(heading_path: str, text: str) -> str | None:
 
 def _kind(heading: str) -> str:
     words = re.sub(r"^[\d.\s]+", "", heading).strip(" :").lower()
-    return f"a {words} section"
+    article = "an" if words[:1] in set("aeiou") else "a"
+    return f"{article} {words} section"
 
 
 def _share(lines: list[str], test: Callable[[str], object]) -> float:
