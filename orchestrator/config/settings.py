@@ -75,6 +75,16 @@ class Settings(BaseSettings):
         description="A job applies its own outcome after committing it (saves a hop); "
         "false: it wakes the coordinator task instead.",
     )
+    oscal_ssp_href: str = Field(
+        "",
+        description="Where the system's OSCAL SSP is, for the import-ssp of the OSCAL "
+        "assessment plan and POA&M; empty: a placeholder to replace.",
+    )
+    oscal_system_id: str = Field(
+        "",
+        description="The system's FedRAMP-assigned id for the OSCAL POA&M's system-id; "
+        "empty: the assessment's id.",
+    )
 
     # Sections: each reads its own prefix (LIFECYCLE_API_, LIFECYCLE_SWEEP_, ...).
     api: ApiSettings = Field(default_factory=ApiSettings)

@@ -12,10 +12,15 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def content_path(root: Path, digest: str, suffix: str = "") -> Path:
+    """Where put_bytes keeps content with this SHA-256: root/ab/cd/<sha256><suffix>."""
+    return root / digest[:2] / digest[2:4] / f"{digest}{suffix}"
+
+
 def put_bytes(root: Path, data: bytes, suffix: str = "") -> tuple[Path, str]:
     """Store `data` under root/ab/cd/<sha256><suffix>; returns (path, sha256)."""
     digest = sha256_hex(data)
-    path = root / digest[:2] / digest[2:4] / f"{digest}{suffix}"
+    path = content_path(root, digest, suffix)
     if path.exists():
         return path, digest
     path.parent.mkdir(parents=True, exist_ok=True)

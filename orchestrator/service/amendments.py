@@ -47,8 +47,20 @@ ROWS: dict[ArtifactKind, tuple[str, str]] = {
 ASSESSED = ("implemented", "partially_implemented", "not_implemented", "not_applicable")
 #: Fields that take an assessed status: the SoA's row calls it implementation_status.
 STATUS_FIELDS = ("assessed_status", "implementation_status")
+#: A gap finding's audit fields: what its reviewer decides (carried into the POA&M).
+SEVERITIES = ("high", "medium", "low")
+FINDING_TEXT = ("cause", "effect", "recommendation")
 AMENDABLE = frozenset(
-    {*STATUS_FIELDS, "applicable", "justification", "owner", "target_date", "note"}
+    {
+        *STATUS_FIELDS,
+        "applicable",
+        "justification",
+        "owner",
+        "target_date",
+        "note",
+        "severity",
+        *FINDING_TEXT,
+    }
 )
 TEXT_LIMIT = 2000
 
@@ -94,6 +106,10 @@ def _field(field: str, value: Any) -> Any:
     if field in STATUS_FIELDS:
         if value not in ASSESSED:
             raise InvalidInput(f"{field} must be one of {', '.join(ASSESSED)}")
+        return value
+    if field == "severity":
+        if value not in SEVERITIES:
+            raise InvalidInput(f"severity must be one of {', '.join(SEVERITIES)}")
         return value
     if field == "applicable":
         if not isinstance(value, bool):

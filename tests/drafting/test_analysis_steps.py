@@ -315,7 +315,9 @@ def test_gap_severity_comes_from_scf_weighting_and_evidence_state(kit: Kit) -> N
     kit.run_step(Step.CREATE_GAP_ANALYSIS)
     gaps = _by_id(kit.content(K.GAP_ANALYSIS)["gaps"])
     assert gaps[f"SCF {heavy}"]["severity"] == "high"
-    assert gaps[f"SCF {light}"]["severity"] == "medium"
+    # Weighting x evidence state: nothing shown of a control SCF weights 1 is still low.
+    assert gaps[f"SCF {light}"]["severity"] == "low"
+    assert gaps[f"SCF {heavy}"]["severity_basis"]["importance"] == 10
     assert "SCF GOV-01" not in gaps  # evidence found and nobody said otherwise
     assert gaps["SCF BCD-11"]["evidence_state"] == "not_implemented"  # people decide
     for gap in gaps.values():
@@ -401,6 +403,7 @@ def test_poam_items_have_fedramp_fields(kit: Kit) -> None:
                     "requirement_id": "VPM-06",
                     "title": "Vulnerability",
                     "scf_controls": ["VPM-06"],
+                    "nist_controls": ["RA-5", "RA-5(2)"],
                     "severity": "high",
                     "criteria": "VPM-06 ...",
                     "condition": "No scans.",
@@ -422,15 +425,16 @@ def test_poam_items_have_fedramp_fields(kit: Kit) -> None:
     items = kit.content(K.POAM)["items"]
     today = FIXED_NOW.date()
     assert [(i["id"], i["controls"], i["priority"]) for i in items] == [
-        ("POAM-001", "VPM-06", "P1"),
-        ("POAM-002", "TPM-05", "P3"),
+        ("POAM-001", "RA-5, RA-5(2)", "P1"),
+        ("POAM-002", "", "P3"),
     ]
     owned, unowned = items
-    assert (owned["point_of_contact"], owned["scheduled_completion_date"], owned["comments"]) == (
+    assert (owned["point_of_contact"], owned["scheduled_completion_date"]) == (
         "Jane Roe",
         "2025-04-15",
-        "scanner bought",
     )
+    assert "scanner bought" in owned["comments"] and "VPM-06" in owned["comments"]
+    assert "no NIST SP 800-53 rev5 control" in unowned["comments"]
     assert unowned["point_of_contact"] == "Unassigned (proposed: Vendor Risk Manager)"
     assert date.fromisoformat(unowned["scheduled_completion_date"]) == today + timedelta(days=180)
     assert len(unowned["milestones"]) == 3 and unowned["original_risk_rating"] == "Low"

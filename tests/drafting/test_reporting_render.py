@@ -146,7 +146,9 @@ def test_exports_are_stored_content_addressed_and_listed_in_the_report(kit: Kit)
         "pdf",
         "json",
         "poam_csv",
+        "poam_closed_csv",
         "poam_xlsx",
+        "oscal_assessment_plan",
         "oscal_assessment_results",
         "oscal_poam",
     }
@@ -351,5 +353,5 @@ def test_a_redelivered_report_job_adds_no_export_rows(kit: Kit) -> None:
     files = {p for p in (kit.storage_dir / "artifacts").rglob("*") if p.is_file()}
     render_report(context)
     kit.session.commit()
-    assert kit.count(ReportExport) == 6
+    assert kit.count(ReportExport) == 8
     assert {p for p in (kit.storage_dir / "artifacts").rglob("*") if p.is_file()} == files

@@ -1,114 +1,177 @@
 """Gap analysis: requirements without evidence (or assessed as not implemented), each a
-finding with its criteria (what the requirement asks, in its SCF controls' own words) and
-its condition (what the documents show), and a severity from the SCF relative weighting of
-its controls and the state of its evidence."""
+finding in audit form: title, condition, criteria, cause, effect, recommendation and a
+severity (workers.analysis.severity). Each names the NIST SP 800-53 rev5 controls its SCF
+controls map to (the workbook's crosswalk), for FedRAMP's POA&M and OSCAL.
+
+What reviewers amended on the previous gap analysis (owner, target date, severity, cause,
+effect, recommendation, note) carries into this draft, row by row, with its history."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.catalog.model import LoadedCatalog
+from orchestrator.catalog.model import CatalogControl, LoadedCatalog
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
+from workers.analysis import audit_finding
 from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.nist_crosswalk import CATALOG_HREF, FRAMEWORK, nist_by_scf, nist_ids
 from workers.analysis.proposal import AssessedStatus, Proposal
-from workers.inputs import require_artifact, source
+from workers.analysis.reviewer_carry import carry
+from workers.analysis.severity import LEVELS, rate
+from workers.inputs import latest_artifact, require_artifact, source
 
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
-# How far the evidence is from showing the requirement: 2 none, 1 weak, 0 partial by people.
-_EVIDENCE_GAP = {
-    Proposal.NO_EVIDENCE_FOUND.value: 2,
-    Proposal.TEMPLATE_NOT_ADOPTED.value: 2,
-    Proposal.WEAK_EVIDENCE.value: 1,
+SEVERITY_ORDER = {level: rank for rank, level in enumerate(LEVELS)}
+_GAP_STATES = {
+    Proposal.NO_EVIDENCE_FOUND.value,
+    Proposal.TEMPLATE_NOT_ADOPTED.value,
+    Proposal.WEAK_EVIDENCE.value,
 }
-_ASSESSED_GAP = {
-    AssessedStatus.NOT_IMPLEMENTED.value: 2,
-    AssessedStatus.PARTIALLY_IMPLEMENTED.value: 1,
-}
-
-
-def severity(weighting: int, evidence_gap: int) -> str:
-    """SCF weights controls 1-10 (10: most important). A heavily weighted control with no
-    evidence is high; weak evidence, or a lightly weighted control, lowers it one step."""
-    band = 2 if weighting >= 8 else (1 if weighting >= 5 else 0)
-    score = band + evidence_gap  # 0..4
-    return "high" if score >= 4 else ("medium" if score >= 2 else "low")
+_ASSESSED_GAPS = {AssessedStatus.NOT_IMPLEMENTED.value, AssessedStatus.PARTIALLY_IMPLEMENTED.value}
 
 
 def create_gap_analysis(context: JobContext) -> dict[str, Any]:
     evidence = require_artifact(context, ArtifactKind.EVIDENCE_ANALYSIS)
+    scope = latest_artifact(context.session, context.request.run_id, ArtifactKind.SCOPE)
+    previous = latest_artifact(context.session, context.request.run_id, ArtifactKind.GAP_ANALYSIS)
     catalog = run_scf_catalog(context)
+    crosswalk = nist_by_scf(catalog)
+    finder = _Finder(
+        catalog,
+        {str(c.get("control_id")): c for c in evidence.content.get("controls", [])},
+        _linked(scope.content if scope else {}),
+        int(evidence.content.get("kb_passages") or 0),
+    )
     gaps: list[dict[str, Any]] = []
     met: list[dict[str, Any]] = []
     for row in evidence.content.get("requirements", []):
-        state = _gap_state(row)
         label = f"{row.get('framework')} {row.get('requirement_id')}"
-        if state is None:
+        nist = nist_ids(crosswalk, row.get("scf_controls", []))
+        if not _is_gap(row):
             met.append(
                 {
                     "requirement": label,
                     "proposal": row.get("proposal"),
                     "assessed_status": row.get("assessed_status"),
+                    "nist_controls": nist,
                 }
             )
             continue
-        gaps.append(_finding(catalog, row, label, state))
+        gaps.append(finder.finding(row, label) | {"nist_controls": nist})
+    carried = carry(previous, gaps, "gaps", "control_id")
+    for gap in gaps:  # after carrying: the text a reviewer amended is the finding's
+        gap["finding"] = (
+            f"Condition: {gap['condition']} Criteria: {gap['criteria']}. Cause: "
+            f"{gap['cause']} Effect: {gap['effect']} Recommendation: {gap['recommendation']}"
+        )
     gaps.sort(
-        key=lambda gap: (SEVERITY_ORDER[gap["severity"]], -gap["weighting"], gap["control_id"])
+        key=lambda gap: (
+            SEVERITY_ORDER.get(str(gap["severity"]), 0),
+            -gap["weighting"],
+            gap["control_id"],
+        )
     )
-    by_severity = {
-        level: sum(1 for g in gaps if g["severity"] == level) for level in SEVERITY_ORDER
-    }
     content = {
         "catalog": evidence.content.get("catalog"),
         "attribution": evidence.content.get("attribution"),
         "source": source(evidence),
-        "severity_rule": "SCF relative weighting of the linked controls (8-10 high band, "
-        "5-7 middle) combined with the evidence state (none or template: "
-        "two steps, weak: one step)",
+        "severity_rule": "importance (highest SCF relative weighting of the linked controls, "
+        "1-10) x evidence shortfall (none or unfilled template 1, weak 0.5, mixed by the "
+        "linked controls' weighting) x applicability (share of the linked controls in "
+        "scope): 6 and above high, 3 and above medium, else low; a reviewer's severity "
+        "replaces it",
+        "crosswalk": {
+            "framework": FRAMEWORK,
+            "catalog_href": CATALOG_HREF,
+            "via": "the SCF workbook's NIST 800-53 rev5 mapping column",
+        },
         "gaps": gaps,
         "met": met,
         "summary": {
             "requirements": len(gaps) + len(met),
             "gaps": len(gaps),
             "met": len(met),
-            **by_severity,
+            **{level: sum(1 for g in gaps if g["severity"] == level) for level in LEVELS},
         },
     }
+    if carried is not None:
+        content["carried_forward"] = carried
     return content
 
 
-def _gap_state(row: dict[str, Any]) -> int | None:
-    """None when the requirement is not a gap; else how far its evidence falls short."""
+def _is_gap(row: dict[str, Any]) -> bool:
     assessed = row.get("assessed_status")
-    if assessed in (AssessedStatus.IMPLEMENTED.value, AssessedStatus.NOT_APPLICABLE.value):
-        return None
-    if assessed in _ASSESSED_GAP:
-        return _ASSESSED_GAP[assessed]
-    return _EVIDENCE_GAP.get(str(row.get("proposal")))
+    if assessed:
+        return assessed in _ASSESSED_GAPS  # a person's status decides
+    return str(row.get("proposal")) in _GAP_STATES
 
 
-def _finding(catalog: LoadedCatalog, row: dict[str, Any], label: str, state: int) -> dict[str, Any]:
-    controls = [c for c in (catalog.control(i) for i in row.get("scf_controls", [])) if c]
-    weighting = max((int(c.details.get("weighting") or 0) for c in controls), default=0)
-    criteria = " ".join(f"{c.id} {c.title}: {c.description}" for c in controls[:3])
-    if len(controls) > 3:
-        criteria += f" (and {len(controls) - 3} more linked SCF controls)"
-    condition = str(row.get("reason", ""))
-    if row.get("assessed_status"):
-        condition = f"assessed {row['assessed_status']} by a reviewer; {condition}"
-    best = (row.get("evidence") or [{}])[0]
+def _linked(scope: dict[str, Any]) -> dict[tuple[str, str], int]:
+    """How many SCF controls the framework links to each requirement, in scope or not."""
     return {
-        "control_id": label,  # the report's first column names the finding
-        "framework": row.get("framework"),
-        "requirement_id": row.get("requirement_id"),
-        "title": row.get("title") or (controls[0].title if controls else label),
-        "scf_controls": [c.id for c in controls],
-        "weighting": weighting,
-        "evidence_state": row.get("assessed_status") or row.get("proposal"),
-        "severity": severity(weighting, state),
-        "criteria": criteria or "no SCF control is linked to this requirement",
-        "condition": condition,
-        "best_score": float(best.get("similarity", 0.0)),
-        "finding": f"Criteria: {criteria or label}. Condition: {condition}.",
+        (str(f.get("name")), str(r.get("requirement_id"))): len(r.get("controls") or [])
+        for f in scope.get("frameworks", [])
+        for r in f.get("requirements", [])
     }
+
+
+class _Finder:
+    def __init__(
+        self,
+        catalog: LoadedCatalog,
+        control_rows: dict[str, dict[str, Any]],
+        linked: dict[tuple[str, str], int],
+        passages: int,
+    ) -> None:
+        self.catalog = catalog
+        self.control_rows = control_rows
+        self.linked = linked
+        self.passages = passages
+
+    def finding(self, row: dict[str, Any], label: str) -> dict[str, Any]:
+        controls = [c for c in (self.catalog.control(i) for i in row.get("scf_controls", [])) if c]
+        state = str(row.get("assessed_status") or row.get("proposal"))
+        rated = rate(
+            state,
+            [(_weighting(c), self._proposal(c)) for c in controls],
+            self.linked.get((str(row.get("framework")), str(row.get("requirement_id"))), 0),
+        )
+        best = (row.get("evidence") or [{}])[0]
+        return {
+            "control_id": label,  # the report's first column names the finding
+            "framework": row.get("framework"),
+            "requirement_id": row.get("requirement_id"),
+            "title": _title(row, controls, label),
+            "scf_controls": [c.id for c in controls],
+            "weighting": rated.importance,
+            "evidence_state": state,
+            "severity": rated.level,
+            "severity_basis": rated.as_dict(),
+            "criteria": audit_finding.criteria(controls, label),
+            "criteria_source": audit_finding.ATTRIBUTION,
+            "condition": audit_finding.condition(row, controls, self.passages),
+            "cause": audit_finding.cause(row, controls),
+            "effect": audit_finding.effect(controls, self.catalog, label),
+            "recommendation": audit_finding.recommendation(controls),
+            "owner": row.get("owner"),
+            "target_date": row.get("target_date"),
+            "documents": sorted({str(e.get("document")) for e in row.get("evidence", [])}),
+            "best_score": float(best.get("similarity", 0.0)),
+        }
+
+    def _proposal(self, control: CatalogControl) -> str | None:
+        row = self.control_rows.get(control.id)
+        return str(row.get("proposal")) if row else None
+
+
+def _weighting(control: CatalogControl) -> int:
+    return int(control.details.get("weighting") or 0)
+
+
+def _title(row: dict[str, Any], controls: list[CatalogControl], label: str) -> str:
+    """The requirement's own title where its catalogue gives one, else its SCF controls'
+    names (verbatim)."""
+    if row.get("title"):
+        return str(row["title"])
+    names = "; ".join(c.title for c in controls[: audit_finding.CRITERIA_SHOWN])
+    return names or label

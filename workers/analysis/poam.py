@@ -1,19 +1,30 @@
-"""POA&M: one item per gap, with the fields of the FedRAMP POA&M (weakness, source, point of
-contact, resources, detection and completion dates, milestones, status, risk, deviations).
+"""POA&M: one item per gap, with the fields of FedRAMP's Rev5 POA&M template (weakness,
+source, point of contact, resources, detection and completion dates, milestones, risk,
+deviations, BOD 22-01, CVE, service) and the likelihood and impact its OSCAL form rates.
 
-Dates follow FedRAMP's remediation windows from the original detection date (high 30
-days, moderate 90, low 180). The point of contact is the owner a reviewer set on the
-requirement; until then the item says it is unassigned and which role is proposed.
+The point of contact, scheduled completion and severity are what the reviewer set on the
+gap finding (or on this POA&M's previous draft); until an owner is set the item says it is
+unassigned and which role is proposed. Without a reviewer's date, the completion date is
+FedRAMP's remediation window from the detection date (high 30 days, moderate 90, low 180),
+and the milestones are dated inside it by the finding's severity. "Controls" holds the
+NIST SP 800-53 rev5 ids the finding's SCF controls map to (the SCF workbook's crosswalk);
+the SCF ids stay in the comments.
+
+An item of the previous POA&M whose finding is no longer a gap is closed (FedRAMP's
+"Closed POA&M Items"); an item keeps its POAM ID from draft to draft.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from typing import Any
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
+from workers.analysis.reviewer_carry import carry
+from workers.analysis.severity import LEVELS
 from workers.inputs import latest_artifact, require_artifact, source
 
 #: Gap severity -> (risk rating, priority, days to complete).
@@ -44,22 +55,32 @@ OWNER_ROLES = {
 }
 DEFAULT_OWNER = "CISO"
 DETECTOR = "Assessment evidence analysis (documents against the SCF crosswalk)"
+SCF_CREDIT = "Secure Controls Framework (SCF), CC BY-ND 4.0"
+_POAM_ID = re.compile(r"^POAM-(\d+)$")
 
 
 def create_poam(context: JobContext) -> dict[str, Any]:
     gap_analysis = require_artifact(context, ArtifactKind.GAP_ANALYSIS)
-    evidence = latest_artifact(
-        context.session, context.request.run_id, ArtifactKind.EVIDENCE_ANALYSIS
-    )
+    run_id = context.request.run_id
+    evidence = latest_artifact(context.session, run_id, ArtifactKind.EVIDENCE_ANALYSIS)
+    previous = latest_artifact(context.session, run_id, ArtifactKind.POAM)
     rows = {
         f"{r.get('framework')} {r.get('requirement_id')}": r
         for r in (evidence.content.get("requirements", []) if evidence else [])
     }
     detected = utcnow().date()
+    gaps = list(gap_analysis.content.get("gaps", []))
+    numbers = _numbers(previous.content if previous else {}, gaps)
     items = [
-        _item(number, gap, rows.get(str(gap.get("control_id")), {}), detected)
-        for number, gap in enumerate(gap_analysis.content.get("gaps", []), start=1)
+        _item(numbers[key], gap, rows.get(key, {}), detected)
+        for gap in gaps
+        if (key := str(gap.get("control_id")))
     ]
+    carried = carry(previous, items, "items", "control_id", named_by="id")
+    for item in items:
+        if item.get("carried_from"):
+            apply_reviewer_values(item, detected)
+    closed = _closed(previous.content if previous else {}, items, detected, gap_analysis.version)
     by_priority = {
         priority: sum(1 for item in items if item["priority"] == priority)
         for _, priority, _ in WINDOWS.values()
@@ -67,51 +88,82 @@ def create_poam(context: JobContext) -> dict[str, Any]:
     content = {
         "sources": [source(a) for a in (gap_analysis, evidence) if a is not None],
         "catalog": gap_analysis.content.get("catalog"),
+        "crosswalk": gap_analysis.content.get("crosswalk"),
         "created_on": detected.isoformat(),
         "items": items,
+        "closed_items": closed,
         "summary": {
             "items": len(items),
             **by_priority,
             "unassigned": sum(1 for i in items if not i["owner_assigned"]),
+            "closed": len(closed),
         },
     }
+    if carried is not None:
+        content["carried_forward"] = carried
     return content
 
 
-def _item(number: int, gap: dict[str, Any], row: dict[str, Any], detected: date) -> dict[str, Any]:
-    risk, priority, days = WINDOWS.get(str(gap.get("severity")), WINDOWS["high"])
-    controls = list(gap.get("scf_controls") or [])
-    domain = controls[0].split("-")[0] if controls else ""
-    owner = str(row.get("owner") or "").strip()
-    point_of_contact = owner or (f"Unassigned (proposed: {OWNER_ROLES.get(domain, DEFAULT_OWNER)})")
-    scheduled = _date(row.get("target_date")) or detected + timedelta(days=days)
-    milestones = _milestones(detected, scheduled)
-    name = f"{gap.get('control_id')}: {gap.get('title')}"
-    weakness = f"{gap.get('condition')}"
-    remediation = (
-        "Adopt and document the practice the criteria describe, operate it, and "
-        f"upload the records that show it. Criteria: {gap.get('criteria')}"
-    )
+def _numbers(previous: dict[str, Any], gaps: list[dict[str, Any]]) -> dict[str, str]:
+    """Each finding's POAM ID: the one it had on the previous POA&M, else the next free."""
+    known = {
+        str(item.get("control_id")): str(item.get("id"))
+        for item in [*previous.get("items", []), *previous.get("closed_items", [])]
+    }
+    used = [int(m.group(1)) for i in known.values() if (m := _POAM_ID.match(i))]
+    following = max(used, default=0)
+    numbers: dict[str, str] = {}
+    for gap in gaps:
+        key = str(gap.get("control_id"))
+        if key not in known:
+            following += 1
+            known[key] = f"POAM-{following:03d}"
+        numbers[key] = known[key]
+    return numbers
+
+
+def _item(poam_id: str, gap: dict[str, Any], row: dict[str, Any], detected: date) -> dict[str, Any]:
+    severity = str(gap.get("severity")) if gap.get("severity") in LEVELS else "high"
+    risk, priority, days = WINDOWS[severity]
+    scf = list(gap.get("scf_controls") or [])
+    domain = scf[0].split("-")[0] if scf else ""
+    owner = str(gap.get("owner") or row.get("owner") or "").strip()
+    point_of_contact = owner or f"Unassigned (proposed: {OWNER_ROLES.get(domain, DEFAULT_OWNER)})"
+    target = _date(gap.get("target_date") or row.get("target_date"))
+    scheduled = target or detected + timedelta(days=days)
+    milestones = _milestones(severity, str(gap.get("title") or ""), detected, scheduled)
+    basis = gap.get("severity_basis") or {}
+    nist = list(gap.get("nist_controls") or [])
+    comments = [
+        f"{gap.get('framework')} {gap.get('requirement_id')}; SCF controls: "
+        f"{', '.join(scf) or 'none'} ({SCF_CREDIT})",
+        *([] if nist else ["no NIST SP 800-53 rev5 control maps to them in the SCF crosswalk"]),
+        *([str(note)] if (note := gap.get("note") or row.get("note")) else []),
+    ]
     return {
-        "id": f"POAM-{number:03d}",
+        "id": poam_id,
         "control_id": gap.get("control_id"),
-        "controls": ", ".join(controls),
-        "weakness_name": name[:250],
-        "weakness": weakness,
+        "controls": ", ".join(nist),
+        "nist_controls": nist,
+        "scf_controls": scf,
+        "weakness_name": f"{gap.get('control_id')}: {gap.get('title')}"[:250],
+        "weakness": str(gap.get("condition") or ""),
         "weakness_detector_source": DETECTOR,
-        "weakness_source_identifier": str(gap.get("requirement_id") or ""),
+        "weakness_source_identifier": str(gap.get("control_id") or ""),
         "asset_identifier": "Organisation-wide (policy and process)",
         "point_of_contact": point_of_contact,
         "owner_role": point_of_contact,
+        "owner": owner or None,
         "owner_assigned": bool(owner),
+        "target_date": target.isoformat() if target else None,
         "resources_required": "To be estimated by the point of contact",
-        "remediation": remediation,
+        "remediation": str(gap.get("recommendation") or ""),
         "original_detection_date": detected.isoformat(),
         "scheduled_completion_date": scheduled.isoformat(),
         "milestone_date": scheduled.isoformat(),
         "milestones": milestones,
-        "planned_milestones": "; ".join(f"{m['date']}: {m['title']}" for m in milestones),
-        "milestone_changes": "",
+        "planned_milestones": _planned(milestones),
+        "milestone_changes": _changes(gap),
         "status": "Open",
         "status_date": detected.isoformat(),
         "vendor_dependency": "No",
@@ -126,25 +178,110 @@ def _item(number: int, gap: dict[str, Any], row: dict[str, Any], detected: date)
         "supporting_documents": "; ".join(
             sorted({str(e.get("document")) for e in row.get("evidence", [])})
         ),
-        "comments": str(row.get("note") or gap.get("condition") or ""),
+        "comments": ". ".join(comments),
         "auto_approve": "No",
-        "severity": gap.get("severity"),
+        # Policy and process findings are not known exploited vulnerabilities, nor CVEs.
+        "bod_22_01_tracking": "No",
+        "bod_22_01_due_date": "",
+        "cve": "",
+        "service_name": "",
+        "severity": severity,
         "priority": priority,
+        "likelihood": basis.get("likelihood") or _RATING[severity],
+        "impact": basis.get("impact") or _RATING[severity],
     }
 
 
-def _milestones(detected: date, scheduled: date) -> list[dict[str, str]]:
-    """Three dated steps inside the window: document, operate with records, re-assess."""
-    span = max((scheduled - detected).days, 3)
-    steps = (
-        ("Document and approve the policy or procedure that meets the criteria", 1 / 3),
-        ("Operate the practice and keep records of it", 2 / 3),
+_RATING = {"high": "high", "medium": "moderate", "low": "low"}
+
+
+def apply_reviewer_values(item: dict[str, Any], detected: date | None = None) -> None:
+    """A reviewer's owner, date or severity on the previous POA&M draft: its point of
+    contact, risk rating and milestones follow, as they do from the gap finding."""
+    detected = detected or _date(item.get("original_detection_date")) or utcnow().date()
+    if item.get("severity") in WINDOWS:
+        risk, priority, _ = WINDOWS[str(item["severity"])]
+        item.update(original_risk_rating=risk, adjusted_risk_rating=risk, priority=priority)
+    owner = str(item.get("owner") or "").strip()
+    if owner:
+        item.update(point_of_contact=owner, owner_role=owner, owner_assigned=True)
+    target = _date(item.get("target_date"))
+    if target is not None:
+        milestones = _milestones(
+            str(item["severity"]), str(item["weakness_name"]).split(": ", 1)[-1], detected, target
+        )
+        item.update(
+            scheduled_completion_date=target.isoformat(),
+            milestone_date=target.isoformat(),
+            milestones=milestones,
+            planned_milestones=_planned(milestones),
+        )
+    changes = [c for c in item.get("reviewer_changes", []) if c.get("field") == "target_date"]
+    if changes:
+        item["milestone_changes"] = "; ".join(
+            filter(None, [item.get("milestone_changes"), *map(_change, changes)])
+        )
+
+
+def _milestones(severity: str, title: str, detected: date, scheduled: date) -> list[dict[str, str]]:
+    """Dated steps inside the window; a high finding starts with an interim measure."""
+    span = max((scheduled - detected).days, 4)
+    subject = title.split(";")[0].strip() or "the practice"
+    steps = [
+        (f"Document and approve the policy or procedure for {subject}", 1 / 3),
+        (f"Operate {subject} and keep records of it", 2 / 3),
         ("Upload the evidence and re-run the evidence analysis", 1.0),
-    )
-    return [
-        {"title": title, "date": (detected + timedelta(days=round(span * share))).isoformat()}
-        for title, share in steps
     ]
+    if severity == "high":
+        steps.insert(0, ("Agree an interim measure with the risk owner and record it", 1 / 6))
+    return [
+        {"title": step, "date": (detected + timedelta(days=round(span * share))).isoformat()}
+        for step, share in steps
+    ]
+
+
+def _planned(milestones: list[dict[str, str]]) -> str:
+    return "; ".join(f"{m['date']}: {m['title']}" for m in milestones)
+
+
+def _changes(gap: dict[str, Any]) -> str:
+    """FedRAMP's "Milestone Changes": each reviewer change of the completion date."""
+    return "; ".join(
+        _change(c) for c in gap.get("reviewer_changes", []) if c.get("field") == "target_date"
+    )
+
+
+def _change(change: dict[str, Any]) -> str:
+    moment = str(change.get("at") or "")[:10]
+    before = change.get("before") or "the proposed window"
+    reason = f" ({change['reason']})" if change.get("reason") else ""
+    return (
+        f"{moment}: scheduled completion set to {change.get('after')} (was {before}) "
+        f"by {change.get('by')}{reason}"
+    )
+
+
+def _closed(
+    previous: dict[str, Any], items: list[dict[str, Any]], today: date, gaps_version: int
+) -> list[dict[str, Any]]:
+    """Items of the previous POA&M whose finding the gap analysis no longer lists."""
+    open_now = {str(item.get("control_id")) for item in items}
+    closed = [
+        i for i in previous.get("closed_items", []) if str(i.get("control_id")) not in open_now
+    ]
+    for item in previous.get("items", []):
+        if str(item.get("control_id")) in open_now:
+            continue
+        note = f"Closed {today.isoformat()}: gap analysis v{gaps_version} no longer lists it"
+        closed.append(
+            {
+                **item,
+                "status": "Closed",
+                "status_date": today.isoformat(),
+                "comments": ". ".join(filter(None, [str(item.get("comments") or ""), note])),
+            }
+        )
+    return closed
 
 
 def _date(raw: Any) -> date | None:

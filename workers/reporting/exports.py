@@ -14,10 +14,15 @@ from sqlalchemy.orm import Session
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.compute_guard import computing
 from orchestrator.db.report_models import ReportExport
-from orchestrator.db.storage import put_bytes
-from workers.reporting.oscal_export import render_oscal_assessment_results, render_oscal_poam
+from orchestrator.db.storage import content_path, put_bytes, sha256_hex
+from workers.reporting.oscal_export import (
+    PlanLink,
+    render_oscal_assessment_plan,
+    render_oscal_assessment_results,
+    render_oscal_poam,
+)
 from workers.reporting.pdf import render_report_pdf
-from workers.reporting.poam_export import render_poam_csv, render_poam_xlsx
+from workers.reporting.poam_export import render_poam_closed_csv, render_poam_csv, render_poam_xlsx
 from workers.reporting.render import ReportInput
 from workers.reporting.report_json import render_report_json
 
@@ -34,19 +39,28 @@ class ExportFile:
 
 def render_exports(report: ReportInput, as_of_iso: str) -> list[ExportFile]:
     computing("rendering")
+    plan = render_oscal_assessment_plan(report, as_of_iso)
     return [
         ExportFile("pdf", "application/pdf", ".pdf", render_report_pdf(report)),
         ExportFile("json", "application/json", ".json", render_report_json(report)),
         ExportFile("poam_csv", "text/csv", ".csv", render_poam_csv(report)),
+        ExportFile("poam_closed_csv", "text/csv", ".csv", render_poam_closed_csv(report)),
         ExportFile("poam_xlsx", XLSX, ".xlsx", render_poam_xlsx(report, as_of_iso)),
+        ExportFile("oscal_assessment_plan", "application/json", ".json", plan),
         ExportFile(
             "oscal_assessment_results",
             "application/json",
             ".json",
-            render_oscal_assessment_results(report, as_of_iso),
+            render_oscal_assessment_results(report, as_of_iso, _plan_link(plan)),
         ),
         ExportFile("oscal_poam", "application/json", ".json", render_oscal_poam(report, as_of_iso)),
     ]
+
+
+def _plan_link(plan: bytes) -> PlanLink:
+    """The plan as the results file finds it: stored beside it, content-addressed."""
+    digest = sha256_hex(plan)
+    return PlanLink(content_path(Path("..") / "..", digest, ".json").as_posix(), digest)
 
 
 def store_files(root: Path, files: list[ExportFile]) -> list[dict[str, Any]]:

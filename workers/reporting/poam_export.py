@@ -1,16 +1,23 @@
-"""The POA&M as CSV and XLSX: one row per action item, the same columns in both."""
+"""The POA&M as CSV and XLSX in FedRAMP's Rev5 template columns, in its order.
+
+The XLSX has FedRAMP's two sheets, "Open POA&M Items" and "Closed POA&M Items". A CSV holds
+one sheet, so there are two CSV files with the same header: the open items (`poam_csv`)
+and the closed ones (`poam_closed_csv`). FedRAMP's template has no "Status" column: an
+item's sheet is its status."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import re
 import zipfile
 from typing import Any
 
+from workers.analysis.poam import apply_reviewer_values
 from workers.reporting.render import ReportInput
 
-# The columns of FedRAMP's POA&M (its "Open POA&M Items" sheet), in FedRAMP's order.
+# The columns of FedRAMP's Rev5 POA&M ("Open POA&M Items" and "Closed POA&M Items"), in order.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "POAM ID"),
     ("controls", "Controls"),
@@ -26,7 +33,6 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("scheduled_completion_date", "Scheduled Completion Date"),
     ("planned_milestones", "Planned Milestones"),
     ("milestone_changes", "Milestone Changes"),
-    ("status", "Status"),
     ("status_date", "Status Date"),
     ("vendor_dependency", "Vendor Dependency"),
     ("last_vendor_check_in_date", "Last Vendor Check-in Date"),
@@ -40,7 +46,12 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("supporting_documents", "Supporting Documents"),
     ("comments", "Comments"),
     ("auto_approve", "Auto-Approve"),
+    ("bod_22_01_tracking", "Binding Operational Directive 22-01 tracking"),
+    ("bod_22_01_due_date", "Binding Operational Directive 22-01 Due Date"),
+    ("cve", "CVE"),
+    ("service_name", "Service Name"),
 )
+SHEETS = (("items", "Open POA&M Items"), ("closed_items", "Closed POA&M Items"))
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _CORE_DATES = re.compile(rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:\2>)")
@@ -52,16 +63,27 @@ def _cell(value: Any) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def poam_rows(report: ReportInput) -> list[list[str]]:
-    return [[_cell(item.get(key)) for key, _ in COLUMNS] for item in report.poam.get("items", [])]
+def poam_rows(report: ReportInput, listed: str = "items") -> list[list[str]]:
+    rows = []
+    for item in report.poam.get(listed, []):
+        if item.get("amended"):
+            # Amended on this very POA&M: its owner and date are the item's contact and plan.
+            item = copy.deepcopy(item)
+            apply_reviewer_values(item)
+        rows.append([_cell(item.get(key)) for key, _ in COLUMNS])
+    return rows
 
 
-def render_poam_csv(report: ReportInput) -> bytes:
+def render_poam_csv(report: ReportInput, listed: str = "items") -> bytes:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow([title for _, title in COLUMNS])
-    writer.writerows(poam_rows(report))
+    writer.writerows(poam_rows(report, listed))
     return buffer.getvalue().encode("utf-8-sig")  # the BOM makes Excel read UTF-8
+
+
+def render_poam_closed_csv(report: ReportInput) -> bytes:
+    return render_poam_csv(report, "closed_items")
 
 
 def render_poam_xlsx(report: ReportInput, as_of_iso: str) -> bytes:
@@ -69,14 +91,9 @@ def render_poam_xlsx(report: ReportInput, as_of_iso: str) -> bytes:
     from openpyxl.styles import Alignment, Font
 
     workbook = Workbook()
-    sheet = workbook.active
-    assert sheet is not None
-    sheet.title = "POA&M"
-    sheet.append([title for _, title in COLUMNS])
-    for cell in sheet[1]:
-        cell.font = Font(bold=True)
-    for row in poam_rows(report):
-        sheet.append(row)
+    first = workbook.active
+    assert first is not None
+    workbook.remove(first)
     widths = {
         "weakness": 60,
         "remediation": 80,
@@ -84,13 +101,20 @@ def render_poam_xlsx(report: ReportInput, as_of_iso: str) -> bytes:
         "planned_milestones": 60,
         "comments": 40,
     }
-    for index, (key, _) in enumerate(COLUMNS, start=1):
-        letter = sheet.cell(row=1, column=index).column_letter
-        sheet.column_dimensions[letter].width = widths.get(key, 16)
-    for row in sheet.iter_rows(min_row=2):
-        for cell in row:
-            cell.alignment = Alignment(wrap_text=True, vertical="top")
-    sheet.freeze_panes = "A2"
+    for listed, title in SHEETS:
+        sheet = workbook.create_sheet(title)
+        sheet.append([heading for _, heading in COLUMNS])
+        for cell in sheet[1]:
+            cell.font = Font(bold=True)
+        for row in poam_rows(report, listed):
+            sheet.append(row)
+        for index, (key, _) in enumerate(COLUMNS, start=1):
+            letter = sheet.cell(row=1, column=index).column_letter
+            sheet.column_dimensions[letter].width = widths.get(key, 16)
+        for cells in sheet.iter_rows(min_row=2):
+            for cell in cells:
+                cell.alignment = Alignment(wrap_text=True, vertical="top")
+        sheet.freeze_panes = "A2"
     workbook.properties.title = f"POA&M: {report.assessment_name}"[:250]
     buffer = io.BytesIO()
     workbook.save(buffer)

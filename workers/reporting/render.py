@@ -47,6 +47,13 @@ class ReportInput:
     evidence: Content = field(default_factory=dict)
     signoff: list[Content] = field(default_factory=list)
     """Per input artifact: version, checksum, approvals and amendments (see signoff.py)."""
+    assessment_id: str = ""
+    documents: list[Content] = field(default_factory=list)
+    """The assessment's uploaded documents (filename, media type, sha256): its subjects."""
+    ssp_href: str = ""
+    """Where the system's OSCAL SSP is (settings: oscal_ssp_href); empty: a placeholder."""
+    system_id: str = ""
+    """The system's FedRAMP id (settings: oscal_system_id); empty: the assessment id."""
 
 
 def esc(value: Any) -> str:

@@ -1,5 +1,6 @@
 """render_report: the run's latest artifacts as one HTML report (the artifact reviewers
-approve) plus its exports (PDF, JSON, POA&M CSV/XLSX), stored and versioned."""
+approve) plus its exports (PDF, JSON, POA&M CSV/XLSX, OSCAL assessment plan, results and
+POA&M), stored and versioned."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import ArtifactRef, JobRequest
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.compute_guard import write_transaction_holder
-from orchestrator.db.models import Artifact, Assessment
+from orchestrator.db.models import Artifact, Assessment, Document
 from orchestrator.db.session import read_transaction
 from orchestrator.db.storage import put_bytes
 from orchestrator.jobs.artifacts import requested_version, save_artifact
 from orchestrator.jobs.interface import JobContext, JobResult, PrepareAgain
+from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 from workers.basis import Basis, basis_of
 from workers.inputs import latest_artifact, require_artifact, source
 from workers.reporting.exports import record_exports, render_exports, store_files
@@ -141,6 +143,7 @@ def _report_input(
     context: JobContext, inputs: dict[ArtifactKind, Artifact]
 ) -> tuple[ReportInput, str]:
     request = context.request
+    settings = get_settings()
     assessment = context.session.get(Assessment, request.assessment_id)
     name = assessment.name if assessment else str(request.assessment_id)
     # "As of" the newest input, not "now": the same inputs render the same bytes.
@@ -156,8 +159,29 @@ def _report_input(
         scope=_content(inputs, ArtifactKind.SCOPE),
         evidence=_content(inputs, ArtifactKind.EVIDENCE_ANALYSIS),
         signoff=sign_off(context.session, inputs),
+        assessment_id=str(request.assessment_id),
+        documents=_documents(context),
+        ssp_href=settings.oscal_ssp_href,
+        system_id=settings.oscal_system_id,
     )
     return report, newest.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _documents(context: JobContext) -> list[dict[str, Any]]:
+    """The documents people uploaded (not the SoA the system indexes): the OSCAL
+    assessment plan's subjects."""
+    documents = context.session.scalars(
+        select(Document)
+        .where(
+            Document.assessment_id == context.request.assessment_id,
+            Document.uploaded_by != SYSTEM_UPLOADER,
+        )
+        .order_by(Document.filename, Document.sha256)
+    )
+    return [
+        {"filename": d.filename, "media_type": d.media_type, "sha256": d.sha256, "status": d.status}
+        for d in documents
+    ]
 
 
 def _result(artifact: Artifact) -> JobResult:

@@ -51,7 +51,8 @@ ReportFormat = Annotated[
     Query(
         pattern=r"^[a-z][a-z0-9_]{0,31}$",
         description="`html` (the rendered report) or one of its exports: `pdf`, `json`, "
-        "`poam_csv`, `poam_xlsx`, `oscal_assessment_results`, `oscal_poam`.",
+        "`poam_csv`, `poam_closed_csv`, `poam_xlsx`, `oscal_assessment_plan`, "
+        "`oscal_assessment_results`, `oscal_poam`.",
     ),
 ]
 

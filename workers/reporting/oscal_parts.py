@@ -1,0 +1,142 @@
+"""What the OSCAL exports share: stable ids, tokens, metadata whose parties and roles are
+the people who approved (and amended) the report's inputs, and the back-matter resources
+for the catalogues the assessment rests on (NIST SP 800-53 rev5, the SCF workbook)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from orchestrator.catalog.scf_frameworks import requirement_sort_key
+from workers.analysis.nist_crosswalk import CATALOG_HREF, oscal_control_id
+from workers.reporting.render import ReportInput
+
+NS = "https://lifecycle.example/ns/oscal"
+FEDRAMP_NS = "https://fedramp.gov/ns/oscal"
+FEDRAMP_SYSTEM = "https://fedramp.gov"
+AP_MEDIA_TYPE = "application/oscal.assessment-plan+json"
+SSP_PLACEHOLDER = "./system-security-plan.json"
+_UUID_NAMESPACE = uuid.UUID("c5a0d0a8-4c3e-4e4b-9a7f-0b9d1c1f0a11")
+_TOKEN_START = re.compile(r"^[_A-Za-z]")
+
+
+def stable_uuid(*parts: str) -> str:
+    """Stable ids: the same report gives the same document."""
+    return str(uuid.uuid5(_UUID_NAMESPACE, "\n".join(parts)))
+
+
+def token(value: str) -> str:
+    text = re.sub(r"[^A-Za-z0-9_.-]", "_", value)
+    return text if _TOKEN_START.match(text) else f"req-{text}"
+
+
+def clean(value: Any) -> Any:
+    """Empty values dropped; titles on one line, as OSCAL's markup-line requires."""
+    if isinstance(value, dict):
+        return {
+            k: (" ".join(v.split()) if k == "title" and isinstance(v, str) else clean(v))
+            for k, v in value.items()
+            if v not in (None, "", [], {}) or k == "include-all"
+        }
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    return value
+
+
+def party_uuid(person: str) -> str:
+    return stable_uuid("party", person)
+
+
+def metadata(report: ReportInput, title: str, moment: str) -> dict[str, Any]:
+    """Roles and parties from the sign-off: each approver with the roles their approval
+    carried, and each reviewer who amended an input."""
+    from trestle.oscal import OSCAL_VERSION
+
+    roles: dict[str, set[str]] = {}
+    people: set[str] = set()
+    for entry in report.signoff:
+        people.update(str(person) for person in entry.get("amended_by", []))
+        for approval in entry.get("approvals", []):
+            person = str(approval.get("approver_id"))
+            people.add(person)
+            for role in approval.get("roles") or ["approver"]:
+                roles.setdefault(token(str(role)), set()).add(person)
+    return {
+        "title": title,
+        "last-modified": moment,
+        "version": "1.0",
+        "oscal-version": OSCAL_VERSION,
+        "roles": [
+            {"id": role, "title": role.replace("_", " ").replace("-", " ").title()}
+            for role in sorted(roles)
+        ],
+        "parties": [
+            {"uuid": party_uuid(person), "type": "person", "name": person}
+            for person in sorted(people)
+        ],
+        "responsible-parties": [
+            {"role-id": role, "party-uuids": [party_uuid(p) for p in sorted(roles[role])]}
+            for role in sorted(roles)
+        ],
+        "remarks": str(report.scope.get("attribution") or "")[:2000] or None,
+    }
+
+
+def nist_resource_uuid(report: ReportInput) -> str:
+    return stable_uuid(report.title, "nist-sp-800-53-rev5")
+
+
+def catalogue_resources(report: ReportInput) -> list[dict[str, Any]]:
+    """The NIST catalogue the reviewed controls resolve in, and the SCF workbook."""
+    catalog = report.gaps.get("catalog") or report.scope.get("catalog") or {}
+    return [
+        {
+            "uuid": nist_resource_uuid(report),
+            "title": "NIST SP 800-53 Rev 5 catalog (OSCAL)",
+            "description": "The catalogue the reviewed control ids resolve in (public domain).",
+            "props": [{"name": "type", "value": "catalog"}],
+            "rlinks": [{"href": CATALOG_HREF, "media-type": "application/oscal.catalog+json"}],
+        },
+        {
+            "uuid": stable_uuid(report.title, "scf"),
+            "title": f"Secure Controls Framework (SCF) {catalog.get('version', '')}".strip(),
+            "description": str(
+                report.gaps.get("attribution") or "Secure Controls Framework (SCF), CC BY-ND 4.0"
+            ),
+            "props": [{"name": "type", "value": "guidance"}],
+            "rlinks": [{"href": "https://securecontrolsframework.com"}],
+        },
+    ]
+
+
+def reviewed_controls(report: ReportInput) -> dict[str, Any]:
+    """NIST SP 800-53 rev5 ids of every assessed requirement, through the SCF crosswalk."""
+    ids: set[str] = set()
+    for row in [*report.gaps.get("gaps", []), *report.gaps.get("met", [])]:
+        ids.update(str(i) for i in row.get("nist_controls") or [])
+    selection: dict[str, Any] = (
+        {"include-controls": [{"control-id": oscal_control_id(i)} for i in _ordered(ids)]}
+        if ids
+        else {"include-all": {}}
+    )
+    return {
+        "description": "The NIST SP 800-53 rev5 controls the assessed requirements map to "
+        "through the SCF workbook's crosswalk.",
+        "links": [{"href": f"#{nist_resource_uuid(report)}", "rel": "reference"}],
+        "control-selections": [selection],
+    }
+
+
+def ssp_href(report: ReportInput) -> dict[str, Any]:
+    if report.ssp_href:
+        return {"href": report.ssp_href}
+    return {
+        "href": SSP_PLACEHOLDER,
+        "remarks": "Placeholder: set the setting oscal_ssp_href (LIFECYCLE_OSCAL_SSP_HREF) "
+        "to the system's OSCAL SSP.",
+    }
+
+
+def _ordered(ids: set[str]) -> list[str]:
+    return sorted(ids, key=requirement_sort_key)
