@@ -110,9 +110,12 @@ def _requirements(kit: Kit) -> dict[str, dict[str, Any]]:
     return {row["requirement_id"]: row for row in rows}
 
 
-def test_a_policys_own_subject_is_never_no_evidence_found(kit: Kit) -> None:
+def test_the_policy_written_for_a_criterion_leads_its_evidence_list(kit: Kit) -> None:
+    """comply's front matter names the criteria each policy was written for; the evidence
+    list should put that policy among its first three documents (the issue's assessor
+    found it among the citations in 10 of 18 cases)."""
     rows = _requirements(kit)
-    checked = 0
+    pairs: list[tuple[str, str, int | None]] = []
     for path in sorted(COMPLY.glob("*.md")):
         if not _has_body(path):
             continue  # privacy.md is its front matter and "Coming Soon"
@@ -120,9 +123,12 @@ def test_a_policys_own_subject_is_never_no_evidence_found(kit: Kit) -> None:
             row = rows.get(criterion)
             if row is None or not row["scf_controls"]:
                 continue  # the crosswalk links no SCF control to it: nothing to ask
-            checked += 1
-            assert row["proposal"] != "no_evidence_found", (path.name, criterion, row["reason"])
-    assert checked >= 5
+            documents = list(dict.fromkeys(c["document"] for c in row["candidates"]))
+            place = documents.index(path.name) if path.name in documents else None
+            pairs.append((path.name, criterion, place))
+    assert len(pairs) >= 5
+    leading = [p for p in pairs if p[2] is not None and p[2] < 3]
+    assert len(leading) >= 0.75 * len(pairs), pairs
 
 
 def test_every_requirement_row_has_the_issue_shape_and_a_reason(kit: Kit) -> None:
@@ -293,6 +299,8 @@ def test_an_annex_a_control_excluded_by_its_id_is_not_applicable(iso_kit: Kit) -
 def test_a_comply_policys_own_subject_is_proposed_with_its_evidence(iso_kit: Kit) -> None:
     rows = {r["requirement_id"]: r for r in iso_kit.content(K.SOA)["requirements"]}
     for policy, requirement in POLICY_SUBJECTS.items():
+        if not _has_body(COMPLY / policy):
+            continue  # its front matter only: the test below shows it proposes nothing
         row = rows[requirement]
         assert row["proposal"] != "no_evidence_found", (policy, row["reason"])
         assert row["implementation_status"] is None, "people set the status, not the draft"
