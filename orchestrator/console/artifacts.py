@@ -91,6 +91,20 @@ SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
             "control_id",
             (*_CONTROL, ("weighting", "Weight"), *_PROPOSAL, ("evidence", "Cited passages")),
         ),
+        TableSpec(
+            "Documents: kind and adoption (a reviewer may override either)",
+            "documents",
+            "document_id",
+            (
+                ("filename", "Document"),
+                ("kind", "Kind"),
+                ("kind_basis", "Why this kind"),
+                ("adoption", "Adoption"),
+                ("adoption_basis", "Why"),
+                ("overridden_by", "Overridden by"),
+                ("override_reason", "Reviewer's reason"),
+            ),
+        ),
     ),
     ArtifactKind.GAP_ANALYSIS: (
         TableSpec(
@@ -221,11 +235,26 @@ def tables(kind: ArtifactKind, content: dict[str, Any]) -> list[Table]:
     return found
 
 
+_PROPOSALS = ("evidence_found", "weak_evidence", "no_evidence_found", "template_not_adopted")
+
+
 def summary(content: dict[str, Any]) -> list[tuple[str, Any]]:
     block = content.get("summary", {})
-    return (
-        [(str(k).replace("_", " "), v) for k, v in block.items()] if isinstance(block, dict) else []
-    )
+    if not isinstance(block, dict):
+        return []
+    out: list[tuple[str, Any]] = []
+    for key, value in block.items():
+        if key == "frameworks" and isinstance(value, list):
+            out += [_abstention(entry) for entry in value if isinstance(entry, dict)]
+        else:
+            out.append((str(key).replace("_", " "), value))
+    return out
+
+
+def _abstention(entry: dict[str, Any]) -> tuple[str, str]:
+    """One framework's proposals counted: how often the draft says it found nothing."""
+    counts = ", ".join(f"{entry.get(p, 0)} {p.replace('_', ' ')}" for p in _PROPOSALS)
+    return (f"{entry.get('framework')} proposals", f"{counts} (of {entry.get('requirements')})")
 
 
 def diff(kind: ArtifactKind, before: dict[str, Any], after: dict[str, Any]) -> list[TableDiff]:
