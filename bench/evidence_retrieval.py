@@ -121,24 +121,39 @@ def recall_table(data: Path, work: Path) -> None:
         rows = artifact_rows(kit)
         criteria = [c for c in sorted(labels) if c in rows and labels[c]]
         singles = single_rankings(kit, criteria)
-    table: dict[str, dict[int, list[float]]] = {
-        name: {k: [] for k in KS} for name in ("artifact", "lexical", "dense")
-    }
-    for criterion in criteria:
-        wanted = {f"{p}.md" for p in labels[criterion]}
-        rankings = {"artifact": listed_documents(rows[criterion]), **singles[criterion]}
-        for name in table:
-            for k in KS:
-                table[name][k].append(recall(rankings[name], wanted, k))
     print(
         f"recall: {len(procedures)} procedures uploaded, SOC 2, {len(criteria)} labelled "
         f"criteria, dense model {default_embedder().name}"
     )
-    print(f"  {'ranking':<22}{'recall@5':>10}{'recall@10':>11}")
+    _print_recall(criteria, {c: {f"{p}.md" for p in labels[c]} for c in criteria}, rows, singles)
+    found = Counter(str(rows[c]["proposal"]) for c in rows)
+    print(f"  proposals over all {len(rows)} SOC 2 criteria: {dict(sorted(found.items()))}")
+
+
+def _print_recall(
+    criteria: list[str],
+    wanted: dict[str, set[str]],
+    rows: dict[str, dict[str, Any]],
+    singles: dict[str, dict[str, list[Any]]],
+) -> None:
+    """Macro recall@k per ranking, and micro (labelled documents found of all labelled)."""
+    criteria = [c for c in criteria if wanted[c]]
+    table: dict[str, dict[int, list[float]]] = {
+        name: {k: [] for k in KS} for name in ("artifact", "lexical", "dense")
+    }
+    micro: dict[str, int] = Counter()
+    for criterion in criteria:
+        rankings = {"artifact": listed_documents(rows[criterion]), **singles[criterion]}
+        for name in table:
+            for k in KS:
+                table[name][k].append(recall(rankings[name], wanted[criterion], k))
+            micro[name] += len(wanted[criterion] & set(rankings[name][:10]))
+    total = sum(len(wanted[c]) for c in criteria)
+    print(f"  {'ranking':<22}{'recall@5':>10}{'recall@10':>11}{'found@10':>10}")
     means = {n: {k: sum(v) / len(v) for k, v in row.items()} for n, row in table.items()}
     for name, row in means.items():
         label = "artifact evidence list" if name == "artifact" else f"{name} only"
-        print(f"  {label:<22}{row[5]:>10.3f}{row[10]:>11.3f}")
+        print(f"  {label:<22}{row[5]:>10.3f}{row[10]:>11.3f}{micro[name]:>6}/{total}")
     better = max(means["lexical"][10], means["dense"][10])
     print(
         f"  artifact - better single @10: {means['artifact'][10] - better:+.3f}; "
@@ -157,6 +172,7 @@ def calibration(data: Path, work: Path, half: int) -> None:
         criteria = [c for c in sorted(labels) if c in rows and labels[c]]
         singles = single_rankings(kit, criteria)
     covered = {c: bool(names & set(labels[c])) for c in criteria}
+    uploaded_labels = {c: {f"{p}.md" for p in labels[c] if p in names} for c in criteria}
     proposals = {c: str(rows[c]["proposal"]) for c in criteria}
     print(
         f"calibration, half {half} (sha256(name)[0] % 2 == {half}): {len(uploaded)} of "
@@ -178,6 +194,8 @@ def calibration(data: Path, work: Path, half: int) -> None:
             f"  {method} best score, best single threshold {best[2]:.3f}: uncovered found "
             f"{best[0]:.2f}, covered none {best[1]:.2f}"
         )
+    print("  recall on this half (labels restricted to the uploaded procedures):")
+    _print_recall(criteria, uploaded_labels, rows, singles)
     for criterion in criteria:
         if not covered[criterion] and proposals[criterion] != "no_evidence_found":
             print(f"    uncovered {criterion} {proposals[criterion]}: {rows[criterion]['reason']}")

@@ -25,6 +25,7 @@ from orchestrator.contracts.signals import ArtifactKind as K
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.knowledge.embedder import set_default_embedder
 from orchestrator.knowledge.minilm import shared_minilm
+from tests.support.fedramp import FEDRAMP_COLUMNS
 from tests.support.services import FIXED_NOW, Kit, open_kit
 from workers.analysis.templates import placeholders
 from workers.reporting.poam_export import COLUMNS
@@ -45,40 +46,6 @@ pytestmark = pytest.mark.skipif(
     not COMPLY.is_dir() or not AC2_TEMPLATE.is_file(),
     reason=f"the real policy set is absent ({DATA})",
 )
-
-FEDRAMP_COLUMNS = [
-    "POAM ID",
-    "Controls",
-    "Weakness Name",
-    "Weakness Description",
-    "Weakness Detector Source",
-    "Weakness Source Identifier",
-    "Asset Identifier",
-    "Point of Contact",
-    "Resources Required",
-    "Overall Remediation Plan",
-    "Original Detection Date",
-    "Scheduled Completion Date",
-    "Planned Milestones",
-    "Milestone Changes",
-    "Status Date",
-    "Vendor Dependency",
-    "Last Vendor Check-in Date",
-    "Vendor Dependent Product Name",
-    "Original Risk Rating",
-    "Adjusted Risk Rating",
-    "Risk Adjustment",
-    "False Positive",
-    "Operational Requirement",
-    "Deviation Rationale",
-    "Supporting Documents",
-    "Comments",
-    "Auto-Approve",
-    "Binding Operational Directive 22-01 tracking",
-    "Binding Operational Directive 22-01 Due Date",
-    "CVE",
-    "Service Name",
-]
 
 
 def satisfied_criteria(text: str) -> list[str]:
@@ -160,7 +127,13 @@ def test_template_passages_are_flagged_and_never_cited_as_evidence(kit: Kit) -> 
     assert all(t["marked"] == "template_not_adopted" for t in flagged)
     for row in rows:
         assert all(cite["document"] != AC2_TEMPLATE.name for cite in row["evidence"]), row
+        assert all(cite["document"] != AC2_TEMPLATE.name for cite in row["candidates"]), row
     assert content["summary"]["template_passages_set_aside"] > 0
+    # The whole form is set aside, as the document's own judgement says, shown beside it.
+    (form,) = [d for d in content["documents"] if d["filename"] == AC2_TEMPLATE.name]
+    assert form["adoption"] == "template_not_adopted" and form["adoption_basis"]
+    adopted = [d for d in content["documents"] if d["filename"] != AC2_TEMPLATE.name]
+    assert adopted and all(d["adoption"] == "adopted" for d in adopted)
 
 
 def test_placeholders_in_the_real_template_are_found() -> None:

@@ -30,6 +30,7 @@ from orchestrator.knowledge.embedder import set_default_embedder
 from orchestrator.knowledge.minilm import shared_minilm
 from orchestrator.service.amendments import amended_content
 from tests.support.approvals import record_approval
+from tests.support.fedramp import FEDRAMP_COLUMNS
 from tests.support.services import FIXED_NOW, Kit, open_kit
 from workers.analysis.nist_crosswalk import oscal_control_id
 
@@ -47,40 +48,6 @@ pytestmark = pytest.mark.skipif(
     reason=f"the real policy set or the NIST SP 800-53 catalogue is absent ({SHARED})",
 )
 
-#: FedRAMP's Rev5 POA&M template, "Open POA&M Items" (and "Closed POA&M Items").
-FEDRAMP_COLUMNS = [
-    "POAM ID",
-    "Controls",
-    "Weakness Name",
-    "Weakness Description",
-    "Weakness Detector Source",
-    "Weakness Source Identifier",
-    "Asset Identifier",
-    "Point of Contact",
-    "Resources Required",
-    "Overall Remediation Plan",
-    "Original Detection Date",
-    "Scheduled Completion Date",
-    "Planned Milestones",
-    "Milestone Changes",
-    "Status Date",
-    "Vendor Dependency",
-    "Last Vendor Check-in Date",
-    "Vendor Dependent Product Name",
-    "Original Risk Rating",
-    "Adjusted Risk Rating",
-    "Risk Adjustment",
-    "False Positive",
-    "Operational Requirement",
-    "Deviation Rationale",
-    "Supporting Documents",
-    "Comments",
-    "Auto-Approve",
-    "Binding Operational Directive 22-01 tracking",
-    "Binding Operational Directive 22-01 Due Date",
-    "CVE",
-    "Service Name",
-]
 APPROVERS = {
     K.SOA: ("user:ciso@acme", ["ciso"]),
     K.EVIDENCE_ANALYSIS: ("user:assessor@acme", ["assessor"]),

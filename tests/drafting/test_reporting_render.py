@@ -7,7 +7,6 @@ import hashlib
 import io
 import json
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,12 +16,13 @@ from sqlalchemy import select
 from orchestrator.contracts.clock import set_clock
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.db.models import ApprovalEvent, Artifact
+from orchestrator.db.models import Artifact
 from orchestrator.db.report_models import ReportExport
 from orchestrator.jobs.interface import JobFailure
 from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.service.amendments import amended_content
-from tests.support.services import FIXED_NOW, ORG, TENANT, Kit, add_standard_documents, open_kit
+from tests.support.approvals import record_approval
+from tests.support.services import FIXED_NOW, Kit, add_standard_documents, open_kit
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
 from workers.reporting.service import render_report
 
@@ -171,31 +171,6 @@ def test_exports_are_stored_content_addressed_and_listed_in_the_report(kit: Kit)
     assert (artifact.media_type, artifact.kind) == ("text/html", "report")
 
 
-def _record_approval(kit: Kit, kind: ArtifactKind, approver: str, roles: list[str]) -> None:
-    """An approval as the service records it, counted by the gate's approval signal."""
-    artifact = kit.approve(kind)
-    kit.session.add(
-        ApprovalEvent(
-            tenant_id=TENANT,
-            organization_id=ORG,
-            assessment_id=kit.assessment.id,
-            run_id=kit.run.id,
-            artifact_id=artifact.id,
-            artifact_kind=kind.value,
-            artifact_version=artifact.version,
-            approver_id=approver,
-            approver_role=roles[0],
-            approver_roles=roles,
-            decision="approved",
-            comment=None,
-            created_at=FIXED_NOW,
-            consumed_by_signal_id=uuid.uuid4(),
-            consumed_at=FIXED_NOW,
-        )
-    )
-    kit.session.commit()
-
-
 APPROVERS = {
     ArtifactKind.SOA: ("user:ciso@acme", ["ciso"]),
     ArtifactKind.GAP_ANALYSIS: ("user:assessor@acme", ["assessor", "auditor"]),
@@ -236,7 +211,7 @@ def signed(kit: Kit) -> Kit:
         if step is not Step.CREATE_SOA_DRAFT:
             kit.run_step(step)
         if kind in APPROVERS:
-            _record_approval(kit, kind, *APPROVERS[kind])
+            record_approval(kit, kind, *APPROVERS[kind])
         if step is Step.CREATE_SOA_DRAFT:
             kit.run_step(Step.INGEST_SOA)
     kit.run_step(Step.CREATE_REPORT)

@@ -148,7 +148,8 @@ def propose(
         missing = [f for f in families if f not in addressed]
         return Judged(
             Proposal.WEAK_EVIDENCE,
-            f"only {_share(addressed, families)} is specifically addressed "
+            f"only {_share(addressed, families)} "
+            f"{'is' if len(addressed) == 1 else 'are'} specifically addressed "
             f"({_named(support, name)}); nothing specific for {_list(missing)}",
             [c.hit for c in support],
             listed,

@@ -1,0 +1,37 @@
+"""FedRAMP's Rev5 POA&M template columns, as the template writes them, to check exports
+against (independent of the product's own list)."""
+
+#: "Open POA&M Items" (and "Closed POA&M Items"), in order.
+FEDRAMP_COLUMNS = [
+    "POAM ID",
+    "Controls",
+    "Weakness Name",
+    "Weakness Description",
+    "Weakness Detector Source",
+    "Weakness Source Identifier",
+    "Asset Identifier",
+    "Point of Contact",
+    "Resources Required",
+    "Overall Remediation Plan",
+    "Original Detection Date",
+    "Scheduled Completion Date",
+    "Planned Milestones",
+    "Milestone Changes",
+    "Status Date",
+    "Vendor Dependency",
+    "Last Vendor Check-in Date",
+    "Vendor Dependent Product Name",
+    "Original Risk Rating",
+    "Adjusted Risk Rating",
+    "Risk Adjustment",
+    "False Positive",
+    "Operational Requirement",
+    "Deviation Rationale",
+    "Supporting Documents",
+    "Comments",
+    "Auto-Approve",
+    "Binding Operational Directive 22-01 tracking",
+    "Binding Operational Directive 22-01 Due Date",
+    "CVE",
+    "Service Name",
+]
