@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 
 from orchestrator.api import app
 from orchestrator.db.apikey_models import IdempotentResponse
+from orchestrator.db.judgement_models import DocumentJudgementAmendment
 from orchestrator.db.models import ApprovalEvent, Assessment, Document, InboxSignal, WorkflowRun
 from orchestrator.db.session import transaction
 from tests.api.conftest import Api, Headers
@@ -43,6 +44,10 @@ BODIES: dict[str, dict[str, Any] | None] = {
         "rows": [{"row": "GOV-01", "changes": {"note": "x"}}],
     },
     "/api/v1/assessments/{assessmentId}/documents": None,  # multipart, below
+    "/api/v1/assessments/{assessmentId}/documents/{documentId}/judgement": {
+        "kind": "record",
+        "reason": "x",
+    },
 }
 
 #: Required query parameters of GETs, for the same reason.
@@ -113,6 +118,11 @@ def tenants(running_api: Api) -> tuple[Tenant, Tenant]:
         tenant.ids["signalId"] = signals.json()["items"][-1]["signal_id"]
         artifacts = api.client.get(f"/api/v1/workflows/{run}/artifacts", headers=tenant.owner)
         tenant.ids["artifactId"] = artifacts.json()[0]["id"]
+        assessment = tenant.ids["assessmentId"]
+        documents = api.client.get(
+            f"/api/v1/assessments/{assessment}/documents", headers=tenant.owner
+        )
+        tenant.ids["documentId"] = documents.json()[0]["id"]
     return prepared[0][0], prepared[1][0]
 
 
@@ -146,7 +156,14 @@ def _fingerprint() -> tuple[int, ...]:
         versions = tuple(session.scalars(select(WorkflowRun.version).order_by(WorkflowRun.id)))
         counts = tuple(
             int(session.scalar(select(func.count()).select_from(model)) or 0)
-            for model in (Assessment, Document, InboxSignal, ApprovalEvent, IdempotentResponse)
+            for model in (
+                Assessment,
+                Document,
+                InboxSignal,
+                ApprovalEvent,
+                IdempotentResponse,
+                DocumentJudgementAmendment,
+            )
         )
     return versions + counts
 
