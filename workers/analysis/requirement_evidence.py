@@ -88,6 +88,8 @@ class RequirementJudge:
         self.documents = set_aside_documents(self.judged)
         self._sections = [non_normative(p.heading_path, p.text) for p in self.index.passages]
         self._held = [_set_aside(p.text) for p in self.index.passages]
+        self._about_document = np.array([s is not None for s in self._sections], dtype=bool)
+        self._counts = [held is None for held in self._held]
         self._asked: dict[tuple[str, ...], Judged] = {}
 
     def judge(self, control_ids: Sequence[str]) -> Judged:
@@ -149,14 +151,14 @@ class RequirementJudge:
             )
 
         # Passages that state a practice come before sections about the document.
-        order = order[np.argsort([self._sections[i] is not None for i in order], kind="stable")]
-        listed = _evidence_list(order, self.index, self._counts_toward(), self.documents)
-        pool = listed + [int(i) for i in order[:POOL] if int(i) not in set(listed)]
+        order = order[np.argsort(self._about_document[order], kind="stable")]
+        listed = _evidence_list(order, self.index, self._counts, self.documents)
+        listed_set = set(listed)
+        pool = listed + [int(i) for i in order[:POOL] if int(i) not in listed_set]
         judged = [checked(i) for i in pool]
         candidates = [c for c in judged if c.set_aside is None]
         templates = [c for c in judged if c.set_aside is not None]
         result = propose(candidates, control_ids, self._title, templates)
-        listed_set = set(listed)
         shown = [c for c, i in zip(judged, pool, strict=True) if i in listed_set]
         return Judged(
             result.proposal,
@@ -166,9 +168,6 @@ class RequirementJudge:
             result.templates[:5],
             result.families,
         )
-
-    def _counts_toward(self) -> list[bool]:
-        return [held is None for held in self._held]
 
     def _title(self, control_id: str) -> str:
         control = self.catalog.control(control_id)
