@@ -72,6 +72,13 @@ class CatalogRanks:
         total = self.dense[passage].astype(np.int32) + self.lexical[passage]
         return self.families[int(np.argmin(total))]
 
+    def closest_all(self) -> list[str | None]:
+        """`closest` of every passage, at once."""
+        if not self.size:
+            return [None] * len(self.dense)
+        total = self.dense.astype(np.int32) + self.lexical
+        return [self.families[int(j)] for j in np.argmin(total, axis=1)]
+
 
 def _dense(
     vectors: list[Vectors], passages: Vectors, families: NDArray[np.intp]

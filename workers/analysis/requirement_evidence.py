@@ -13,7 +13,7 @@ once per job, however many requirements (or control rows) share it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -90,6 +90,7 @@ class RequirementJudge:
         self._held = [_set_aside(p.text) for p in self.index.passages]
         self._about_document = np.array([s is not None for s in self._sections], dtype=bool)
         self._counts = [held is None for held in self._held]
+        self._about = self.ranks.closest_all()
         self._asked: dict[tuple[str, ...], Judged] = {}
 
     def judge(self, control_ids: Sequence[str]) -> Judged:
@@ -125,37 +126,12 @@ class RequirementJudge:
                 dense_rank=int(dense_order[i]),
             )
 
-        def checked(i: int) -> Checked:
-            similarity = self.ranks.similarity[i, columns]
-            on_topic = similarity >= self.on_topic
-            near = np.minimum(dense_ranks[i], lexical_ranks[i])
-            far = np.maximum(dense_ranks[i], lexical_ranks[i])
-            specific = (near <= SPECIFIC_RANK[0]) & (far <= SPECIFIC_RANK[1]) & on_topic
-            related = (near <= RELATED_RANK[0]) & (far <= RELATED_RANK[1]) & on_topic
-            ids = [self.ranks.families[j] for j in columns]
-            passage = self.index.passages[i]
-            distance = dense_ranks[i].astype(np.int32) + lexical_ranks[i]
-            nearest = int(np.argmin(np.where(related, distance, np.iinfo(np.int32).max)))
-            return Checked(
-                hit=ranked(i),
-                specific=tuple(c for c, ok in zip(ids, specific, strict=True) if ok),
-                related=tuple(c for c, ok in zip(ids, related, strict=True) if ok),
-                section=self._sections[i],
-                set_aside=self.documents.get(passage.document_id) or self._held[i],
-                about=self.ranks.closest(i),
-                closest=(
-                    ids[nearest],
-                    int(dense_ranks[i][nearest]),
-                    int(lexical_ranks[i][nearest]),
-                ),
-            )
-
         # Passages that state a practice come before sections about the document.
         order = order[np.argsort(self._about_document[order], kind="stable")]
         listed = _evidence_list(order, self.index, self._counts, self.documents)
         listed_set = set(listed)
         pool = listed + [int(i) for i in order[:POOL] if int(i) not in listed_set]
-        judged = [checked(i) for i in pool]
+        judged = self._checked(pool, columns, ranked)
         candidates = [c for c in judged if c.set_aside is None]
         templates = [c for c in judged if c.set_aside is not None]
         result = propose(candidates, control_ids, self._title, templates)
@@ -168,6 +144,37 @@ class RequirementJudge:
             result.templates[:5],
             result.families,
         )
+
+    def _checked(
+        self, pool: list[int], columns: list[int], ranked: Callable[[int], Ranked]
+    ) -> list[Checked]:
+        """Each pooled passage with the outcome of each test, for the requirement's families
+        (`columns`), computed for the whole pool at once."""
+        grid = np.ix_(np.asarray(pool, dtype=np.intp), np.asarray(columns, dtype=np.intp))
+        dense = self.ranks.dense[grid].astype(np.int32)
+        lexical = self.ranks.lexical[grid].astype(np.int32)
+        on_topic = self.ranks.similarity[grid] >= self.on_topic
+        near, far = np.minimum(dense, lexical), np.maximum(dense, lexical)
+        specific = (near <= SPECIFIC_RANK[0]) & (far <= SPECIFIC_RANK[1]) & on_topic
+        related = (near <= RELATED_RANK[0]) & (far <= RELATED_RANK[1]) & on_topic
+        nearest = np.argmin(np.where(related, dense + lexical, np.iinfo(np.int32).max), axis=1)
+        families = [self.ranks.families[j] for j in columns]
+        out = []
+        for row, i in enumerate(pool):
+            passage = self.index.passages[i]
+            j = int(nearest[row])
+            out.append(
+                Checked(
+                    hit=ranked(i),
+                    specific=tuple(f for f, ok in zip(families, specific[row], strict=True) if ok),
+                    related=tuple(f for f, ok in zip(families, related[row], strict=True) if ok),
+                    section=self._sections[i],
+                    set_aside=self.documents.get(passage.document_id) or self._held[i],
+                    about=self._about[i],
+                    closest=(families[j], int(dense[row, j]), int(lexical[row, j])),
+                )
+            )
+        return out
 
     def _title(self, control_id: str) -> str:
         control = self.catalog.control(control_id)

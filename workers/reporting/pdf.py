@@ -17,6 +17,7 @@ from xml.sax.saxutils import escape
 
 from workers.reporting.render import (
     CATALOGUE_HEADERS,
+    GAP_HEADERS,
     POAM_COLUMNS,
     SECTIONS,
     SIGNOFF_HEADERS,
@@ -24,6 +25,7 @@ from workers.reporting.render import (
     ReportInput,
     catalogue_rows,
     credit_line,
+    gap_rows,
     page_label,
     signoff_rows,
     soa_table,
@@ -257,22 +259,7 @@ def _gaps(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     gaps = report.gaps.get("gaps", [])
     if not gaps:
         return _note("No gaps: every applicable control has evidence.", styles)
-    rows = [
-        (
-            g.get("control_id"),
-            g.get("title"),
-            g.get("severity"),
-            f"{float(g.get('best_score', 0.0)):.2f}",
-            g.get("finding"),
-        )
-        for g in gaps
-    ]
-    return _table(
-        ("Control", "Title", "Severity", "Best score", "Finding"),
-        rows,
-        styles,
-        _split(width, 1, 3, 1, 1, 6),
-    )
+    return _table(GAP_HEADERS, gap_rows(report), styles, _split(width, 1, 3, 1, 1, 2, 5))
 
 
 def _maturity(report: ReportInput, styles: _Styles, width: float) -> list[Any]:

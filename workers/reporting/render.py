@@ -171,6 +171,25 @@ def catalogue_rows(report: ReportInput) -> list[tuple[str, str, str, str]]:
 CATALOGUE_HEADERS = ("Catalogue", "Name", "Licence", "Attribution")
 
 
+GAP_HEADERS = ("Control", "Title", "Severity", "Evidence", "Owner", "Finding")
+
+
+def gap_rows(report: ReportInput) -> list[tuple[Any, ...]]:
+    """One row per gap finding: what the evidence showed in words and who owns it, never a
+    similarity score."""
+    return [
+        (
+            g.get("control_id"),
+            g.get("title"),
+            g.get("severity"),
+            str(g.get("evidence_state") or "").replace("_", " "),
+            g.get("owner") or "unassigned",
+            g.get("finding"),
+        )
+        for g in report.gaps.get("gaps", [])
+    ]
+
+
 def signoff_rows(report: ReportInput) -> list[tuple[str, ...]]:
     """One row per approval of each input (or one saying it has none)."""
     rows: list[tuple[str, ...]] = []
@@ -304,19 +323,7 @@ def _gaps(report: ReportInput) -> str:
     gaps = report.gaps.get("gaps", [])
     if not gaps:
         return "<p>No gaps: every applicable control has evidence.</p>"
-    return table(
-        ("Control", "Title", "Severity", "Best score", "Finding"),
-        (
-            (
-                g.get("control_id"),
-                g.get("title"),
-                g.get("severity"),
-                f"{float(g.get('best_score', 0.0)):.2f}",
-                g.get("finding"),
-            )
-            for g in gaps
-        ),
-    )
+    return table(GAP_HEADERS, gap_rows(report))
 
 
 def _maturity(report: ReportInput) -> str:
