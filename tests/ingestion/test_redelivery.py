@@ -101,5 +101,5 @@ def test_every_heavy_job_is_idempotent_by_job_id(kit: Kit) -> None:
     assert counts["document_chunks"] == counts["chunk_embeddings"] > 0
     assert counts["chunk_provenance"] == 2  # the PDF's chunks know their pages
     assert counts["document_outcomes"] == counts["documents"] == 6
-    # PDF, JSON, POA&M CSV and XLSX, OSCAL assessment results and POA&M: each once
-    assert counts["report_exports"] == 6
+    # PDF, JSON, POA&M open and closed CSV, XLSX, OSCAL plan, results and POA&M: each once
+    assert counts["report_exports"] == 8
