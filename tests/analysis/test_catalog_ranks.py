@@ -28,7 +28,7 @@ def test_a_specific_passage_ranks_its_family_first_and_boilerplate_does_not() ->
     (backups,) = ranks.columns(["BCD-11", "BCD-11.1"])  # one family, one column
     assert min(ranks.dense[0, backups], ranks.lexical[0, backups]) <= 3
     assert max(ranks.dense[0, backups], ranks.lexical[0, backups]) <= 5
-    assert ranks.closest(0) == "BCD-11"
+    assert ranks.closest()[0] == "BCD-11"
     # Boilerplate may share a word or two with it, never both ways: not even close.
     assert max(ranks.dense[1, backups], ranks.lexical[1, backups]) > 30
     assert family("VPM-06.3") == "VPM-06"

@@ -65,15 +65,8 @@ class CatalogRanks:
         wanted = dict.fromkeys(family(c) for c in control_ids)
         return [self.column[f] for f in wanted if f in self.column]
 
-    def closest(self, passage: int) -> str | None:
-        """The family this passage is most about (both rankings summed)."""
-        if not self.size:
-            return None
-        total = self.dense[passage].astype(np.int32) + self.lexical[passage]
-        return self.families[int(np.argmin(total))]
-
-    def closest_all(self) -> list[str | None]:
-        """`closest` of every passage, at once."""
+    def closest(self) -> list[str | None]:
+        """The family each passage is most about (both rankings summed)."""
         if not self.size:
             return [None] * len(self.dense)
         total = self.dense.astype(np.int32) + self.lexical

@@ -129,70 +129,54 @@ def propose(
     addressed = sorted({f for c in specific for f in c.specific})
     needed = max(min(FAMILIES_NEEDED, len(families)), math.ceil(len(families) / 3))
     tally = (len(addressed), len(families))
-    listed = candidates
+    set_aside = [t.hit for t in templates]
+
+    def judged(proposal: Proposal, reason: str, evidence: Sequence[Checked] = ()) -> Judged:
+        return Judged(proposal, reason, [c.hit for c in evidence], candidates, set_aside, tally)
+
     if addressed and len(addressed) >= needed:
         support = _one_per_family(specific)
-        return Judged(
+        return judged(
             Proposal.EVIDENCE_FOUND,
             f"passages specifically about {_share(addressed, families)}: "
             f"{_named(support, name)}. Each ranks its control among its own "
             f"{SPECIFIC_RANK[0]} closest of the whole catalogue by one method (words or "
             f"meaning) and among its {SPECIFIC_RANK[1]} closest by the other",
-            [c.hit for c in support],
-            listed,
-            [t.hit for t in templates],
-            tally,
+            support,
         )
     if specific:
         support = _one_per_family(specific)
         missing = [f for f in families if f not in addressed]
-        return Judged(
+        return judged(
             Proposal.WEAK_EVIDENCE,
             f"only {_share(addressed, families)} "
             f"{'is' if len(addressed) == 1 else 'are'} specifically addressed "
             f"({_named(support, name)}); nothing specific for {_list(missing)}",
-            [c.hit for c in support],
-            listed,
-            [t.hit for t in templates],
-            tally,
+            support,
         )
     related = [c for c in counted if c.related]
     if related:
         best = related[0]
         assert best.closest is not None
-        return Judged(
+        return judged(
             Proposal.WEAK_EVIDENCE,
             f"related passages only: {_where(best.hit)} is close to "
             f"{_ranked(best.closest)}, where specific means within {SPECIFIC_RANK[0]} one "
             f"way and {SPECIFIC_RANK[1]} the other; it is most about "
             f"{_control(best.about, name)}",
-            [c.hit for c in related[:3]],
-            listed,
-            [t.hit for t in templates],
-            tally,
+            related[:3],
         )
     useful = [t for t in templates if t.specific or t.related]
     if useful:
         first = useful[0]
-        return Judged(
+        return judged(
             Proposal.TEMPLATE_NOT_ADOPTED,
             f"the only passages on this subject are in a document set aside "
             f"({_where(first.hit)}: {first.set_aside}); a template is not evidence "
             "until the organisation adopts it",
-            [],
-            listed,
-            [t.hit for t in templates],
-            tally,
         )
     boiler = [c for c in candidates if c.section and (c.specific or c.related)]
-    return Judged(
-        Proposal.NO_EVIDENCE_FOUND,
-        _nothing(candidates, boiler, name),
-        [],
-        listed,
-        [t.hit for t in templates],
-        tally,
-    )
+    return judged(Proposal.NO_EVIDENCE_FOUND, _nothing(candidates, boiler, name))
 
 
 def _nothing(candidates: list[Checked], boiler: list[Checked], name: Callable[[str], str]) -> str:

@@ -14,6 +14,7 @@ once per job, however many requirements (or control rows) share it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -90,7 +91,7 @@ class RequirementJudge:
         self._held = [_set_aside(p.text) for p in self.index.passages]
         self._about_document = np.array([s is not None for s in self._sections], dtype=bool)
         self._counts = [held is None for held in self._held]
-        self._about = self.ranks.closest_all()
+        self._about = self.ranks.closest()
         self._asked: dict[tuple[str, ...], Judged] = {}
 
     def judge(self, control_ids: Sequence[str]) -> Judged:
@@ -135,14 +136,12 @@ class RequirementJudge:
         candidates = [c for c in judged if c.set_aside is None]
         templates = [c for c in judged if c.set_aside is not None]
         result = propose(candidates, control_ids, self._title, templates)
+        # A reviewer reads the listed passages; the rest of the pool only informed the test.
         shown = [c for c, i in zip(judged, pool, strict=True) if i in listed_set]
-        return Judged(
-            result.proposal,
-            result.reason,
-            result.evidence,
-            [c for c in shown if c.set_aside is None],
-            result.templates[:5],
-            result.families,
+        return replace(
+            result,
+            candidates=[c for c in shown if c.set_aside is None],
+            templates=result.templates[:5],
         )
 
     def _checked(
