@@ -30,14 +30,17 @@ from typing import Any
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from bench.options import add_database_url
 from orchestrator.config.settings import get_settings, reset_settings
+from orchestrator.config.sweep_registry import SWEEPS as DECLARED
 from orchestrator.config.sweeps import DAY
 from orchestrator.contracts.clock import set_clock
 from orchestrator.db.migrate import upgrade
 from orchestrator.db.session import transaction
-from orchestrator.sweeps import SWEEPS
 from orchestrator.testing.reset import reset_process_state
 
+#: The run sweeps (the notification queue's are measured by bench.compare).
+SWEEPS = {sweep.name: sweep.function() for sweep in DECLARED if sweep.queue == "orchestrator"}
 START = datetime(2031, 3, 2, 12, 0, tzinfo=UTC)
 ROUND = timedelta(seconds=60)
 SOA_WAIT = "wait_for_soa_approval"
@@ -383,12 +386,7 @@ def report(results: dict[int, tuple[Timings, Handled]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get(
-            "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
-        ),
-    )
+    add_database_url(parser)
     parser.add_argument("--sizes", type=int, nargs=2, default=[1_000, 100_000])
     parser.add_argument("--due", type=int, default=15, help="items of each kind per round")
     parser.add_argument("--rounds", type=int, default=11)

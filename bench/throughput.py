@@ -3,7 +3,8 @@
 Starts real worker processes on a fresh database, runs N lifecycles at once through all
 20 steps with every wait answered as soon as it opens, and prints lifecycles/s and
 transitions/s (step executions per second) per round and their median. The side-by-side
-comparison with bare Celery and DBOS is bench/compare.py; this shares its fleet phase.
+comparison with bare Celery and DBOS is bench/compare/ (python -m bench.compare); this
+shares its fleet phase.
 
     python -m bench.throughput --runs 50 \\
         --database-url postgresql://postgres@127.0.0.1:5432/test \\
@@ -13,23 +14,18 @@ comparison with bare Celery and DBOS is bench/compare.py; this shares its fleet 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from bench.compare.fleet import Fleet, FleetOptions
 from bench.compare.results import PhaseResult
+from bench.options import add_database_url
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get(
-            "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
-        ),
-    )
+    add_database_url(parser)
     parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--orchestrator-concurrency", type=int, default=8)
     parser.add_argument("--job-concurrency", type=int, default=2)

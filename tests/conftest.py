@@ -17,7 +17,7 @@ import pytest
 # processes inherit this.
 os.environ.setdefault("LIFECYCLE_EMBEDDER", "hashing")
 
-pytest_plugins = ["tests.support.embedded", "tests.support.fleet"]
+pytest_plugins = ["tests.support.embedded", "tests.support.fleet", "tests.support.outside_effects"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

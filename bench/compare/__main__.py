@@ -41,6 +41,7 @@ from bench.compare.waiting import (
     template_run,
 )
 from bench.compare.workers import BenchWorkers
+from bench.options import add_database_url
 from orchestrator.db.session import transaction
 from orchestrator.testing.reset import reset_process_state
 
@@ -62,12 +63,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--waiting-repeat", type=int, default=3, help="fleet rounds with the waiting runs present"
     )
     parser.add_argument("--idle-s", type=float, default=5.0)
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get(
-            "LIFECYCLE_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
-        ),
-        help="a PostgreSQL server; fresh databases are created next to this one",
+    add_database_url(
+        parser, help="a PostgreSQL server; fresh databases are created next to this one"
     )
     parser.add_argument(
         "--broker-url",

@@ -24,15 +24,14 @@ from bench.compare import sqlcount
 from bench.compare.db import DbStats, DbWatch
 from bench.compare.driver import WaitAnswerer, create_assessments, new_owner, start_runs
 from bench.compare.results import transactions
+from orchestrator.config.sweep_registry import SWEEPS as DECLARED
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
-from orchestrator.notifications.sweep import sweep_deliveries
 from orchestrator.service.read_models import RunView
-from orchestrator.sweeps import SWEEPS as RUN_SWEEPS
 
 #: What `celery beat` runs (beat_schedule.py), in one cycle.
-SWEEPS: dict[str, Callable[[], Any]] = {**RUN_SWEEPS, "notifications": sweep_deliveries}
+SWEEPS: dict[str, Callable[[], Any]] = {sweep.name: sweep.function() for sweep in DECLARED}
 #: Per table: how its rows of the template run are found.
 CLONED = {
     "assessments": "id = :assessment",

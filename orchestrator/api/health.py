@@ -1,11 +1,16 @@
-"""Liveness (/healthz), readiness (/readyz) and Prometheus metrics (/metrics).
+"""Liveness (/healthz), readiness (/readyz), the fleet's health report (/health) and
+Prometheus metrics (/metrics).
 
 Readiness asks what a request needs: the database answers, the broker accepts a
 connection, and every queue of the fleet has a worker consuming it (asked over the
-broker with a short timeout). Unready answers 503 with what is missing.
+broker with a short timeout). Unready answers 503 with what is missing. The health
+report adds the scheduler: beat is healthy while every sweep it schedules keeps starting
+(its last sweep time, and each sweep's, are in the report).
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
@@ -20,6 +25,7 @@ from orchestrator.engine.messages import get_app
 from orchestrator.engine.routing import QUEUES
 from orchestrator.observability.exposition import metrics_text
 from orchestrator.observability.queue_metrics import QueueCollector
+from orchestrator.sweeps.pulse import OVERDUE_AFTER_INTERVALS, SweepPulse, beat_pulse
 
 router = APIRouter(tags=["health"])
 _QUEUES = QueueCollector(get_app, QUEUES)
@@ -41,6 +47,17 @@ class Readiness(BaseModel):
     checks: dict[str, Check]
 
 
+class BeatCheck(Check):
+    last_sweep_at: datetime | None = None
+    """When a scheduled sweep last started: beat's pulse."""
+    sweeps: list[SweepPulse] | None = None
+
+
+class HealthReport(BaseModel):
+    status: str
+    checks: dict[str, BeatCheck | Check]
+
+
 @router.get("/healthz", response_model=Liveness, summary="Liveness: the process serves")
 def healthz() -> Liveness:
     return Liveness(status="ok")
@@ -58,6 +75,50 @@ def readyz() -> JSONResponse:
     body = Readiness(status="ready" if ready else "unready", checks=checks)
     return JSONResponse(
         body.model_dump(mode="json", exclude_none=True), status_code=200 if ready else 503
+    )
+
+
+@router.get(
+    "/health",
+    response_model=HealthReport,
+    responses={503: {"model": HealthReport, "description": "Unhealthy: see checks"}},
+    summary="The fleet's health: database, broker, workers and beat (its last sweep)",
+)
+def health() -> JSONResponse:
+    body = health_report()
+    return JSONResponse(
+        body.model_dump(mode="json", exclude_none=True),
+        status_code=200 if body.status == "healthy" else 503,
+    )
+
+
+def health_report() -> HealthReport:
+    checks: dict[str, BeatCheck | Check] = {
+        "database": check_database(),
+        "broker": check_broker(),
+        "workers": check_workers(),
+        "beat": check_beat(),
+    }
+    healthy = all(check.ok for check in checks.values())
+    return HealthReport(status="healthy" if healthy else "unhealthy", checks=checks)
+
+
+def check_beat() -> BeatCheck:
+    if get_settings().is_embedded_broker:
+        return BeatCheck(ok=True, detail="embedded: nothing schedules sweeps (`lifecycle sweep`)")
+    try:
+        pulse = beat_pulse()
+    except Exception as error:
+        return BeatCheck(ok=False, detail=_short(error))
+    overdue = pulse.overdue
+    if pulse.last_sweep_at is None:
+        detail = "beat has not swept yet"
+    elif overdue:
+        detail = f"not started within {OVERDUE_AFTER_INTERVALS} intervals: {', '.join(overdue)}"
+    else:
+        detail = ""
+    return BeatCheck(
+        ok=not overdue, detail=detail, last_sweep_at=pulse.last_sweep_at, sweeps=list(pulse.sweeps)
     )
 
 

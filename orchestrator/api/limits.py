@@ -11,6 +11,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orchestrator.api.problems import problem_response
 from orchestrator.config.settings import get_settings
+from orchestrator.contracts.errors import FleetError
 
 _UPLOAD_PATH = re.compile(r"^/api/v1/assessments/[^/]+/documents/?$")
 #: The console's upload form carries several documents at once.
@@ -18,7 +19,7 @@ _CONSOLE_UPLOAD_PATH = re.compile(r"^/console/assessments/[^/]+/documents/?$")
 CONSOLE_UPLOAD_FILES = 20
 
 
-class BodyTooLarge(HTTPException):
+class BodyTooLarge(FleetError, HTTPException):
     """An HTTPException, so FastAPI's body parsing re-raises it as it is."""
 
     def __init__(self, limit: int) -> None:

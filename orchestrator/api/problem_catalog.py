@@ -114,6 +114,18 @@ PROBLEMS = _entries(
         "Retry the request.",
     ),
     (
+        "gate_not_ready",
+        409,
+        "The gate is not ready for an approval",
+        "The draft has rows nobody decided (SoA rows without a reviewer-set implementation "
+        "status, POA&M items without an owner) and the gate's policy asks for decisions "
+        "first; or the report rests on an input nobody approved. `readiness` says how many "
+        "rows and which, and which inputs. Nothing was recorded.",
+        "Set the rows by amendment (one amendment can change every row a filter selects, "
+        'e.g. `{"filter": {"undecided": true}, ...}`), or approve the inputs named; '
+        "`GET /api/v1/workflows/{id}/gates` shows what is still undecided.",
+    ),
+    (
         "payload_too_large",
         413,
         "Request body too large",
@@ -178,6 +190,26 @@ PROBLEMS = _entries(
         'Send a name from `available` (versions count: "ISO/IEC 27001:2022", "PCI DSS '
         '4.0"); `GET /api/v1/frameworks` lists them, or import the catalogue that has it '
         "(`lifecycle catalog import`).",
+    ),
+    (
+        "unknown_category",
+        422,
+        "Unknown category",
+        "`framework_selected` chose a category its framework does not have, or chose "
+        "categories for frameworks without any; nothing was recorded.",
+        "Choose from the framework's `categories` (`GET /api/v1/frameworks`); SOC 2 has "
+        "Security (always in scope), Availability, Processing Integrity, Confidentiality "
+        "and Privacy.",
+    ),
+    (
+        "handoff_conflict",
+        409,
+        "Handoff taken by someone else",
+        "The handoff was resolved already, another operator holds its claim, or it was "
+        "claimed again after the fence this request names; nothing was changed. The detail "
+        "names who resolved or holds it.",
+        "Read the handoff (`GET /api/v1/handoffs/{id}`): if resolved, there is nothing left "
+        "to do; if claimed, wait for the claim to lapse or ask its holder.",
     ),
     (
         "invalid_idempotency_key",
@@ -248,6 +280,30 @@ PROBLEMS = _entries(
         "HTTP error",
         "An HTTP-level error without a more specific code.",
         "Read the status and the detail.",
+    ),
+    (
+        "review_claimed",
+        409,
+        "Review claimed by another reviewer",
+        "Another reviewer claimed this gate's review in the console and the claim has not "
+        "lapsed; the problem names who and until when.",
+        "Wait for them to release it or for the claim to lapse (LIFECYCLE_CONSOLE_CLAIM_TTL_S), "
+        "or ask them.",
+    ),
+    (
+        "link_refused",
+        410,
+        "Link expired or revoked",
+        "The evidence request's link passed its expiry or the assessor revoked it; it "
+        "accepts no upload.",
+        "Ask the assessor who sent it for a new request.",
+    ),
+    (
+        "rate_limited",
+        429,
+        "Too many uploads",
+        "The evidence request's link took its limit of uploads for the last hour.",
+        "Wait, then send the file again.",
     ),
     (
         "database_busy",

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from orchestrator.contracts.errors import LifecycleError
+from orchestrator.contracts.errors import FleetError, LifecycleError
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class Problem(BaseModel):
     )
 
 
-class ApiProblem(Exception):
+class ApiProblem(FleetError):
     """An error raised by the API layer itself (auth, limits, media types, ...)."""
 
     def __init__(

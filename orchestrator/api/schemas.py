@@ -9,6 +9,7 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.contracts.errors import InvalidInput
+from orchestrator.contracts.origins import StartOrigin
 from orchestrator.contracts.signals import ArtifactKind, SignalType
 from orchestrator.contracts.text import NulFree, Text
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
@@ -37,6 +38,12 @@ PublicSignalType = StrEnum(  # type: ignore[misc]
 )
 
 
+#: Start origins a program may state ("user" is the console's).
+ApiStartOrigin = StrEnum(  # type: ignore[misc]
+    "ApiStartOrigin", {o.name: o.value for o in StartOrigin if o is not StartOrigin.USER}
+)
+
+
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -44,6 +51,11 @@ class _Request(BaseModel):
 class CreateAssessment(_Request):
     organization_id: Text = Field(min_length=1, max_length=128, pattern=r"\S")
     name: Text = Field(min_length=1, max_length=300, pattern=r"\S")
+    carry_over_from: uuid.UUID | None = Field(
+        None,
+        description="A previous period's assessment: the first SoA draft carries its last "
+        "approved rows (reviewer-set values, with who approved them).",
+    )
 
 
 class SignoffPolicy(_Request):
@@ -65,6 +77,12 @@ class SignoffPolicy(_Request):
     separation_of_duties: bool = Field(
         True, description="Whoever asked for a draft may not approve it."
     )
+    require_decided: bool | None = Field(
+        None,
+        description="Refuse an approval while the draft has rows nobody decided (SoA rows "
+        "without a reviewer-set implementation status, POA&M items or gap findings without "
+        "an owner). Absent: on for the SoA and the POA&M, off for the other gates.",
+    )
 
 
 class StartLifecycle(_Request):
@@ -79,6 +97,16 @@ class StartLifecycle(_Request):
         "header may carry it instead.",
     )
     trace_id: TraceId | None = None
+    origin: ApiStartOrigin = Field(
+        ApiStartOrigin("api"),
+        description="How the run is started: api, or a schedule, reassessment, retry or "
+        "replay (these name what they follow in origin_ref).",
+    )
+    origin_ref: Annotated[Text, Field(min_length=1, max_length=256)] | None = Field(
+        None,
+        description="The schedule's name, or the earlier run a reassessment, retry or "
+        "replay follows.",
+    )
 
 
 class SignalRequest(_Request):
@@ -94,7 +122,7 @@ class SignalRequest(_Request):
 
 
 class ControlRequest(_Request):
-    """Cancel or resume: a reason for the audit log."""
+    """Cancel, resume, retry or block: a reason for the audit log."""
 
     reason: Reason
     idempotency_key: IdempotencyKey | None = None
@@ -117,11 +145,6 @@ class ApprovalRequest(_Request):
         "every role the principal holds.",
     )
     comment: Text | None = Field(None, max_length=4000)
-
-
-class RetryRequest(_Request):
-    reason: Reason
-    idempotency_key: IdempotencyKey | None = None
 
 
 class ReprocessRequest(_Request):

@@ -17,9 +17,10 @@ from orchestrator.catalog.oscal import catalog_from_oscal, oscal_kind, profile_f
 from orchestrator.catalog.scf_frameworks import catalog_from_workbook
 from orchestrator.catalog.scf_workbook import read_scf_workbook
 from orchestrator.catalog.store import save_catalog, stored_infos
+from orchestrator.contracts.errors import FleetError
 
 
-class CatalogFileError(ValueError):
+class CatalogFileError(FleetError, ValueError):
     """The file cannot be imported; the message says why."""
 
 

@@ -12,14 +12,16 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from orchestrator.catalog.headings import headings
 from orchestrator.catalog.model import Framework, LoadedCatalog, Requirement
+from orchestrator.contracts.errors import FleetError
 
 # On equal names, a framework read from its own catalogue (OSCAL) wins over a crosswalk column.
 _PREFERENCE = {"oscal_profile": 0, "oscal_catalog": 1, "scf": 2, "scf_mapping": 3}
 MAX_SUGGESTIONS = 5
 
 
-class UnknownFramework(ValueError):
+class UnknownFramework(FleetError, ValueError):
     def __init__(
         self, unknown: Sequence[str], available: list[str], suggestions: dict[str, list[str]]
     ) -> None:
@@ -141,14 +143,16 @@ def suggest(catalogs: Sequence[LoadedCatalog], requested: str) -> list[str]:
 def linked_requirements(
     choice: FrameworkChoice, catalogs: Sequence[LoadedCatalog]
 ) -> tuple[Requirement, ...]:
-    """The framework's requirements, each with its linked SCF controls.
+    """The framework's requirements, each with its linked SCF controls; group headings
+    (`orchestrator.catalog.headings`) are not requirements.
 
     A framework read from its own catalogue (OSCAL) links through the SCF crosswalk column
     named by `crosswalk` in the pinned SCF catalogue.
     """
     framework = choice.framework
     if framework.crosswalk is None:
-        return framework.requirements
+        dropped = headings(r.id for r in framework.requirements)
+        return tuple(r for r in framework.requirements if r.id not in dropped)
     scf = scf_catalog(catalogs)
     column = scf.framework(framework.crosswalk) if scf else None
     links = {r.id: r.control_ids for r in column.requirements} if column else {}

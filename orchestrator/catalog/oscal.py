@@ -30,6 +30,7 @@ from orchestrator.catalog.model import (
     catalog_id_for,
     framework_id_for,
 )
+from orchestrator.contracts.errors import FleetError
 
 NIST_LICENCE = "Public domain (US Government work, 17 U.S.C. 105)"
 NIST_ATTRIBUTION = (
@@ -40,7 +41,7 @@ _SP_800_53 = re.compile(r"800-53\D+?(?:Revision|Rev\.?|rev)\s*(\d+)", re.I)
 _BASELINE = re.compile(r"\b(LOW|MODERATE|HIGH|PRIVACY)\b", re.I)
 
 
-class OscalFormatError(ValueError):
+class OscalFormatError(FleetError, ValueError):
     """Not an OSCAL catalog or profile this importer understands; the message says why."""
 
 

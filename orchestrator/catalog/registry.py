@@ -30,6 +30,7 @@ from orchestrator.catalog.model import (
 from orchestrator.catalog.scf_frameworks import catalog_from_workbook
 from orchestrator.catalog.scf_workbook import read_scf_workbook
 from orchestrator.catalog.store import read_catalog, stored_infos
+from orchestrator.contracts.errors import FleetError
 
 SHIPPED_WORKBOOK = "SCF_2022.3.xlsx"
 
@@ -37,7 +38,7 @@ Pins = Mapping[str, str]
 """A run's catalogue pins: catalogue name -> catalogue version id."""
 
 
-class CatalogNotFound(LookupError):
+class CatalogNotFound(FleetError, LookupError):
     """A pinned catalogue version is neither shipped nor in this database."""
 
 

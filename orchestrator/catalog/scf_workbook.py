@@ -18,10 +18,12 @@ from typing import Any
 
 import openpyxl
 
+from orchestrator.contracts.errors import FleetError
+
 SP_CMM_LEVELS = 6  # SP-CMM 0 (not performed) to 5 (continuously improving)
 
 
-class WorkbookFormatError(ValueError):
+class WorkbookFormatError(FleetError, ValueError):
     """The file is not an SCF workbook this reader understands; the message says why."""
 
 

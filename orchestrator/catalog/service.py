@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.catalog import registry
+from orchestrator.catalog.categories import categories_of, category_of
 from orchestrator.catalog.importer import ImportResult, import_catalog
 from orchestrator.catalog.matching import (
     FrameworkChoice,
@@ -20,11 +21,12 @@ from orchestrator.catalog.matching import (
     suggest,
 )
 from orchestrator.catalog.model import CatalogInfo, LoadedCatalog
+from orchestrator.contracts.errors import FleetError
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.session import read_transaction, transaction
 
 
-class CatalogLookupError(LookupError):
+class CatalogLookupError(FleetError, LookupError):
     """No catalogue version or framework answers to what was asked; the message says why."""
 
 
@@ -132,6 +134,10 @@ def _framework_dict(choice: FrameworkChoice, catalogs: list[LoadedCatalog]) -> d
         },
         "requirements": len(requirements),
         "linked_controls": len({c for r in requirements for c in r.control_ids}),
+        "categories": [
+            {"id": c.id, "name": c.name, "always_in_scope": c.always}
+            for c in categories_of(framework)
+        ],
     }
 
 
@@ -178,10 +184,16 @@ def show_framework(spec: str) -> dict[str, Any]:
     """A framework with every requirement and its linked SCF controls."""
     choice, catalogs = find_framework(spec)
     requirements = linked_requirements(choice, catalogs)
+    offered = categories_of(choice.framework)
     return {
         **_framework_dict(choice, catalogs),
         "items": [
-            {"requirement_id": r.id, "title": r.title, "controls": list(r.control_ids)}
+            {
+                "requirement_id": r.id,
+                "title": r.title,
+                "controls": list(r.control_ids),
+                "category": getattr(category_of(offered, r.id), "id", None),
+            }
             for r in requirements
         ],
     }

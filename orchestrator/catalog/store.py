@@ -21,6 +21,7 @@ from orchestrator.catalog.model import (
     Requirement,
 )
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.errors import FleetError
 from orchestrator.db.catalog_models import (
     CatalogControlRow,
     CatalogRow,
@@ -37,7 +38,7 @@ LINKS: Table = RequirementLinkRow.__table__  # type: ignore[assignment]
 _BATCH = 5000
 
 
-class CatalogConflict(ValueError):
+class CatalogConflict(FleetError, ValueError):
     """The same catalogue name and version is stored already, from a different file."""
 
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import click
 
 from orchestrator.cli.clickkit import RUN_ID, actor_option, json_option
 from orchestrator.cli.operators import operator_id
-from orchestrator.cli.output import emit_json, jsonable, short, table, when
+from orchestrator.cli.output import emit_json, short, table, when
+from orchestrator.config.sweep_registry import declared
 from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.plain import jsonable
 from orchestrator.service.dead_letters import (
     list_dead_letters,
     replay_dead_letter,
@@ -20,45 +21,29 @@ from orchestrator.service.dead_letters import (
 from orchestrator.service.fates import await_fate
 
 
-def _sweeps() -> dict[str, Callable[[], Any]]:
-    from orchestrator import sweeps
-    from orchestrator.notifications.sweep import sweep_deliveries
+class SweepName(click.Choice):  # type: ignore[type-arg]
+    """A declared sweep's name, or all: read from the declarations when click asks."""
 
-    return {
-        "messages": sweeps.resend_missing_messages,
-        "outbox": sweeps.publish_stale_outbox,
-        "inbox": sweeps.rekick_pending_runs,
-        "lost-jobs": sweeps.recover_lost_jobs,
-        "approval-waits": sweeps.sweep_approval_waits,
-        "sla": sweeps.sweep_sla,
-        "stale": sweeps.sweep_stale,
-        "notifications": sweep_deliveries,
-    }
+    def __init__(self) -> None:
+        super().__init__([])
 
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return (*(sweep.cli_name for sweep in declared()), "all")
 
-SWEEP_NAMES = [
-    "messages",
-    "outbox",
-    "inbox",
-    "lost-jobs",
-    "approval-waits",
-    "sla",
-    "stale",
-    "notifications",
-    "all",
-]
+    @choices.setter
+    def choices(self, _: object) -> None:
+        pass
 
 
 @click.command("sweep")
-@click.argument("name", type=click.Choice(SWEEP_NAMES), metavar="NAME")
+@click.argument("name", type=SweepName())
 @json_option
 def sweep_command(name: str, as_json: bool) -> None:
-    """Run a sweep now, in this process (NAME: messages, outbox, inbox, lost-jobs,
-    approval-waits, sla, stale, notifications or all). Safe beside beat's: every effect
-    happens once."""
-    available = _sweeps()
-    chosen = list(available) if name == "all" else [name]
-    results = {each: jsonable(available[each]()) for each in chosen}
+    """Run a sweep now, in this process (NAME: a sweep, or all). Safe beside beat's:
+    every effect happens once."""
+    chosen = [s for s in declared() if name in ("all", s.cli_name)]
+    results = {s.cli_name: jsonable(s.function()()) for s in chosen}
     if as_json:
         emit_json(results)
         return

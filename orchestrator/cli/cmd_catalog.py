@@ -1,4 +1,4 @@
-"""Control catalogues: `catalog import|list|diff` and `framework list|show`."""
+"""Control catalogues: `catalog import|list|diff|adopt` and `framework list|show`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator.cli.clickkit import json_option
-from orchestrator.cli.output import emit_json, jsonable, short, table
+from orchestrator.cli.output import emit_json, short, table
+from orchestrator.contracts.plain import jsonable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -123,6 +124,72 @@ def catalog_diff(old: str, new: str, as_json: bool) -> None:
     click.echo(f"changed ({len(diff['changed'])}):")
     for change in diff["changed"]:
         click.echo(f"  {change['control_id']}: {', '.join(change['fields'])}")
+
+
+@catalog.command("adopt")
+@click.argument("assessment_id", type=click.UUID)
+@click.argument("target")
+@click.option("--reason", help="Why the assessment adopts the version (required to adopt).")
+@click.option("--key", help="Idempotency key (default: one for this assessment and target).")
+@click.option("--actor", help="Who adopts (default: operator:<login>).")
+@click.option("--dry-run", is_flag=True, help="Only print the diff and the rows re-opened.")
+@json_option
+@_refusals
+def catalog_adopt(
+    assessment_id: Any,
+    target: str,
+    reason: str | None,
+    key: str | None,
+    actor: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Move an assessment to catalogue version TARGET: the diff from the version it uses,
+    then a reassessment re-opening exactly the SoA rows it affects."""
+    from orchestrator.cli.operators import operator_id
+    from orchestrator.contracts.errors import FleetError, NotFound
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.service.catalogue_adoption import adopt_catalogue, catalogue_diff
+    from orchestrator.service.operator_lookups import tenant_of_assessment
+
+    try:
+        who = Actor(tenant_id=tenant_of_assessment(assessment_id), actor_id=operator_id(actor))
+    except NotFound as error:
+        raise click.ClickException(error.message) from error
+    try:
+        if dry_run:
+            diff = catalogue_diff(who, assessment_id, target)
+            if as_json:
+                emit_json(diff)
+                return
+            click.echo(f"{diff['from']['version']} -> {diff['to']['version']}")
+            for field in ("added", "removed"):
+                click.echo(f"{field} ({len(diff[field])}): {', '.join(diff[field])}")
+            reworded = [r["control_id"] for r in diff["reworded"]]
+            click.echo(f"reworded ({len(reworded)}): {', '.join(reworded)}")
+            remapped = [f"{r['framework']} {r['requirement_id']}" for r in diff["remapped"]]
+            click.echo(f"remapped ({len(remapped)}): {', '.join(remapped)}")
+            click.echo(f"rows re-opened ({len(diff['affected_rows'])}):")
+            for row in diff["affected_rows"]:
+                click.echo(f"  {row}")
+            return
+        if not reason:
+            raise click.UsageError("--reason is required to adopt (or --dry-run)")
+        view = adopt_catalogue(
+            who,
+            assessment_id,
+            target,
+            reason=reason,
+            idempotency_key=key or f"cli:adopt:{assessment_id}:{target}",
+        )
+    except FleetError as error:
+        raise click.ClickException(str(error)) from error
+    if as_json:
+        emit_json(jsonable(view.model_dump(mode="json")))
+        return
+    click.echo(f"{view.status}: {len(view.reopened_rows)} rows re-opened")
+    if view.reassessment_id is not None:
+        click.echo(f"reassessment {view.reassessment_id}")
 
 
 @click.group("framework")

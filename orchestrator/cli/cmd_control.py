@@ -226,3 +226,31 @@ def _control(name: str, action: Callable[..., SignalReceipt], help_text: str) ->
 cancel_command = _control("cancel", operations.cancel_run, "Cancel a run (terminal).")
 block_command = _control("block", operations.block_run, "Block a run for manual intervention.")
 resume_command = _control("resume", operations.resume_run, "Resume a blocked run where it stood.")
+
+
+@click.command("migrate")
+@click.argument("run_id", type=RUN_ID)
+@click.option("--to", "to_version", required=True, type=click.IntRange(1), help="Version.")
+@_common
+def migrate_command(
+    run_id: uuid.UUID,
+    to_version: int,
+    reason: str,
+    key: str | None,
+    wait: float,
+    actor: str | None,
+    as_json: bool,
+) -> None:
+    """Move a run to another shipped lifecycle definition that declares a migration from
+    the run's (while it waits, is blocked or failed)."""
+    _send(
+        "migrate",
+        run_id,
+        actor,
+        key,
+        wait,
+        as_json,
+        lambda who, k: operations.migrate_definition(
+            who, run_id, to_version, reason=reason, idempotency_key=k
+        ),
+    )

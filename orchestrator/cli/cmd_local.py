@@ -19,7 +19,16 @@ import click
     show_default=True,
     help="Threads of the in-process worker.",
 )
-def demo_command(framework: str, concurrency: int) -> None:
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(1),
+    default=900.0,
+    show_default=True,
+    help="Seconds the whole run may take (the first run embeds the catalogue: a minute or "
+    "two on a laptop's CPU).",
+)
+def demo_command(framework: str, concurrency: int, timeout_s: float) -> None:
     """Run one whole assessment on the embedded default (SQLite, in-process worker)."""
     from orchestrator.config.settings import get_settings
     from orchestrator.db.migrate import upgrade
@@ -33,7 +42,7 @@ def demo_command(framework: str, concurrency: int) -> None:
     click.echo(f"database: {settings.resolved_database_url}")
     upgrade()
     with embedded_worker(get_app(), concurrency=concurrency):
-        result = run_demo(framework=framework)
+        result = run_demo(framework=framework, timeout_s=timeout_s)
     click.echo()
     click.echo(f"run {result.run.id}: {result.run.status} in {result.seconds:.1f} s")
     for step, seconds in result.steps:

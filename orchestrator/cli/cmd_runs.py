@@ -6,7 +6,6 @@ import uuid
 from typing import Any
 
 import click
-from sqlalchemy import select
 
 from orchestrator.cli.clickkit import RUN_ID, json_option
 from orchestrator.cli.operators import operator_for
@@ -16,8 +15,7 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import STEP_ORDER
-from orchestrator.db.models import WorkflowRun
-from orchestrator.db.session import transaction
+from orchestrator.service.operator_lookups import tenants_with_runs
 from orchestrator.service.queries import KeysetPage, RunFilter, list_runs
 from orchestrator.service.read_models import RunView
 
@@ -91,8 +89,7 @@ def _runs(
 ) -> KeysetPage[RunView]:
     if tenant:
         return list_runs(Actor(tenant, "operator"), filters, limit=limit, cursor=cursor)
-    with transaction() as session:
-        tenants = list(session.scalars(select(WorkflowRun.tenant_id).distinct()))
+    tenants = tenants_with_runs()
     runs: list[RunView] = []
     for each in tenants:  # every tenant's newest `limit`, then the newest of those
         runs += list_runs(Actor(each, "operator"), filters, limit=limit).items

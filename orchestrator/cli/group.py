@@ -38,6 +38,14 @@ COMMANDS = {
     "role": f"{_ADMIN}:role",
     "catalog": f"{_CATALOG}:catalog",
     "framework": f"{_CATALOG}:framework",
+    "history": "orchestrator.cli.cmd_history:history",
+    "migrate-definition": f"{_CONTROL}:migrate_command",
+    "definitions": "orchestrator.cli.cmd_definitions:definitions_command",
+    "handoff": "orchestrator.cli.cmd_handoffs:handoff",
+    "effects": "orchestrator.cli.cmd_handoffs:effects_command",
+    "adopt": "orchestrator.cli.cmd_handoffs:adopt_command",
+    "export-target": "orchestrator.cli.cmd_exports:export_target",
+    "health": "orchestrator.cli.cmd_health:health_command",
 }
 
 
@@ -45,4 +53,4 @@ COMMANDS = {
 def lifecycle() -> None:
     """Run and operate assessment lifecycles: the demo, migrations, the HTTP API; list,
     show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys, approver
-    roles, control catalogues and frameworks."""
+    roles, control catalogues and frameworks; handoffs, effects, definitions, histories."""

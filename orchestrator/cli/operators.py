@@ -10,12 +10,9 @@ from __future__ import annotations
 import getpass
 import uuid
 
-from sqlalchemy import select
-
-from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.identity import Actor
-from orchestrator.db.models import WorkflowRun
-from orchestrator.db.session import transaction
+from orchestrator.service.operator_lookups import tenant_of_run
 
 
 def operator_id(actor: str | None) -> str:
@@ -37,11 +34,7 @@ def parse_run_id(value: str) -> uuid.UUID:
 
 def operator_for(run_id: uuid.UUID, actor: str | None = None) -> Actor:
     """An actor of the run's own tenant, seeing every organization."""
-    with transaction() as session:
-        tenant = session.scalar(select(WorkflowRun.tenant_id).where(WorkflowRun.id == run_id))
-    if tenant is None:
-        raise NotFound(f"workflow run {run_id} not found")
-    return Actor(tenant_id=tenant, actor_id=operator_id(actor))
+    return Actor(tenant_id=tenant_of_run(run_id), actor_id=operator_id(actor))
 
 
 def new_key(command: str, run_id: uuid.UUID) -> str:

@@ -2,34 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from enum import Enum
 from typing import Any
 
 import click
-from pydantic import BaseModel
 
-
-def jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value
+from orchestrator.contracts.plain import jsonable
 
 
 def emit_json(value: Any) -> None:

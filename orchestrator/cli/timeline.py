@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from orchestrator.cli.output import between, jsonable, short, span, table, when
+from orchestrator.cli.output import between, short, span, table, when
 from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.plain import jsonable
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepKind
 from orchestrator.lifecycle.definition import STEP_SPECS
@@ -148,6 +149,16 @@ def _job_entry(job: JobView) -> Entry:
     )
 
 
+def _ref(origin_ref: str | None) -> str:
+    return f" ({origin_ref})" if origin_ref else ""
+
+
+def _pin(context: dict[str, Any]) -> str:
+    pin = context.get("definition") or {}
+    content_hash = pin.get("hash")
+    return f"v{pin.get('version') or 1}" + (f" {content_hash[:12]}" if content_hash else "")
+
+
 def render(history: RunHistory, *, audit: bool = True) -> str:
     run = history.run
     lines = [
@@ -157,6 +168,9 @@ def render(history: RunHistory, *, audit: bool = True) -> str:
         f"  tenant     {run.tenant_id} / {run.organization_id}",
         f"  assessment {run.assessment_id}",
         f"  trace      {run.trace_id}",
+        f"  started    by {run.origin or 'unrecorded'}{_ref(run.origin_ref)}, acts for "
+        f"{(run.authority or {}).get('principal', 'unrecorded')}",
+        f"  definition {_pin(run.context)}",
         f"  created    {when(run.created_at)}   updated {when(run.updated_at)}"
         f"   version {run.version}",
         "",

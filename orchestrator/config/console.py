@@ -22,3 +22,6 @@ class ConsoleSettings(BaseSettings):
         3600.0, gt=0, description="A run unchanged this long is listed as stuck."
     )
     poll_interval_s: float = Field(3.0, gt=0, description="How often a run page refreshes.")
+    claim_ttl_s: float = Field(
+        1800.0, gt=0, description="A reviewer's claim on a gate's review lapses after this."
+    )

@@ -1,6 +1,6 @@
 """The one settings object: the fleet's own fields (prefix LIFECYCLE_) and one section per
-part (api, sweeps, webhooks, observability, ingestion, embedding, console), each with its
-own prefix.
+part (api, sweeps, webhooks, observability, ingestion, embedding, console, effects,
+tenants), each with its own prefix.
 
 Read once per process (`get_settings()`); `reset_settings()` forgets it after the
 environment changed (tests).
@@ -16,10 +16,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orchestrator.config.api import ApiSettings
 from orchestrator.config.console import ConsoleSettings
+from orchestrator.config.effects import EffectSettings
 from orchestrator.config.embedding import EmbeddingSettings
 from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.config.observability import ObservabilitySettings
 from orchestrator.config.sweeps import SweepSettings
+from orchestrator.config.tenants import TenantShareSettings
 from orchestrator.config.webhooks import WebhookSettings
 
 DEFAULT_HOME = Path(".lifecycle")
@@ -32,14 +34,22 @@ class Settings(BaseSettings):
 
     home: Path = Field(DEFAULT_HOME, description="Where the embedded database and files live.")
     database_url: str | None = Field(None, description="SQLAlchemy URL; default: SQLite file.")
-    broker_url: str = Field("memory://localhost/", description="Celery broker (redis://, amqp://).")
+    broker_url: str = Field(
+        "memory://localhost/",
+        description="Celery broker: redis://, or amqp:// for RabbitMQ (quorum queues, "
+        "publisher confirms; orchestrator.engine.broker_topology).",
+    )
     storage_dir: Path | None = Field(None, description="Documents and artifacts; default: home.")
     visibility_timeout_s: int = Field(
         4 * 3600, ge=1, description="Redis redelivery delay; > longest job."
     )
-    unacked_restore_interval_s: int = Field(10, ge=1)
-    job_max_retries: int = Field(3, ge=0)
-    job_retry_backoff_s: int = Field(2, ge=0)
+    unacked_restore_interval_s: int = Field(
+        10, ge=1, description="How often Redis gives back messages of workers that died."
+    )
+    job_max_retries: int = Field(
+        3, ge=0, description="Retries of a retryable job error, with exponential backoff."
+    )
+    job_retry_backoff_s: int = Field(2, ge=0, description="First wait before a retry.")
     job_retry_backoff_max_s: int = Field(30, ge=0, description="Longest wait between retries.")
     job_database_retries: int = Field(
         20,
@@ -47,6 +57,15 @@ class Settings(BaseSettings):
         description="Retries of a job while the database is unavailable (about "
         "9 minutes with the default backoff): an outage is not the job's "
         "fault, so it gets more than job_max_retries.",
+    )
+    job_batch_lease_s: float = Field(
+        300,
+        gt=0,
+        description="How long a worker holds a batch of a job that fans out (a slice of "
+        "its chunks to embed) before another may take it over; above one batch's work.",
+    )
+    job_batch_attempts: int = Field(
+        3, ge=1, description="Tries of one batch before its job fails (and is retried)."
     )
     database_idle_transaction_timeout_s: int = Field(
         1200,
@@ -68,8 +87,10 @@ class Settings(BaseSettings):
         "(the one write lock held elsewhere) before it is answered as busy (503), "
         "retried with backoff within that time; also SQLite's own busy timeout.",
     )
-    max_document_bytes: int = Field(25 * 1024 * 1024, ge=1)
-    embedding_dim: int = Field(256, ge=8, le=4096)
+    max_document_bytes: int = Field(25 * 1024 * 1024, ge=1, description="Upload size limit.")
+    embedding_dim: int = Field(
+        256, ge=8, le=4096, description="Dimensions of the hashing embedder's vectors."
+    )
     inline_coordination: bool = Field(
         True,
         description="A job applies its own outcome after committing it (saves a hop); "
@@ -94,6 +115,8 @@ class Settings(BaseSettings):
     ingestion: IngestionLimits = Field(default_factory=IngestionLimits)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
+    effects: EffectSettings = Field(default_factory=EffectSettings)
+    tenants: TenantShareSettings = Field(default_factory=TenantShareSettings)
 
     @field_validator("database_url")
     @classmethod

@@ -12,6 +12,7 @@ from datetime import timedelta
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from orchestrator.config.sweep_registry import by_name
 from orchestrator.contracts.jobs import JobKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepKind
@@ -46,18 +47,6 @@ DEFAULT_JOB_DEADLINES: dict[JobKind, float] = {
     JobKind.RENDER_REPORT: 600,
 }
 
-#: Seconds between two runs of each sweep under `celery beat`.
-DEFAULT_INTERVALS: dict[str, float] = {
-    "messages": 5,
-    "outbox": 15,
-    "inbox": 30,
-    "lost_jobs": 60,
-    "approval_waits": 60,
-    "sla": 300,
-    "stale": 300,
-    "notifications": 15,
-}
-
 
 class SweepSettings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -69,6 +58,11 @@ class SweepSettings(BaseSettings):
     )
     batch: int = Field(500, ge=1, le=10_000, description="Most items one sweep handles.")
     interval_s: float | None = Field(None, gt=0, description="Run every sweep this often (tests).")
+    intervals: dict[str, float] = Field(
+        default_factory=dict,
+        description="Seconds between two runs of a sweep, by its name "
+        '(e.g. {"stale": 3600}); the others keep their defaults.',
+    )
     rekick_backoff_max_s: float = Field(600, gt=0)
     approval_default: ApprovalTiming = ApprovalTiming(
         remind_after_s=DAY, escalate_after_s=3 * DAY, block_after_s=7 * DAY
@@ -76,6 +70,12 @@ class SweepSettings(BaseSettings):
     approval_policies: dict[Step, ApprovalTiming] = Field(default_factory=dict)
     sla_s: float = Field(30 * DAY, gt=0, description="A run should complete within this.")
     stale_after_s: float = Field(14 * DAY, gt=0, description="Idle this long: stale.")
+    evidence_request_escalate_days: int = Field(
+        7, ge=0, description="Escalate an evidence request overdue this many days."
+    )
+    evidence_remind_days: int = Field(
+        30, ge=0, description="Remind a document's owner this many days before it expires."
+    )
     job_deadline_s: dict[JobKind, float] = Field(default_factory=dict)
     queued_deadline_s: float = Field(
         HOUR,
@@ -114,8 +114,19 @@ class SweepSettings(BaseSettings):
         seconds = self.job_deadline_s.get(kind, DEFAULT_JOB_DEADLINES[kind])
         return timedelta(seconds=seconds)
 
+    @field_validator("intervals")
+    @classmethod
+    def _known_sweeps(cls, value: dict[str, float]) -> dict[str, float]:
+        known = by_name()
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"no sweep named {', '.join(unknown)}; sweeps: {', '.join(known)}")
+        if any(seconds <= 0 for seconds in value.values()):
+            raise ValueError("a sweep's interval is a positive number of seconds")
+        return value
+
     def interval(self, sweep: str) -> float:
-        return self.interval_s or DEFAULT_INTERVALS[sweep]
+        return self.interval_s or self.intervals.get(sweep) or by_name()[sweep].interval_s
 
     @property
     def grace(self) -> timedelta:

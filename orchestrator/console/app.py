@@ -14,12 +14,26 @@ def install(app: FastAPI) -> None:
     from orchestrator.console import (
         pages_assessments,
         pages_auth,
+        pages_handoffs,
         pages_ops,
         pages_queue,
         pages_review,
         pages_runs,
+        pages_settings,
     )
+    from orchestrator.console.error_pages import ConsoleErrorPages
 
-    for module in (pages_auth, pages_queue, pages_assessments, pages_runs, pages_review, pages_ops):
+    for module in (
+        pages_auth,
+        pages_queue,
+        pages_assessments,
+        pages_runs,
+        pages_review,
+        pages_ops,
+        pages_handoffs,
+        pages_settings,
+    ):
         app.include_router(module.router)
     app.mount("/console/static", StaticFiles(directory=STATIC_DIR), name="console-static")
+    # Outside the API's error middleware: its JSON answers to console addresses become pages.
+    app.add_middleware(ConsoleErrorPages)

@@ -27,7 +27,9 @@ from orchestrator.console.web import (
     see_other,
 )
 from orchestrator.contracts.errors import LifecycleError, NotFound
+from orchestrator.contracts.origins import StartOrigin
 from orchestrator.service.apikeys import Scope
+from orchestrator.service.authority import RunAuthority
 from orchestrator.service.document_outcomes import list_outcomes
 from orchestrator.service.documents import upload_document_file
 from orchestrator.service.producer import Actor, create_assessment, get_lifecycle, start_lifecycle
@@ -139,5 +141,11 @@ def start(
     key: Annotated[str, Form(min_length=8, max_length=64)],
 ) -> Response:
     need(session, Scope.SIGNAL)
-    run = start_lifecycle(session.principal.actor, assessment_id, f"console:{key}")
+    run = start_lifecycle(
+        session.principal.actor,
+        assessment_id,
+        f"console:{key}",
+        origin=StartOrigin.USER,
+        authority=RunAuthority.of_principal(session.principal),
+    )
     return see_other(f"/console/runs/{run.id}")

@@ -9,7 +9,6 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import HTMLResponse
 
-from orchestrator.console.operating import counts_by_status_and_step, stuck_runs
 from orchestrator.console.sessions import ConsoleSession
 from orchestrator.console.settings import get_console_settings
 from orchestrator.console.web import (
@@ -31,6 +30,7 @@ from orchestrator.service.dead_letters import (
     resolve_dead_letter,
 )
 from orchestrator.service.producer import get_run
+from orchestrator.service.stuck_runs import counts_by_status_and_step, stuck_runs
 
 router = APIRouter(prefix="/console/ops", route_class=ConsoleRoute, include_in_schema=False)
 

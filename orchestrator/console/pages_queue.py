@@ -1,4 +1,5 @@
-"""My queue: approval waits this person can act on, with filters."""
+"""My queue: the approval waits this person can act on, those that need another reviewer
+(they amended or asked for the version), and who claimed each, with filters."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import uuid
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from orchestrator.console.queue import my_queue
 from orchestrator.console.web import ConsoleRoute, Session, render
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR
+from orchestrator.service.review_queue import my_queue
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -31,4 +32,6 @@ def queue(
         gate=chosen,
         assessment=assessment,
         kinds=ArtifactKind,
+        mine=[i for i in items if not i.needs_another_reviewer],
+        others=[i for i in items if i.needs_another_reviewer],
     )

@@ -1,19 +1,23 @@
-"""Reviewing a draft: its tables, what changed since the previous version, the report
-inline, and the decision (approve, reject, request changes) with a comment."""
+"""Reviewing a draft: its tables page by page, what changed since the previous version,
+pictures, the report inline, a row's own page, and the work done from them: amend rows
+(one, those ticked, or every row a filter selects), comment, claim the review, decide."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Annotated, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Form, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse
 
 from orchestrator.config.settings import get_settings
-from orchestrator.console import artifacts as rendering
+from orchestrator.console.amend_fields import FIELDS, changes_of
 from orchestrator.console.decisions import decide
-from orchestrator.console.queue import acting_roles, state_of_view
+from orchestrator.console.draft_tables import SPECS, TableSpec, named_rows, spec_of
+from orchestrator.console.review_page import choose, load_review
 from orchestrator.console.web import (
     ConsoleRoute,
     PageError,
@@ -24,17 +28,23 @@ from orchestrator.console.web import (
     render,
     see_other,
 )
-from orchestrator.contracts.errors import NotFound
-from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind
+from orchestrator.contracts.errors import GateNotReady, InvalidInput, NotFound
+from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
-from orchestrator.service.amendments import ASSESSED, ROWS, amend_artifact, row_name
+from orchestrator.service.amendments import amend_artifact
 from orchestrator.service.apikeys import Scope
-from orchestrator.service.producer import get_run
-from orchestrator.service.queries import get_artifact, list_approvals, list_artifacts
+from orchestrator.service.draft_rows import ROWS
+from orchestrator.service.queries import get_artifact, list_artifacts
+from orchestrator.service.review_claims import claim_review, release_review
+from orchestrator.service.review_comments import add_comment, list_comments
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
-APPROVABLE = frozenset(APPROVAL_SIGNALS.values())
+Key = Annotated[str, Form(min_length=8, max_length=64)]
+#: Changed rows a diff lists per table before it offers the rest on request.
+CHANGES_SHOWN = 50
+Text = Annotated[str, Form(max_length=4000)]
 
 
 def _kind(value: str) -> ArtifactKind:
@@ -42,6 +52,11 @@ def _kind(value: str) -> ArtifactKind:
         return ArtifactKind(value)
     except ValueError as error:
         raise PageError(404, "Not found", f"There is no artifact kind {value!r}.") from error
+
+
+def _review_url(run_id: uuid.UUID, kind: ArtifactKind, **params: Any) -> str:
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    return f"/console/runs/{run_id}/artifacts/{kind.value}" + (f"?{query}" if query else "")
 
 
 @router.get("/runs/{run_id}/artifacts/{kind}", name="console_review")
@@ -52,76 +67,91 @@ def review(
     kind: str,
     version: int | None = None,
     notice: str | None = None,
+    problem: str | None = None,
 ) -> HTMLResponse:
     need(session, Scope.READ)
-    actor = session.principal.actor
     artifact_kind = _kind(kind)
-    run = get_run(actor, run_id)
-    versions = list_artifacts(actor, run_id, artifact_kind.value)
-    if not versions:
-        raise NotFound(f"run {run_id} has no {artifact_kind.value} draft yet")
-    chosen = (
-        next((v for v in versions if v.version == version), None)
-        if version is not None
-        else versions[-1]
-    )
-    if chosen is None:
-        raise NotFound(f"run {run_id} has no {artifact_kind.value} version {version}")
-    current = get_artifact(actor, run_id, chosen.id)
-    previous_view = next((v for v in reversed(versions) if v.version < chosen.version), None)
-    changes = None
-    if previous_view is not None:
-        previous = get_artifact(actor, run_id, previous_view.id)
-        changes = rendering.diff(artifact_kind, previous.content, current.content)
-    state = state_of_view(run)
-    waiting_version = state.artifacts.get(artifact_kind)
-    roles = (
-        acting_roles(session.principal, state, artifact_kind)
-        if artifact_kind in APPROVABLE
-        and waiting_version == chosen.version
-        and state.rejected.get(artifact_kind) != chosen.version
-        and not state.status.is_terminal
-        else ()
-    )
-    approvals = [a for a in list_approvals(actor, run_id) if a.artifact_kind == artifact_kind.value]
-    amendable = (
-        _row_names(artifact_kind, current.content)
-        if session.principal.allows(Scope.APPROVE)
-        and chosen.version == versions[-1].version
-        and chosen.status == "draft"
-        and not state.status.is_terminal
-        else []
-    )
+    params = {k: v for k, v in request.query_params.items() if k not in ("notice", "problem")}
+    everything = params.get("changes") == "all"
+    page = load_review(session.principal, run_id, artifact_kind, version, params)
+    params["version"] = str(page.artifact.version)  # every link stays on the version read
     return render(
         request,
         session,
         "review.html",
-        run=run,
+        r=page,
+        run=page.run,
+        kind=artifact_kind,
+        artifact=page.artifact,
+        params=params,
+        key=action_key(),
+        amend_fields=FIELDS.get(artifact_kind, ()),
+        shown_changes=100_000 if everything else CHANGES_SHOWN,
+        notice=notice,
+        problem=problem,
+    )
+
+
+@router.get("/runs/{run_id}/artifacts/{kind}/row", name="console_review_row")
+def row_page(
+    request: Request,
+    session: Session,
+    run_id: uuid.UUID,
+    kind: str,
+    name: str,
+    table: str | None = None,
+    version: int | None = None,
+    notice: str | None = None,
+) -> HTMLResponse:
+    """One row on its own page: every field, its passages, its thread and its history."""
+    need(session, Scope.READ)
+    actor = session.principal.actor
+    artifact_kind = _kind(kind)
+    versions = list_artifacts(actor, run_id, artifact_kind.value)
+    chosen = choose(versions, version, run_id, artifact_kind)
+    content = get_artifact(actor, run_id, chosen.id).content
+    spec = spec_of(artifact_kind, table) if table else _decided_spec(artifact_kind)
+    found = (
+        next((r for r in named_rows(artifact_kind, spec, content) if r.name == name), None)
+        if spec is not None
+        else None
+    )
+    if spec is None or found is None:
+        raise NotFound(f"{artifact_kind.value} v{chosen.version} has no row {name!r}")
+    latest = chosen.version == versions[-1].version and chosen.status == "draft"
+    return render(
+        request,
+        session,
+        "review_row.html",
+        run_id=run_id,
         kind=artifact_kind,
         artifact=chosen,
-        versions=versions,
-        content=current.content,
-        tables=rendering.tables(artifact_kind, current.content),
-        summary=rendering.summary(current.content),
-        previous=previous_view,
-        changes=changes,
-        roles=roles,
-        approvals=approvals,
+        spec=spec,
+        row=found,
+        comments=[c for c in list_comments(actor, run_id, artifact_kind) if c.row == name],
+        history=_row_history(content, name),
+        amendable=spec.decided
+        and latest
+        and artifact_kind in ROWS
+        and session.principal.allows(Scope.APPROVE),
+        amend_fields=FIELDS.get(artifact_kind, ()),
         key=action_key(),
-        decisions=[d.value for d in ApprovalDecision],
-        amendable=amendable,
-        assessed=ASSESSED,
         notice=notice,
     )
 
 
-def _row_names(kind: ArtifactKind, content: dict[str, Any]) -> list[str]:
-    """The rows of a draft a reviewer may amend (none for kinds without rows)."""
-    if kind not in ROWS:
-        return []
-    rows, key = ROWS[kind]
-    found = [r for r in content.get(rows) or [] if isinstance(r, dict) and key in r]
-    return [row_name(found, key, r) for r in found]
+def _decided_spec(kind: ArtifactKind) -> TableSpec | None:
+    return next((s for s in SPECS.get(kind, ()) if s.decided), None)
+
+
+def _row_history(content: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """Each amendment of this row up to this version: who, when, why, before and after."""
+    found = []
+    for amendment in content.get("amendments") or []:
+        for row in amendment.get("rows") or []:
+            if isinstance(row, dict) and row.get("row") == name:
+                found.append({**amendment, "before": row.get("before"), "after": row.get("after")})
+    return found
 
 
 @router.get("/runs/{run_id}/artifacts/{kind}/{version}/file", name="console_artifact_file")
@@ -161,10 +191,10 @@ def decision(
     run_id: uuid.UUID,
     kind: str,
     version: Annotated[int, Form(ge=1)],
-    key: Annotated[str, Form(min_length=8, max_length=64)],
+    key: Key,
     decision: Annotated[str, Form(max_length=32)] = "",
     role: Annotated[str, Form(max_length=64)] = "",
-    comment: Annotated[str, Form(max_length=4000)] = "",
+    comment: Text = "",
 ) -> Response:
     need(session, Scope.APPROVE)
     artifact_kind = _kind(kind)
@@ -180,69 +210,169 @@ def decision(
             "Say why",
             "A rejection or a request for changes needs a comment saying what to change.",
         )
-    done = decide(
-        session.principal,
-        run_id,
-        artifact_kind,
-        version,
-        decision=verdict,
-        role=role or None,
-        comment=comment.strip() or None,
-        key=key,
-    )
+    try:
+        done = decide(
+            session.principal,
+            run_id,
+            artifact_kind,
+            version,
+            decision=verdict,
+            role=role or None,
+            comment=comment.strip() or None,
+            key=key,
+        )
+    except GateNotReady as error:
+        raise PageError(
+            409,
+            "Not ready to approve",
+            f"{error.message}.",
+            links=[
+                ("Show the undecided rows", _undecided_url(run_id, artifact_kind, version)),
+                ("Back to the draft", _review_url(run_id, artifact_kind, version=version)),
+            ],
+        ) from error
+    release_review(session.principal.actor, run_id, artifact_kind)  # decided: claim done
     notice = f"{artifact_kind.value} v{version} {done.decision}: {done.fate}" + (
         f" ({done.reason})" if done.reason else ""
     )
     return see_other(f"/console/runs/{run_id}?notice={quote(notice)}")
 
 
-Text = Annotated[str, Form(max_length=2000)]
+def _undecided_url(run_id: uuid.UUID, kind: ArtifactKind, version: int) -> str:
+    spec = _decided_spec(kind)
+    extra = {f"{spec.slug}.undecided": "1"} if spec is not None else {}
+    return _review_url(run_id, kind, version=version, **extra) + "#tables"
 
 
 @router.post("/runs/{run_id}/artifacts/{kind}/amend", name="console_amend")
-def amend(
-    session: Posted,
-    run_id: uuid.UUID,
-    kind: str,
-    artifact_id: Annotated[uuid.UUID, Form()],
-    key: Annotated[str, Form(min_length=8, max_length=64)],
-    row: Annotated[str, Form(min_length=1, max_length=200)],
-    reason: Text = "",
-    assessed_status: Annotated[str, Form(max_length=32)] = "",
-    applicable: Annotated[str, Form(max_length=8)] = "",
-    justification: Text = "",
-    owner: Text = "",
-    target_date: Annotated[str, Form(max_length=10)] = "",
-    note: Text = "",
-) -> Response:
-    """One row of a draft changed by a reviewer: the draft's next version, which the
-    approval then binds to (the same service as the API's amendments)."""
+async def amend(request: Request, session: Posted, run_id: uuid.UUID, kind: str) -> Response:
+    """Rows of a draft changed by a reviewer: one row, the rows ticked, or every row the
+    table's filter selects; the draft's next version, which approvals then bind to (the
+    same service as the API's amendments)."""
     need(session, Scope.APPROVE)
     artifact_kind = _kind(kind)
-    # The SoA names the status a reviewer sets per requirement its implementation status.
-    status = "implementation_status" if artifact_kind is ArtifactKind.SOA else "assessed_status"
-    fields: dict[str, Any] = {
-        status: assessed_status,
-        "justification": justification,
-        "owner": owner,
-        "target_date": target_date,
-        "note": note,
-    }
-    changes = {name: value.strip() for name, value in fields.items() if value.strip()}
-    if applicable in ("yes", "no"):
-        changes["applicable"] = applicable == "yes"
+    form = await request.form()
+    fields = {k: str(v) for k, v in form.items() if isinstance(v, str)}
+    changes = changes_of(artifact_kind, fields)
     if not changes:
-        raise PageError(422, "Nothing to change", "Change at least one field of the row.")
-    done = amend_artifact(
+        raise PageError(422, "Nothing to change", "Change at least one field of the rows.")
+    try:
+        artifact_id = uuid.UUID(fields.get("artifact_id", ""))
+    except ValueError as error:
+        raise PageError(422, "Not accepted", "The form names no draft.") from error
+    entry = _selection(form.getlist("rows"), fields)
+    if entry.pop("every", False):  # no filter: every row of the version read
+        entry["rows"] = await run_in_threadpool(
+            _every_row, session.principal.actor, run_id, artifact_kind, artifact_id
+        )
+    key = fields.get("key", "")
+    if not 8 <= len(key) <= 64:
+        raise PageError(422, "Not accepted", "The form's key is missing; reload the page.")
+    done = await run_in_threadpool(
+        amend_artifact,
         session.principal.actor,
         run_id,
         artifact_id,
-        [{"row": row, "changes": changes}],
-        reason=reason,
+        [{**entry, "changes": changes}],
+        reason=fields.get("reason", ""),
         idempotency_key=f"console:{key}",
     )
-    notice = f"{artifact_kind.value} v{done.version} drafted from v{done.based_on}: row {row}"
-    return see_other(
-        f"/console/runs/{run_id}/artifacts/{artifact_kind.value}?version={done.version}"
-        f"&notice={quote(notice)}"
+    what = (
+        f"row {entry['row']}"
+        if "row" in entry
+        else f"{len(entry['rows'])} rows"
+        if "rows" in entry
+        else "every row matching the filter"
     )
+    notice = f"{artifact_kind.value} v{done.version} drafted from v{done.based_on}: {what} amended"
+    return see_other(_review_url(run_id, artifact_kind, version=done.version, notice=notice))
+
+
+def _every_row(
+    actor: Actor, run_id: uuid.UUID, kind: ArtifactKind, artifact_id: uuid.UUID
+) -> list[str]:
+    spec = _decided_spec(kind)
+    content = get_artifact(actor, run_id, artifact_id).content
+    return [r.name for r in named_rows(kind, spec, content)] if spec is not None else []
+
+
+def _selection(ticked: list[Any], fields: dict[str, str]) -> dict[str, Any]:
+    """Which rows the form names: `row` (a row's page), `filter` (every row the table's
+    filter selects: the JSON the page carried) or the rows ticked."""
+    target = fields.get("target", "ticked")
+    if fields.get("row"):
+        return {"row": fields["row"]}
+    if target == "filter":
+        try:
+            wanted = json.loads(fields.get("filter") or "null")
+        except ValueError as error:
+            raise InvalidInput("the form's filter is not readable; reload the page") from error
+        return {"filter": wanted} if wanted else {"every": True}
+    names = [str(n) for n in ticked if str(n).strip()]
+    if not names:
+        raise PageError(
+            422,
+            "No rows chosen",
+            "Tick the rows to amend, or choose every row matching the filter.",
+        )
+    return {"rows": names}
+
+
+@router.post("/runs/{run_id}/artifacts/{kind}/comments", name="console_comment")
+def comment(
+    session: Posted,
+    run_id: uuid.UUID,
+    kind: str,
+    version: Annotated[int, Form(ge=1)],
+    body: Text = "",
+    row: Annotated[str, Form(max_length=300)] = "",
+    back: Annotated[str, Form()] = "",
+) -> Response:
+    need(session, Scope.APPROVE, Scope.SIGNAL)  # the people who review or answer drafts
+    artifact_kind = _kind(kind)
+    added = add_comment(
+        session.principal.actor, run_id, artifact_kind, version, body, row=row or None
+    )
+    where = f"row {added.row}" if added.row else f"{artifact_kind.value} v{version}"
+    return see_other(_back(back, run_id, artifact_kind, f"Comment added on {where}"))
+
+
+def _back(back: str, run_id: uuid.UUID, kind: ArtifactKind, notice: str) -> str:
+    """Where a form returns: the page it came from, when it is this run's console page."""
+    own = f"/console/runs/{run_id}"
+    target = back if back.startswith(own) and "//" not in back else _review_url(run_id, kind)
+    target, _, anchor = target.partition("#")
+    joiner = "&" if "?" in target else "?"
+    return f"{target}{joiner}notice={quote(notice)}" + (f"#{anchor}" if anchor else "")
+
+
+# Last: its path would take the other forms' (decision, amend, comments) otherwise.
+def _claim(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> str:
+    held = claim_review(actor, run_id, kind)
+    return f"You claimed this review until {held.expires_at:%H:%M} UTC"
+
+
+def _release(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> str:
+    freed = release_review(actor, run_id, kind)
+    return "You released this review" if freed else "You held no claim on this review"
+
+
+_CLAIMS = {"claim": _claim, "release": _release}
+
+
+@router.post("/runs/{run_id}/artifacts/{kind}/{command}", name="console_claim")
+def claim(
+    session: Posted,
+    run_id: uuid.UUID,
+    kind: str,
+    command: str,
+    back: Annotated[str, Form()] = "",
+) -> Response:
+    """Claim a gate's review (others see who is on it until it lapses), or release it."""
+    need(session, Scope.APPROVE)
+    act = _CLAIMS.get(command)
+    if act is None:
+        raise PageError(404, "Not found", f"There is no {command} command for a draft.")
+    artifact_kind = _kind(kind)
+    notice = act(session.principal.actor, run_id, artifact_kind)
+    return see_other(_back(back, run_id, artifact_kind, notice))

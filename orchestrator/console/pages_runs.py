@@ -11,9 +11,9 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import HTMLResponse
 
-from orchestrator.catalog.door import selectable_names
 from orchestrator.cli.timeline import load_history
-from orchestrator.console.run_page import actions, document_progress, step_rows
+from orchestrator.console.run_page import actions, document_progress, live_token, step_rows
+from orchestrator.console.sessions import ConsoleSession
 from orchestrator.console.web import (
     ConsoleRoute,
     PageError,
@@ -28,15 +28,30 @@ from orchestrator.contracts.signals import SignalType
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import STEP_ORDER
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.db.busy import retry_busy
-from orchestrator.db.session import read_transaction
 from orchestrator.service import operations
 from orchestrator.service.apikeys import Scope
-from orchestrator.service.document_outcomes import list_outcomes
+from orchestrator.service.document_outcomes import DocumentOutcomeView, list_outcomes
+from orchestrator.service.effect_views import list_effects
 from orchestrator.service.fates import await_fate
+from orchestrator.service.framework_choices import FrameworkOption, framework_options
+from orchestrator.service.handoffs import list_handoffs
 from orchestrator.service.producer import get_run, send_signal
-from orchestrator.service.queries import RunFilter, get_assessment, list_runs
-from orchestrator.service.read_models import SignalReceipt
+from orchestrator.service.progress import batch_progress
+from orchestrator.service.queries import (
+    RunFilter,
+    get_assessment,
+    list_approvals,
+    list_artifacts,
+    list_runs,
+    list_steps,
+)
+from orchestrator.service.read_models import (
+    ArtifactView,
+    BatchProgressView,
+    RunView,
+    SignalReceipt,
+    StepView,
+)
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -74,39 +89,86 @@ def runs(
 
 @router.get("/runs/{run_id}", name="console_run")
 def run(
-    request: Request, session: Session, run_id: uuid.UUID, notice: str | None = None
+    request: Request,
+    session: Session,
+    run_id: uuid.UUID,
+    notice: str | None = None,
+    fw: str = "",
 ) -> HTMLResponse:
     need(session, Scope.READ)
     actor = session.principal.actor
     history = load_history(actor, run_id)
     documents = list_outcomes(actor, history.run.assessment_id)
+    batches = batch_progress(actor, run_id)
     return render(
         request,
         session,
         "run.html",
         history=history,
-        run=history.run,
         assessment=get_assessment(actor, history.run.assessment_id),
-        steps=step_rows(history.run, history.steps, history.approvals),
-        documents=documents,
-        progress=document_progress(documents),
-        actions=actions(session.principal, history.run),
-        key=action_key(),
         notice=notice,
         step_names=[s.value for s in STEP_ORDER],
-        frameworks=_selectable(history.run.context),
+        effects=list_effects(actor, run_id),
+        handoffs=list_handoffs(actor, status=None, run_id=run_id),
+        **_live_parts(
+            session, history.run, documents, batches, history.steps, history.artifacts, fw
+        ),
     )
 
 
+def _live_parts(
+    session: ConsoleSession,
+    view: RunView,
+    documents: list[DocumentOutcomeView],
+    batches: list[BatchProgressView],
+    steps: list[StepView],
+    artifacts: list[ArtifactView],
+    search: str = "",
+) -> dict[str, Any]:
+    """What the page's moving parts need: the run page and its polled fragment share it."""
+    offered = actions(session.principal, view)
+    approvals = list_approvals(session.principal.actor, view.id)
+    return {
+        "run": view,
+        "documents": documents,
+        "progress": document_progress(documents),
+        "steps": step_rows(view, steps, approvals),
+        "artifacts": artifacts,
+        "actions": offered,
+        "key": action_key(),
+        "batches": batches,
+        "token": live_token(view, documents, batches),
+        "frameworks": _frameworks(session, view, search) if offered.can_select_framework else [],
+        "search": search,
+    }
+
+
+def _frameworks(session: ConsoleSession, view: RunView, search: str) -> list[FrameworkOption]:
+    words = search.lower().split()
+    return [
+        option
+        for option in framework_options(session.principal.actor, view.id)
+        if all(w in " ".join((option.name, *option.aliases)).lower() for w in words)
+    ]
+
+
 @router.get("/runs/{run_id}/live", name="console_run_live")
-def live(request: Request, session: Session, run_id: uuid.UUID) -> HTMLResponse:
-    """The part of the run page that changes while it runs (polled by the page)."""
+def live(request: Request, session: Session, run_id: uuid.UUID, since: str = "") -> Response:
+    """The parts of the run page that move (polled by the page): nothing (204) while the
+    run and its documents are as the page last saw them."""
     need(session, Scope.READ)
     actor = session.principal.actor
     view = get_run(actor, run_id)
     documents = list_outcomes(actor, view.assessment_id)
+    batches = batch_progress(actor, run_id)
+    if since and since == live_token(view, documents, batches):
+        return Response(status_code=204, headers={"Cache-Control": "no-store"})
+    steps, artifacts = list_steps(actor, run_id), list_artifacts(actor, run_id)
     return render(
-        request, session, "run_live.html", run=view, progress=document_progress(documents)
+        request,
+        session,
+        "run_live.html",
+        **_live_parts(session, view, documents, batches, steps, artifacts),
     )
 
 
@@ -125,16 +187,28 @@ def framework(
     session: Posted,
     run_id: uuid.UUID,
     key: Key,
-    framework: Annotated[str, Form(min_length=1, max_length=64)] = "SCF",
+    frameworks: Annotated[list[str], Form(max_length=64)] = [],  # noqa: B006 - FastAPI form
+    categories: Annotated[list[str], Form(max_length=200)] = [],  # noqa: B006 - FastAPI form
 ) -> Response:
+    """One or more frameworks, and the categories chosen with those that have them
+    (posted as "<framework>|<category>")."""
     need(session, Scope.SIGNAL)
+    chosen = [name.strip() for name in frameworks if name.strip()]
+    if not chosen:
+        raise PageError(
+            422, "Choose a framework", "Tick at least one framework for this assessment."
+        )
+    payload: dict[str, Any] = {"frameworks": chosen}
+    picked: dict[str, list[str]] = {}
+    for entry in categories:
+        name, _, category = entry.partition("|")
+        if name in chosen and category:
+            picked.setdefault(name, []).append(category)
+    if picked:
+        payload["categories"] = picked
     actor = session.principal.actor
     receipt = send_signal(
-        actor,
-        run_id,
-        SignalType.FRAMEWORK_SELECTED,
-        f"console:{key}",
-        payload={"framework": framework.strip()},
+        actor, run_id, SignalType.FRAMEWORK_SELECTED, f"console:{key}", payload=payload
     )
     return _done(run_id, "framework selected", await_fate(actor, receipt, FATE_WAIT_S))
 
@@ -253,9 +327,3 @@ def control(
     actor = session.principal.actor
     receipt = command_function(actor, run_id, reason=reason, idempotency_key=f"console:{key}")
     return _done(run_id, command, await_fate(actor, receipt, FATE_WAIT_S))
-
-
-@retry_busy
-def _selectable(run_context: dict[str, Any]) -> list[str]:
-    with read_transaction() as db:
-        return selectable_names(db, run_context)

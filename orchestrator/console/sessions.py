@@ -17,13 +17,8 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from orchestrator.console.settings import get_console_settings, signing_secret
-from orchestrator.db.apikey_models import ApiKey
-from orchestrator.db.busy import retry_busy
-from orchestrator.db.session import read_transaction
-from orchestrator.service.apikeys import Principal, Scope
+from orchestrator.service.apikeys import Principal, principal_of_key
 
 SESSION_COOKIE = "lifecycle_console"
 LOGIN_CSRF_COOKIE = "lifecycle_console_login"
@@ -77,22 +72,6 @@ def read_cookie(value: str | None, now: float | None = None) -> ConsoleSession |
         return None
     principal = principal_of_key(key_id)
     return None if principal is None else ConsoleSession(principal, session_id, expires)
-
-
-@retry_busy
-def principal_of_key(key_id: str) -> Principal | None:
-    """The principal of an unrevoked key, by its id (the session holds no secret)."""
-    with read_transaction() as session:
-        row = session.scalar(select(ApiKey).where(ApiKey.key_id == key_id))
-        if row is None or row.revoked_at is not None:
-            return None
-        return Principal(
-            key_id=row.key_id,
-            tenant_id=row.tenant_id,
-            principal=row.principal,
-            scopes=frozenset(Scope(s) for s in row.scopes),
-            organizations=frozenset(row.organizations) if row.organizations is not None else None,
-        )
 
 
 def new_login_token() -> str:

@@ -20,10 +20,13 @@ from fastapi.routing import APIRoute
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from orchestrator.api.problems import ApiProblem
+from orchestrator.console import values
 from orchestrator.console.sessions import SESSION_COOKIE, ConsoleSession, read_cookie, same_token
 from orchestrator.console.settings import get_console_settings
-from orchestrator.contracts.errors import DatabaseBusy, LifecycleError
+from orchestrator.contracts.errors import DatabaseBusy, FleetError, LifecycleError
+from orchestrator.db.busy import is_busy
 from orchestrator.service.apikeys import Scope
+from orchestrator.service.review_queue import queue_count
 
 log = logging.getLogger(__name__)
 
@@ -33,22 +36,28 @@ TEMPLATES = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+values.install(TEMPLATES.globals)
 
 
-class SignInRequired(Exception):
+class SignInRequired(FleetError):
     """No valid session: the person is sent to the sign-in page."""
 
 
-class PageError(Exception):
-    def __init__(self, status: int, title: str, message: str) -> None:
+class PageError(FleetError):
+    def __init__(
+        self, status: int, title: str, message: str, links: list[tuple[str, str]] | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.title, self.message = status, title, message
+        self.links = links or []
+        """(label, URL) of what the person can do next."""
 
 
-_TITLES = {
+TITLES = {
     400: "Bad request",
     403: "Not allowed",
     404: "Not found",
+    405: "Not allowed here",
     409: "Conflict",
     413: "Too large",
     422: "Not accepted",
@@ -78,27 +87,32 @@ class ConsoleRoute(APIRoute):
                 )
                 return RedirectResponse(f"/console/login?next={target}", status_code=303)
             except PageError as error:
-                return await error_page(request, error.status, error.title, error.message)
+                return await error_page(
+                    request, error.status, error.title, error.message, error.links
+                )
             except DatabaseBusy:
                 return await error_page(request, 503, "Database busy", _busy_message(request))
             except LifecycleError as error:
                 status = error.http_status
                 return await error_page(
-                    request, status, _TITLES.get(status, "Refused"), error.message
+                    request, status, TITLES.get(status, "Refused"), error.message
                 )
             except ApiProblem as error:
                 return await error_page(
-                    request, error.status, _TITLES.get(error.status, "Refused"), str(error.detail)
+                    request, error.status, TITLES.get(error.status, "Refused"), str(error.detail)
                 )
             except RequestValidationError:
                 # A malformed id in the URL names nothing: the same page as an unknown id.
                 return await error_page(
                     request, 404, "Not found", "There is no such page in the console."
                 )
-            except Exception:  # a bug or an outage: the console's page, the details logged
+            except Exception as error:  # a bug or an outage: the console's page, details logged
+                if is_busy(error):  # a write lock held past the busy timeout, not retried here
+                    log.warning("database busy on %s %s", request.method, request.url.path)
+                    return await error_page(request, 503, "Database busy", _busy_message(request))
                 log.exception("console error on %s %s", request.method, request.url.path)
                 return await error_page(
-                    request, 500, "Something went wrong", _unexpected_message(request)
+                    request, 500, "Something went wrong", unexpected_message(request)
                 )
 
         return guarded
@@ -110,7 +124,7 @@ def _busy_message(request: Request) -> str:
     return f"{what} {_MAYBE_APPLIED if posted else _NOT_APPLIED}"
 
 
-def _unexpected_message(request: Request) -> str:
+def unexpected_message(request: Request) -> str:
     what = "The console could not complete this request; the error has been logged."
     return f"{what} {_MAYBE_APPLIED if request.method == 'POST' else _NOT_APPLIED}"
 
@@ -124,8 +138,20 @@ def _run_page(request: Request) -> str | None:
     return f"/console/runs/{found.group(1)}" if found else None
 
 
-async def error_page(request: Request, status: int, title: str, message: str) -> HTMLResponse:
-    context = {"title": title, "message": message, "run_page": _run_page(request)}
+async def error_page(
+    request: Request,
+    status: int,
+    title: str,
+    message: str,
+    links: list[tuple[str, str]] | None = None,
+) -> HTMLResponse:
+    context = {
+        "title": title,
+        "message": message,
+        "run_page": _run_page(request),
+        "links": links or [],
+        "status": status,
+    }
     try:
         session = await run_in_threadpool(read_cookie, request.cookies.get(SESSION_COOKIE))
         return await run_in_threadpool(
@@ -144,8 +170,6 @@ def render(
     status_code: int = 200,
     **context: Any,
 ) -> HTMLResponse:
-    from orchestrator.console.queue import queue_count
-
     count = queue_count(session.principal) if session is not None else None
     html = TEMPLATES.get_template(template).render(
         request=request,
@@ -153,6 +177,7 @@ def render(
         queue_count=count,
         Scope=Scope,
         poll_interval_ms=int(get_console_settings().poll_interval_s * 1000),
+        claim_ttl_s=get_console_settings().claim_ttl_s,
         **context,
     )
     return HTMLResponse(

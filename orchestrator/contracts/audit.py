@@ -37,6 +37,27 @@ class AuditEventType(StrEnum):
     LIFECYCLE_WORKFLOW_STEP_REPROCESSED = "lifecycle_workflow_step_reprocessed"
     # A reviewer amended how a document was judged (its kind, or whether it was adopted).
     LIFECYCLE_WORKFLOW_DOCUMENT_JUDGEMENT_AMENDED = "lifecycle_workflow_document_judgement_amended"
+    LIFECYCLE_WORKFLOW_EVIDENCE_REMINDER_SENT = "lifecycle_workflow_evidence_reminder_sent"
+    LIFECYCLE_WORKFLOW_EVIDENCE_EXPIRED = "lifecycle_workflow_evidence_expired"
+    LIFECYCLE_WORKFLOW_EVIDENCE_REQUEST_OVERDUE = "lifecycle_workflow_evidence_request_overdue"
+    LIFECYCLE_WORKFLOW_EVIDENCE_REQUEST_ESCALATED = "lifecycle_workflow_evidence_request_escalated"
+    # An assessment adopted another catalogue version (continuous assessment).
+    LIFECYCLE_WORKFLOW_CATALOGUE_ADOPTED = "lifecycle_workflow_catalogue_adopted"
+    # Effects outside the database (docs/engine.md): made, handed to a person, undone.
+    LIFECYCLE_WORKFLOW_EFFECT_PERFORMED = "lifecycle_workflow_effect_performed"
+    LIFECYCLE_WORKFLOW_HANDOFF_OPENED = "lifecycle_workflow_handoff_opened"
+    LIFECYCLE_WORKFLOW_HANDOFF_CLAIMED = "lifecycle_workflow_handoff_claimed"
+    LIFECYCLE_WORKFLOW_HANDOFF_RESOLVED = "lifecycle_workflow_handoff_resolved"
+    LIFECYCLE_WORKFLOW_COMPENSATION_STARTED = "lifecycle_workflow_compensation_started"
+    LIFECYCLE_WORKFLOW_EFFECT_COMPENSATED = "lifecycle_workflow_effect_compensated"
+    # The run moved to another lifecycle definition; the run's authority changed hands.
+    LIFECYCLE_WORKFLOW_DEFINITION_MIGRATED = "lifecycle_workflow_definition_migrated"
+    LIFECYCLE_WORKFLOW_AUTHORITY_CHANGED = "lifecycle_workflow_authority_changed"
+    # Review work in the console: a gate's review claimed, released or lapsed; a comment.
+    LIFECYCLE_WORKFLOW_REVIEW_CLAIMED = "lifecycle_workflow_review_claimed"
+    LIFECYCLE_WORKFLOW_REVIEW_RELEASED = "lifecycle_workflow_review_released"
+    LIFECYCLE_WORKFLOW_REVIEW_CLAIM_LAPSED = "lifecycle_workflow_review_claim_lapsed"
+    LIFECYCLE_WORKFLOW_REVIEW_COMMENTED = "lifecycle_workflow_review_commented"
 
 
 SYSTEM_ACTOR = "system:orchestrator"

@@ -8,3 +8,10 @@ ADOPTED = "adopted"
 #: A template or a blank form: none of its passages counts as evidence.
 NOT_ADOPTED = "template_not_adopted"
 ADOPTIONS = (ADOPTED, NOT_ADOPTED)
+
+#: A document's life: the version in force, one a later version replaced, or one past its
+#: expiry date. Only current documents are evidence.
+CURRENT = "current"
+SUPERSEDED = "superseded"
+EXPIRED = "expired"
+LIFE_STATUSES = (CURRENT, SUPERSEDED, EXPIRED)

@@ -1,11 +1,70 @@
-"""Errors callers can act on; each has a stable code (the API maps them to problem details)."""
+"""Every error the product raises, as one tree under `FleetError`.
+
+The errors a caller can act on are `LifecycleError`s, each with a stable `code` and an
+HTTP status (the API maps them to problem details); they are defined here. The others
+are defined beside the code that raises them, and derive from `FleetError` (and, where
+callers catch them as such, from the built-in they refine). A test keeps this drawing
+equal to the classes.
+
+    FleetError
+    ├── LifecycleError                       a caller can act on it: code, HTTP status
+    │   ├── NotFound
+    │   ├── InvalidInput
+    │   │   ├── RoleNotHeld
+    │   │   ├── UnknownFrameworkSelected
+    │   │   └── UnknownCategorySelected
+    │   ├── IdempotencyConflict
+    │   ├── ActiveRunExists
+    │   ├── ConcurrentUpdate
+    │   ├── DatabaseBusy
+    │   ├── SignalRejected
+    │   ├── GateNotReady
+    │   ├── HandoffConflict
+    │   ├── ReviewClaimed
+    │   ├── LinkRefused                      an evidence request's link expired or revoked
+    │   └── TooManyAttempts                  too many uploads through one link
+    ├── catalogues (orchestrator.catalog)
+    │   ├── CatalogLookupError               LookupError
+    │   ├── CatalogNotFound                  LookupError
+    │   ├── NoScfCatalog                     LookupError
+    │   ├── UnknownFramework                 ValueError
+    │   ├── UnknownCategory                  ValueError
+    │   ├── WorkbookFormatError              ValueError
+    │   ├── CatalogFileError                 ValueError
+    │   ├── OscalFormatError                 ValueError
+    │   └── CatalogConflict                  ValueError
+    ├── documents and models
+    │   ├── DocumentError                    a document refused, with its code
+    │   ├── ChannelClosed, ChannelTimeout    the parser sandbox's pipe (workers.ingestion)
+    │   └── ModelUnavailable                 RuntimeError: an optional model not installed
+    ├── jobs (orchestrator.jobs)
+    │   ├── JobFailure                       a job body's failure, retryable or not
+    │   ├── PrepareAgain                     the job's input changed: prepare again
+    │   ├── JobNotRun                        celery's Ignore: a delivery not to run
+    │   └── JobFailedForGood                 no attempts left
+    │       └── JobAlreadyFailed                 its outcome was recorded before
+    ├── the engine and its storage
+    │   ├── ComputeUnderWriteLock            RuntimeError: heavy work inside a write
+    │   ├── ReplayDiverged                   AssertionError: a replay left the record
+    │   └── HistoryMismatch                  AssertionError: a golden history changed
+    └── edges
+        ├── InvalidSignature                 ValueError: a webhook signature
+        ├── FlowerAuthError                  ValueError: Flower's credentials
+        ├── ApiProblem                       an HTTP problem response
+        ├── BodyTooLarge                     an HTTPException: 413 before parsing
+        ├── SignInRequired, PageError        console pages
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-class LifecycleError(Exception):
+class FleetError(Exception):
+    """The root of every error the product raises."""
+
+
+class LifecycleError(FleetError):
     code = "lifecycle_error"
     http_status = 400
 
@@ -70,3 +129,48 @@ class UnknownFrameworkSelected(InvalidInput):
     nothing is recorded. Details list the available frameworks and the close matches."""
 
     code = "unknown_framework"
+
+
+class UnknownCategorySelected(InvalidInput):
+    """A framework_selected signal chose a category its framework does not have (or chose
+    categories for frameworks without any); nothing is recorded."""
+
+    code = "unknown_category"
+
+
+class GateNotReady(LifecycleError):
+    """An approval of a draft whose gate is not ready: rows nobody decided yet (where the
+    gate's policy asks for decisions first), or a report resting on an unapproved input.
+    Nothing is recorded; details say how many and which."""
+
+    code = "gate_not_ready"
+    http_status = 409
+
+
+class HandoffConflict(LifecycleError):
+    """Someone else resolved the handoff, holds its claim, or claimed it after the fence
+    the caller names; nothing was changed."""
+
+    code = "handoff_conflict"
+    http_status = 409
+
+
+class ReviewClaimed(LifecycleError):
+    """Another reviewer holds an unexpired claim on this gate's review."""
+
+    code = "review_claimed"
+    http_status = 409
+
+
+class LinkRefused(LifecycleError):
+    """An evidence request's link that expired or was revoked: it takes nothing."""
+
+    code = "link_refused"
+    http_status = 410
+
+
+class TooManyAttempts(LifecycleError):
+    """Too many uploads through one link in a short time."""
+
+    code = "rate_limited"
+    http_status = 429

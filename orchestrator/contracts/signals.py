@@ -48,6 +48,12 @@ class SignalType(StrEnum):
     ARTIFACT_REVISION_REQUESTED = "artifact_revision_requested"
     # Written with a reviewer's amended version of a draft (orchestrator.amendments).
     ARTIFACT_AMENDED = "artifact_amended"
+    # Written when an effect outside the database needs a person (a handoff opened), and
+    # when a person resolved that handoff (orchestrator.service.handoffs).
+    EXTERNAL_EFFECT_STUCK = "external_effect_stuck"
+    HANDOFF_RESOLVED = "handoff_resolved"
+    # Operator command: move a run to another shipped lifecycle definition.
+    DEFINITION_MIGRATION_REQUESTED = "definition_migration_requested"
 
     @property
     def is_approval(self) -> bool:
@@ -97,6 +103,8 @@ INTERNAL_SIGNALS = JOB_OUTCOME_SIGNALS | {
     SignalType.WORKFLOW_START_REQUESTED,
     SignalType.APPROVAL_REJECTED,
     SignalType.ARTIFACT_AMENDED,
+    SignalType.EXTERNAL_EFFECT_STUCK,
+    SignalType.HANDOFF_RESOLVED,
 }
 
 #: Operator commands: sent through the operations functions, which check their payload.
@@ -105,6 +113,7 @@ OPERATOR_SIGNALS = frozenset(
         SignalType.STEP_RETRY_REQUESTED,
         SignalType.STEP_REPROCESS_REQUESTED,
         SignalType.ARTIFACT_REVISION_REQUESTED,
+        SignalType.DEFINITION_MIGRATION_REQUESTED,
     }
 )
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 
+from orchestrator.contracts.errors import FleetError
+
 #: What holds the write transaction in this thread of work ("job ingest_soa:<id>"), if any.
 _holder: ContextVar[str | None] = ContextVar("write_transaction_holder", default=None)
 #: The job this thread of work runs (its prepare and its transaction), if any.
@@ -22,7 +24,7 @@ Observer = Callable[[str, str | None, str | None], None]
 _observers: list[Observer] = []
 
 
-class ComputeUnderWriteLock(RuntimeError):
+class ComputeUnderWriteLock(FleetError, RuntimeError):
     """Heavy work was started inside a job's write transaction: it belongs in its Prepare."""
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Date,
     DateTime,
     ForeignKey,
     Index,
@@ -43,6 +44,8 @@ class Assessment(Base):
     created_by: Mapped[str] = mapped_column(String(256))
     created_at: Mapped[datetime]
     closed_at: Mapped[datetime | None]
+    carry_over_from: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    """The previous period's assessment whose approved rows this one starts from (0012)."""
 
 
 class WorkflowRun(Base):
@@ -68,6 +71,11 @@ class WorkflowRun(Base):
     started_by: Mapped[str] = mapped_column(String(256))
     start_idempotency_key: Mapped[str] = mapped_column(String(256))
     start_request_hash: Mapped[str] = mapped_column(String(64))
+    origin: Mapped[str | None] = mapped_column(String(32))
+    """How the run was started (contracts.origins.StartOrigin); None: before origins."""
+    origin_ref: Mapped[str | None] = mapped_column(String(256))
+    authority: Mapped[dict[str, Any] | None]
+    """Who the run acts for outside the database: principal, API key id, scopes."""
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     completed_at: Mapped[datetime | None]
@@ -198,6 +206,9 @@ class ApprovalEvent(Base):
     created_at: Mapped[datetime]
     consumed_by_signal_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     consumed_at: Mapped[datetime | None]
+    amender_waiver: Mapped[bool | None]
+    """Recorded by the amender of this version while the tenant's setting for the gate let
+    amenders approve (migration 0011; None before it: no waiver)."""
 
 
 class Document(Base):
@@ -217,6 +228,20 @@ class Document(Base):
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
     uploaded_by: Mapped[str] = mapped_column(String(256))
     created_at: Mapped[datetime]
+    # Evidence with a life (migration 0012): who keeps it, from when it holds, until when.
+    owner: Mapped[str | None] = mapped_column(String(256))
+    effective_on: Mapped[date | None] = mapped_column(Date)
+    review_every_days: Mapped[int | None] = mapped_column(Integer)
+    expires_on: Mapped[date | None] = mapped_column(Date)
+    """The date the evidence stops holding: given, or effective date + review cadence."""
+    series_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
+    """The logical document every version shares (the first version's id)."""
+    series_version: Mapped[int] = mapped_column(Integer, default=1)
+    superseded_by: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    life_status: Mapped[str] = mapped_column(String(16), default="current")
+    """current, superseded (a newer version exists) or expired (past its date)."""
+    reminded_at: Mapped[datetime | None]
+    expired_at: Mapped[datetime | None]
 
 
 class DocumentChunk(Base):

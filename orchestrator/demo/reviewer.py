@@ -13,19 +13,25 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind, SignalType
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle.definition import APPROVED_AT
-from orchestrator.service.amendments import ROWS, amend_artifact
+from orchestrator.service.amendments import amend_artifact
 from orchestrator.service.approval_events import record_approval
+from orchestrator.service.draft_rows import ROWS
 from orchestrator.service.producer import get_run, send_signal
 from orchestrator.service.queries import get_artifact, list_artifacts
 from orchestrator.service.read_models import RunView
+from orchestrator.service.readiness import artifact_readiness
 
 _SIGNAL_FOR_KIND = {kind: signal for signal, kind in APPROVAL_SIGNALS.items()}
+#: Who decides rows when the reviewer names nobody: a colleague, never the reviewer (whoever
+#: amends a draft may not approve it).
+COLLEAGUE = "user:assessment-team@example.org"
 
 
 @dataclass
@@ -34,10 +40,16 @@ class ScriptedReviewer:
     framework: str = "SOC 2"
     say: Callable[[str], None] = lambda _: None
     answered: set[tuple[str, str, int]] = field(default_factory=set)
-    #: Drafts `amender` amends (the first row: owner, target date, note) before the
-    #: reviewer approves; whoever amends a draft may not also approve it.
+    #: Drafts `amender` amends before the reviewer approves (a gap analysis or POA&M: the
+    #: first row's owner, target date and note; the report: the assessor's statement);
+    #: whoever amends a draft may not also approve it.
     amend: frozenset[ArtifactKind] = frozenset()
     amender: Actor | None = None
+    #: Who decides the rows a gate needs decided (in bulk: the proposed statuses and
+    #: owners, confirmed); default: the amender, else a colleague of the reviewer's team.
+    decider: Actor | None = None
+    categories: list[str] | None = None
+    """Categories chosen with the framework (SOC 2: "availability", "privacy", ...)."""
     amended: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def answer(self, run: RunView) -> bool:
@@ -49,27 +61,42 @@ class ScriptedReviewer:
             return self._approve(run, step)
         return False
 
+    @property
+    def colleague(self) -> Actor:
+        return self.decider or self.amender or Actor(self.actor.tenant_id, COLLEAGUE)
+
     def _select_framework(self, run: RunView) -> bool:
         key = (str(run.id), "framework", 0)
         if key in self.answered:
             return False
         self.answered.add(key)
+        payload: dict[str, object] = {"framework": self.framework}
+        if self.categories is not None:
+            payload["categories"] = self.categories
         send_signal(
             self.actor,
             run.id,
             SignalType.FRAMEWORK_SELECTED,
             f"reviewer:{run.id}:framework",
-            payload={"framework": self.framework},
+            payload=payload,
         )
         self.say(f"    reviewer selected framework {self.framework}")
         return True
 
-    def _approve(self, run: RunView, step: Step) -> bool:
+    def prepare(self, run: RunView) -> bool:
+        """What the waiting gate needs before its approval (the scope approved, rows
+        decided, amendments made); True when something was sent, False once the approval
+        itself is all that is left (or nothing waits for one)."""
+        step = Step(run.current_step) if run.current_step else None
+        if run.status != "waiting_for_approval" or step not in APPROVED_AT:
+            return False
         kind = APPROVED_AT[step]
         version = int(run.context["artifacts"][kind.value])
         based_on = self.amended.get((str(run.id), kind.value))
         if based_on is not None and version <= based_on:
-            return False  # the amended version is not the one waiting yet
+            return True  # the amended version is not the one waiting yet
+        if kind is ArtifactKind.SOA and self._approve_scope(run):
+            return True
         if (
             self.amender is not None
             and kind in self.amend
@@ -77,6 +104,19 @@ class ScriptedReviewer:
             and self._amend(self.amender, run, kind, version)
         ):
             return True
+        return self._decide_undecided(run, kind, version)
+
+    def _approve(self, run: RunView, step: Step) -> bool:
+        kind = APPROVED_AT[step]
+        version = int(run.context["artifacts"][kind.value])
+        based_on = self.amended.get((str(run.id), kind.value))
+        if based_on is not None and version <= based_on:
+            return False  # the amended version is not the one waiting yet
+        if self.prepare(run):
+            return True
+        return self._record(run, kind, version)
+
+    def _record(self, run: RunView, kind: ArtifactKind, version: int) -> bool:
         key = (str(run.id), kind.value, version)
         if key in self.answered:
             return False
@@ -94,41 +134,117 @@ class ScriptedReviewer:
         self.say(f"    reviewer approved {kind.value} v{version}")
         return True
 
+    def _approve_scope(self, run: RunView) -> bool:
+        """The scope the SoA rests on, approved first (the report names it otherwise)."""
+        drafted = run.context["artifacts"].get(ArtifactKind.SCOPE.value)
+        if drafted is None or run.context.get("approved", {}).get("scope") == drafted:
+            return False
+        return self._record(run, ArtifactKind.SCOPE, int(drafted))
+
+    def _draft_id(self, run: RunView, kind: ArtifactKind, version: int) -> uuid.UUID | None:
+        listed = [a for a in list_artifacts(self.actor, run.id, kind.value) if a.version == version]
+        return listed[0].id if listed else None
+
+    def _decide_undecided(self, run: RunView, kind: ArtifactKind, version: int) -> bool:
+        """Where the gate needs rows decided first, a colleague confirms the proposals in
+        bulk (one amendment: a filter per proposed value)."""
+        artifact_id = self._draft_id(run, kind, version)
+        if artifact_id is None:
+            return False
+        ready = artifact_readiness(self.actor, run.id, artifact_id)
+        if not (ready.required and ready.undecided):
+            return False
+        content = get_artifact(self.actor, run.id, artifact_id).content
+        entries = confirm_proposals(kind, content)
+        receipt = amend_artifact(
+            self.colleague,
+            run.id,
+            artifact_id,
+            entries,
+            reason="proposals confirmed in the review meeting",
+            idempotency_key=f"reviewer:{run.id}:{kind.value}:{version}:decide",
+        )
+        self.amended[(str(run.id), kind.value)] = receipt.based_on
+        self.say(
+            f"    {self.colleague.actor_id} decided {len(ready.undecided)} {ready.what} of "
+            f"{kind.value} in bulk ({len(entries)} filters): v{receipt.based_on} -> "
+            f"v{receipt.version}"
+        )
+        return True
+
     def _amend(self, amender: Actor, run: RunView, kind: ArtifactKind, version: int) -> bool:
-        """Set an owner, a target date and a note on the draft's first row; the run then
-        waits for approval of the amended version."""
-        listed = [a for a in list_artifacts(amender, run.id, kind.value) if a.version == version]
-        if not listed or kind not in ROWS:
+        """Set an owner, a target date and a note on the draft's first row (the report: its
+        assessor statement); the run then waits for approval of the amended version."""
+        artifact_id = self._draft_id(run, kind, version)
+        if artifact_id is None or kind not in ROWS:
             return False
         rows_field, key = ROWS[kind]
-        rows = get_artifact(amender, run.id, listed[0].id).content.get(rows_field) or []
+        rows = get_artifact(amender, run.id, artifact_id).content.get(rows_field) or []
         if not rows:
             return False
         row = str(rows[0][key])
-        target = (utcnow() + timedelta(days=90)).date().isoformat()
+        changes = statement_changes() if kind is ArtifactKind.REPORT else owner_changes()
         receipt = amend_artifact(
             amender,
             run.id,
-            listed[0].id,
-            [
-                {
-                    "row": row,
-                    "changes": {
-                        "owner": "Head of Security",
-                        "target_date": target,
-                        "note": "owner and date agreed in the review meeting",
-                    },
-                }
-            ],
-            reason="assign an owner and a target date",
+            artifact_id,
+            [{"row": row, "changes": changes}],
+            reason="assign an owner and a target date"
+            if kind is not ArtifactKind.REPORT
+            else "the assessor's statement",
             idempotency_key=f"reviewer:{run.id}:{kind.value}:{version}:amend",
         )
-        self.amended[(str(run.id), kind.value)] = version
+        self.amended[(str(run.id), kind.value)] = receipt.based_on
         self.say(
-            f"    {amender.actor_id} amended {kind.value} row {row} (owner, target date): "
+            f"    {amender.actor_id} amended {kind.value} row {row} "
+            f"({', '.join(c.replace('_', ' ') for c in changes)}): "
             f"v{receipt.based_on} -> v{receipt.version}"
         )
         return True
+
+
+def owner_changes() -> dict[str, str]:
+    target = (utcnow() + timedelta(days=90)).date().isoformat()
+    return {
+        "owner": "Head of Security",
+        "target_date": target,
+        "note": "owner and date agreed in the review meeting",
+    }
+
+
+def statement_changes() -> dict[str, str]:
+    today = utcnow().date()
+    return {
+        "conclusion": "The documented controls address most requirements in scope; the gaps "
+        "listed are tracked in the POA&M with owners and dates.",
+        "scope_boundary": "The organisation's policies and procedures as uploaded; systems "
+        "and vendors are in scope only as those documents describe them.",
+        "period_start": today.replace(month=1, day=1).isoformat(),
+        "period_end": today.isoformat(),
+    }
+
+
+def confirm_proposals(kind: ArtifactKind, content: dict[str, Any]) -> list[dict[str, Any]]:
+    """One bulk entry per proposed value among the undecided rows: the SoA's proposed
+    implementation status, a finding's or POA&M item's proposed owner."""
+    rows_field, _ = ROWS[kind]
+    rows = [r for r in content.get(rows_field, []) if isinstance(r, dict)]
+    if kind is ArtifactKind.SOA:
+        field_name, proposed = "implementation_status", "proposed_implementation_status"
+    else:
+        field_name, proposed = "owner", "proposed_owner"
+    values = sorted({str(r[proposed]) for r in rows if r.get(proposed)})
+    entries: list[dict[str, Any]] = [
+        {"filter": {"undecided": True, proposed: value}, "changes": {field_name: value}}
+        for value in values
+        if value != "not_applicable"
+    ]
+    if any(not r.get(proposed) for r in rows if r.get("applicable", True) is not False):
+        fallback = "not_implemented" if kind is ArtifactKind.SOA else "Assessment team"
+        entries.append(
+            {"filter": {"undecided": True, proposed: None}, "changes": {field_name: fallback}}
+        )
+    return entries
 
 
 def drive(

@@ -29,6 +29,8 @@ SAMPLES = Path(__file__).parent / "samples"
 OWNER = Actor(tenant_id="demo-tenant", actor_id="user:owner@example.org")
 REVIEWER = Actor(tenant_id="demo-tenant", actor_id="user:reviewer@example.org")
 DEMO_ADMIN = "user:admin@example.org"
+#: SOC 2's Security category is always in scope; the demo also chooses these two.
+DEMO_CATEGORIES = {"SOC 2": ["availability", "confidentiality"]}
 
 
 @dataclass
@@ -40,7 +42,7 @@ class DemoResult:
 
 
 def run_demo(
-    say: Callable[[str], None] = print, framework: str = "SOC 2", timeout_s: float = 120.0
+    say: Callable[[str], None] = print, framework: str = "SOC 2", timeout_s: float = 900.0
 ) -> DemoResult:
     began = time.monotonic()
     assessment = create_assessment(OWNER, "example-org", "Example Corp annual SCF assessment")
@@ -61,8 +63,9 @@ def run_demo(
     reviewer = ScriptedReviewer(
         REVIEWER,
         framework=framework,
+        categories=DEMO_CATEGORIES.get(framework),
         say=say,
-        amend=frozenset({ArtifactKind.GAP_ANALYSIS}),
+        amend=frozenset({ArtifactKind.GAP_ANALYSIS, ArtifactKind.REPORT}),
         amender=OWNER,
     )
     run = drive(
@@ -99,6 +102,11 @@ def draft_summary(run_id: uuid.UUID) -> list[str]:
             f"SoA: {summary.get('rows', 0)} requirements ({summary.get('applicable', 0)} "
             f"applicable, {summary.get('not_applicable', 0)} not applicable)"
         )
+        lines += [
+            f"  {c['framework']} {c['category']}: {c['applicable']} applicable, "
+            f"{c['not_applicable']} not applicable"
+            for c in summary.get("by_category", [])
+        ]
     evidence = latest.get("evidence_analysis")
     if evidence is not None:
         summary = evidence.content.get("summary", {})
@@ -116,25 +124,72 @@ def draft_summary(run_id: uuid.UUID) -> list[str]:
             f"unfilled template passages set aside, never counted as evidence: "
             f"{summary.get('template_passages_set_aside', 0)}"
         )
-    for kind, artifact in latest.items():
-        for amendment in artifact.content.get("amendments", []):
-            rows = ", ".join(str(r["row"]) for r in amendment.get("rows", []))
-            lines.append(
-                f"{kind} v{amendment['version']} amended by {amendment['by']} "
-                f"({amendment['reason']}): {rows}"
-            )
+    lines += _amendment_lines(session_artifacts(run_id))
     maturity = latest.get("maturity_assessment")
     if maturity is not None:
         highest = maturity.content.get("summary", {}).get("highest_control_level")
         lines.append(f"maturity: highest control level {highest} (policies alone cap it at 2)")
     poam = latest.get("poam")
     if poam is not None:
-        lines.append(f"POA&M: {len(poam.content.get('items', []))} items, FedRAMP columns")
+        items = poam.content.get("items", [])
+        lines.append(f"POA&M: {len(items)} items, FedRAMP columns")
+        gaps = latest.get("gap_analysis")
+        amended = {
+            str(r["row"])
+            for a in (gaps.content.get("amendments", []) if gaps else [])
+            for r in a.get("rows", [])
+        }
+        lines += [
+            f"  {i['id']} ({i['control_id']}): point of contact "
+            f"{i['point_of_contact']}, scheduled completion {i['scheduled_completion_date']} "
+            "(set on the gap analysis)"
+            for i in items
+            if str(i.get("control_id")) in amended
+        ]
     report = latest.get("report")
     if report is not None:
         kinds = ", ".join(str(e.get("kind")) for e in report.content.get("exports", []))
         lines.append(f"report exports: {kinds}")
     return lines
+
+
+def session_artifacts(run_id: uuid.UUID) -> list[Artifact]:
+    with transaction() as session:
+        return list(
+            session.scalars(
+                select(Artifact)
+                .where(Artifact.run_id == run_id)
+                .order_by(Artifact.kind, Artifact.version)
+            )
+        )
+
+
+def _amendment_lines(artifacts: list[Artifact]) -> list[str]:
+    """Each amendment once, on the version it made: who, why, which rows (a bulk one by
+    its filters and how many rows each selected)."""
+    lines = []
+    for artifact in artifacts:
+        for amendment in artifact.content.get("amendments", []):
+            if amendment.get("version") != artifact.version:
+                continue  # carried along in a later version's history
+            selections = amendment.get("selections") or []
+            rows = (
+                "; ".join(f"{_selection(s)}: {s['selected']} rows" for s in selections)
+                if selections
+                else ", ".join(str(r["row"]) for r in amendment.get("rows", []))
+            )
+            lines.append(
+                f"{artifact.kind} v{amendment['version']} amended by {amendment['by']} "
+                f"({amendment['reason']}): {rows}"
+            )
+    return lines
+
+
+def _selection(selection: dict[str, object]) -> str:
+    chosen = selection.get("filter")
+    if isinstance(chosen, dict):
+        return ", ".join(f"{k}={v}" for k, v in chosen.items() if k != "undecided")
+    return f"rows {selection.get('rows')}"
 
 
 def _step_durations(run_id: uuid.UUID) -> list[tuple[str, float]]:

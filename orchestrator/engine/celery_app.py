@@ -1,13 +1,19 @@
-"""The Celery app: JSON only, late acks, one queue per kind of work."""
+"""The Celery app: JSON only, late acks, one queue per kind of work (on RabbitMQ: quorum
+queues and publisher confirms, orchestrator.engine.broker_topology)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from celery import Celery
-from kombu import Queue
 
 from orchestrator.config.settings import Settings, get_settings
+from orchestrator.engine.broker_topology import (
+    amqp_transport_options,
+    broker_conf,
+    declare_queues,
+    is_amqp,
+)
 from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE, QUEUES, ROUTES
 from orchestrator.engine.schedule import build_schedule
 from orchestrator.observability import celery_hooks
@@ -25,6 +31,8 @@ def _transport_options(settings: Settings) -> dict[str, Any]:
     if settings.is_embedded_broker:
         # The in-memory transport polls; keep hops short for the embedded fleet.
         return {"polling_interval": 0.005}
+    if is_amqp(settings.broker_url):
+        return amqp_transport_options()
     return {
         # Must exceed the longest job's hard time limit, or Redis re-delivers a live job.
         "visibility_timeout": settings.visibility_timeout_s,
@@ -55,7 +63,7 @@ def create_app(settings: Settings | None = None) -> Celery:
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
         task_default_queue=ORCHESTRATOR_QUEUE,
-        task_queues=[Queue(name, routing_key=name) for name in QUEUES],
+        task_queues=declare_queues(settings.broker_url, QUEUES),
         task_routes=routes,
         # Publishers announce each message (task-sent), so a job queued with no consumer
         # shows in Flower as queued; workers report received/started/succeeded/failed.
@@ -68,4 +76,5 @@ def create_app(settings: Settings | None = None) -> Celery:
         enable_utc=True,
         beat_schedule=build_schedule(),
     )
+    app.conf.update(broker_conf(settings.broker_url))  # quorum queues on RabbitMQ
     return app

@@ -17,6 +17,7 @@ from orchestrator.db.tables import APPROVALS, INBOX
 from orchestrator.engine.effect_rows import EffectWriter, execute_rows
 from orchestrator.engine.messages import revoke
 from orchestrator.engine.outbox import OutboxEntry, PublishedBatch, publish_messages
+from orchestrator.engine.outside_effects import dispatch_effects
 from orchestrator.engine.run_events import dispatch_deliveries
 from orchestrator.engine.run_rows import RunRecord, lock_run, save_state, state_of, try_lock_run
 from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView
@@ -56,12 +57,16 @@ class AfterCommit:
     revoked: list[str] = field(default_factory=list)
     deliveries: list[int] = field(default_factory=list)
     """Webhook deliveries of the run's transitions (a lost one is found by the sweep)."""
+    effects: list[uuid.UUID] = field(default_factory=list)
+    """Effects outside the database recorded (a lost one is found by the effects sweep)."""
 
     def run(self) -> PublishedBatch | None:
         if self.revoked:
             revoke(self.revoked)
         if self.deliveries:
             dispatch_deliveries(self.deliveries)
+        if self.effects:
+            dispatch_effects(self.effects)
         return publish_messages(self.outbox) if self.outbox else None
 
 
@@ -135,7 +140,7 @@ def _apply_locked(session: Session, run: RunRecord) -> tuple[CoordinationResult,
     writer.flush()
     return (
         CoordinationResult(len(fates), len(pending), state.status.value),
-        AfterCommit(writer.outbox, writer.revoked, writer.deliveries),
+        AfterCommit(writer.outbox, writer.revoked, writer.deliveries, writer.recorded_effects),
     )
 
 
@@ -186,6 +191,7 @@ def approval_view(row: Any) -> ApprovalView:
         approver_roles=tuple(row.approver_roles),
         consumed=row.consumed_at is not None,
         comment=row.comment,
+        amender_waiver=bool(row.amender_waiver),
     )
 
 

@@ -18,6 +18,7 @@ from orchestrator.contracts.jobs import JobRequest, JobStatus
 from orchestrator.contracts.steps import StepStatus
 from orchestrator.db.tables import APPROVALS, ARTIFACTS, ASSESSMENTS, AUDIT, JOBS, OUTBOX, STEPS
 from orchestrator.engine.outbox import OutboxEntry
+from orchestrator.engine.outside_effects import OutsideEffects
 from orchestrator.engine.routing import ROUTES
 from orchestrator.engine.run_events import RunEvents
 from orchestrator.lifecycle.effects import (
@@ -25,9 +26,11 @@ from orchestrator.lifecycle.effects import (
     Audit,
     CancelJobs,
     CloseAssessment,
+    Compensate,
     ConsumeApproval,
     Effect,
     EnqueueJob,
+    PublishDraft,
     StepChanged,
     StepsSuperseded,
 )
@@ -127,6 +130,8 @@ class EffectWriter:
     deliveries: list[int] = field(default_factory=list)
     """Webhook deliveries of run events recorded here: dispatched after commit."""
     events: RunEvents | None = None
+    outside: OutsideEffects | None = None
+    """Effects outside the database recorded here: sent to a worker after commit."""
     _jobs: list[dict[str, Any]] = field(default_factory=list)
     _messages: list[dict[str, Any]] = field(default_factory=list)
     _audits: list[dict[str, Any]] = field(default_factory=list)
@@ -151,6 +156,28 @@ class EffectWriter:
                 self.session.execute(
                     _CLOSE, {"assessment_id": self.run.assessment_id, "now": self.now}
                 )
+            case PublishDraft() | Compensate():
+                self._outside_effect(effect, trace_id, signal_id)
+
+    def _outside_effect(
+        self, effect: PublishDraft | Compensate, trace_id: str, signal_id: object
+    ) -> None:
+        if isinstance(effect, PublishDraft):
+            self._outside().publish(effect)
+            return
+        # Webhook events of this batch are written first: they may be withdrawn.
+        self.flush()
+        for audit in self._outside().compensate(effect):
+            self._audit(audit, trace_id, signal_id)
+
+    def _outside(self) -> OutsideEffects:
+        if self.outside is None:
+            self.outside = OutsideEffects(self.session, self.run, self.now)
+        return self.outside
+
+    @property
+    def recorded_effects(self) -> list[Any]:
+        return self.outside.recorded if self.outside is not None else []
 
     def flush(self) -> None:
         """Insert every buffered row, one statement per table, in the order made."""

@@ -54,3 +54,15 @@ def revoke(job_ids: list[str]) -> None:
         get_app().control.revoke(job_ids)
     except Exception:  # the database already says cancelled; the broadcast is a courtesy
         logging.getLogger(__name__).warning("could not broadcast revoke of %s", job_ids)
+
+
+def send_batch(task_name: str, queue: str, batch_id: str, body: dict[str, Any]) -> None:
+    """One batch of a job that fans out (orchestrator.jobs.batches); its task id is the
+    batch's id. A lost batch message loses nothing: the job takes the batch itself."""
+    get_app().send_task(
+        task_name,
+        args=[body],
+        queue=queue,
+        task_id=batch_id,
+        headers={SENT_AT_HEADER: time.time()},
+    )

@@ -20,9 +20,9 @@ from celery.app.amqp import AMQP
 @lru_cache(maxsize=1)
 def quiet_tasks() -> frozenset[str]:
     """Tasks that send no events: the periodic sweeps of the beat schedule."""
-    from orchestrator.engine.schedule import SWEEP_TASKS
+    from orchestrator.engine.schedule import sweep_tasks
 
-    return SWEEP_TASKS
+    return sweep_tasks()
 
 
 class MonitoredAMQP(AMQP):  # type: ignore[misc]

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.errors import FleetError
 from orchestrator.contracts.signals import SignalEnvelope, SignalFate
 from orchestrator.db.models import ApprovalEvent, AuditEvent, InboxSignal, WorkflowRun
 from orchestrator.engine.coordinator import approval_view
@@ -20,7 +21,7 @@ from orchestrator.lifecycle.decide import decide
 from orchestrator.lifecycle.state import RunState
 
 
-class ReplayDiverged(AssertionError):
+class ReplayDiverged(FleetError, AssertionError):
     """The audit trail does not reproduce the stored run."""
 
 

@@ -19,7 +19,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select
@@ -27,37 +26,24 @@ from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.audit import AuditEventType as _E
+from orchestrator.contracts.events import RUN_EVENT_NAMESPACE, NotificationEvent
+from orchestrator.contracts.events import event_id as _event_id
 from orchestrator.db.ops_models import Notification, NotificationDelivery, WebhookSubscription
 from orchestrator.db.sql import insert_for
 
-_NAMESPACE = uuid.UUID("0b6b1d5e-3f0a-4d1c-9a59-3c2f1e7d8a41")
-
-
-class RunEventType(StrEnum):
-    """The run events (the notifications package lists them among every event)."""
-
-    APPROVAL_REQUESTED = "approval.requested"
-    RUN_STEP_STARTED = "run.step_started"
-    RUN_STEP_COMPLETED = "run.step_completed"
-    RUN_WAITING = "run.waiting"
-    RUN_COMPLETED = "run.completed"
-    RUN_FAILED = "run.failed"
-    RUN_CANCELLED = "run.cancelled"
-
 
 def event_id(*parts: object) -> uuid.UUID:
-    """The same occasion always yields the same id: receivers and we dedupe on it."""
-    return uuid.uuid5(_NAMESPACE, ":".join(str(part) for part in parts))
+    return _event_id(*parts, namespace=RUN_EVENT_NAMESPACE)
 
 
-_EVENTS: dict[_E, RunEventType] = {
-    _E.LIFECYCLE_WORKFLOW_STEP_STARTED: RunEventType.RUN_STEP_STARTED,
-    _E.LIFECYCLE_WORKFLOW_STEP_COMPLETED: RunEventType.RUN_STEP_COMPLETED,
-    _E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT: RunEventType.RUN_WAITING,
-    _E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL: RunEventType.RUN_WAITING,
-    _E.LIFECYCLE_WORKFLOW_COMPLETED: RunEventType.RUN_COMPLETED,
-    _E.LIFECYCLE_WORKFLOW_FAILED: RunEventType.RUN_FAILED,
-    _E.LIFECYCLE_WORKFLOW_CANCELLED: RunEventType.RUN_CANCELLED,
+_EVENTS: dict[_E, NotificationEvent] = {
+    _E.LIFECYCLE_WORKFLOW_STEP_STARTED: NotificationEvent.RUN_STEP_STARTED,
+    _E.LIFECYCLE_WORKFLOW_STEP_COMPLETED: NotificationEvent.RUN_STEP_COMPLETED,
+    _E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT: NotificationEvent.RUN_WAITING,
+    _E.LIFECYCLE_WORKFLOW_WAITING_FOR_APPROVAL: NotificationEvent.RUN_WAITING,
+    _E.LIFECYCLE_WORKFLOW_COMPLETED: NotificationEvent.RUN_COMPLETED,
+    _E.LIFECYCLE_WORKFLOW_FAILED: NotificationEvent.RUN_FAILED,
+    _E.LIFECYCLE_WORKFLOW_CANCELLED: NotificationEvent.RUN_CANCELLED,
 }
 
 _WAITS = {
@@ -69,7 +55,7 @@ _WAITS = {
 @dataclass(frozen=True)
 class RunEvent:
     id: uuid.UUID
-    event: RunEventType
+    event: NotificationEvent
     data: dict[str, Any]
 
 
@@ -111,8 +97,8 @@ class RunEvents:
             }
             self.pending.append(
                 RunEvent(
-                    event_id(self.run_id, cause, RunEventType.APPROVAL_REQUESTED.value, step),
-                    RunEventType.APPROVAL_REQUESTED,
+                    event_id(self.run_id, cause, NotificationEvent.APPROVAL_REQUESTED.value, step),
+                    NotificationEvent.APPROVAL_REQUESTED,
                     requested,
                 )
             )

@@ -1,7 +1,8 @@
 """The beat schedule: periodic sweeps that keep every run moving or visibly stuck.
 
-Intervals come from orchestrator.config.sweeps (LIFECYCLE_SWEEP_INTERVAL_S overrides
-them all). Every sweep is safe to run twice at once, so several beats do no harm. A sweep
+Each sweep is declared once in orchestrator.config.sweep_registry; intervals come from
+its declaration, LIFECYCLE_SWEEP_INTERVALS overrides some and LIFECYCLE_SWEEP_INTERVAL_S
+them all. Every sweep is safe to run twice at once, so several beats do no harm. A sweep
 message older than its interval expires: the next one does the same work.
 """
 
@@ -10,43 +11,31 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.config.settings import get_settings
-from orchestrator.engine.routing import NOTIFICATIONS_QUEUE
+from orchestrator.config.sweep_registry import declared
 
-#: schedule entry -> (task, sweep settings name, queue)
-_SWEEPS = {
-    "resend-missing-messages": (
-        "orchestrator.sweep_missing_messages",
-        "messages",
-        "orchestrator",
-    ),
-    "publish-unpublished-outbox": ("orchestrator.sweep_outbox", "outbox", "orchestrator"),
-    "rekick-runs-with-pending-signals": ("orchestrator.sweep_inbox", "inbox", "orchestrator"),
-    "redispatch-lost-jobs": ("orchestrator.sweep_lost_jobs", "lost_jobs", "orchestrator"),
-    "approval-wait-policies": (
-        "orchestrator.sweep_approval_waits",
-        "approval_waits",
-        "orchestrator",
-    ),
-    "sla-deadlines": ("orchestrator.sweep_sla", "sla", "orchestrator"),
-    "stale-runs": ("orchestrator.sweep_stale", "stale", "orchestrator"),
-    "deliver-due-notifications": ("notifications.sweep", "notifications", NOTIFICATIONS_QUEUE),
-}
 
-#: The sweep tasks: they send no task events (orchestrator.engine.monitoring).
-SWEEP_TASKS = frozenset(task for task, _, _ in _SWEEPS.values())
+def sweep_tasks() -> frozenset[str]:
+    """The sweep tasks: they send no task events (orchestrator.engine.monitoring)."""
+    return frozenset(sweep.task for sweep in declared())
 
 
 def build_schedule() -> dict[str, dict[str, Any]]:
     settings = get_settings().sweeps
     schedule: dict[str, dict[str, Any]] = {}
-    for entry, (task, sweep, queue) in _SWEEPS.items():
-        every = settings.interval(sweep)
-        schedule[entry] = {
-            "task": task,
+    for sweep in declared():
+        every = settings.interval(sweep.name)
+        schedule[sweep.entry] = {
+            "task": sweep.task,
             "schedule": every,
-            "options": {"queue": queue, "expires": max(every - 1, 1)},
+            "options": {"queue": sweep.queue, "expires": max(every - 1, 1)},
         }
     return schedule
 
 
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = build_schedule()
+
+
+def sweep_intervals() -> dict[str, float]:
+    """Each scheduled sweep task and how often beat sends it (seconds)."""
+    settings = get_settings().sweeps
+    return {sweep.task: settings.interval(sweep.name) for sweep in declared()}

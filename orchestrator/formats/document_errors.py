@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from orchestrator.contracts.errors import FleetError
+
 
 class DocumentErrorCode(StrEnum):
     """Per-document failure codes. They never fail the run on their own."""
@@ -32,7 +34,7 @@ class DocumentErrorCode(StrEnum):
     """The stored bytes no longer match the SHA-256 recorded at upload."""
 
 
-class DocumentError(Exception):
+class DocumentError(FleetError):
     """This document cannot be ingested; the others still are."""
 
     def __init__(self, code: DocumentErrorCode, message: str) -> None:

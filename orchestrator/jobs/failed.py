@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.contracts.errors import FleetError
 
-class JobFailedForGood(Exception):
+
+class JobFailedForGood(FleetError):
     """Raised by a job task after its failure was recorded; never retried."""
 
     outcome = "failed"

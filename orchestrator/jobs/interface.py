@@ -9,10 +9,11 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
+from orchestrator.contracts.errors import FleetError
 from orchestrator.contracts.jobs import ArtifactRef, JobRequest
 
 
-class JobFailure(Exception):
+class JobFailure(FleetError):
     """A typed job error. `retryable` errors are retried with backoff; others fail the step.
 
     With `keep_results`, what the service wrote before failing commits with the failure
@@ -64,7 +65,7 @@ class JobService(Protocol):
 Prepare = Callable[[JobRequest], Any]
 
 
-class PrepareAgain(Exception):
+class PrepareAgain(FleetError):
     """Raised inside the job's transaction when what its `Prepare` computed is missing or
     no longer matches the database (an input changed meanwhile). The runtime rolls the
     transaction back, runs `prepare` again outside any transaction and tries once more:

@@ -17,6 +17,7 @@ from celery import Task
 from celery.exceptions import Ignore
 from sqlalchemy import select
 
+from orchestrator.contracts.errors import FleetError
 from orchestrator.contracts.jobs import JobStatus
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import JOBS, RUNS
@@ -24,7 +25,7 @@ from orchestrator.db.tables import JOBS, RUNS
 log = logging.getLogger(__name__)
 
 
-class JobNotRun(Ignore):  # type: ignore[misc]
+class JobNotRun(FleetError, Ignore):  # type: ignore[misc]
     """Ends the task of a delivery whose job is not to run (cancelled, superseded,
     unknown, or its run is over)."""
 

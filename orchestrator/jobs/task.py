@@ -21,6 +21,7 @@ from orchestrator.jobs.failed import JobAlreadyFailed, JobFailedForGood
 from orchestrator.jobs.interface import JobFailure, JobService, Prepare
 from orchestrator.jobs.not_run import not_run
 from orchestrator.jobs.runtime import DATABASE_UNAVAILABLE, Delivery, JobRun, run_job
+from orchestrator.jobs.tenant_share import admitted, send_to_back
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,9 @@ def run_job_task(
         # Nothing to attribute it to; the sweep re-dispatches the real job from its row.
         log.error("dropping malformed job message: %s", error)
         return "malformed"
+    if not admitted(request):
+        send_to_back(request, body)  # then this message is acknowledged
+        return "deferred"
     settings = get_settings()
     retries = task.request.retries
     delivery = Delivery(

@@ -19,15 +19,19 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.db.ingestion_models import ChunkProvenance
+from orchestrator.contracts.documents import CURRENT
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
 from orchestrator.knowledge.embedder import Embedder, Rescorer, Vectors, default_embedder
 from orchestrator.knowledge.lexical import BM25
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
-from orchestrator.knowledge.vectors import embedding_text, excerpt, index_missing
+from orchestrator.knowledge.vectors import (
+    embedding_text,
+    excerpt,
+    index_missing,
+    passages_query,
+)
 
 STORED = np.dtype("<f4")  # how orchestrator.knowledge.vectors stores a vector
 RRF_K = 60  # the usual constant: ranks 1 and 2 differ little, top 10 and top 100 a lot
@@ -117,21 +121,13 @@ class EvidenceIndex:
         embedder = embedder or default_embedder()
         index_missing(session, assessment_id, embedder)
         query = (
-            select(
-                DocumentChunk.id,
-                DocumentChunk.document_id,
-                DocumentChunk.heading_path,
-                DocumentChunk.text,
-                Document.filename,
-                ChunkProvenance.page_start,
-                ChunkProvenance.page_end,
-                ChunkEmbedding.vector,
-            )
-            .join(Document, Document.id == DocumentChunk.document_id)
+            passages_query(ChunkEmbedding.vector)
             .join(ChunkEmbedding, ChunkEmbedding.chunk_id == DocumentChunk.id)
-            .outerjoin(ChunkProvenance, ChunkProvenance.chunk_id == DocumentChunk.id)
             .where(
-                DocumentChunk.assessment_id == assessment_id, ChunkEmbedding.model == embedder.name
+                DocumentChunk.assessment_id == assessment_id,
+                ChunkEmbedding.model == embedder.name,
+                # Superseded and expired versions are history, not evidence.
+                Document.life_status == CURRENT,
             )
             .order_by(DocumentChunk.id)
         )

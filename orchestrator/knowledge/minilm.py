@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
+from orchestrator.contracts.errors import FleetError
 from orchestrator.db.compute_guard import computing
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -34,7 +35,7 @@ F32 = NDArray[np.float32]
 Vectors = F32  # the embedder protocol's rows (orchestrator.knowledge.embedder)
 
 
-class ModelUnavailable(RuntimeError):
+class ModelUnavailable(FleetError, RuntimeError):
     """The package that ships the weights is not installed."""
 
 

@@ -16,13 +16,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from orchestrator.db.compute_guard import computing
+from orchestrator.knowledge.minilm import ModelUnavailable
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
-
-
-class ModelUnavailable(RuntimeError):
-    """The optional model package is not installed."""
 
 
 class SentenceEmbedder:

@@ -7,12 +7,12 @@ PostgreSQL (no pgvector). Search loads one assessment's vectors: a KB is per ass
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, insert, select
+from sqlalchemy import Select, delete, insert, select
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
@@ -54,6 +54,25 @@ class SearchHit:
         return asdict(self)
 
 
+def passages_query(*extra: Any) -> Select[Any]:
+    """Chunks as citable passages: text, heading, document and pages (`extra` columns
+    too), for the retrievers and the KB search alike."""
+    return (
+        select(
+            DocumentChunk.id,
+            DocumentChunk.document_id,
+            DocumentChunk.heading_path,
+            DocumentChunk.text,
+            Document.filename,
+            ChunkProvenance.page_start,
+            ChunkProvenance.page_end,
+            *extra,
+        )
+        .join(Document, Document.id == DocumentChunk.document_id)
+        .outerjoin(ChunkProvenance, ChunkProvenance.chunk_id == DocumentChunk.id)
+    )
+
+
 def embedding_text(heading_path: str, text: str) -> str:
     # Headings name the topic ("Access control > MFA"): they belong in the vector.
     return f"{heading_path}\n{text}" if heading_path else text
@@ -92,6 +111,22 @@ def embed_ahead(
         with transaction() as session:
             _store(session, assessment_id, embedder, chunks, vectors)
     return IndexCounts(embedded=len(todo), already_indexed=total - len(todo))
+
+
+def embed_chunks(
+    assessment_id: uuid.UUID, embedder: Embedder, chunk_ids: list[str]
+) -> Callable[[Session], None]:
+    """Embed these chunks now, outside any transaction; returns what stores their vectors
+    (replacing any, never duplicating) in the caller's transaction (one batch of a job
+    that fans out)."""
+    with read_transaction() as session:
+        chunks = session.execute(_texts(chunk_ids)).all()
+    vectors = _embed(embedder, chunks)
+
+    def write(session: Session) -> None:
+        _store(session, assessment_id, embedder, chunks, vectors)
+
+    return write
 
 
 def pending_chunks(
@@ -298,20 +333,7 @@ class KnowledgeBase:
         }
 
     def _fetch(self, chunk_ids: list[str]) -> dict[str, _ChunkRow]:
-        rows = self._session.execute(
-            select(
-                DocumentChunk.id,
-                DocumentChunk.document_id,
-                DocumentChunk.heading_path,
-                DocumentChunk.text,
-                Document.filename,
-                ChunkProvenance.page_start,
-                ChunkProvenance.page_end,
-            )
-            .join(Document, Document.id == DocumentChunk.document_id)
-            .outerjoin(ChunkProvenance, ChunkProvenance.chunk_id == DocumentChunk.id)
-            .where(DocumentChunk.id.in_(chunk_ids))
-        ).all()
+        rows = self._session.execute(passages_query().where(DocumentChunk.id.in_(chunk_ids))).all()
         return {row.id: row for row in rows}
 
 

@@ -17,6 +17,7 @@ from orchestrator.lifecycle.definition import (
 )
 from orchestrator.lifecycle.effects import ArtifactStatusChanged, Audit, Effect
 from orchestrator.lifecycle.outcome import Outcome, ignored, pending, rejected
+from orchestrator.lifecycle.report_redraft import redraft_report
 from orchestrator.lifecycle.state import RunState
 
 
@@ -81,6 +82,9 @@ def amend(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Ou
         .without_entry("collected", kind)
         .without_entry("rejected", kind)
     )
+    if kind is ArtifactKind.REPORT and where == 0:
+        # The report renders its statement: the amended version is drafted again.
+        return Outcome(redraft_report(state, effects, signal.actor_id), effects)
     if state.status is WorkflowStatus.WAITING_FOR_INPUT and where == 0:
         # The version a reviewer sent back is replaced: the gate waits for approvals again.
         state = state.evolve(status=WorkflowStatus.WAITING_FOR_APPROVAL, reason=None)

@@ -32,6 +32,9 @@ class ApprovalView:
     """The roles the event carries: held by its principal when it was recorded."""
     consumed: bool = False
     comment: str | None = None
+    amender_waiver: bool = False
+    """Recorded by the amender of this version while the tenant's gate setting let
+    amenders approve: separation of duties does not bar them."""
 
 
 def approval_problem(
@@ -88,6 +91,10 @@ def _decision_problem(
     problem = policy.eligibility_problem(approval.approver_id, approval.approver_roles)
     if problem is not None:
         return problem
-    if policy.separation_of_duties and state.drafted_by.get(kind) == approval.approver_id:
+    if (
+        policy.separation_of_duties
+        and state.drafted_by.get(kind) == approval.approver_id
+        and not approval.amender_waiver
+    ):
         return f"{approval.approver_id} asked for this draft and may not review it"
     return None

@@ -14,6 +14,7 @@ from orchestrator.lifecycle.definition import (
 )
 from orchestrator.lifecycle.effects import ArtifactStatusChanged, Audit, ConsumeApproval, Effect
 from orchestrator.lifecycle.outcome import Outcome, ignored, pending, rejected
+from orchestrator.lifecycle.report_redraft import at_report_gate, redraft_report
 from orchestrator.lifecycle.state import RunState
 from orchestrator.lifecycle.transitions import complete_current
 
@@ -90,6 +91,9 @@ def approve(state: RunState, signal: SignalEnvelope, approval: ApprovalView | No
         return Outcome(state, effects)
     state = state.with_entry("approved", kind, approval.artifact_version)
     if kind is ArtifactKind.SCOPE:
+        if at_report_gate(state):
+            # The report's sign-off named the scope unapproved: draft it again.
+            state = redraft_report(state, effects, state.drafted_by.get(ArtifactKind.REPORT))
         return Outcome(state, effects)
     return Outcome(complete_current(state, effects, signal.actor_id), effects)
 

@@ -16,13 +16,21 @@ from orchestrator.contracts.signals import SignalType as S
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepStatus
-from orchestrator.lifecycle import amending, approval_signals, operator_commands
+from orchestrator.lifecycle import (
+    amending,
+    approval_signals,
+    definition_pins,
+    definitions,
+    handoffs,
+    operator_commands,
+)
 from orchestrator.lifecycle.approval_checks import ApprovalView
 from orchestrator.lifecycle.approval_signals import position
-from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.lifecycle.effects import Audit, CancelJobs, Effect, StepChanged
 from orchestrator.lifecycle.outcome import Outcome, ignored, pending, rejected
+from orchestrator.lifecycle.outside import outside_effects
 from orchestrator.lifecycle.policies import parse_policies
+from orchestrator.lifecycle.selection import selected_categories, selected_frameworks
 from orchestrator.lifecycle.state import RunState
 from orchestrator.lifecycle.transitions import block, complete_current, enter
 
@@ -57,6 +65,8 @@ def decide(
     """Apply one signal to a run. Pending means: not yet, keep it in the inbox."""
     outcome = _route(state, signal, approval)
     effects = list(outcome.effects)
+    if outcome.fate is SignalFate.APPLIED:
+        effects += outside_effects(state, outcome.state, outcome.effects)
     event = _FATE_EVENT.get(outcome.fate)
     if event is not None:
         metadata = {
@@ -71,15 +81,9 @@ def decide(
 
 
 def _route(state: RunState, signal: SignalEnvelope, approval: ApprovalView | None) -> Outcome:
-    if (signal.run_id, signal.tenant_id, signal.organization_id, signal.assessment_id) != (
-        state.run_id,
-        state.tenant_id,
-        state.organization_id,
-        state.assessment_id,
-    ):
-        return rejected(state, "signal does not belong to this run")
-    if state.status.is_terminal:
-        return ignored(state, f"run is {state.status.value}")
+    before_rules = _before_rules(state, signal)
+    if before_rules is not None:
+        return before_rules
     handler = _ANY_TIME.get(signal.type)
     if handler is not None:
         return handler(state, signal, approval)
@@ -98,6 +102,20 @@ def _route(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
     return _input(state, signal)
 
 
+def _before_rules(state: RunState, signal: SignalEnvelope) -> Outcome | None:
+    """Another run's signal, a run that is over, a run whose definition is not here."""
+    if (signal.run_id, signal.tenant_id, signal.organization_id, signal.assessment_id) != (
+        state.run_id,
+        state.tenant_id,
+        state.organization_id,
+        state.assessment_id,
+    ):
+        return rejected(state, "signal does not belong to this run")
+    if state.status.is_terminal:
+        return ignored(state, f"run is {state.status.value}")
+    return definition_pins.unavailable_outcome(state, signal)
+
+
 # --- run control: start, cancel, block, resume -----------------------------------------
 
 
@@ -106,19 +124,32 @@ def _start(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> O
         return pending(state, "run is blocked")
     if state.status is not WorkflowStatus.PENDING:
         return ignored(state, "run already started")
+    pinned = definition_pins.pin_at_start(state, signal.payload)
+    if isinstance(pinned, str):
+        return rejected(state, pinned)
+    problem = definitions.unavailable(pinned)
+    if problem is not None and definitions.not_yet_shipped(pinned):
+        return pending(state, f"{problem}: waiting for a worker that ships it")
+    if problem is not None:
+        return rejected(state, problem)
     try:
-        state = state.evolve(policies=parse_policies(signal.payload.get("approval_policies")))
+        requested = parse_policies(signal.payload.get("approval_policies"))
     except ValueError as error:
         return rejected(state, f"invalid approval policies: {error}")
+    defaults = definitions.of(pinned).default_policies
+    state = pinned.evolve(policies=MappingProxyType({**defaults, **requested}))
     pins = signal.payload.get("catalogs") or {}
     if not isinstance(pins, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in pins.items()
     ):
         return rejected(state, "catalogs must map catalogue names to version ids")
     state = state.evolve(catalogs=MappingProxyType(dict(pins)))
-    effects: list[Effect] = [
-        Audit(_E.LIFECYCLE_WORKFLOW_STARTED, None, signal.actor_id, {"trace_id": signal.trace_id})
-    ]
+    started = {
+        "trace_id": signal.trace_id,
+        "origin": signal.payload.get("origin"),
+        "definition": definitions.of(state).label,
+    }
+    effects: list[Effect] = [Audit(_E.LIFECYCLE_WORKFLOW_STARTED, None, signal.actor_id, started)]
     problem = _assessment_problem(signal)
     if problem is None:
         return Outcome(enter(state, Step.VALIDATE_ASSESSMENT, effects), effects)
@@ -184,6 +215,9 @@ def _block(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> O
 def _resume(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Outcome:
     if state.status is not WorkflowStatus.BLOCKED:
         return ignored(state, "run is not blocked")
+    at_handoff = handoffs.resume_problem(state)
+    if at_handoff is not None:
+        return rejected(state, at_handoff)
     effects: list[Effect] = [
         Audit(
             _E.LIFECYCLE_WORKFLOW_RESUMED,
@@ -213,6 +247,9 @@ _ANY_TIME: dict[S, Handler] = {
     S.STEP_REPROCESS_REQUESTED: operator_commands.reprocess,
     S.ARTIFACT_REVISION_REQUESTED: operator_commands.revise,
     S.ARTIFACT_AMENDED: amending.amend,
+    S.EXTERNAL_EFFECT_STUCK: handoffs.stuck,
+    S.HANDOFF_RESOLVED: handoffs.resolved,
+    S.DEFINITION_MIGRATION_REQUESTED: definition_pins.migrate,
 }
 
 
@@ -224,13 +261,10 @@ def _input(state: RunState, signal: SignalEnvelope) -> Outcome:
         S.DOCUMENTS_UPLOADED: Step.WAIT_FOR_DOCUMENTS,
         S.FRAMEWORK_SELECTED: Step.WAIT_FOR_FRAMEWORK_SELECTION,
     }[signal.type]
-    frameworks: tuple[str, ...] | None = None
     if signal.type is S.FRAMEWORK_SELECTED:
-        frameworks = selected_frameworks(signal.payload)
-        if not frameworks:
-            return rejected(
-                state, "framework_selected needs a non-empty 'framework' or 'frameworks' list"
-            )
+        problem = _selection_problem(signal.payload)
+        if problem is not None:
+            return rejected(state, problem)
     where = position(state, wait)
     if where < 0:
         return pending(state, f"run has not reached {wait.value}")
@@ -240,23 +274,26 @@ def _input(state: RunState, signal: SignalEnvelope) -> Outcome:
         return Outcome(state.evolve(uploads_during_ingestion=True), [])
     if where > 0:
         return ignored(state, f"{wait.value} is already complete")
-    if frameworks is not None:
-        state = state.evolve(framework="; ".join(frameworks), frameworks=frameworks)
+    if signal.type is S.FRAMEWORK_SELECTED:
+        frameworks = selected_frameworks(signal.payload)
+        state = state.evolve(
+            framework="; ".join(frameworks),
+            frameworks=frameworks,
+            categories=MappingProxyType(selected_categories(signal.payload) or {}),
+        )
     effects: list[Effect] = []
     return Outcome(complete_current(state, effects, signal.actor_id), effects)
 
 
-def selected_frameworks(payload: Mapping[str, Any]) -> tuple[str, ...]:
-    """The framework names of a framework_selected payload: `frameworks` (a list) or the
-    single `framework`; blanks and repeats dropped. Empty when neither is usable."""
-    raw = payload.get("frameworks")
-    names = raw if isinstance(raw, list) else [payload.get("framework")]
-    cleaned: list[str] = []
-    for name in names:
-        text = str(name or "").strip() if isinstance(name, str | None) else ""
-        if text and text not in cleaned:
-            cleaned.append(text)
-    return tuple(cleaned)
+def _selection_problem(payload: Mapping[str, Any]) -> str | None:
+    if not selected_frameworks(payload):
+        return "framework_selected needs a non-empty 'framework' or 'frameworks' list"
+    if selected_categories(payload) is None:
+        return (
+            "categories must be a list of category names, or an object mapping a framework "
+            "name to a list of category names"
+        )
+    return None
 
 
 # --- job outcomes --------------------------------------------------------------------------
@@ -270,7 +307,7 @@ def _job_outcome(state: RunState, signal: SignalEnvelope) -> Outcome:
     if outcome.job_id != state.active_job_id or state.status is WorkflowStatus.FAILED:
         return ignored(state, f"job {outcome.job_id} is not the run's active job")
     assert state.step is not None
-    spec = STEP_SPECS[state.step]
+    spec = definitions.of(state).spec(state.step)
     if signal.type is S.JOB_FAILED or not outcome.succeeded:
         return _job_failed(state, signal, outcome)
     if signal.type is not spec.completion_signal:

@@ -125,8 +125,9 @@ PRODUCER_OF: dict[ArtifactKind, Step] = {
     spec.produces: spec.step for spec in _SPECS if spec.produces is not None
 }
 
-#: Scope has no wait of its own: it may be approved until the SoA gate opens.
-SCOPE_APPROVAL_DEADLINE = Step.WAIT_FOR_SOA_APPROVAL
+#: Scope has no wait of its own: it may be approved until the report gate opens (the
+#: report's sign-off names it, and the report gate refuses while it is unapproved).
+SCOPE_APPROVAL_DEADLINE = Step.WAIT_FOR_REPORT_APPROVAL
 
 #: Upper bound on steps entered by one decision (every step at most once).
 MAX_TRANSITIONS_PER_DECISION = len(STEP_ORDER)

@@ -80,6 +80,23 @@ class StepsSuperseded:
     steps: tuple[Step, ...]
 
 
+@dataclass(frozen=True)
+class PublishDraft:
+    """Publish this draft outside: to each of the tenant's export targets."""
+
+    kind: ArtifactKind
+    version: int
+
+
+@dataclass(frozen=True)
+class Compensate:
+    """Undo what `kind` v`version` put outside the database (both None: the whole run's)."""
+
+    reason: str
+    kind: ArtifactKind | None = None
+    version: int | None = None
+
+
 Effect = (
     StepChanged
     | EnqueueJob
@@ -89,4 +106,6 @@ Effect = (
     | CloseAssessment
     | ArtifactStatusChanged
     | StepsSuperseded
+    | PublishDraft
+    | Compensate
 )

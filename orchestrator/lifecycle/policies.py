@@ -36,6 +36,9 @@ class GatePolicy:
     """For N-of-M: how many of the designated approvers."""
     separation_of_duties: bool = True
     """The actor who asked for the draft may not approve it."""
+    require_decided: bool | None = None
+    """Refuse an approval while the draft has rows nobody decided (None: the gate's
+    default, on for the SoA and the POA&M; see `requires_decisions`)."""
 
     def __post_init__(self) -> None:
         if self.mode is not SignoffMode.SINGLE and not self.approvers:
@@ -77,6 +80,7 @@ class GatePolicy:
             "roles": list(self.roles),
             "required": self.required,
             "separation_of_duties": self.separation_of_duties,
+            **({} if self.require_decided is None else {"require_decided": self.require_decided}),
         }
 
     @classmethod
@@ -87,10 +91,27 @@ class GatePolicy:
             roles=tuple(data.get("roles", DEFAULT_APPROVER_ROLES)),
             required=int(data.get("required", 1)),
             separation_of_duties=bool(data.get("separation_of_duties", True)),
+            require_decided=_optional_bool(data.get("require_decided")),
         )
 
 
 DEFAULT_POLICY = GatePolicy()
+
+#: Gates that by default refuse an approval while rows are undecided: the SoA (every
+#: applicable row's implementation status) and the POA&M (every item's owner).
+DECIDED_BY_DEFAULT = frozenset({ArtifactKind.SOA, ArtifactKind.POAM})
+
+
+def requires_decisions(policy: GatePolicy, kind: ArtifactKind) -> bool:
+    if policy.require_decided is not None:
+        return policy.require_decided
+    return kind in DECIDED_BY_DEFAULT
+
+
+def _optional_bool(value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise ValueError("require_decided must be true, false or absent")
 
 
 def parse_policies(raw: Any) -> dict[ArtifactKind, GatePolicy]:

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.lifecycle import definitions
 from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.lifecycle.state import RunState
 
@@ -48,6 +49,11 @@ class RewindPlan:
 
 def rewind_problem(state: RunState, target: Step, new_version: bool) -> str | None:
     """Why `target` cannot be reprocessed now, or None."""
+    unavailable = definitions.unavailable(state)
+    if unavailable is not None:
+        return unavailable
+    if not definitions.of(state).has(target):
+        return f"{target.value} is not a step of the run's definition"
     if STEP_SPECS[target].kind is not StepKind.JOB:
         return f"{target.value} is not a job step; only job steps can be reprocessed"
     if state.step is None or target.order > state.step.order:

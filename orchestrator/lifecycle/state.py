@@ -31,6 +31,9 @@ class RunState:
     """The selected frameworks as one display string ("SOC 2; ISO/IEC 27001:2022")."""
     frameworks: tuple[str, ...] = ()
     """The selected frameworks, as the person named them (matched against `catalogs`)."""
+    categories: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
+    """Categories chosen with the frameworks (SOC 2's Availability, Privacy...): framework
+    name as selected, or "*" for every selected framework -> category names."""
     catalogs: Mapping[str, str] = field(default_factory=_empty)
     """Catalogue versions pinned when the run started: catalogue name -> version id."""
     attempts: Mapping[Step, int] = field(default_factory=_empty)
@@ -47,6 +50,12 @@ class RunState:
     """Who asked for the current draft (separation of duties)."""
     policies: Mapping[ArtifactKind, GatePolicy] = field(default_factory=_empty)
     """Signoff policies that differ from the default, fixed when the run started."""
+    definition_version: int = 1
+    """The lifecycle definition pinned when the run started (lifecycle.definitions)."""
+    definition_hash: str | None = None
+    """Its content hash; None for runs started before definitions were pinned (v1)."""
+    handoff: str | None = None
+    """The handoff the run is blocked at: an effect outside the database needs a person."""
     uploads_during_ingestion: bool = False
     """Documents were uploaded after the current ingestion attempt was queued: it may not
     have seen them, so another attempt must follow it (see decide's documents rule)."""
@@ -84,6 +93,11 @@ class RunState:
         return {
             "framework": self.framework,
             "frameworks": list(self.frameworks),
+            **(
+                {"categories": {k: list(v) for k, v in self.categories.items()}}
+                if self.categories
+                else {}
+            ),
             "catalogs": dict(self.catalogs),
             "attempts": {k.value: v for k, v in self.attempts.items()},
             "artifacts": {k.value: v for k, v in self.artifacts.items()},
@@ -92,6 +106,8 @@ class RunState:
             "rejected": {k.value: v for k, v in self.rejected.items()},
             "drafted_by": {k.value: v for k, v in self.drafted_by.items()},
             "policies": {k.value: p.to_json() for k, p in self.policies.items()},
+            "definition": {"version": self.definition_version, "hash": self.definition_hash},
+            "handoff": self.handoff,
             "blocked_from": self.blocked_from.value if self.blocked_from else None,
             "block_kind": self.block_kind,
             "active_job_id": self.active_job_id,
@@ -112,6 +128,7 @@ class RunState:
         context: Mapping[str, Any],
     ) -> RunState:
         blocked_from = context.get("blocked_from")
+        definition = context.get("definition") or {}
 
         def kinds(name: str, convert: Any = int) -> Mapping[ArtifactKind, Any]:
             return MappingProxyType(
@@ -128,6 +145,9 @@ class RunState:
             active_job_id=context.get("active_job_id"),
             framework=context.get("framework"),
             frameworks=tuple(context.get("frameworks") or ()),
+            categories=MappingProxyType(
+                {k: tuple(v) for k, v in (context.get("categories") or {}).items()}
+            ),
             catalogs=MappingProxyType(dict(context.get("catalogs") or {})),
             attempts=MappingProxyType(
                 {Step(k): int(v) for k, v in (context.get("attempts") or {}).items()}
@@ -138,6 +158,9 @@ class RunState:
             rejected=kinds("rejected"),
             drafted_by=kinds("drafted_by", str),
             policies=kinds("policies", GatePolicy.from_json),
+            definition_version=int(definition.get("version") or 1),
+            definition_hash=definition.get("hash"),
+            handoff=context.get("handoff"),
             uploads_during_ingestion=bool(context.get("uploads_during_ingestion")),
             blocked_from=WorkflowStatus(blocked_from) if blocked_from else None,
             block_kind=context.get("block_kind"),

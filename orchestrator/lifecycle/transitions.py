@@ -6,11 +6,8 @@ from orchestrator.contracts.audit import SYSTEM_ACTOR, AuditEventType
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepKind, StepStatus
-from orchestrator.lifecycle.definition import (
-    APPROVED_AT,
-    MAX_TRANSITIONS_PER_DECISION,
-    STEP_SPECS,
-)
+from orchestrator.lifecycle import definitions
+from orchestrator.lifecycle.definition import APPROVED_AT, MAX_TRANSITIONS_PER_DECISION
 from orchestrator.lifecycle.effects import Audit, CloseAssessment, Effect, EnqueueJob, StepChanged
 from orchestrator.lifecycle.state import RunState
 
@@ -40,7 +37,7 @@ def complete_current(state: RunState, effects: list[Effect], actor: str) -> RunS
     assert step is not None, "a run without a current step has nothing to complete"
     effects.append(StepChanged(step, state.attempt(step), StepStatus.COMPLETED))
     effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_COMPLETED, step, actor))
-    following = step.next()
+    following = definitions.of(state).next(step)
     assert following is not None, "the last step completes the run inline"
     return enter(state.evolve(active_job_id=None), following, effects)
 
@@ -53,8 +50,9 @@ def enter(
     `requested_by` is the person whose command re-entered the step (retry, reprocess, new
     version): a job queued for it drafts on their behalf.
     """
+    definition = definitions.of(state)
     for _ in range(MAX_TRANSITIONS_PER_DECISION):
-        spec = STEP_SPECS[step]
+        spec = definition.spec(step)
         closed = [kind.value for kind in spec.requires_approved if not state.is_approved(kind)]
         if closed:
             state = state.evolve(step=step, active_job_id=None)
@@ -80,7 +78,7 @@ def enter(
             return _open(state, step, attempt, effects, requested_by)
         effects.append(StepChanged(step, attempt, StepStatus.COMPLETED))
         effects.append(Audit(_E.LIFECYCLE_WORKFLOW_STEP_COMPLETED, step, SYSTEM_ACTOR))
-        following = step.next()
+        following = definition.next(step)
         if following is None:
             effects.append(CloseAssessment())
             effects.append(Audit(_E.LIFECYCLE_WORKFLOW_COMPLETED, None, SYSTEM_ACTOR))
@@ -93,7 +91,7 @@ def _open(
     state: RunState, step: Step, attempt: int, effects: list[Effect], requested_by: str
 ) -> RunState:
     """Start a job step or open a wait."""
-    spec = STEP_SPECS[step]
+    spec = definitions.of(state).spec(step)
     if spec.kind is StepKind.JOB:
         assert spec.job_kind is not None
         job_id = job_id_for(state, step, attempt)
@@ -102,6 +100,8 @@ def _open(
             "frameworks": list(state.frameworks),
             "catalogs": dict(state.catalogs),
         }
+        if state.categories:
+            parameters["categories"] = {k: list(v) for k, v in state.categories.items()}
         if spec.produces is not None:
             parameters["artifact_kind"] = spec.produces.value
             parameters["artifact_version"] = state.artifacts.get(spec.produces, 0) + 1

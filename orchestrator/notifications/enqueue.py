@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from orchestrator.contracts.events import NotificationEvent
 from orchestrator.db.ops_models import Notification, WebhookSubscription
 from orchestrator.db.sql import insert_for
 from orchestrator.engine.run_events import dispatch_deliveries, insert_deliveries
-from orchestrator.notifications.events import NotificationEvent
 
 
 def notify(

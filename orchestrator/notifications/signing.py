@@ -10,13 +10,15 @@ import hashlib
 import hmac
 import time
 
+from orchestrator.contracts.errors import FleetError
+
 SIGNATURE_HEADER = "X-Lifecycle-Signature"
 EVENT_ID_HEADER = "X-Lifecycle-Event-Id"
 EVENT_TYPE_HEADER = "X-Lifecycle-Event-Type"
 DEFAULT_TOLERANCE_S = 300
 
 
-class InvalidSignature(ValueError):
+class InvalidSignature(FleetError, ValueError):
     """The signature header is missing, malformed, stale or does not match."""
 
 

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from datetime import datetime
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.errors import InvalidInput
+from orchestrator.contracts.events import NotificationEvent
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.ops_models import WebhookSubscription
-from orchestrator.db.session import transaction
-from orchestrator.notifications.events import NotificationEvent
-
-MIN_SECRET_LENGTH = 24
+from orchestrator.notifications.signed_targets import (
+    add_once,
+    deactivate_row,
+    secret_or_new,
+    tenant_rows,
+)
 
 
 class SubscriptionView(BaseModel):
@@ -38,46 +38,31 @@ def subscribe(
     actor: Actor, url: str, event_types: list[str] | None = None, secret: str | None = None
 ) -> SubscriptionView:
     """Subscribe the actor's tenant; the same URL twice is refused, not duplicated."""
-    _check_url(url)
+    check_url(url)
     types = _check_event_types(event_types or [])
-    if secret is not None and len(secret) < MIN_SECRET_LENGTH:
-        raise InvalidInput(f"a webhook secret needs at least {MIN_SECRET_LENGTH} characters")
     row = WebhookSubscription(
         id=uuid.uuid4(),
         tenant_id=actor.tenant_id,
         url=url,
-        secret=secret or secrets.token_urlsafe(32),
+        secret=secret_or_new(secret, "webhook"),
         event_types=types,
         active=True,
         created_by=actor.actor_id,
         created_at=utcnow(),
     )
-    try:
-        with transaction() as session:
-            session.add(row)
-    except IntegrityError as error:
-        raise InvalidInput(f"{url} is already subscribed for this tenant") from error
+    add_once(row, f"{url} is already subscribed for this tenant")
     return _view(row).model_copy(update={"secret": row.secret})
 
 
 def list_subscriptions(actor: Actor) -> list[SubscriptionView]:
-    with transaction() as session:
-        rows = session.scalars(
-            select(WebhookSubscription)
-            .where(WebhookSubscription.tenant_id == actor.tenant_id)
-            .order_by(WebhookSubscription.created_at)
-        )
-        return [_view(row) for row in rows]
+    return [_view(row) for row in tenant_rows(WebhookSubscription, actor)]
 
 
 def deactivate(actor: Actor, subscription_id: uuid.UUID) -> SubscriptionView:
     """Stop new deliveries to a subscription (its delivery history stays)."""
-    with transaction() as session:
-        row = session.get(WebhookSubscription, subscription_id)
-        if row is None or row.tenant_id != actor.tenant_id:
-            raise NotFound(f"webhook subscription {subscription_id} not found")
-        row.active = False
-        return _view(row)
+    return _view(
+        deactivate_row(WebhookSubscription, actor, subscription_id, "webhook subscription")
+    )
 
 
 def _view(row: WebhookSubscription) -> SubscriptionView:
@@ -91,7 +76,7 @@ def _view(row: WebhookSubscription) -> SubscriptionView:
     )
 
 
-def _check_url(url: str) -> None:
+def check_url(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or len(url) > 2000:
         raise InvalidInput("a webhook URL must be http(s)://host/... (at most 2000 characters)")

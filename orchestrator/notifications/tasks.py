@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
+
 from celery import shared_task
 
 from orchestrator.notifications.delivery import deliver
-from orchestrator.notifications.sweep import sweep_deliveries
+from orchestrator.notifications.effect_worker import perform_effect
 
 
 @shared_task(
@@ -21,11 +23,12 @@ def deliver_notification(delivery_id: int) -> str | None:
 
 
 @shared_task(
-    name="notifications.sweep",
+    name="effects.perform",
+    acks_late=True,
     ignore_result=True,
     soft_time_limit=60,
     time_limit=90,
-    send_events=False,
-)  # a sweep: no task events (see beat_schedule)
-def sweep_notifications() -> int:
-    return sweep_deliveries().dispatched
+)
+def perform_outside_effect(effect_id: str) -> str | None:
+    status = perform_effect(uuid.UUID(effect_id))
+    return status.value if status else None

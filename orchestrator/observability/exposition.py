@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest, start_http_ser
 from prometheus_client.registry import Collector
 
 from orchestrator.config.settings import get_settings
+from orchestrator.observability.approval_metrics import ApprovalCollector
 from orchestrator.observability.metrics import process_registry
 from orchestrator.observability.state_metrics import StateCollector
 
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 def _state_registry() -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(StateCollector())
+    registry.register(ApprovalCollector())
     return registry
 
 

@@ -46,6 +46,7 @@ def _read() -> list[Metric]:
 def _families(session: Session) -> Iterator[Metric]:
     yield _runs_by_status(session)
     yield _jobs_by_status(session)
+    yield _tenant_jobs(session)
     yield _open_waits(session)
     breaches = CounterMetricFamily(
         "lifecycle_sla_breaches", "Runs that crossed their SLA deadline (ever)."
@@ -121,6 +122,25 @@ def _jobs_by_status(session: Session) -> Metric:
     ).all()
     for status, kind, queue, count in rows:
         family.add_metric([status, kind, queue], count)
+    return family
+
+
+def _tenant_jobs(session: Session) -> Metric:
+    """Each tenant's queued and running jobs per queue: fair sharing at work (a tenant at
+    its limit keeps `started` at the limit while its `queued` waits)."""
+    family = GaugeMetricFamily(
+        "lifecycle_tenant_jobs",
+        "Queued and running jobs by tenant and queue.",
+        labels=["tenant", "queue", "status"],
+    )
+    rows = session.execute(
+        select(WorkflowRun.tenant_id, Job.queue, Job.status, func.count())
+        .join(WorkflowRun, WorkflowRun.id == Job.run_id)
+        .where(Job.status.in_(("queued", "started")))
+        .group_by(WorkflowRun.tenant_id, Job.queue, Job.status)
+    ).all()
+    for tenant, queue, status, count in rows:
+        family.add_metric([tenant, queue, status], count)
     return family
 
 

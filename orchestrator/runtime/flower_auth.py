@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from orchestrator.contracts.errors import FleetError
+
 ENV_VAR = "FLOWER_BASIC_AUTH"
 MIN_PASSWORD_LENGTH = 12
 #: Words of placeholder secrets (the example env file's among them).
@@ -23,7 +25,7 @@ _PLACEHOLDER_WORDS = (
 )
 
 
-class FlowerAuthError(ValueError):
+class FlowerAuthError(FleetError, ValueError):
     """The credentials would leave Flower open or guessable."""
 
 

@@ -1,19 +1,27 @@
-"""The coordinator task and the recovery sweeps: thin wrappers over plain functions."""
+"""The coordinator task and the sweeps' tasks: thin wrappers over plain functions (each
+sweep's task is made from its declaration in orchestrator.config.sweep_registry)."""
 
 from __future__ import annotations
 
+import logging
 import uuid
+from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_process_init
 from sqlalchemy.exc import OperationalError
 
-from orchestrator import sweeps
+from orchestrator.config.sweep_registry import Sweep, declared
 from orchestrator.contracts.errors import ConcurrentUpdate
+from orchestrator.contracts.plain import jsonable
 from orchestrator.db.session import dispose_engines
 from orchestrator.engine.coordinator import coordinate as coordinate_run
 from orchestrator.engine.routing import COORDINATE_TASK
+from orchestrator.engine.schedule import sweep_tasks
 from orchestrator.notifications import tasks as _notification_tasks  # noqa: F401 (registers)
+from orchestrator.sweeps.pulse import sweep_finished, sweep_started
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -43,44 +51,55 @@ _SWEEP_OPTIONS = {
 }
 
 
-@shared_task(name="orchestrator.sweep_missing_messages", **_SWEEP_OPTIONS)
-def sweep_missing_messages() -> dict[str, int]:
-    found = sweeps.resend_missing_messages()
-    return {"checked": found.checked, "resent": found.resent}
+def _sweep_task(sweep: Sweep) -> Any:
+    function = sweep.function()
+
+    def run() -> Any:
+        # A plain value: the worker's log line and any result backend read it as JSON.
+        return jsonable(function())
+
+    run.__name__ = run.__qualname__ = f"sweep_{sweep.name}"
+    run.__doc__ = sweep.does
+    return shared_task(name=sweep.task, **_SWEEP_OPTIONS)(run)
 
 
-@shared_task(name="orchestrator.sweep_outbox", **_SWEEP_OPTIONS)
-def sweep_outbox() -> int:
-    return sweeps.publish_stale_outbox()
+#: The task beat sends for each sweep, by the sweep's name (orchestrator.config.sweep_registry).
+SWEEP_TASK_BY_NAME: dict[str, Any] = {}
 
 
-@shared_task(name="orchestrator.sweep_inbox", **_SWEEP_OPTIONS)
-def sweep_inbox() -> int:
-    return sweeps.rekick_pending_runs()
+def register_sweep_tasks() -> dict[str, Any]:
+    """A task for every declared sweep that has none yet (at import, and again in a test
+    that declares one more)."""
+    for sweep in declared():
+        if sweep.name not in SWEEP_TASK_BY_NAME:
+            SWEEP_TASK_BY_NAME[sweep.name] = _sweep_task(sweep)
+    return SWEEP_TASK_BY_NAME
 
 
-@shared_task(name="orchestrator.sweep_lost_jobs", **_SWEEP_OPTIONS)
-def sweep_lost_jobs() -> dict[str, int]:
-    found = sweeps.recover_lost_jobs()
-    return {"redispatched": found.redispatched, "dead_lettered": found.dead_lettered}
-
-
-@shared_task(name="orchestrator.sweep_approval_waits", **_SWEEP_OPTIONS)
-def sweep_approval_waits() -> dict[str, int]:
-    return sweeps.sweep_approval_waits()
-
-
-@shared_task(name="orchestrator.sweep_sla", **_SWEEP_OPTIONS)
-def sweep_sla() -> int:
-    return sweeps.sweep_sla()
-
-
-@shared_task(name="orchestrator.sweep_stale", **_SWEEP_OPTIONS)
-def sweep_stale() -> int:
-    return sweeps.sweep_stale()
+register_sweep_tasks()
 
 
 @worker_process_init.connect
 def _fresh_pools_after_fork(**_: object) -> None:
     # Connections inherited from the parent process must never be shared with it.
     dispose_engines()
+
+
+@task_prerun.connect
+def _sweep_started(task: Any = None, **_: Any) -> None:
+    if getattr(task, "name", None) in sweep_tasks():
+        _beat_pulse(sweep_started, task.name)
+
+
+@task_postrun.connect
+def _sweep_finished(task: Any = None, state: str | None = None, **_: Any) -> None:
+    if getattr(task, "name", None) in sweep_tasks():
+        _beat_pulse(sweep_finished, task.name, None if state == "SUCCESS" else state)
+
+
+def _beat_pulse(record: Any, *args: Any) -> None:
+    """The pulse is for the health report: a failure to record it never fails a sweep."""
+    try:
+        record(*args)
+    except Exception:
+        log.warning("could not record the pulse of %s", args[0], exc_info=True)

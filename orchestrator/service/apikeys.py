@@ -176,12 +176,23 @@ def authenticate(key: str) -> Principal | None:
         return None
     with read_transaction() as session:
         row = session.scalar(select(ApiKey).where(ApiKey.secret_hash == hash_key(key)))
-        if row is None or row.revoked_at is not None:
-            return None
-        return Principal(
-            key_id=row.key_id,
-            tenant_id=row.tenant_id,
-            principal=row.principal,
-            scopes=frozenset(Scope(s) for s in row.scopes),
-            organizations=frozenset(row.organizations) if row.organizations is not None else None,
-        )
+        return _principal(row)
+
+
+@retry_busy
+def principal_of_key(key_id: str) -> Principal | None:
+    """The principal of an unrevoked key, by its id (a console session holds no secret)."""
+    with read_transaction() as session:
+        return _principal(session.scalar(select(ApiKey).where(ApiKey.key_id == key_id)))
+
+
+def _principal(row: ApiKey | None) -> Principal | None:
+    if row is None or row.revoked_at is not None:
+        return None
+    return Principal(
+        key_id=row.key_id,
+        tenant_id=row.tenant_id,
+        principal=row.principal,
+        scopes=frozenset(Scope(s) for s in row.scopes),
+        organizations=frozenset(row.organizations) if row.organizations is not None else None,
+    )

@@ -9,20 +9,29 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.errors import InvalidInput, NotFound, RoleNotHeld, SignalRejected
+from orchestrator.contracts.errors import (
+    GateNotReady,
+    InvalidInput,
+    NotFound,
+    RoleNotHeld,
+    SignalRejected,
+)
 from orchestrator.contracts.identity import Actor, Kick
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
 from orchestrator.contracts.text import require_nul_free
 from orchestrator.db.busy import retry_busy
+from orchestrator.db.models import Artifact
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import APPROVALS
 from orchestrator.engine import messages as fleet
 from orchestrator.engine.inbox import Recorded, insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
-from orchestrator.engine.run_rows import RunRecord
+from orchestrator.engine.run_rows import RunRecord, state_of
 from orchestrator.jobs.artifacts import find_artifact
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
+from orchestrator.service.approval_rights import waiver
 from orchestrator.service.producer import load_run, signal_envelope
+from orchestrator.service.readiness import SHOWN, readiness
 from orchestrator.service.roles import GRANT_HINT, held_roles
 
 
@@ -75,6 +84,10 @@ def record_approval(
             raise NotFound(f"run {run_id} has no {kind.value} version {artifact_version}")
         roles = _acting_roles(session, run.tenant_id, actor.actor_id, named)
         artifact_id = artifact.artifact_id
+        if verdict is ApprovalDecision.APPROVED:
+            _refuse_unless_ready(session, run, kind, artifact_id)
+        # The gate setting in force now travels with the event, as the roles held do.
+        waived = waiver(session, run.tenant_id, kind, artifact_id, actor.actor_id)
         event_id = uuid.uuid4()
         session.execute(
             insert(APPROVALS),
@@ -95,6 +108,7 @@ def record_approval(
                 "created_at": utcnow(),
                 "consumed_by_signal_id": None,
                 "consumed_at": None,
+                "amender_waiver": waived,
             },
         )
         recorded = None
@@ -115,6 +129,19 @@ def record_approval(
     if recorded is not None:
         kick(run_id)
     return view
+
+
+def _refuse_unless_ready(
+    session: Session, run: RunRecord, kind: ArtifactKind, artifact_id: uuid.UUID
+) -> None:
+    """An approval of a draft with rows nobody decided (where the gate's policy asks for
+    decisions) or of a report resting on an unapproved input is refused, naming them."""
+    stored = session.get(Artifact, artifact_id)
+    assert stored is not None
+    ready = readiness(kind, stored.version, stored.content, state_of(run).policy(kind))
+    refusal = ready.refusal()
+    if refusal is not None:
+        raise GateNotReady(refusal, readiness=ready.to_json(listed=SHOWN))
 
 
 def _acting_roles(session: Session, tenant_id: str, principal: str, named: str | None) -> list[str]:

@@ -14,10 +14,12 @@ import io
 import os
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
@@ -46,6 +48,10 @@ _ALIASES: dict[str, frozenset[str]] = {
     media.XLSX: frozenset({media.XLSX, "application/zip", "application/x-zip-compressed"}),
 }
 _COPY_BLOCK = 1 << 20
+
+#: Called in the upload's transaction with a document just recorded (a new version links
+#: itself to the one it replaces); returns what to send once that transaction committed.
+OnRecorded = Callable[[Session, Document], Callable[[], None]]
 
 
 def detect_media_type(filename: str, content: bytes) -> str:
@@ -106,6 +112,7 @@ def upload_document_file(
     *,
     declared_media_type: str | None = None,
     kick: Kick = fleet.kick,
+    on_recorded: OnRecorded | None = None,
 ) -> DocumentView:
     """Upload a document received into a file (the HTTP API streams uploads to disk),
     without reading it into memory. A declared media type must agree with the content;
@@ -118,7 +125,9 @@ def upload_document_file(
         media_type = _detect(filename, head, handle, complete=size <= HEAD_BYTES)
     _check_declared(filename, declared_media_type, media_type)
     stored, digest = _store_file(get_settings().resolved_storage_dir / "documents", path)
-    return _record(actor, assessment_id, filename, media_type, size, digest, stored, kick)
+    return _record(
+        actor, assessment_id, filename, media_type, size, digest, stored, kick, on_recorded
+    )
 
 
 def _check_declared(filename: str, declared_media_type: str | None, detected: str) -> None:
@@ -172,7 +181,9 @@ def _record(
     digest: str,
     path: Path,
     kick: Kick,
+    on_recorded: OnRecorded | None = None,
 ) -> DocumentView:
+    after: list[Callable[[], None]] = []
     with transaction() as session:
         assessment = load_assessment(session, actor, assessment_id)
         existing = session.scalar(
@@ -196,6 +207,8 @@ def _record(
         )
         session.add(document)
         session.flush()
+        if on_recorded is not None:
+            after.append(on_recorded(session, document))
         run = session.scalar(
             select(WorkflowRun).where(WorkflowRun.active_assessment_id == assessment_id)
         )
@@ -214,6 +227,8 @@ def _record(
         view = _view(document)
     if run is not None:
         kick(run.id)
+    for send in after:
+        send()
     return view
 
 

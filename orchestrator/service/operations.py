@@ -133,6 +133,28 @@ def request_new_version(
     )
 
 
+def migrate_definition(
+    actor: Actor,
+    run_id: uuid.UUID,
+    to_version: int,
+    *,
+    reason: str,
+    idempotency_key: str,
+    kick: Kick = fleet.kick,
+) -> SignalReceipt:
+    """Move the run to another shipped lifecycle definition that declares a migration
+    from the run's own (the lifecycle refuses it, with the reason, otherwise)."""
+    return _command(
+        SignalType.DEFINITION_MIGRATION_REQUESTED,
+        actor,
+        run_id,
+        reason,
+        idempotency_key,
+        kick,
+        to_version=int(to_version),
+    )
+
+
 @retry_busy
 def plan_reprocess(actor: Actor, run_id: uuid.UUID, target: Step, new_version: bool) -> RewindPlan:
     with read_transaction() as session:
@@ -156,6 +178,7 @@ __all__ = [
     "PRODUCER_OF",
     "block_run",
     "cancel_run",
+    "migrate_definition",
     "plan_reprocess",
     "reprocess_step",
     "request_new_version",

@@ -16,7 +16,8 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from orchestrator.catalog.door import check_selection
+from orchestrator.catalog.categories import UnknownCategory
+from orchestrator.catalog.door import check_categories, check_selection
 from orchestrator.catalog.matching import UnknownFramework
 from orchestrator.catalog.registry import current_pins
 from orchestrator.contracts.audit import SYSTEM_ACTOR
@@ -27,9 +28,11 @@ from orchestrator.contracts.errors import (
     InvalidInput,
     NotFound,
     SignalRejected,
+    UnknownCategorySelected,
     UnknownFrameworkSelected,
 )
 from orchestrator.contracts.identity import Actor, Kick
+from orchestrator.contracts.origins import StartOrigin
 from orchestrator.contracts.signals import (
     INTERNAL_SIGNALS,
     OPERATOR_SIGNALS,
@@ -45,10 +48,13 @@ from orchestrator.engine import messages as fleet
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
 from orchestrator.engine.run_rows import RUNS, RunRecord, RunRow
-from orchestrator.lifecycle.decide import selected_frameworks
+from orchestrator.lifecycle import definitions
 from orchestrator.lifecycle.policies import parse_policies
+from orchestrator.lifecycle.selection import selected_categories, selected_frameworks
 from orchestrator.observability import events as observe
+from orchestrator.service.authority import RunAuthority
 from orchestrator.service.read_models import AssessmentView, RunView, SignalReceipt
+from orchestrator.service.start_origins import StartRecord, check_origin_ref, parse_origin
 
 
 def new_trace_id() -> str:
@@ -59,7 +65,9 @@ def new_trace_id() -> str:
 
 
 @retry_busy
-def create_assessment(actor: Actor, organization_id: str, name: str) -> AssessmentView:
+def create_assessment(
+    actor: Actor, organization_id: str, name: str, *, carry_over_from: uuid.UUID | None = None
+) -> AssessmentView:
     require_nul_free(organization_id=organization_id, name=name)
     name = name.strip()
     if not name or len(name) > 300:
@@ -69,6 +77,10 @@ def create_assessment(actor: Actor, organization_id: str, name: str) -> Assessme
     if not actor.sees(organization_id):
         raise InvalidInput(f"organization {organization_id!r} is not one this caller may use")
     with transaction() as session:
+        if carry_over_from is not None:
+            previous = load_assessment(session, actor, carry_over_from)
+            if previous.organization_id != organization_id:
+                raise InvalidInput("a carry-over comes from an assessment of the same organization")
         row = Assessment(
             tenant_id=actor.tenant_id,
             organization_id=organization_id,
@@ -76,6 +88,7 @@ def create_assessment(actor: Actor, organization_id: str, name: str) -> Assessme
             status="draft",
             created_by=actor.actor_id,
             created_at=utcnow(),
+            carry_over_from=carry_over_from,
         )
         session.add(row)
         session.flush()
@@ -112,15 +125,26 @@ def start_lifecycle(
     policies: dict[str, Any] | None = None,
     trace_id: str | None = None,
     kick: Kick = fleet.kick,
+    origin: StartOrigin | str = StartOrigin.API,
+    origin_ref: str | None = None,
+    authority: RunAuthority | None = None,
 ) -> RunView:
     """Start the assessment's lifecycle run. Same key and input: the same run back.
 
     `policies` sets signoff policies per artifact kind, e.g.
     {"soa": {"mode": "n_of_m", "approvers": ["user:a", "user:b", "user:c"], "required": 2}}.
+    `origin` says how it was started (`origin_ref` names the schedule or the earlier run
+    it follows); `authority` is who it acts for outside the database (default: the actor,
+    with no API key). The run pins the newest lifecycle definition this process ships.
     """
     if not idempotency_key.strip():
         raise InvalidInput("idempotency_key must not be empty")
-    require_nul_free(idempotency_key=idempotency_key, trace_id=trace_id, policies=policies)
+    require_nul_free(
+        idempotency_key=idempotency_key, trace_id=trace_id, policies=policies, origin_ref=origin_ref
+    )
+    start = StartRecord(
+        parse_origin(origin, origin_ref), origin_ref, authority or RunAuthority.of_actor(actor)
+    )
     try:
         parsed = parse_policies(policies)
     except (ValueError, TypeError) as error:
@@ -154,6 +178,7 @@ def start_lifecycle(
                 request_hash,
                 trace_id or new_trace_id(),
                 policy_json,
+                start,
             )
             view = RunView.of(run)
     except IntegrityError as error:
@@ -173,8 +198,10 @@ def _create_run(
     request_hash: str,
     trace_id: str,
     policies: dict[str, Any],
+    start: StartRecord,
 ) -> WorkflowRun:
     assessment = load_assessment(session, actor, assessment_id)
+    check_origin_ref(session, actor, assessment.id, start)
     active = session.scalar(
         select(WorkflowRun.id).where(WorkflowRun.active_assessment_id == assessment_id)
     )
@@ -197,13 +224,19 @@ def _create_run(
         started_by=actor.actor_id,
         start_idempotency_key=key,
         start_request_hash=request_hash,
+        origin=start.origin.value,
+        origin_ref=start.origin_ref,
+        authority=start.authority.model_dump(),
         created_at=now,
         updated_at=now,
     )
     session.add(run)
     session.flush()
-    assessment.status = "active" if assessment.status == "draft" else assessment.status
-    start = signal_envelope(
+    if assessment.status == "draft" or start.origin is StartOrigin.REASSESSMENT:
+        # A reassessment opens the closed assessment for its next cycle.
+        assessment.status = "active"
+    definition = definitions.current()
+    start_signal = signal_envelope(
         run,
         actor.actor_id,
         SignalType.WORKFLOW_START_REQUESTED,
@@ -212,11 +245,13 @@ def _create_run(
         payload={
             "assessment": {"name": assessment.name, "status": assessment.status},
             "approval_policies": policies,
-            # The run keeps these catalogue versions for life.
+            # The run keeps these catalogue versions, and this definition, for life.
             "catalogs": current_pins(session),
+            "definition": {"version": definition.version, "hash": definition.content_hash},
+            "origin": start.origin.value,
         },
     )
-    insert_signal(session, start)
+    insert_signal(session, start_signal)
     documents = session.scalar(
         select(func.count()).select_from(Document).where(Document.assessment_id == assessment.id)
     )
@@ -370,6 +405,13 @@ def _refuse_unknown_frameworks(session: Session, run: RunRecord, payload: dict[s
             suggestions=error.suggestions,
             available=error.available,
         ) from error
+    selection = selected_categories(payload)
+    if not selection:
+        return  # none chosen, or malformed (the lifecycle rejects and records that)
+    try:
+        check_categories(session, run.context, names, selection)
+    except UnknownCategory as error:
+        raise UnknownCategorySelected(str(error)) from error
 
 
 def public_signal_type(signal_type: str | SignalType) -> SignalType:
@@ -382,8 +424,8 @@ def public_signal_type(signal_type: str | SignalType) -> SignalType:
         raise InvalidInput(f"{kind.value} is sent by the fleet itself, not by callers")
     if kind in OPERATOR_SIGNALS:
         raise InvalidInput(
-            f"{kind.value} is an operator command: use the retry, reprocess "
-            "or new-version operation"
+            f"{kind.value} is an operator command: use the retry, reprocess, "
+            "new-version or migrate operation"
         )
     return kind
 

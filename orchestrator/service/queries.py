@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Select, and_, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from orchestrator.contracts.errors import InvalidInput, NotFound
 from orchestrator.contracts.identity import Actor
@@ -314,7 +314,8 @@ class ArtifactContent:
 
 @retry_busy
 def list_artifacts(actor: Actor, run_id: uuid.UUID, kind: str | None = None) -> list[ArtifactView]:
-    query = select(Artifact).where(Artifact.run_id == run_id)
+    # A listing never reads the content: a draft's JSON is megabytes on a large assessment.
+    query = select(Artifact).options(defer(Artifact.content)).where(Artifact.run_id == run_id)
     if kind is not None:
         query = query.where(Artifact.kind == kind)
     with read_transaction() as session:

@@ -32,6 +32,8 @@ class AssessmentView(_View):
     name: str
     status: str
     created_at: datetime
+    carry_over_from: uuid.UUID | None = None
+    """The previous period's assessment its drafts start from."""
 
     @classmethod
     def of(cls, row: Assessment) -> AssessmentView:
@@ -52,6 +54,11 @@ class RunView(_View):
     created_at: datetime
     updated_at: datetime
     completed_at: datetime | None
+    origin: str | None = None
+    """How it was started (user, api, schedule, reassessment, retry, replay)."""
+    origin_ref: str | None = None
+    authority: dict[str, Any] | None = None
+    """Who it acts for outside the database: principal, API key id, scopes at start."""
 
     @classmethod
     def of(cls, row: WorkflowRun | Any) -> RunView:
@@ -70,6 +77,9 @@ class RunView(_View):
             created_at=row.created_at,
             updated_at=row.updated_at,
             completed_at=row.completed_at,
+            origin=row.origin,
+            origin_ref=row.origin_ref,
+            authority=row.authority,
         )
 
 
@@ -172,3 +182,14 @@ class ApprovalRecordView(_View):
     comment: str | None
     created_at: datetime
     consumed_by_signal_id: uuid.UUID | None
+
+
+class BatchProgressView(_View):
+    """How far a job that fans out has come: its batches done of all (a failed batch has
+    used up its attempts; the job's next delivery queues it again)."""
+
+    job_id: str
+    step: str
+    done: int
+    total: int
+    failed: int

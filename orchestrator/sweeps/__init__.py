@@ -1,38 +1,30 @@
 """The sweeps `celery beat` runs: each keeps runs moving or visibly blocked.
 
-One module per sweep; every effect is guarded (SKIP LOCKED, guarded UPDATEs, unique
-markers) so two sweeps at once produce it once, and each reads only what is due.
+One module per sweep, each declared in orchestrator.config.sweep_registry; every effect
+is guarded (SKIP LOCKED, guarded UPDATEs, unique markers) so two sweeps at once produce it
+once, and each reads only what is due.
 """
 
-from collections.abc import Callable
-from typing import Any
-
+from orchestrator.service.review_claims import release_lapsed_claims
 from orchestrator.sweeps.approval_waits import sweep_approval_waits
+from orchestrator.sweeps.evidence_expiry import sweep_evidence_expiry
 from orchestrator.sweeps.lost_jobs import recover_lost_jobs
 from orchestrator.sweeps.missing_messages import resend_missing_messages
+from orchestrator.sweeps.overdue_requests import sweep_overdue_requests
 from orchestrator.sweeps.pending_signals import rekick_pending_runs
 from orchestrator.sweeps.sla import sweep_sla
 from orchestrator.sweeps.stale import sweep_stale
 from orchestrator.sweeps.unpublished_outbox import publish_stale_outbox
 
-#: Every run sweep by its name in the sweep settings (beat_schedule.py uses the same names).
-SWEEPS: dict[str, Callable[[], Any]] = {
-    "messages": resend_missing_messages,
-    "outbox": publish_stale_outbox,
-    "inbox": rekick_pending_runs,
-    "lost_jobs": recover_lost_jobs,
-    "approval_waits": sweep_approval_waits,
-    "sla": sweep_sla,
-    "stale": sweep_stale,
-}
-
 __all__ = [
-    "SWEEPS",
     "publish_stale_outbox",
     "recover_lost_jobs",
+    "release_lapsed_claims",
     "resend_missing_messages",
     "rekick_pending_runs",
     "sweep_approval_waits",
+    "sweep_evidence_expiry",
+    "sweep_overdue_requests",
     "sweep_sla",
     "sweep_stale",
 ]

@@ -23,6 +23,7 @@ from orchestrator.config.settings import get_settings
 from orchestrator.config.sweeps import ApprovalTiming
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.events import NotificationEvent
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import StepExecution, WorkflowRun
@@ -30,7 +31,6 @@ from orchestrator.db.ops_models import WAITING_STEP
 from orchestrator.db.session import transaction
 from orchestrator.db.sql import aware
 from orchestrator.lifecycle.definition import APPROVED_AT
-from orchestrator.notifications.events import NotificationEvent
 from orchestrator.sweeps.cursors import move_cursor, open_window, read_window
 from orchestrator.sweeps.marks import claim_mark
 from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce, request_block

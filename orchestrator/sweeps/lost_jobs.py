@@ -29,6 +29,7 @@ from orchestrator.config.settings import get_settings
 from orchestrator.config.sweeps import SweepSettings
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.events import NotificationEvent
 from orchestrator.contracts.jobs import JobError, JobKind, JobRequest, JobStatus
 from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, JobWatch
@@ -40,7 +41,6 @@ from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.engine.routing import ROUTES, jobs_by_queue
 from orchestrator.jobs.heartbeat import leases_written
 from orchestrator.jobs.runtime import fail_job
-from orchestrator.notifications.events import NotificationEvent
 from orchestrator.observability.broker_view import BrokerView
 from orchestrator.sweeps.lost_reason import lost_job_reason
 from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce, append_audit

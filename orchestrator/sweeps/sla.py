@@ -2,59 +2,41 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from sqlalchemy.orm import Session
+from datetime import datetime, timedelta
+from typing import Any
 
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.audit import AuditEventType
-from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.events import NotificationEvent
 from orchestrator.db.models import WorkflowRun
-from orchestrator.db.session import transaction
 from orchestrator.db.sql import aware
-from orchestrator.notifications.events import NotificationEvent
-from orchestrator.sweeps.marks import claim_mark
-from orchestrator.sweeps.run_windows import for_active_runs_crossing
-from orchestrator.sweeps.sweep_actions import Occasion, SweepMessages, announce
+from orchestrator.sweeps.window_sweep import WindowSweep
 
 MARK = "sla_breached"
 
 
-def sweep_sla() -> int:
-    """Runs that crossed their SLA deadline since the last sweep; returns events fired."""
-    now = utcnow()
-    sla = timedelta(seconds=get_settings().sweeps.sla_s)
-    after = SweepMessages()
-    with transaction() as session:
-
-        def breach(run: WorkflowRun) -> int:
-            return _breach(session, run, sla, after)
-
-        fired = for_active_runs_crossing(
-            session, "sla", WorkflowRun.created_at, now - sla, now, breach
-        )
-    after.send()
-    return fired
-
-
-def _breach(session: Session, run: WorkflowRun, sla: timedelta, after: SweepMessages) -> int:
-    now = utcnow()
+def _details(run: WorkflowRun, sla: timedelta, now: datetime) -> dict[str, Any]:
     deadline = aware(run.created_at) + sla
-    details = {
+    return {
         "deadline": deadline.isoformat(),
         "sla_s": sla.total_seconds(),
         "status": run.status,
         "late_by_s": int((now - deadline).total_seconds()),
     }
-    if not claim_mark(session, run.id, MARK, "", now, details):
-        return 0
-    announce(
-        session,
-        Occasion(run, MARK, "", now),
-        AuditEventType.LIFECYCLE_WORKFLOW_SLA_BREACHED,
-        NotificationEvent.SLA_BREACHED,
-        run.current_step,
-        details,
-        after,
-    )
-    return 1
+
+
+SLA = WindowSweep(
+    cursor="sla",
+    mark=MARK,
+    crossed=WorkflowRun.created_at,
+    threshold=lambda: timedelta(seconds=get_settings().sweeps.sla_s),
+    audit=AuditEventType.LIFECYCLE_WORKFLOW_SLA_BREACHED,
+    event=NotificationEvent.SLA_BREACHED,
+    key=lambda _: "",
+    details=_details,
+)
+
+
+def sweep_sla() -> int:
+    """Runs that crossed their SLA deadline since the last sweep; returns events fired."""
+    return SLA.sweep()

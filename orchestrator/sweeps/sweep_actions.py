@@ -11,12 +11,13 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
-from orchestrator.db.models import AuditEvent, WorkflowRun
+from orchestrator.db.models import WorkflowRun
+from orchestrator.engine.audit_rows import append_audit as audit_row
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.notifications.enqueue import dispatch, notify
-from orchestrator.notifications.events import NotificationEvent, event_id
 
 SWEEPER = "system:sweeper"
 
@@ -88,20 +89,7 @@ def append_audit(
     details: dict[str, Any],
     now: datetime,
 ) -> None:
-    session.add(
-        AuditEvent(
-            tenant_id=run.tenant_id,
-            organization_id=run.organization_id,
-            assessment_id=run.assessment_id,
-            run_id=run.id,
-            step=step,
-            event_type=event.value,
-            actor_id=SWEEPER,
-            trace_id=run.trace_id,
-            event_metadata=details,
-            created_at=now,
-        )
-    )
+    audit_row(session, run, event, step, details, now, SWEEPER)
 
 
 def request_block(session: Session, occasion: Occasion, reason: str, after: SweepMessages) -> bool:

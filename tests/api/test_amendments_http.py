@@ -29,7 +29,9 @@ def test_an_amendment_is_the_next_version_and_the_approval_binds_to_it(running_a
     )
     assessment = api.create_assessment(owner)
     api.upload_samples(owner, assessment["id"])
-    run_id = api.start(owner, assessment["id"], "amend-1").json()["id"]
+    # This test is about versions and who amends: the SoA gate does not ask for decisions.
+    policies = {"approval_policies": {"soa": {"require_decided": False}}}
+    run_id = api.start(owner, assessment["id"], "amend-1", policies).json()["id"]
     run = api.follow(owner, run_id, waiting_at("wait_for_framework_selection", "waiting_for_input"))
     assert select_framework(api, owner, run_id)["fate"] == "applied"
     run = api.follow(owner, run_id, waiting_at("wait_for_soa_approval"))

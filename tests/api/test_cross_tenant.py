@@ -7,6 +7,7 @@ here fails this test instead of escaping it.
 from __future__ import annotations
 
 import re
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,12 +15,14 @@ import pytest
 from sqlalchemy import func, select
 
 from orchestrator.api import app
+from orchestrator.contracts.identity import Actor
 from orchestrator.db.apikey_models import IdempotentResponse
 from orchestrator.db.judgement_models import DocumentJudgementAmendment
 from orchestrator.db.models import ApprovalEvent, Assessment, Document, InboxSignal, WorkflowRun
 from orchestrator.db.session import transaction
 from tests.api.conftest import Api, Headers
-from tests.support.http_lifecycle import approve_current, select_framework
+from tests.support.http_lifecycle import approve_current, approve_scope, select_framework
+from tests.support.outside_effects import failed_export_handoff
 from tests.support.polling import poll
 
 #: A valid body for every POST, so validation passes and only tenancy can refuse.
@@ -48,11 +51,35 @@ BODIES: dict[str, dict[str, Any] | None] = {
         "kind": "record",
         "reason": "x",
     },
+    "/api/v1/workflows/{workflowRunId}/migrate": {"to_version": 1, "reason": "x"},
+    "/api/v1/workflows/{workflowRunId}/adopt": {"reason": "x"},
+    "/api/v1/handoffs/{handoffId}/claim": {},
+    "/api/v1/handoffs/{handoffId}/resolve": {"action": "cancel", "comment": "x"},
+    "/api/v1/assessments/{assessmentId}/catalogue-adoptions": {"target": "2022.3", "reason": "x"},
+    "/api/v1/assessments/{assessmentId}/evidence-requests": {
+        "requirements": ["CC6.1"],
+        "recipient": "it-ops@vendor.example",
+        "instructions": "x",
+        "due_on": "2031-01-01",
+    },
+    "/api/v1/assessments/{assessmentId}/documents/{documentId}/versions": None,  # multipart
+    "/api/v1/evidence-requests/{requestId}/revoke": {},
+    "/api/v1/reassessments/{reassessmentId}/row-approvals": {"row": "x", "row_sha256": "0" * 64},
+}
+
+#: A valid body for every PUT.
+PUTS: dict[str, dict[str, Any]] = {
+    "/api/v1/assessments/{assessmentId}/documents/{documentId}/life": {
+        "owner": "user:x@example.org",
+        "effective_on": "2030-01-01",
+        "review_every_days": 365,
+    },
 }
 
 #: Required query parameters of GETs, for the same reason.
 QUERIES: dict[str, dict[str, str]] = {
     "/api/v1/assessments/{assessmentId}/kb/search": {"q": "access review"},
+    "/api/v1/assessments/{assessmentId}/catalogue-diff": {"to": "2022.3"},
 }
 
 PROBLEM_FIELDS = {"type", "title", "status", "detail", "instance", "code"}
@@ -76,7 +103,11 @@ def _prepare(api: Api, name: str) -> tuple[Tenant, Headers]:
     )
     assessment = api.create_assessment(owner, organization=f"{name}-org")
     api.upload_samples(owner, assessment["id"])
-    run_id = api.start(owner, assessment["id"], "start").json()["id"]
+    # The probe is about tenancy: no gate asks for rows decided before an approval.
+    policies = {kind: {"require_decided": False} for kind in ("soa", "poam")}
+    run_id = api.start(owner, assessment["id"], "start", {"approval_policies": policies}).json()[
+        "id"
+    ]
     ids = {"assessmentId": assessment["id"], "workflowRunId": run_id, "step": "create_soa_draft"}
     return Tenant(name, owner, api.key("admin", tenant=name), ids), reviewer
 
@@ -93,6 +124,8 @@ def _drive_all(api: Api, tenants: list[tuple[Tenant, Headers]]) -> None:
             elif run["current_step"] == "wait_for_framework_selection":
                 select_framework(api, tenant.owner, run["id"])
             elif run["status"] == "waiting_for_approval":
+                if run["current_step"] == "wait_for_soa_approval":
+                    approve_scope(api, reviewer, run)  # the report names it otherwise
                 approve_current(api, reviewer, run)
             else:
                 assert run["status"] in ("pending", "running", "waiting_for_input"), run
@@ -101,7 +134,7 @@ def _drive_all(api: Api, tenants: list[tuple[Tenant, Headers]]) -> None:
     poll(
         answer_waits,
         lambda finished: len(finished) == len(tenants),
-        timeout_s=90,
+        timeout_s=300,  # two whole lifecycles, reports rendered: minutes on a loaded machine
         what="both runs to complete",
         interval_s=0.02,
     )
@@ -123,7 +156,33 @@ def tenants(running_api: Api) -> tuple[Tenant, Tenant]:
             f"/api/v1/assessments/{assessment}/documents", headers=tenant.owner
         )
         tenant.ids["documentId"] = documents.json()[0]["id"]
+        owner = Actor(tenant.name, f"user:owner@{tenant.name}")
+        tenant.ids["handoffId"] = str(failed_export_handoff(owner, uuid.UUID(run)))
+        tenant.ids.update(_continuous_ids(api, tenant))
     return prepared[0][0], prepared[1][0]
+
+
+def _continuous_ids(api: Api, tenant: Tenant) -> dict[str, str]:
+    """An evidence request and a reassessment (a new version of a cited document)."""
+    base = f"/api/v1/assessments/{tenant.ids['assessmentId']}"
+    request = api.client.post(
+        f"{base}/evidence-requests",
+        headers=tenant.owner,
+        json=BODIES["/api/v1/assessments/{assessmentId}/evidence-requests"],
+    )
+    assert request.status_code == 201, request.text
+    version = api.client.post(
+        f"{base}/documents/{tenant.ids['documentId']}/versions",
+        headers=tenant.owner,
+        files={"file": ("policy.md", b"# Access control\n\nReviewed yearly.\n", "text/markdown")},
+    )
+    assert version.status_code == 201, version.text
+    reassessments = api.client.get(f"{base}/reassessments", headers=tenant.owner)
+    assert reassessments.status_code == 200 and reassessments.json(), reassessments.text
+    return {
+        "requestId": request.json()["request"]["id"],
+        "reassessmentId": reassessments.json()[0]["id"],
+    }
 
 
 def _routes_with_ids() -> list[tuple[str, str]]:
@@ -137,6 +196,8 @@ def _routes_with_ids() -> list[tuple[str, str]]:
     ]
     posts = {path for method, path in routes if method == "POST"}
     assert posts == set(BODIES), "every POST with an id needs a body in BODIES"
+    puts = {path for method, path in routes if method == "PUT"}
+    assert puts == set(PUTS), "every PUT with an id needs a body in PUTS"
     return routes
 
 
@@ -144,7 +205,9 @@ def _call(api: Api, method: str, template: str, ids: dict[str, str], headers: He
     url = re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], template)
     if method == "GET":
         return api.client.get(url, headers=headers, params=QUERIES.get(template))
-    if template.endswith("/documents"):
+    if method == "PUT":
+        return api.client.put(url, headers=headers, json=PUTS[template])
+    if template.endswith(("/documents", "/versions")):
         return api.client.post(
             url, headers=headers, files={"file": ("x.md", b"# Cross-tenant\n", "text/markdown")}
         )

@@ -47,7 +47,8 @@ def test_a_whole_lifecycle_through_http(running_api: Api) -> None:
     )
     assert lifecycle.json()["id"] == run_id
 
-    run = drive_to_completion(api, owner, reviewer, run_id)
+    decider = api.key("approve", "read", tenant="tenant-happy", principal="user:control-owner@acme")
+    run = drive_to_completion(api, owner, reviewer, run_id, decider)
     assert run["status"] == "completed" and run["completed_at"]
 
     steps = api.client.get(f"/api/v1/workflows/{run_id}/steps", headers=owner).json()
@@ -80,7 +81,8 @@ def test_a_whole_lifecycle_through_http(running_api: Api) -> None:
     assert one.json() == signals[-1]
 
     approvals = api.client.get(f"/api/v1/workflows/{run_id}/approvals", headers=owner).json()
-    assert len(approvals) == 5 and all(a["consumed_by_signal_id"] for a in approvals)
+    # The scope and the five gates.
+    assert len(approvals) == 6 and all(a["consumed_by_signal_id"] for a in approvals)
     assert {a["approver_id"] for a in approvals} == {"user:reviewer@acme"}
 
     _check_artifacts(api, owner, run_id)

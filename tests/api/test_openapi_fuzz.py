@@ -51,9 +51,9 @@ CHECKS = [
     response_schema_conformance,
 ]
 EXAMPLES = 5
-#: Readiness answers 503 by design while nothing consumes the queues (no worker runs
-#: here); it is still held to its schema.
-UNREADY_BY_DESIGN = {"/readyz"}
+#: Readiness and the health report answer 503 by design while nothing consumes the queues
+#: (no worker runs here); each is still held to its schema.
+UNREADY_BY_DESIGN = {"/readyz", "/health"}
 
 
 def _seed(api: Api, headers: Headers) -> dict[str, str]:

@@ -17,10 +17,15 @@ def _code(response: Any) -> tuple[int, str]:
     return response.status_code, response.json()["code"]
 
 
+#: For tests about who may act on which version: the SoA gate asks for no rows decided first
+#: (tests/api/test_gate_readiness_http.py covers that).
+NO_DECISIONS_ASKED = {"approval_policies": {"soa": {"require_decided": False}}}
+
+
 def _run_to_framework(api: Api, owner: Headers) -> str:
     assessment = api.create_assessment(owner)
     api.upload_samples(owner, assessment["id"])
-    run_id = str(api.start(owner, assessment["id"], "s").json()["id"])
+    run_id = str(api.start(owner, assessment["id"], "s", NO_DECISIONS_ASKED).json()["id"])
     api.follow(owner, run_id, waiting_at("wait_for_framework_selection", "waiting_for_input"))
     return run_id
 

@@ -21,12 +21,15 @@ def _code(response: Any) -> tuple[int, str]:
 
 
 def _run_at_soa(api: Api, owner: Headers, policies: dict[str, Any] | None = None) -> str:
+    """A run waiting at its SoA gate, which asks for no rows decided first (these tests are
+    about roles)."""
     assessment = api.create_assessment(owner)
     api.upload_samples(owner, assessment["id"])
+    soa = {"require_decided": False, **(policies or {}).get("soa", {})}
     started = api.client.post(
         f"/api/v1/assessments/{assessment['id']}/workflows/lifecycle/start",
         headers={**owner, "Idempotency-Key": f"start-{assessment['id']}"},
-        json={"approval_policies": policies} if policies else None,
+        json={"approval_policies": {**(policies or {}), "soa": soa}},
     )
     assert started.status_code == 201, started.text
     run_id = str(started.json()["id"])

@@ -6,6 +6,7 @@ release makes: one control withdrawn, one description reworded, one control adde
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import openpyxl
@@ -17,38 +18,43 @@ ADDED = "GOV-99"
 REWORDING = "Mechanisms exist to publish cybersecurity and data protection documentation."
 
 
-def write_newer_release(source: Path, target: Path) -> Path:
+#: A main-sheet row (its cells, the sheet's normalised headers) -> the rows written in its
+#: place: none withdraws it, several add controls after it.
+Edit = Callable[[list[object], list[str]], list[list[object]]]
+
+
+def rewrite_release(source: Path, target: Path, release: str, edit: Edit) -> Path:
+    """The workbook at `source`, row for row, as release `release`, with `edit` applied to
+    every row of its main sheet; the other sheets copied unchanged."""
     book = openpyxl.load_workbook(source, read_only=True)
     out = openpyxl.Workbook(write_only=True)
     for sheet in book.worksheets:
         main = sheet.title.startswith("SCF ")
-        title = f"SCF {NEW_RELEASE}" if main else sheet.title
-        copy = out.create_sheet(title)
+        copy = out.create_sheet(f"SCF {release}" if main else sheet.title)
         rows = sheet.iter_rows(values_only=True)
         header = next(rows, None)
         if header is None:
             continue
         copy.append(list(header))
-        if not main:
-            for row in rows:
-                copy.append(list(row))
-            continue
         keys = [" ".join(str(h).split()) if h else "" for h in header]
-        at_id = keys.index("SCF #")
-        at_description = keys.index("Secure Controls Framework (SCF) Control Description")
-        at_name = keys.index("SCF Control")
-        template: list[object] | None = None
         for row in rows:
-            values = list(row)
-            if values[at_id] == WITHDRAWN:
-                continue
-            if values[at_id] == REWORDED:
-                values[at_description] = REWORDING
-                template = list(values)
-            copy.append(values)
-        assert template is not None
-        template[at_id], template[at_name] = ADDED, "Added In The Newer Release"
-        copy.append(template)
+            for written in edit(list(row), keys) if main else [list(row)]:
+                copy.append(written)
     book.close()
     out.save(target)
     return target
+
+
+def write_newer_release(source: Path, target: Path) -> Path:
+    def edit(values: list[object], keys: list[str]) -> list[list[object]]:
+        at_id = keys.index("SCF #")
+        if values[at_id] == WITHDRAWN:
+            return []
+        if values[at_id] != REWORDED:
+            return [values]
+        values[keys.index("Secure Controls Framework (SCF) Control Description")] = REWORDING
+        added = list(values)
+        added[at_id], added[keys.index("SCF Control")] = ADDED, "Added In The Newer Release"
+        return [values, added]
+
+    return rewrite_release(source, target, NEW_RELEASE, edit)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from orchestrator.catalog import registry
+from orchestrator.catalog.headings import headings
 from orchestrator.catalog.importer import import_catalog
 from orchestrator.catalog.matching import resolve
 from orchestrator.contracts.signals import ArtifactKind
@@ -27,10 +28,20 @@ def kit(tmp_path: Path) -> Iterator[Kit]:
         yield kit
 
 
+SOC2_CHOSEN = ["Availability", "confidentiality", "processing integrity", "P"]
+
+
 def _crosswalk(name: str) -> dict[str, set[str]]:
+    """The workbook's column as written, headings ("P1.0") included."""
     choice = resolve([registry.shipped_catalog()], name)
     assert choice is not None
     return {r.id: set(r.control_ids) for r in choice.framework.requirements}
+
+
+def _requirements(name: str) -> dict[str, set[str]]:
+    """The column's requirements: its ids less the group headings."""
+    column = _crosswalk(name)
+    return {rid: ids for rid, ids in column.items() if rid not in headings(column)}
 
 
 def _scope(kit: Kit, **parameters: Any) -> dict[str, Any]:
@@ -44,8 +55,8 @@ def _controls(scope: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_several_frameworks_scope_the_union_of_their_crosswalks(kit: Kit) -> None:
-    scope = _scope(kit, frameworks=["SOC 2", "ISO 27001:2022"])
-    soc2, iso = _crosswalk("SOC 2"), _crosswalk("ISO/IEC 27001:2022")
+    scope = _scope(kit, frameworks=["SOC 2", "ISO 27001:2022"], categories=SOC2_CHOSEN)
+    soc2, iso = _requirements("SOC 2"), _requirements("ISO/IEC 27001:2022")
     assert [f["name"] for f in scope["frameworks"]] == ["SOC 2", "ISO/IEC 27001:2022"]
     rows = {
         f["name"]: {r["requirement_id"]: set(r["controls"]) for r in f["requirements"]}
@@ -68,7 +79,67 @@ def test_several_frameworks_scope_the_union_of_their_crosswalks(kit: Kit) -> Non
 
 def test_a_single_framework_still_works(kit: Kit) -> None:
     scope = _scope(kit, framework="PCI DSS 4.0")
-    assert set(_controls(scope)) == set().union(*_crosswalk("PCI DSS 4.0").values())
+    assert set(_controls(scope)) == set().union(*_requirements("PCI DSS 4.0").values())
+
+
+def test_headings_are_never_requirement_rows(kit: Kit) -> None:
+    """SOC 2's P1.0-P3.0 and CIS Controls' "4.0" head groups; they are not criteria."""
+    for name, heading, chosen in (
+        ("SOC 2", "P1.0", {"SOC 2": ["privacy"]}),
+        ("CIS Controls 8.0", "4.0", None),
+    ):
+        column = _crosswalk(name)
+        assert heading in column and heading in headings(column)
+        scope = _scope(kit, framework=name, categories=chosen)
+        [framework] = scope["frameworks"]
+        ids = [r["requirement_id"] for r in framework["requirements"]]
+        assert heading not in ids and heading in framework["headings_left_out"]
+        assert not any(rid.endswith(".0") and rid[:-1] + "1" in ids for rid in ids)
+        assert len(ids) == len(column) - len(headings(column))
+
+
+def test_soc2_categories_not_chosen_are_out_of_scope_with_their_reason(kit: Kit) -> None:
+    scope = _scope(kit, framework="SOC 2 Type II", categories=["Availability"])
+    [soc2] = scope["frameworks"]
+    rows = {r["requirement_id"]: r for r in soc2["requirements"]}
+    assert {c["id"]: c["in_scope"] for c in soc2["categories"]} == {
+        "security": True,
+        "availability": True,
+        "processing_integrity": False,
+        "confidentiality": False,
+        "privacy": False,
+    }
+    assert rows["CC6.1"]["in_scope"] and rows["CC6.1"]["category"] == "security"
+    assert rows["A1.2"]["in_scope"] and rows["A1.2"]["category"] == "availability"
+    for rid, category in (("P4.1", "Privacy"), ("PI1.2", "Processing Integrity"), ("C1.1", "")):
+        assert not rows[rid]["in_scope"]
+        assert rows[rid]["out_of_scope_reason"].startswith(f"Out of scope: the {category}")
+        assert "Security is always in scope" in rows[rid]["out_of_scope_reason"]
+    # Only the chosen categories' requirements bring controls into scope.
+    scoped = set().union(*(set(r["controls"]) for r in rows.values() if r["in_scope"]))
+    assert set(_controls(scope)) == scoped
+    privacy_only = set(rows["P4.1"]["controls"]) - scoped
+    assert privacy_only and not privacy_only & set(_controls(scope))
+
+
+def test_security_alone_when_no_category_is_chosen(kit: Kit) -> None:
+    [soc2] = _scope(kit, framework="SOC 2")["frameworks"]
+    in_scope = {r["requirement_id"] for r in soc2["requirements"] if r["in_scope"]}
+    assert in_scope and all(rid.startswith("CC") for rid in in_scope)
+    assert soc2["summary"]["requirements_in_scope"] == len(in_scope)
+
+
+@pytest.mark.parametrize(
+    ("categories", "says"),
+    [
+        (["Integrity"], "SOC 2 has no category 'Integrity'; its categories: security"),
+        ({"PCI DSS 4.0": ["privacy"]}, "not a selected framework"),
+    ],
+)
+def test_an_unknown_category_fails_clearly(kit: Kit, categories: Any, says: str) -> None:
+    with pytest.raises(JobFailure) as failure:
+        run_analysis_step(kit.context(Step.CREATE_SCOPE, framework="SOC 2", categories=categories))
+    assert failure.value.code == "unknown_category" and says in failure.value.message
 
 
 def test_an_oscal_baseline_is_scoped_through_the_scf_crosswalk(kit: Kit, nist_dir: Path) -> None:

@@ -12,11 +12,14 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.support.polling import scaled
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = ("chromium", "chromium-browser")
@@ -67,6 +70,8 @@ def uvicorn_server(home: Path, extra_env: dict[str, str] | None = None) -> Itera
         {
             "LIFECYCLE_HOME": str(home),
             "LIFECYCLE_CONSOLE_POLL_INTERVAL_S": "0.5",
+            # The tests' embedder (no model to load): the server drafts as the tests do.
+            "LIFECYCLE_EMBEDDER": os.environ.get("LIFECYCLE_EMBEDDER", "hashing"),
             **(extra_env or {}),
         }
     )
@@ -142,3 +147,89 @@ def chromium_driver() -> Iterator[object]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+class Pages:
+    """One browser on the console: navigation, forms by their labels, screenshots."""
+
+    def __init__(self, driver: Any, base: str, shots: Path) -> None:
+        self.driver, self.base, self.shots = driver, base, shots
+        self.saved: list[str] = []
+
+    def open(self, path: str) -> None:
+        self.driver.get(self.base + path)
+
+    def find(self, css: str) -> Any:
+        from selenium.webdriver.common.by import By
+
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def button(self, label: str, within: Any = None) -> Any:
+        from selenium.webdriver.common.by import By
+
+        return (within or self.driver).find_element(
+            By.XPATH, f".//button[normalize-space()='{label}']"
+        )
+
+    def link(self, label: str) -> Any:
+        from selenium.webdriver.common.by import By
+
+        return self.driver.find_element(By.PARTIAL_LINK_TEXT, label)
+
+    def fill(self, label_for: str, value: str) -> None:
+        field = self.find(f"#{label_for}")
+        field.clear()
+        field.send_keys(value)
+
+    def text(self) -> str:
+        return str(self.find("body").text)
+
+    def wait(self, condition: Callable[[], Any], what: str, timeout_s: float = 90) -> Any:
+        deadline = time.monotonic() + scaled(timeout_s)
+        while True:
+            try:
+                value = condition()
+            except Exception:  # noqa: BLE001 - a page mid-load: look again
+                value = None
+            if value:
+                return value
+            assert time.monotonic() < deadline, (
+                f"timed out waiting for {what}; page: {self.text()[:1500]}"
+            )
+            time.sleep(0.1)  # the next look at the page, not a wait in place of one
+
+    def wait_text(self, needle: str, timeout_s: float = 90) -> None:
+        self.wait(lambda: needle in self.text(), repr(needle), timeout_s)
+
+    def shot(self, name: str) -> None:
+        """The whole page, at a laptop's width."""
+        height = self.driver.execute_script("return Math.max(document.body.scrollHeight, 900)")
+        self.driver.set_window_size(1366, min(int(height) + 120, 6000))
+        path = self.shots / f"{len(self.saved) + 1:02d}-{name}.png"
+        self.driver.save_screenshot(str(path))
+        self.driver.set_window_size(1366, 900)
+        self.saved.append(path.name)
+
+    def sign_in(self, api_key: str) -> None:
+        self.open("/console/login")
+        if "Sign out" in self.text():
+            self.button("Sign out").click()
+            self.wait_text("API key")
+        self.fill("api_key", api_key)
+        self.button("Sign in").click()
+        self.wait_text("My queue")
+
+    def run_status(self) -> str:
+        return str(self.find("#run-status").text)
+
+
+def unlabelled_fields(pages: Pages) -> list[str]:
+    """Every visible form field must have a label (screen readers read it)."""
+    return list(
+        pages.driver.execute_script("""
+        return Array.from(document.querySelectorAll('input, select, textarea'))
+          .filter(e => e.type !== 'hidden' && !e.closest('label')
+                  && !(e.id && document.querySelector('label[for="' + e.id + '"]'))
+                  && !e.getAttribute('aria-label'))
+          .map(e => e.name);""")
+    )

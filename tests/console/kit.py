@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import re
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,7 @@ from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import Actor, create_assessment, get_run, start_lifecycle
 from orchestrator.service.read_models import RunView
 from orchestrator.sweeps.lost_jobs import recover_lost_jobs
+from tests.support.polling import poll
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -77,11 +77,9 @@ def text(response: Response) -> str:
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout_s: float = 60) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-    return value
+    """What `condition` returned once it was truthy (the suite's poll: the CI time scale
+    applies)."""
+    return poll(condition, bool, timeout_s=timeout_s, what=what)
 
 
 def _no_kick(_: uuid.UUID) -> None:

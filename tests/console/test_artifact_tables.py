@@ -3,7 +3,7 @@ document's kind and adoption beside the evidence."""
 
 from __future__ import annotations
 
-from orchestrator.console.artifacts import summary, tables
+from orchestrator.console.draft_tables import summary, tables
 from orchestrator.contracts.signals import ArtifactKind
 
 
@@ -47,4 +47,6 @@ def test_the_evidence_analysis_shows_each_documents_kind_and_adoption() -> None:
     }
     (documents,) = [t for t in tables(ArtifactKind.EVIDENCE_ANALYSIS, content) if t.keys]
     assert documents.title.startswith("Documents")
-    assert documents.rows[0][:2] == ["log.md", "policy"] and documents.keys == ["d1"]
+    row = documents.rows[0].row
+    assert [row[c.field] for c in documents.spec.line[:2]] == ["log.md", "policy"]
+    assert documents.keys == ["d1"]

@@ -7,18 +7,23 @@ test results."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from orchestrator.service.dead_letters import get_dead_letter
 from orchestrator.service.producer import Actor, get_run
 from orchestrator.service.queries import list_approvals, list_steps
-from tests.console.browser import artifacts_dir, chromium_driver, require_browser, uvicorn_server
+from tests.console.browser import (
+    Pages,
+    artifacts_dir,
+    chromium_driver,
+    require_browser,
+    unlabelled_fields,
+    uvicorn_server,
+)
 from tests.console.kit import SAMPLES, dead_lettered_run, key
 from tests.support.roles import grant
 
@@ -26,92 +31,6 @@ pytestmark = pytest.mark.browser
 
 TENANT = "browser-co"
 OWNER = Actor(tenant_id=TENANT, actor_id="user:owner@browser.example")
-
-
-class Pages:
-    """One browser on the console: navigation, forms by their labels, screenshots."""
-
-    def __init__(self, driver: Any, base: str, shots: Path) -> None:
-        self.driver, self.base, self.shots = driver, base, shots
-        self.saved: list[str] = []
-
-    def open(self, path: str) -> None:
-        self.driver.get(self.base + path)
-
-    def find(self, css: str) -> Any:
-        from selenium.webdriver.common.by import By
-
-        return self.driver.find_element(By.CSS_SELECTOR, css)
-
-    def button(self, label: str, within: Any = None) -> Any:
-        from selenium.webdriver.common.by import By
-
-        return (within or self.driver).find_element(
-            By.XPATH, f".//button[normalize-space()='{label}']"
-        )
-
-    def link(self, label: str) -> Any:
-        from selenium.webdriver.common.by import By
-
-        return self.driver.find_element(By.PARTIAL_LINK_TEXT, label)
-
-    def fill(self, label_for: str, value: str) -> None:
-        field = self.find(f"#{label_for}")
-        field.clear()
-        field.send_keys(value)
-
-    def text(self) -> str:
-        return str(self.find("body").text)
-
-    def wait(self, condition: Callable[[], Any], what: str, timeout_s: float = 90) -> Any:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                value = condition()
-            except Exception:  # noqa: BLE001 - a page mid-load: look again
-                value = None
-            if value:
-                return value
-            assert time.monotonic() < deadline, (
-                f"timed out waiting for {what}; page: {self.text()[:1500]}"
-            )
-            time.sleep(0.1)
-
-    def wait_text(self, needle: str, timeout_s: float = 90) -> None:
-        self.wait(lambda: needle in self.text(), repr(needle), timeout_s)
-
-    def shot(self, name: str) -> None:
-        """The whole page, at a laptop's width."""
-        height = self.driver.execute_script("return Math.max(document.body.scrollHeight, 900)")
-        self.driver.set_window_size(1366, min(int(height) + 120, 6000))
-        path = self.shots / f"{len(self.saved) + 1:02d}-{name}.png"
-        self.driver.save_screenshot(str(path))
-        self.driver.set_window_size(1366, 900)
-        self.saved.append(path.name)
-
-    def sign_in(self, api_key: str) -> None:
-        self.open("/console/login")
-        if "Sign out" in self.text():
-            self.button("Sign out").click()
-            self.wait_text("API key")
-        self.fill("api_key", api_key)
-        self.button("Sign in").click()
-        self.wait_text("My queue")
-
-    def run_status(self) -> str:
-        return str(self.find("#run-status").text)
-
-
-def _unlabelled_fields(pages: Pages) -> list[str]:
-    """Every visible form field must have a label (screen readers read it)."""
-    return list(
-        pages.driver.execute_script("""
-        return Array.from(document.querySelectorAll('input, select, textarea'))
-          .filter(e => e.type !== 'hidden' && !e.closest('label')
-                  && !(e.id && document.querySelector('label[for="' + e.id + '"]'))
-                  && !e.getAttribute('aria-label'))
-          .map(e => e.name);""")
-    )
 
 
 def test_the_console_in_a_real_browser(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,7 +82,7 @@ def _start_a_run(pages: Pages) -> str:
     pages.fill("name", "Browser Corp 2027 SCF assessment")
     pages.button("Create assessment").click()
     pages.wait_text("Upload documents")
-    assert _unlabelled_fields(pages) == []
+    assert unlabelled_fields(pages) == []
     paths = "\n".join(str(p) for p in sorted(SAMPLES.iterdir()))
     pages.find("#files").send_keys(paths)
     pages.button("Upload").click()
@@ -176,15 +95,11 @@ def _start_a_run(pages: Pages) -> str:
     pages.button("Start the lifecycle").click()
     pages.wait_text("What you can do")
     run_url = pages.driver.current_url.removeprefix(pages.base)
-    # The page updates itself (polling) while ingestion runs, then offers a reload.
-    pages.wait(lambda: pages.run_status() == "waiting for input", "the framework wait")
-    if pages.find("#live .changed").is_displayed():  # the run moved after the page loaded
-        pages.link("The run has moved on").click()
-    else:
-        pages.driver.refresh()
-    pages.wait_text("Select framework")
+    # The page redraws itself while ingestion runs; the framework form appears in place.
+    pages.wait(lambda: pages.find("#framework-form").is_displayed(), "the framework form")
     pages.shot("run-framework-wait")
-    pages.button("Select framework").click()
+    pages.find("input[name=frameworks][value='SOC 2']").click()
+    pages.button("Select frameworks").click()
     # Applied at once, or still pending when the page answered on a busy machine.
     pages.wait_text("framework selected: ")
     assert "framework selected: rejected" not in pages.text()
@@ -207,15 +122,20 @@ def _gate_of(step: str | None) -> str:
 def _review_to_completion(
     pages: Pages, run_url: str, owner_key: str, ana_key: str, bo_key: str
 ) -> None:
+    """Ana approves the scope, decides the SoA's and the POA&M's rows in bulk (so bo, not
+    she, approves those), and reviews the maturity and the report; bo rejects the gap
+    analysis once, then approves its new version."""
     run_id = uuid.UUID(run_url.rsplit("/", 1)[1])
     reviewers = {
-        "soa": ana_key,
+        "scope": ana_key,
+        "soa": bo_key,
         "gap_analysis": bo_key,
         "maturity_assessment": ana_key,
         "poam": bo_key,
         "report": ana_key,
     }
-    rejected = amended = False
+    decided_in_bulk: set[str] = set()
+    rejected = False
     who = owner_key
     while True:
         run = pages.wait(
@@ -236,11 +156,16 @@ def _review_to_completion(
             pages.shot("run-sent-back")
             pages.button("Draft a new version").click()
             pages.wait_text(f"new {gate} draft: ")
-        elif gate == "soa" and not amended:  # ana amends a row: bo approves the next version
+        elif gate == "soa" and not run.context.get("approved", {}).get("scope"):
             who = _sign_in_as(pages, who, ana_key)
-            _amend_a_row(pages, run_url, run_id)
-            amended, reviewers["soa"] = True, bo_key
-            continue  # the run still waits at the SoA gate, now for v2
+            _decide(pages, "scope", run.context["artifacts"]["scope"], "approved")
+            pages.wait(lambda: get_run(OWNER, run_id).context["approved"].get("scope"), "scope")
+            continue
+        elif gate in ("soa", "poam") and gate not in decided_in_bulk:
+            who = _sign_in_as(pages, who, ana_key)
+            decided_in_bulk.add(gate)
+            _decide_rows_in_bulk(pages, run_url, run_id, gate, run.context["artifacts"][gate])
+            continue  # the run waits at the gate, for the amended version if rows were open
         else:
             who = _sign_in_as(pages, who, reviewers[gate])
             decision = "rejected" if gate == "gap_analysis" and not rejected else "approved"
@@ -258,6 +183,7 @@ def _review_to_completion(
     pages.shot("run-completed")
     decided = [(a.artifact_kind, a.decision) for a in list_approvals(OWNER, run_id)]
     assert decided == [
+        ("scope", "approved"),
         ("soa", "approved"),
         ("gap_analysis", "rejected"),
         ("gap_analysis", "approved"),
@@ -270,17 +196,28 @@ def _review_to_completion(
     pages.shot("review-report-inline")
 
 
-def _amend_a_row(pages: Pages, run_url: str, run_id: uuid.UUID) -> None:
-    pages.open(f"{run_url}/artifacts/soa")
-    pages.wait_text("Amend a row")
+def _decide_rows_in_bulk(
+    pages: Pages, run_url: str, run_id: uuid.UUID, gate: str, version: int
+) -> None:
+    """The undecided rows, filtered, set in one amendment: "every row matching the filter"
+    (none is open when the owners set on the SoA reached the POA&M)."""
+    slug = {"soa": "requirements", "poam": "items"}[gate]
+    pages.open(f"{run_url}/artifacts/{gate}?version={version}&{slug}.undecided=1")
+    pages.wait_text("Amend rows")
+    if pages.find("#undecided-count").text.startswith("0 of"):
+        return
+    pages.find("#amend > summary").click()
+    pages.find("#amend input[name=target][value=filter]").click()
+    if gate == "soa":
+        pages.find("#amend-implementation_status option[value=implemented]").click()
     pages.fill("amend-owner", "Head of IT")
-    pages.fill("amend-reason", "the owner named in the kick-off")
-    pages.shot("review-soa-amend")
+    pages.fill("amend-reason", "decided in the review meeting")
+    pages.shot(f"review-{gate}-bulk-amend")
     pages.button("Amend and draft the next version").click()
-    pages.wait_text("soa v2 drafted from v1")
+    pages.wait_text(f"{gate} v{version + 1} drafted from v{version}: every row matching")
     pages.wait(
-        lambda: get_run(OWNER, run_id).context["artifacts"].get("soa") == 2,
-        "the run to wait for the amended SoA",
+        lambda: get_run(OWNER, run_id).context["artifacts"].get(gate) == version + 1,
+        f"the run to wait for the amended {gate}",
     )
 
 
@@ -293,12 +230,13 @@ def _sign_in_as(pages: Pages, current: str, wanted: str) -> str:
 def _decide(pages: Pages, gate: str, version: int, decision: str) -> None:
     """From the queue to the review page, then one decision through its form."""
     pages.open("/console/queue")
-    pages.wait_text("1 waiting for you, oldest first")
+    pages.wait_text("waiting for you, oldest first")
     if gate == "soa":
         pages.shot("queue-with-soa")
     pages.link(f"Review {gate.replace('_', ' ')} v{version}").click()
-    pages.wait_text("Your decision")
-    assert _unlabelled_fields(pages) == []
+    pages.wait_text("Decide")
+    pages.find("#decide > summary").click()
+    assert unlabelled_fields(pages) == []
     pages.find(f"input[name=decision][value={decision}]").click()
     if decision == "rejected":
         pages.fill("comment", "Cite the business continuity plan for BCD-01")

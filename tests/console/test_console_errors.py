@@ -54,3 +54,20 @@ def test_a_form_that_finds_the_database_busy_says_to_check_the_run_page(
     assert page.headers["content-type"].startswith("text/html")
     assert "may or may not have been applied" in text(page)
     assert f'href="/console/runs/{run_id}"' in page.text
+
+
+def test_what_no_route_answers_is_a_console_page(client: TestClient) -> None:
+    _signed_in(client)
+    for method, url, status in (
+        ("GET", "/console/no-such-page", 404),
+        ("POST", "/console/queue", 405),
+        ("GET", "/console/static/missing.css", 404),
+    ):
+        answer = client.request(method, url)
+        assert answer.status_code == status, url
+        assert answer.headers["content-type"].startswith("text/html"), url
+        assert not answer.text.lstrip().startswith("{"), url
+        assert "Back to my queue" in text(answer), url
+    assert "There is no such page in the console." in text(client.get("/console/no-such-page"))
+    api = client.get("/api/v1/no-such-thing")
+    assert api.headers["content-type"].startswith("application/problem+json"), "the API stays JSON"

@@ -22,30 +22,18 @@ from orchestrator.service.documents import upload_document
 from orchestrator.service.operations import cancel_run
 from orchestrator.service.producer import Actor, create_assessment, get_run, start_lifecycle
 from orchestrator.service.queries import list_approvals, list_artifacts
-from tests.console.kit import SAMPLES, Browser, key, text, token, wait_for
+from tests.console.kit import SAMPLES, Browser, text, token, wait_for
+from tests.console.lifecycle_pages import (
+    decide_undecided,
+    form_key,
+    person,
+    run_at_soa_wait,
+    wait_status,
+)
 from tests.support.roles import grant
 from tests.support.webhook_receiver import webhook_receiver
 
 TENANT = "lifecycle-http"
-
-
-def _person(client: TestClient, *scopes: str, principal: str) -> Browser:
-    # Each person gets a client of their own: their own cookie jar.
-    browser = Browser(TestClient(client.app))
-    assert browser.sign_in(key(*scopes, tenant=TENANT, principal=principal)).status_code == 303
-    return browser
-
-
-def _form_key(page: str, action: str) -> str:
-    form = page[page.index(f'action="{action}"') :]
-    found = re.search(r'name="key" value="([^"]+)"', form)
-    assert found, f"no key in the form {action}"
-    return found.group(1)
-
-
-def _wait_status(run_id: uuid.UUID, *statuses: str) -> None:
-    actor = Actor(tenant_id=TENANT, actor_id="test")
-    wait_for(lambda: get_run(actor, run_id).status in statuses, f"the run {statuses}")
 
 
 def _wait_moved_on(run_id: uuid.UUID, step: str | None) -> None:
@@ -59,9 +47,9 @@ def _wait_moved_on(run_id: uuid.UUID, step: str | None) -> None:
 
 
 def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: TestClient) -> None:
-    owner = _person(running, "read", "signal", "operate", principal="user:owner@x")
-    ana = _person(running, "read", "approve", principal="user:ana@x")
-    bo = _person(running, "read", "approve", principal="user:bo@x")
+    owner = person(running, TENANT, "read", "signal", "operate", principal="user:owner@x")
+    ana = person(running, TENANT, "read", "approve", principal="user:ana@x")
+    bo = person(running, TENANT, "read", "approve", principal="user:bo@x")
     grant(Actor(tenant_id=TENANT, actor_id="user:ana@x"), "assessor")
     grant(Actor(tenant_id=TENANT, actor_id="user:bo@x"), "compliance_lead")
 
@@ -83,27 +71,29 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: 
     assert uploaded.text.count('class="result-uploaded"') == len(files)
     page = owner.client.get(page_url).text
     started = owner.post(
-        f"{page_url}/start", {"key": _form_key(page, page_url + "/start")}, from_page=page_url
+        f"{page_url}/start", {"key": form_key(page, page_url + "/start")}, from_page=page_url
     )
     run_url = started.headers["location"]
     run_id = uuid.UUID(run_url.rsplit("/", 1)[1])
 
-    _wait_status(run_id, "waiting_for_input")
+    wait_status(TENANT, run_id, "waiting_for_input")
     live = text(owner.get(f"{run_url}/live"))
     assert "waiting for input" in live and f"{len(files)} of {len(files)}" in live
     page = owner.get(run_url).text
     chosen = owner.post(
         f"{run_url}/framework",
-        {"key": _form_key(page, f"{run_url}/framework"), "framework": "SCF"},
+        {"key": form_key(page, f"{run_url}/framework"), "frameworks": "SOC 2"},
         from_page=run_url,
     )
     assert re.search(
         r"framework selected: (applied|pending)", text(owner.get(chosen.headers["location"]))
     )
+    wait_status(TENANT, run_id, "waiting_for_approval")
+    _approve_the_scope(ana, run_url)
 
     rejected_once = False
     while True:
-        _wait_status(run_id, "waiting_for_approval", "waiting_for_input", "completed")
+        wait_status(TENANT, run_id, "waiting_for_approval", "waiting_for_input", "completed")
         run = get_run(Actor(tenant_id=TENANT, actor_id="t"), run_id)
         if run.status == "completed":
             break
@@ -114,26 +104,28 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: 
             owner.post(
                 f"{run_url}/new-version",
                 {
-                    "key": _form_key(page, f"{run_url}/new-version"),
+                    "key": form_key(page, f"{run_url}/new-version"),
                     "artifact_kind": gate,
                     "reason": "apply the comments",
                 },
                 from_page=run_url,
             )
-            _wait_status(run_id, "waiting_for_approval")
+            wait_status(TENANT, run_id, "waiting_for_approval")
             continue
         reviewer = ana if gate in ("soa", "maturity_assessment", "report") else bo
-        assert 'aria-label="1 waiting for you"' in reviewer.get("/console/queue").text
         version = run.context["artifacts"][gate]
+        if decide_undecided(bo if reviewer is ana else ana, TENANT, run_url, run_id, gate, version):
+            continue  # the other reviewer decided the rows: the amended version waits
+        assert 'aria-label="1 waiting for you"' in reviewer.get("/console/queue").text
         review_url = f"{run_url}/artifacts/{gate}?version={version}"
         review = reviewer.get(review_url)
-        assert review.status_code == 200 and "Your decision" in review.text
+        assert review.status_code == 200 and "Record decision" in review.text
         if gate == "gap_analysis" and not rejected_once:
             rejected_once = True
             sent = reviewer.post(
                 f"{run_url}/artifacts/{gate}/decision",
                 {
-                    "key": _form_key(review.text, f"{run_url}/artifacts/{gate}/decision"),
+                    "key": form_key(review.text, f"{run_url}/artifacts/{gate}/decision"),
                     "version": version,
                     "decision": "rejected",
                     "role": "compliance_lead",
@@ -142,13 +134,13 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: 
                 from_page=review_url,
             )
             assert "rejected: recorded" in text(reviewer.get(sent.headers["location"]))
-            _wait_status(run_id, "waiting_for_input")
+            wait_status(TENANT, run_id, "waiting_for_input")
             continue
         if gate == "gap_analysis":
             assert "Changes since v1" in review.text
-        form_key = _form_key(review.text, f"{run_url}/artifacts/{gate}/decision")
+        decision_key = form_key(review.text, f"{run_url}/artifacts/{gate}/decision")
         body = {
-            "key": form_key,
+            "key": decision_key,
             "version": version,
             "decision": "approved",
             "role": "assessor" if reviewer is ana else "compliance_lead",
@@ -173,11 +165,12 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: 
     assert [
         (a.artifact_kind, a.artifact_version, a.decision, a.approver_id) for a in approvals
     ] == [
-        ("soa", 1, "approved", "user:ana@x"),
+        ("scope", 1, "approved", "user:ana@x"),
+        ("soa", 2, "approved", "user:ana@x"),
         ("gap_analysis", 1, "rejected", "user:bo@x"),
         ("gap_analysis", 2, "approved", "user:bo@x"),
         ("maturity_assessment", 1, "approved", "user:ana@x"),
-        ("poam", 1, "approved", "user:bo@x"),
+        ("poam", 2, "approved", "user:bo@x"),
         ("report", 1, "approved", "user:ana@x"),
     ]
     assert "0 waiting for you" in ana.get("/console/queue").text
@@ -192,23 +185,45 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: 
     shown = owner.get(f"{run_url}/artifacts/report/1/file")
     assert shown.status_code == 200 and shown.headers["content-type"].startswith("text/html")
     assert "sandbox" in shown.headers["content-security-policy"]
-    soa = text(owner.get(f"{run_url}/artifacts/soa"))
+    soa = text(owner.get(f"{run_url}/artifacts/soa?version=1"))
     assert "Statement of applicability" in soa and "This is the first version" in soa
     evidence = owner.get(f"{run_url}/artifacts/evidence_analysis")
     assert "Cited passages" in evidence.text and "<q>" in evidence.text
-    assert "Your decision" not in evidence.text, "evidence analysis has no gate"
+    assert "Record decision" not in evidence.text, "evidence analysis has no gate"
+
+
+def _approve_the_scope(reviewer: Browser, run_url: str) -> None:
+    """The scope waits for a decision beside the SoA (until the report's gate): the run's
+    page and the queue offer it."""
+    assert "Review scope v1" in reviewer.get("/console/queue").text
+    review_url = f"{run_url}/artifacts/scope?version=1"
+    review = reviewer.get(review_url).text
+    done = reviewer.post(
+        f"{run_url}/artifacts/scope/decision",
+        {
+            "key": form_key(review, f"{run_url}/artifacts/scope/decision"),
+            "version": "1",
+            "decision": "approved",
+            "role": "assessor",
+        },
+        from_page=review_url,
+    )
+    shown = text(reviewer.get(done.headers["location"]))
+    assert re.search(r"scope v1 approved: (applied|pending)", shown)
+    wait_for(lambda: "Review scope v1" not in reviewer.get(run_url).text, "the scope approved")
 
 
 def _a_queue_follows_granted_roles(running: TestClient, run_url: str) -> None:
     """Approve scope alone puts nothing in a queue: a role must be granted; a role not
     held is refused even when posted by hand."""
-    cy = _person(running, "read", "approve", principal="user:cy@y")
+    cy = person(running, TENANT, "read", "approve", principal="user:cy@y")
     assert "Nothing is waiting for you" in text(cy.get("/console/queue"))
     review_url = f"{run_url}/artifacts/soa?version=1"
-    assert "Your decision" not in cy.get(review_url).text
+    assert "Record decision" not in cy.get(review_url).text
     grant(Actor(tenant_id=TENANT, actor_id="user:cy@y"), "ciso")
     queue = cy.get("/console/queue").text
-    assert "1 waiting for you" in queue and "Review soa v1" in queue
+    assert "2 waiting for you" in queue and "Review soa v1" in queue
+    assert "Review scope v1" in queue, "the scope waits beside the SoA"
     review = cy.get(review_url).text
     assert '<option value="ciso">' in review and '<option value="assessor">' not in review
     claimed = cy.post(
@@ -219,45 +234,15 @@ def _a_queue_follows_granted_roles(running: TestClient, run_url: str) -> None:
     assert claimed.status_code == 422 and "assessor" in text(claimed)
 
 
-def _run_at_soa_wait(owner: Browser, name: str) -> tuple[str, uuid.UUID]:
-    """An assessment created, a document uploaded, the run started and its framework
-    selected, all through the pages; returns the run's page once the SoA waits."""
-    created = owner.post(
-        "/console/assessments",
-        {"organization_id": "org-y", "name": name},
-        from_page="/console/assessments",
-    )
-    page_url = created.headers["location"]
-    sample = sorted(SAMPLES.iterdir())[0]
-    page = owner.client.get(page_url).text
-    owner.client.post(
-        f"{page_url}/documents",
-        files=[("files", (sample.name, sample.read_bytes(), "text/markdown"))],
-        data={"csrf_token": token(page)},
-    )
-    page = owner.client.get(page_url).text
-    run_url = owner.post(
-        f"{page_url}/start", {"key": _form_key(page, page_url + "/start")}, from_page=page_url
-    ).headers["location"]
-    run_id = uuid.UUID(run_url.rsplit("/", 1)[1])
-    _wait_status(run_id, "waiting_for_input")
-    page = owner.get(run_url).text
-    owner.post(
-        f"{run_url}/framework", {"key": _form_key(page, f"{run_url}/framework")}, from_page=run_url
-    )
-    _wait_status(run_id, "waiting_for_approval")
-    return run_url, run_id
-
-
 def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> None:
-    owner = _person(running, "read", "signal", "operate", principal="user:owner@y")
-    run_url, run_id = _run_at_soa_wait(owner, "Reprocess")
+    owner = person(running, TENANT, "read", "signal", "operate", principal="user:owner@y")
+    run_url, run_id = run_at_soa_wait(owner, TENANT, "Reprocess")
 
     _a_queue_follows_granted_roles(running, run_url)
     page = owner.get(run_url).text
-    form_key = _form_key(page, f"{run_url}/reprocess/plan")
+    plan_key = form_key(page, f"{run_url}/reprocess/plan")
     body = {
-        "key": form_key,
+        "key": plan_key,
         "step": "create_soa_draft",
         "reason": "new inventory",
         "new_version": "yes",
@@ -284,24 +269,24 @@ def test_reprocess_shows_its_plan_before_the_confirm(running: TestClient) -> Non
         from_page=run_url,
     )
     assert re.search(r"cancel: (applied|pending)", text(owner.get(cancelled.headers["location"])))
-    _wait_status(run_id, "cancelled")
+    wait_status(TENANT, run_id, "cancelled")
 
 
 def test_a_reviewer_amends_a_row_and_the_approval_binds_to_the_new_version(
     running: TestClient,
 ) -> None:
-    owner = _person(running, "read", "signal", principal="user:owner@z")
-    run_url, run_id = _run_at_soa_wait(owner, "Amend")
+    owner = person(running, TENANT, "read", "signal", principal="user:owner@z")
+    run_url, run_id = run_at_soa_wait(owner, TENANT, "Amend")
     grant(Actor(tenant_id=TENANT, actor_id="user:amy@z"))
-    amy = _person(running, "read", "approve", principal="user:amy@z")
+    amy = person(running, TENANT, "read", "approve", principal="user:amy@z")
     review_url = f"{run_url}/artifacts/soa"
     page = amy.get(review_url).text
-    assert "Amend a row" in page and "makes version 2" in page
+    assert "Amend rows" in page and "makes version 2" in page
     artifact_id = re.search(r'name="artifact_id" value="([^"]+)"', page)
-    row = re.search(r'<select id="amend-row" name="row" required><option value="([^"]+)"', page)
+    row = re.search(r'name="rows" value="([^"]+)" form="amend-form"', page)
     assert artifact_id and row
     amend = {
-        "key": _form_key(page, f"{review_url}/amend"),
+        "key": form_key(page, f"{review_url}/amend"),
         "artifact_id": artifact_id.group(1),
         "row": row.group(1),
         "applicable": "no",
@@ -329,23 +314,27 @@ def test_a_reviewer_amends_a_row_and_the_approval_binds_to_the_new_version(
     )
     page = amy.get(f"{review_url}?version=2").text
     assert "Head of IT" in page and "No such system in scope" in page
-    assert "Your decision" not in page, "who amended a draft does not approve it"
+    assert "Record decision" not in page, "who amended a draft does not approve it"
+    assert "you amended this version of the soa, so another reviewer must decide it" in text(
+        amy.get(f"{review_url}?version=2")
+    )
     grant(Actor(tenant_id=TENANT, actor_id="user:bob@z"))
-    bob = _person(running, "read", "approve", principal="user:bob@z")
-    page = bob.get(f"{review_url}?version=2").text
+    bob = person(running, TENANT, "read", "approve", principal="user:bob@z")
+    assert decide_undecided(amy, TENANT, run_url, run_id, "soa", 2), "the rest decided in bulk"
+    page = bob.get(f"{review_url}?version=3").text
     bob.post(
         f"{review_url}/decision",
         {
-            "key": _form_key(page, f"{review_url}/decision"),
-            "version": "2",
+            "key": form_key(page, f"{review_url}/decision"),
+            "version": "3",
             "decision": "approved",
             "role": "assessor",
         },
-        from_page=f"{review_url}?version=2",
+        from_page=f"{review_url}?version=3",
     )
     _wait_moved_on(run_id, "wait_for_soa_approval")
     [approval] = [a for a in list_approvals(actor, run_id) if a.artifact_kind == "soa"]
-    assert (approval.artifact_version, approval.decision) == (2, "approved")
+    assert (approval.artifact_version, approval.decision) == (3, "approved")
 
 
 # --- webhooks of run transitions, delivered by the worker ----------------------------------

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from orchestrator.catalog.model import SCF_NAME
 from orchestrator.catalog.registry import shipped_info
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import Assessment, DocumentChunk, Job, OutboxMessage, StepExecution
 from orchestrator.db.session import transaction
 from orchestrator.demo.run import run_demo
@@ -26,12 +27,15 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
         result = run_demo(say=lines.append, timeout_s=scaled(120))
 
     assert result.run.status == "completed", lines
-    assert [step for step, _ in result.steps] == [step.value for step in STEP_ORDER]
+    # The owner wrote the assessor's statement on the report: it was drafted again.
+    again = [Step.CREATE_REPORT.value, Step.WAIT_FOR_REPORT_APPROVAL.value]
+    steps = [step.value for step in STEP_ORDER]
+    assert [step for step, _ in result.steps] == steps[:-1] + again + steps[-1:]
     assert result.report_path is not None
     report = Path(result.report_path)
     assert report.is_relative_to(embedded) and report.read_text().startswith("<!DOCTYPE html>")
     with transaction() as session:
-        statuses = set(
+        statuses = list(
             session.scalars(
                 select(StepExecution.status).where(StepExecution.run_id == result.run.id)
             )
@@ -44,12 +48,18 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
         )
         chunks = session.scalar(select(func.count()).select_from(DocumentChunk))
         assessment = session.get(Assessment, result.run.assessment_id)
-    assert statuses == {"completed"}
-    assert {job.status for job in jobs} == {"succeeded"} and len(jobs) == JOB_STEPS
+    # Every step completed, but the first wait for the report, replaced by the second.
+    assert statuses.count("superseded") == 1 and set(statuses) == {"completed", "superseded"}
+    assert {job.status for job in jobs} == {"succeeded"} and len(jobs) == JOB_STEPS + 1
     assert chunks and chunks > 4
     assert unpublished == 0  # every job marked its outbox row when its message arrived
     assert assessment is not None and assessment.status == "closed"
-    assert any("reviewer approved report v1" in line for line in lines)
+    assert any("reviewer approved scope v1" in line for line in lines)
+    assert any("decided" in line and "of soa in bulk" in line for line in lines), lines
+    assert any("reviewer approved report v3" in line for line in lines)
+    # The owner and date set on the gap analysis are the POA&M item's contact and date.
+    assert any("point of contact Head of Security" in line for line in lines), lines
+    assert any("SOC 2 privacy: 0 applicable" in line for line in lines), lines
     # On the shipped SCF workbook, pinned at start, named with its attribution.
     assert result.run.context["catalogs"] == {SCF_NAME: str(shipped_info().id)}
     html = report.read_text()

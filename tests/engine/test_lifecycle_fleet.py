@@ -1,9 +1,11 @@
-"""A whole lifecycle on PostgreSQL + Redis with real worker processes."""
+"""A whole lifecycle on PostgreSQL + Redis (and, in CI, again on RabbitMQ) with real worker
+processes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
@@ -22,11 +24,13 @@ from tests.support.fleet_runs import (
 )
 from tests.support.polling import scaled, wait_for
 
+pytestmark = pytest.mark.integration
 HEAVY = "ingestion,kb_index,analysis,reporting"
 
 JOB_STEPS = sum(spec.kind is StepKind.JOB for spec in STEP_SPECS.values())
 
 
+@pytest.mark.broker_matrix
 def test_full_lifecycle_completes_every_step_exactly_once(fleet: Fleet) -> None:
     fleet.start("orchestrator", concurrency=2)
     fleet.start(HEAVY, concurrency=2)
@@ -98,6 +102,7 @@ def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None
     assert steps_before[("wait_for_framework_selection", "completed")] == 1
 
 
+@pytest.mark.broker_matrix
 def test_worker_killed_mid_job_then_new_worker_completes_once(fleet: Fleet) -> None:
     fleet.start("orchestrator", concurrency=2)
     fleet.start("kb_index,analysis,reporting", concurrency=2)

@@ -21,6 +21,10 @@ MODEL_MODULES = (
     "orchestrator.db.ingestion_models",
     "orchestrator.db.report_models",
     "orchestrator.db.judgement_models",
+    "orchestrator.db.effect_models",
+    "orchestrator.db.review_models",
+    "orchestrator.db.continuous_models",
+    "orchestrator.db.batch_models",
 )
 
 

@@ -40,7 +40,7 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepKind
 from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import Decision, decide
-from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, STEP_SPECS
+from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, SCOPE_APPROVAL_DEADLINE, STEP_SPECS
 from orchestrator.lifecycle.effects import Audit, ConsumeApproval, EnqueueJob
 from orchestrator.lifecycle.state import RunState
 from tests.support.decisions import (
@@ -190,7 +190,7 @@ class Ledger:
         if kind is not ArtifactKind.SCOPE:
             return "open" if state.step is APPROVAL_WAIT_FOR[kind] else "closed"
         if kind not in state.artifacts or (
-            position(state.step) > position(APPROVAL_WAIT_FOR[ArtifactKind.SOA])
+            position(state.step) > position(SCOPE_APPROVAL_DEADLINE)
         ):
             return "closed"
         return "superseded" if kind in self.superseded else "open"
@@ -252,6 +252,9 @@ class Ledger:
         elif rewind_of(envelope) is not None:
             self._rewind(before, envelope, decision)
         self._gates(before, envelope, decision)
+        if _redrafts_report(before, envelope, decision):
+            # The report shows the scope's approval: it is drafted again, no flag needed.
+            self.licensed.add(ArtifactKind.REPORT)
         self._new_versions_are_licensed(decision)
 
     def _approval(
@@ -396,6 +399,15 @@ class Ledger:
         for kind in GATES:
             if position(APPROVAL_WAIT_FOR[kind]) < passed:
                 assert state.is_approved(kind), f"the {kind.value} gate passed while closed"
+
+
+def _redrafts_report(before: RunState, envelope: SignalEnvelope, decision: Decision) -> bool:
+    return (
+        envelope.type is S.SCOPE_APPROVED
+        and decision.fate is Fate.APPLIED
+        and before.step is Step.WAIT_FOR_REPORT_APPROVAL
+        and decision.state.is_approved(ArtifactKind.SCOPE)
+    )
 
 
 def replayed(calls: Iterable[Any], start: RunState) -> RunState:

@@ -32,6 +32,7 @@ from tests.support.decisions import (
     new_state,
     only_audits,
     positioned,
+    run_to_completion,
     signal,
     step_changes,
 )
@@ -276,16 +277,23 @@ def test_a_second_scope_approval_is_ignored() -> None:
 
 
 @pytest.mark.parametrize(
-    "step", [Step.INGEST_SOA, Step.WAIT_FOR_GAP_APPROVAL, Step.WAIT_FOR_REPORT_APPROVAL]
+    "step", [Step.INGEST_SOA, Step.WAIT_FOR_GAP_APPROVAL, Step.WAIT_FOR_POAM_APPROVAL]
 )
-def test_scope_approval_after_the_soa_gate_opened_is_ignored(step: Step) -> None:
+def test_the_scope_may_be_approved_until_the_report_gate(step: Step) -> None:
+    """The report's sign-off names the scope: it may be approved while the run goes on."""
     state = drive_to(step)
     envelope, view = approval(state, ArtifactKind.SCOPE)
     decision = decide(state, envelope, view)
-    assert decision.fate is SignalFate.IGNORED
-    assert decision.reason == "the wait_for_soa_approval gate is already open"
-    assert decision.state == state
-    assert ArtifactKind.SCOPE not in decision.state.approved
+    assert decision.fate is SignalFate.APPLIED
+    assert decision.state.is_approved(ArtifactKind.SCOPE)
+    assert (decision.state.step, decision.state.status) == (state.step, state.status)
+
+
+def test_a_scope_approval_on_a_closed_run_is_ignored() -> None:
+    state, _ = run_to_completion()
+    envelope, view = approval(state, ArtifactKind.SCOPE)
+    decision = decide(state, envelope, view)
+    assert decision.fate is SignalFate.IGNORED and decision.state == state
 
 
 @pytest.mark.parametrize("case", list(INVALID))

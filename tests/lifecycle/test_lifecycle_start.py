@@ -62,7 +62,8 @@ def test_start_audits_the_signal_the_start_and_both_steps() -> None:
     ]
     started = audits(decision, E.LIFECYCLE_WORKFLOW_STARTED)[0]
     assert started.actor_id == HUMAN
-    assert started.metadata == {"trace_id": "trace-test"}
+    # No origin in this start request; the run pinned the newest definition shipped.
+    assert started.metadata == {"trace_id": "trace-test", "origin": None, "definition": "v1"}
     waiting = audits(decision, E.LIFECYCLE_WORKFLOW_WAITING_FOR_INPUT)[0]
     assert waiting.step is Step.WAIT_FOR_DOCUMENTS
     assert waiting.metadata == {"awaits": S.DOCUMENTS_UPLOADED.value}

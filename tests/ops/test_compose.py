@@ -32,7 +32,7 @@ from tests.support.polling import scaled
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
-#: Services built from this project's Dockerfile (the others are postgres and redis).
+#: Services built from this project's Dockerfile (the others are postgres and rabbitmq).
 OURS = {name: service for name, service in SERVICES.items() if service.get("build") == "."}
 IMAGE_ROOT = "/app/"  # the Dockerfile's WORKDIR, where the sources are copied
 

@@ -56,7 +56,7 @@ def instant_sla(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("LIFECYCLE_SWEEP_SLA_S", "0.001")
     reset_settings()
     yield
-    monkeypatch.undo()
+    # The variable goes with the test's other patches, after the worker has stopped.
     reset_settings()
 
 

@@ -1,4 +1,5 @@
-"""The README's shell commands work as written, as far as a parser can tell.
+"""The shell commands of the README, CONTRIBUTING.md and docs/ work as written, as far as
+a parser can tell.
 
 Every `bash` block is split into commands the way the shell would (continuations,
 `;`, `&`, `|`, `$(...)`); each command of this project is parsed by the very CLI it names
@@ -25,7 +26,11 @@ from orchestrator.engine.routing import QUEUES
 from tests.ops.test_compose import celery_context
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+#: Every page a reader runs commands from.
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+README = "\n".join(page.read_text() for page in PAGES)
+OPERATING = (ROOT / "docs" / "operating.md").read_text()
+HTTP_API = (ROOT / "docs" / "http-api.md").read_text()
 _BLOCKS = re.compile(r"^```bash\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _ASSIGNMENT = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$", re.DOTALL)
 _SEPARATORS = {";", "&", "&&", "|", "||"}
@@ -43,7 +48,7 @@ def blocks() -> list[str]:
 
 
 def fleet_block() -> str:
-    section = README.split("## Running the real fleet", 1)[1]
+    section = OPERATING.split("## Running the real fleet", 1)[1]
     found = _BLOCKS.search(section)
     assert found, "the real-fleet section has a bash block"
     return found.group(1)
@@ -101,9 +106,26 @@ def resolved_celery(argv: list[str]) -> click.Context:
     return _down_to_the_command(celery_context(argv), argv)
 
 
+def _as_the_shell_would(argv: list[str]) -> list[str]:
+    """A `$VAR` the reader set from an earlier command's output (a run id, a handoff id)
+    stands for an id; a glob stands for the files it matches."""
+    expanded: list[str] = []
+    for arg in argv:
+        if re.fullmatch(r"\$[A-Z_]+", arg):
+            expanded.append("5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f")
+        elif "*" in arg:
+            matched = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(arg))
+            assert matched, f"{arg} matches no file"
+            expanded += matched
+        else:
+            expanded.append(arg)
+    return expanded
+
+
 def _check_lifecycle(argv: list[str]) -> None:
     from orchestrator.cli.group import lifecycle
 
+    argv = _as_the_shell_would(argv)
     _down_to_the_command(lifecycle.make_context("lifecycle", argv[1:]), argv)
 
 
@@ -223,12 +245,12 @@ def test_the_real_fleet_block_runs_a_fleet_that_logs_and_shares_one_home() -> No
 
 
 def test_the_http_walkthrough_approves_with_a_second_reviewer_key() -> None:
-    section = README.split("## HTTP API", 1)[1].split("\n## ", 1)[0]
+    section = HTTP_API.split("## HTTP API", 1)[1].split("\n## ", 1)[0]
     every = [c for block in _BLOCKS.findall(section) for c in commands(block)]
     keys = [c.argv for c in every if c.argv[:3] == ["lifecycle", "apikey", "create"]]
     principals = {argv[argv.index("--principal") + 1]: argv for argv in keys}
-    assert len(principals) == 2, "an owner's key and a reviewer's key"
-    [reviewer] = [
+    assert len(principals) == 3, "an owner's key, a reviewer's and a colleague's who amends"
+    approving = [
         p
         for p, argv in principals.items()
         if "approve" in [argv[i + 1] for i, a in enumerate(argv) if a == "--scope"]
@@ -238,7 +260,10 @@ def test_the_http_walkthrough_approves_with_a_second_reviewer_key() -> None:
         for c in every
         if c.argv[:1] == ["celery"] and c.argv[3:6] == ["lifecycle", "role", "grant"]
     ]
-    assert [(g["principal"], g["role_name"]) for g in grants] == [(reviewer, "assessor")]
+    [(reviewer, role)] = [(g["principal"], g["role_name"]) for g in grants]
+    assert role == "assessor" and reviewer in approving and len(approving) == 2
+    colleague_calls = [c.argv for c in every if c.argv[:1] == ["curl"] and "$C" in c.argv]
+    assert any(v.endswith("/amendments") for a in colleague_calls for v in a)
 
     reviewer_calls = [c.argv for c in every if c.argv[:1] == ["curl"] and "$R" in c.argv]
     approvals = [a for a in reviewer_calls if any(v.endswith("/approvals") for v in a)]

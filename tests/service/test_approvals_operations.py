@@ -71,10 +71,19 @@ def waiting_at(step: str, status: str = "waiting_for_approval") -> Callable[[Run
     return lambda run: run.current_step == step and run.status == status
 
 
+#: These tests are about who approves which version: no gate asks for rows decided first
+#: (tests/api/test_gate_readiness_http.py covers that), so versions move only as they say.
+NO_DECISIONS_ASKED = {kind: {"require_decided": False} for kind in ("soa", "poam")}
+
+
 def run_until(step: str, policies: dict[str, Any] | None = None) -> uuid.UUID:
     assessment = create_assessment(OWNER, "org", "Approvals")
     upload_document(OWNER, assessment.id, "access.md", SAMPLE)
-    run = start_lifecycle(OWNER, assessment.id, f"s-{assessment.id}", policies=policies)
+    chosen = {
+        kind: NO_DECISIONS_ASKED.get(kind, {}) | (policies or {}).get(kind, {})
+        for kind in {*NO_DECISIONS_ASKED, *(policies or {})}
+    }
+    run = start_lifecycle(OWNER, assessment.id, f"s-{assessment.id}", policies=chosen)
     follow(
         run.id,
         lambda r: r.current_step == step and r.status.startswith("waiting"),

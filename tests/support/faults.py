@@ -52,7 +52,7 @@ DEFAULT_REDELIVERY = {
         Settings.model_fields["unacked_restore_interval_s"].default
     ),
 }
-#: Ingestion workers that also read slow documents (tests/ingestion/hostile_readers.py).
+#: Ingestion workers that also read slow documents (tests/support/hostile_readers.py).
 SLOW_READER_ENV = {
     "LIFECYCLE_INGEST_READER_PLUGINS": json.dumps(["tests.support.hostile_readers"]),
 }

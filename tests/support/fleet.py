@@ -1,7 +1,9 @@
 """Real services for the integration tier: PostgreSQL, Redis and worker processes.
 
 Set LIFECYCLE_TEST_DATABASE_URL (a PostgreSQL server URL; a fresh database is created per
-session) and LIFECYCLE_TEST_BROKER_URL (a Redis URL; the database is flushed). Without
+session) and LIFECYCLE_TEST_BROKER_URL (a Redis URL, whose database is flushed, or an
+amqp:// RabbitMQ vhost URL, whose fleet queues are deleted: CI runs the `broker_matrix`
+tests on both). Without
 them these tests skip locally; with CI=true they fail instead of skipping.
 """
 
@@ -18,9 +20,11 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from orchestrator.db.migrate import upgrade
+from orchestrator.engine.broker_topology import is_amqp
 from orchestrator.testing.reset import reset_process_state
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.polling import scaled
+from tests.support.rabbitmq import delete_fleet_queues
 
 DATABASE_URL = os.environ.get("LIFECYCLE_TEST_DATABASE_URL")
 BROKER_URL = os.environ.get("LIFECYCLE_TEST_BROKER_URL")
@@ -54,6 +58,11 @@ def postgres_url(services: tuple[str, str]) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def broker_url(services: tuple[str, str]) -> str:
+    """The test broker, emptied: a Redis database flushed, or (amqp://) the fleet's queues
+    deleted from the RabbitMQ vhost, to be declared afresh as quorum queues."""
+    if is_amqp(services[1]):
+        delete_fleet_queues(services[1])
+        return services[1]
     client = redis.Redis.from_url(services[1])
     client.flushdb()
     client.close()

@@ -26,7 +26,12 @@ def select_framework(api: Api, headers: Headers, run_id: str) -> dict[str, Any]:
 def approve_current(api: Api, reviewer: Headers, run: dict[str, Any]) -> dict[str, Any]:
     """Record an approval of the version waiting, then send the signal naming it."""
     kind = APPROVED_AT[Step(run["current_step"])].value
-    version = int(run["context"]["artifacts"][kind])
+    return approve(api, reviewer, run, kind, int(run["context"]["artifacts"][kind]))
+
+
+def approve(
+    api: Api, reviewer: Headers, run: dict[str, Any], kind: str, version: int
+) -> dict[str, Any]:
     event = api.client.post(
         f"/api/v1/workflows/{run['id']}/approvals",
         headers=reviewer,
@@ -47,7 +52,68 @@ def approve_current(api: Api, reviewer: Headers, run: dict[str, Any]) -> dict[st
     return dict(receipt.json())
 
 
-def drive_to_completion(api: Api, owner: Headers, reviewer: Headers, run_id: str) -> dict[str, Any]:
+def undecided(api: Api, headers: Headers, run: dict[str, Any]) -> dict[str, Any]:
+    """The readiness of the draft waiting at the run's gate."""
+    gates = api.client.get(f"/api/v1/workflows/{run['id']}/gates", headers=headers)
+    assert gates.status_code == 200, gates.text
+    kind = APPROVED_AT[Step(run["current_step"])].value
+    return next(g for g in gates.json() if g["artifact_kind"] == kind)
+
+
+def confirm_proposals(
+    api: Api, decider: Headers, run: dict[str, Any], gate: dict[str, Any]
+) -> dict[str, Any]:
+    """One bulk amendment confirming what the draft proposes for its undecided rows (the
+    SoA's implementation statuses, the POA&M's owners); the run then waits at the new
+    version."""
+    content = api.client.get(
+        f"/api/v1/workflows/{run['id']}/artifacts/{gate['artifact_id']}", headers=decider
+    ).json()["content"]
+    rows_field = {"soa": "requirements", "poam": "items", "gap_analysis": "gaps"}[
+        gate["artifact_kind"]
+    ]
+    field, proposed = (
+        ("implementation_status", "proposed_implementation_status")
+        if gate["artifact_kind"] == "soa"
+        else ("owner", "proposed_owner")
+    )
+    values = sorted(
+        {r[proposed] for r in content[rows_field] if r.get(proposed)} - {"not_applicable"}
+    )
+    response = api.client.post(
+        f"/api/v1/workflows/{run['id']}/artifacts/{gate['artifact_id']}/amendments",
+        headers={**decider, "Idempotency-Key": f"{run['id']}:{gate['artifact_kind']}:decide"},
+        json={
+            "reason": "proposals confirmed in the review meeting",
+            "rows": [
+                {"filter": {"undecided": True, proposed: v}, "changes": {field: v}} for v in values
+            ],
+        },
+    )
+    assert response.status_code == 201, response.text
+    version = response.json()["version"]
+    kind = gate["artifact_kind"]
+    return api.follow(
+        decider,
+        run["id"],
+        lambda r: (
+            r["context"]["artifacts"].get(kind) == version and r["status"] == "waiting_for_approval"
+        ),
+    )
+
+
+def approve_scope(api: Api, reviewer: Headers, run: dict[str, Any]) -> None:
+    """The scope the SoA rests on, approved at the SoA gate (the report names it otherwise)."""
+    drafted = run["context"]["artifacts"].get("scope")
+    if drafted is not None and run["context"].get("approved", {}).get("scope") != drafted:
+        assert approve(api, reviewer, run, "scope", int(drafted))["fate"] == "applied"
+
+
+def drive_to_completion(
+    api: Api, owner: Headers, reviewer: Headers, run_id: str, decider: Headers | None = None
+) -> dict[str, Any]:
+    """Answer every wait: the framework, then each gate (the scope with the SoA; rows a gate
+    needs decided are confirmed in bulk by `decider`, who may not then approve)."""
     while True:
         run = api.follow(
             owner,
@@ -60,4 +126,43 @@ def drive_to_completion(api: Api, owner: Headers, reviewer: Headers, run_id: str
             assert select_framework(api, owner, run_id)["fate"] == "applied"
         else:
             assert run["status"] == "waiting_for_approval", run
+            if run["current_step"] == Step.WAIT_FOR_SOA_APPROVAL.value:
+                approve_scope(api, reviewer, run)
+            gate = undecided(api, owner, run)
+            if gate["required"] and gate["undecided"]:
+                assert decider is not None, f"{gate['artifact_kind']} needs rows decided: {gate}"
+                run = confirm_proposals(api, decider, run, gate)
             assert approve_current(api, reviewer, run)["fate"] == "applied"
+
+
+def through_soa_approval(
+    api: Api, owner: Headers, reviewer: Headers, run_id: str, decider: Headers, framework: str
+) -> None:
+    """Answer every wait (`framework` selected) until the SoA is approved; the run goes on."""
+    while True:
+        run = api.follow(
+            owner,
+            run_id,
+            lambda r: r["status"] in ("waiting_for_input", "waiting_for_approval", "completed"),
+            timeout_s=300,
+        )
+        if run["context"].get("approved", {}).get("soa"):
+            return
+        if run["current_step"] == Step.WAIT_FOR_FRAMEWORK_SELECTION.value:
+            sent = api.client.post(
+                f"/api/v1/workflows/{run_id}/signals",
+                params={"wait": 10},
+                headers={**owner, "Idempotency-Key": f"{run_id}:framework"},
+                json={"type": "framework_selected", "payload": {"framework": framework}},
+            )
+            assert sent.status_code == 202 and sent.json()["fate"] == "applied", sent.text
+            continue
+        assert run["status"] == "waiting_for_approval", run
+        if run["current_step"] == Step.WAIT_FOR_SOA_APPROVAL.value:
+            approve_scope(api, reviewer, run)
+        gate = undecided(api, owner, run)
+        if gate["required"] and gate["undecided"]:
+            run = confirm_proposals(api, decider, run, gate)
+        assert approve_current(api, reviewer, run)["fate"] == "applied"
+        if run["current_step"] == Step.WAIT_FOR_SOA_APPROVAL.value:
+            return

@@ -106,6 +106,8 @@ class Kit:
     run: WorkflowRun
     jobs: int = 0
     framework: str = "SCF"
+    categories: Any = None
+    """Categories chosen with the framework (SOC 2's "availability", ...), if any."""
     results: dict[Step, JobResult] = field(default_factory=dict)
 
     # --- rows ---------------------------------------------------------------------------
@@ -210,6 +212,8 @@ class Kit:
         spec = STEP_SPECS[step]
         assert spec.job_kind is not None, f"{step.value} is not a job step"
         params: dict[str, Any] = {"framework": self.framework}
+        if self.categories is not None:
+            params["categories"] = self.categories
         if spec.produces is not None:
             params |= {
                 "artifact_kind": spec.produces.value,

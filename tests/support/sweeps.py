@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 
 from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.clock import set_clock
+from orchestrator.contracts.events import RUN_EVENTS
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobRequest
 from orchestrator.db.models import AuditEvent, InboxSignal, Job
@@ -25,7 +26,7 @@ from orchestrator.db.ops_models import Notification, NotificationDelivery, Sweep
 from orchestrator.db.session import transaction
 from orchestrator.demo.reviewer import ScriptedReviewer
 from orchestrator.engine.coordinator import coordinate
-from orchestrator.engine.run_events import RunEventType
+from orchestrator.jobs.interface import JobService
 from orchestrator.jobs.runtime import Delivery, run_job
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
@@ -84,7 +85,8 @@ def start_run(owner: Actor) -> uuid.UUID:
     return start_lifecycle(owner, assessment.id, f"start-{assessment.id}", kick=no_kick).id
 
 
-def run_queued_jobs(run_id: uuid.UUID) -> int:
+def run_queued_jobs(run_id: uuid.UUID, service: JobService = instant_service) -> int:
+    """Run the run's queued jobs with `service` (instant ones by default)."""
     with transaction() as session:
         requests = [
             JobRequest.model_validate(job.request)
@@ -93,7 +95,7 @@ def run_queued_jobs(run_id: uuid.UUID) -> int:
             )
         ]
     for request in requests:
-        run_job(Delivery(request, retries_left=True), instant_service)
+        run_job(Delivery(request, retries_left=True), service)
     return len(requests)
 
 
@@ -144,7 +146,7 @@ def marks_of(run_id: uuid.UUID) -> Counter[tuple[str, str]]:
 
 
 #: The run's transitions are told too (orchestrator.engine.run_events): not the sweeps'.
-_TRANSITIONS = [event.value for event in RunEventType]
+_TRANSITIONS = sorted(event.value for event in RUN_EVENTS)
 
 
 def notifications_of(run_id: uuid.UUID) -> Counter[str]:

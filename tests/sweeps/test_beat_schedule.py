@@ -24,12 +24,16 @@ def test_every_sweep_is_scheduled_and_registered() -> None:
         "orchestrator.sweep_approval_waits",
         "orchestrator.sweep_sla",
         "orchestrator.sweep_stale",
+        "orchestrator.sweep_review_claims",
+        "orchestrator.sweep_evidence_expiry",
+        "orchestrator.sweep_overdue_requests",
         "notifications.sweep",
+        "effects.sweep",
     }
     assert tasks <= set(app.tasks)
-    assert "notifications.deliver" in app.tasks
+    assert {"notifications.deliver", "effects.perform"} <= set(app.tasks)
     assert {entry["options"]["queue"] for entry in schedule.values()} <= set(QUEUES)
-    assert schedule["deliver-due-notifications"]["options"]["queue"] == "notifications"
+    assert schedule["sweep-notifications"]["options"]["queue"] == "notifications"
     assert all(
         entry["options"]["expires"] < entry["schedule"]
         for entry in schedule.values()

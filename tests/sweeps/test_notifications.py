@@ -10,13 +10,13 @@ import pytest
 from sqlalchemy import select, update
 
 from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.ops_models import DeliveryAttempt, Notification, NotificationDelivery
 from orchestrator.db.session import transaction
 from orchestrator.notifications import signing
 from orchestrator.notifications.delivery import DeliveryStatus, deliver
 from orchestrator.notifications.enqueue import notify
-from orchestrator.notifications.events import NotificationEvent, event_id
 from orchestrator.notifications.subscriptions import deactivate, list_subscriptions, subscribe
 from orchestrator.notifications.sweep import sweep_deliveries
 from tests.support.sweeps import Clock, count, new_tenant

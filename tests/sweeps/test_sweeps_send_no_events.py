@@ -4,15 +4,15 @@ does) nor worker events; every other message announces itself under its shadow n
 from __future__ import annotations
 
 from orchestrator.engine.messages import get_app
-from orchestrator.engine.schedule import BEAT_SCHEDULE, SWEEP_TASKS
+from orchestrator.engine.schedule import BEAT_SCHEDULE, sweep_tasks
 from orchestrator.runtime import tasks as _tasks  # noqa: F401 (registers the sweeps)
 
 
 def test_every_scheduled_sweep_sends_no_events() -> None:
     app = get_app()
     scheduled = {entry["task"] for entry in BEAT_SCHEDULE.values()}
-    assert scheduled == SWEEP_TASKS
-    for name in SWEEP_TASKS:
+    assert scheduled == sweep_tasks()
+    for name in sweep_tasks():
         assert app.tasks[name].send_events is False, name
         message = app.amqp.create_task_message(f"id-{name}", name, [], {}, create_sent_event=True)
         assert message.sent_event is None, name

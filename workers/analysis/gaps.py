@@ -16,6 +16,7 @@ from orchestrator.jobs.interface import JobContext
 from workers.analysis import audit_finding
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.nist_crosswalk import CATALOG_HREF, FRAMEWORK, nist_by_scf, nist_ids
+from workers.analysis.owner_roles import proposed_owner
 from workers.analysis.proposal import AssessedStatus, Proposal
 from workers.analysis.reviewer_carry import carry
 from workers.analysis.severity import LEVELS, rate
@@ -60,6 +61,7 @@ def create_gap_analysis(context: JobContext) -> dict[str, Any]:
         gaps.append(finder.finding(row, label) | {"nist_controls": nist})
     carried = carry(previous, gaps, "gaps", "control_id")
     for gap in gaps:  # after carrying: the text a reviewer amended is the finding's
+        gap["proposed_owner"] = proposed_owner(gap.get("scf_controls") or [])
         gap["finding"] = (
             f"Condition: {gap['condition']} Criteria: {gap['criteria']}. Cause: "
             f"{gap['cause']} Effect: {gap['effect']} Recommendation: {gap['recommendation']}"

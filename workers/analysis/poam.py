@@ -5,8 +5,10 @@ deviations, BOD 22-01, CVE, service) and the likelihood and impact its OSCAL for
 The point of contact, scheduled completion and severity are what the reviewer set on the
 gap finding (or on this POA&M's previous draft); until an owner is set the item says it is
 unassigned and which role is proposed. Without a reviewer's date, the completion date is
-FedRAMP's remediation window from the detection date (high 30 days, moderate 90, low 180),
-and the milestones are dated inside it by the finding's severity. "Controls" holds the
+the last day of FedRAMP's remediation window from the detection date (high 30 days,
+moderate 90, low 180), the shorter of the windows of the risk rating and of the impact
+(FedRAMP's OSCAL POA&M rules key the window on the impact and want the deadline inside
+it), and the milestones are dated inside it by the finding's severity. "Controls" holds the
 NIST SP 800-53 rev5 ids the finding's SCF controls map to (the SCF workbook's crosswalk);
 the SCF ids stay in the comments.
 
@@ -23,37 +25,13 @@ from typing import Any
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
+from workers.analysis.owner_roles import proposed_owner
 from workers.analysis.reviewer_carry import carry
 from workers.analysis.severity import LEVELS
 from workers.inputs import latest_artifact, require_artifact, source
 
 #: Gap severity -> (risk rating, priority, days to complete).
 WINDOWS = {"high": ("High", "P1", 30), "medium": ("Moderate", "P2", 90), "low": ("Low", "P3", 180)}
-OWNER_ROLES = {
-    "AST": "IT Asset Manager",
-    "BCD": "Business Continuity Manager",
-    "CFG": "Infrastructure Lead",
-    "CHG": "Change Manager",
-    "CPL": "Compliance Officer",
-    "CRY": "Security Architect",
-    "DCH": "Data Protection Officer",
-    "END": "Endpoint Lead",
-    "GOV": "CISO",
-    "HRS": "HR Director",
-    "IAC": "Identity & Access Manager",
-    "IRO": "Incident Response Lead",
-    "MON": "SOC Manager",
-    "NET": "Network Security Lead",
-    "OPS": "IT Operations Manager",
-    "PES": "Facilities Manager",
-    "PRI": "Data Protection Officer",
-    "RSK": "Risk Manager",
-    "SAT": "Security Awareness Lead",
-    "SEA": "Security Architect",
-    "TPM": "Vendor Risk Manager",
-    "VPM": "Vulnerability Management Lead",
-}
-DEFAULT_OWNER = "CISO"
 DETECTOR = "Assessment evidence analysis (documents against the SCF crosswalk)"
 SCF_CREDIT = "Secure Controls Framework (SCF), CC BY-ND 4.0"
 _POAM_ID = re.compile(r"^POAM-(\d+)$")
@@ -126,13 +104,13 @@ def _item(poam_id: str, gap: dict[str, Any], row: dict[str, Any], detected: date
     severity = str(gap.get("severity")) if gap.get("severity") in LEVELS else "high"
     risk, priority, days = WINDOWS[severity]
     scf = list(gap.get("scf_controls") or [])
-    domain = scf[0].split("-")[0] if scf else ""
     owner = str(gap.get("owner") or row.get("owner") or "").strip()
-    point_of_contact = owner or f"Unassigned (proposed: {OWNER_ROLES.get(domain, DEFAULT_OWNER)})"
-    target = _date(gap.get("target_date") or row.get("target_date"))
-    scheduled = target or detected + timedelta(days=days)
-    milestones = _milestones(severity, str(gap.get("title") or ""), detected, scheduled)
+    point_of_contact = owner or f"Unassigned (proposed: {proposed_owner(scf)})"
     basis = gap.get("severity_basis") or {}
+    impact = str(basis.get("impact") or _RATING[severity])
+    target = _date(gap.get("target_date") or row.get("target_date"))
+    scheduled = target or detected + timedelta(days=_last_day(days, impact))
+    milestones = _milestones(severity, str(gap.get("title") or ""), detected, scheduled)
     nist = list(gap.get("nist_controls") or [])
     comments = [
         f"{gap.get('framework')} {gap.get('requirement_id')}; SCF controls: "
@@ -155,6 +133,7 @@ def _item(poam_id: str, gap: dict[str, Any], row: dict[str, Any], detected: date
         "owner_role": point_of_contact,
         "owner": owner or None,
         "owner_assigned": bool(owner),
+        "proposed_owner": proposed_owner(scf),
         "target_date": target.isoformat() if target else None,
         "resources_required": "To be estimated by the point of contact",
         "remediation": str(gap.get("recommendation") or ""),
@@ -188,11 +167,18 @@ def _item(poam_id: str, gap: dict[str, Any], row: dict[str, Any], detected: date
         "severity": severity,
         "priority": priority,
         "likelihood": basis.get("likelihood") or _RATING[severity],
-        "impact": basis.get("impact") or _RATING[severity],
+        "impact": impact,
     }
 
 
 _RATING = {"high": "high", "medium": "moderate", "low": "low"}
+
+
+def _last_day(days: int, impact: str) -> int:
+    """Days from detection to the window's last day: FedRAMP's check is deadline before
+    detection + window, with the window of the impact when it is the shorter one."""
+    by_impact = {rating: WINDOWS[level][2] for level, rating in _RATING.items()}
+    return min(days, by_impact.get(impact, days)) - 1
 
 
 def apply_reviewer_values(item: dict[str, Any], detected: date | None = None) -> None:

@@ -94,6 +94,15 @@ class RequirementJudge:
         self._about = self.ranks.closest()
         self._asked: dict[tuple[str, ...], Judged] = {}
 
+    def families_of(self, document_ids: Iterable[str]) -> set[str]:
+        """The families the passages of these documents are most about."""
+        wanted = set(document_ids)
+        return {
+            family
+            for passage, family in zip(self.index.passages, self._about, strict=True)
+            if family is not None and passage.document_id in wanted
+        }
+
     def judge(self, control_ids: Sequence[str]) -> Judged:
         key = tuple(control_ids)
         if key not in self._asked:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.db.models import Artifact
-from orchestrator.service.amendments import row_names
+from orchestrator.service.draft_rows import row_names
 
 HISTORY = "reviewer_changes"
 

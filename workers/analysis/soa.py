@@ -2,27 +2,40 @@
 Annex A control of ISO/IEC 27001, each SOC 2 criterion, each SCF control for SCF itself),
 applicable or not and why, with a proposed evidence status and its best citations.
 
-Applicability and the implementation status are people's: a person's exclusion (by
-requirement id or by SCF control id) makes a row not applicable with their words, and the
-implementation status stays empty until a reviewer amends the row. Reviewer-set values
-of the run's approved SoA are carried into a new draft of the same rows.
+Each row has a title (the requirement's own where its text is open, else its linked SCF
+controls' names, verbatim), a justification naming what it rests on (the category chosen
+or not, the exclusion, the documents that address it or their absence), and a proposed
+implementation status and owner. Applicability and the implementation status are
+people's: a person's exclusion (by requirement id or by SCF control id) or the categories
+they chose make a row not applicable with that reason, and `implementation_status` stays
+empty until a reviewer sets it (confirming or changing `proposed_implementation_status`).
+Reviewer-set values of the run's approved SoA are carried into a new draft of the rows.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.catalog.model import Framework
+from orchestrator.catalog.model import Framework, LoadedCatalog
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobFailure
 from workers.analysis.catalog import run_catalogs, run_scf_catalog
-from workers.analysis.proposal import Judged, Proposal, proposal_counts
+from workers.analysis.owner_roles import proposed_owner
+from workers.analysis.proposal import AssessedStatus, Judged, Proposal, proposal_counts
 from workers.analysis.requirement_evidence import RequirementJudge
-from workers.analysis.soa_carry import carry_forward
+from workers.analysis.soa_carry import carry_forward, previous_period, provenance
 from workers.inputs import latest_artifact, require_artifact, source
 
 ANNEX_A = "A."
 CITED = 3  # the SoA names the best few passages; the evidence analysis lists them all
+TITLE_NAMES = 3  # a title from SCF control names names this many, then how many more
+#: What a proposal suggests a reviewer record; a proposal is never a decision.
+PROPOSED_STATUS = {
+    Proposal.EVIDENCE_FOUND: AssessedStatus.IMPLEMENTED,
+    Proposal.WEAK_EVIDENCE: AssessedStatus.PARTIALLY_IMPLEMENTED,
+    Proposal.TEMPLATE_NOT_ADOPTED: AssessedStatus.NOT_IMPLEMENTED,
+    Proposal.NO_EVIDENCE_FOUND: AssessedStatus.NOT_IMPLEMENTED,
+}
 
 
 def create_soa_draft(context: JobContext) -> dict[str, Any]:
@@ -42,10 +55,14 @@ def create_soa_draft(context: JobContext) -> dict[str, Any]:
         _row(framework, requirement, exclusions, excluded_controls, judge)
         for framework, requirement in requirements
     ]
+    for row in rows:
+        row["title"] = row["title"] or _title_from_controls(catalog, row["scf_controls"])
     approved = latest_artifact(
         context.session, context.request.run_id, ArtifactKind.SOA, status="approved"
-    )
+    ) or previous_period(context.session, context.request.assessment_id)
     carried = carry_forward(approved, rows, keep=_excluded_by_parameter(rows))
+    if carried is not None and approved is not None:
+        carried |= provenance(context.session, approved)
     named = {str(r["requirement_id"]).upper() for r in rows} | set(headers)
     applicable = sum(1 for row in rows if row["applicable"])
     applicable_rows = [row for row in rows if row["applicable"]]
@@ -76,6 +93,14 @@ def create_soa_draft(context: JobContext) -> dict[str, Any]:
                 {"framework": name, **proposal_counts(applicable_rows, name)}
                 for name in dict.fromkeys(str(r["framework"]) for r in rows)
             ],
+            "by_category": _by_category(rows),
+            "proposed_implementation_status": {
+                status.value: sum(
+                    1 for r in applicable_rows if r["proposed_implementation_status"] == status
+                )
+                for status in AssessedStatus
+                if status is not AssessedStatus.NOT_APPLICABLE
+            },
             "scf_controls": len(headers),
             "scf_controls_excluded": len(excluded_controls),
             "carried_forward_rows": len(carried["rows"]) if carried else 0,
@@ -133,50 +158,106 @@ def _row(
         "framework": name,
         "requirement_id": requirement_id,
         "title": requirement.get("title") or None,
+        "category": requirement.get("category"),
         "scf_controls": linked,
         "excluded_controls": excluded,
+        "implementation_status": None,
+        "owner": None,
+        "proposed_owner": proposed_owner(linked),
     }
-    people = {"implementation_status": None, "owner": None}
     own = exclusions.get(requirement_id.upper())
     in_scope = [c for c in linked if c not in excluded_controls]
-    if own is not None or (linked and not in_scope):
-        why = own if own is not None else _controls_excluded(linked, excluded_controls)
-        return {
-            **head,
-            "applicable": False,
-            "justification": why,
-            "excluded_by": "requirement" if own is not None else "scf_controls",
-            "proposal": None,
-            "reason": "not applicable: no evidence is sought",
-            "evidence": [],
-            **people,
-        }
+    if requirement.get("in_scope") is False:
+        return head | _not_applicable(str(requirement.get("out_of_scope_reason")), "category")
+    if own is not None:
+        return head | _not_applicable(own, "requirement")
+    if linked and not in_scope:
+        return head | _not_applicable(_controls_excluded(linked, excluded_controls), "scf_controls")
     if not in_scope:
-        return {
-            **head,
+        return head | {
             "applicable": True,
-            "justification": f"Applicable: a requirement of {name}. The SCF crosswalk links "
-            "no control to it, so no documentation was searched; the reviewer confirms it.",
+            "justification": f"Applicable: {name} {requirement_id} is a requirement of the "
+            "framework in scope. The SCF crosswalk links no control to it, so no documentation "
+            "was searched; the reviewer confirms its status from their own knowledge.",
             "excluded_by": None,
             "proposal": Proposal.NO_EVIDENCE_FOUND.value,
             "reason": "no SCF control links to this requirement",
+            "proposed_implementation_status": AssessedStatus.NOT_IMPLEMENTED.value,
+            "proposed_status_basis": "no SCF control links to it, so nothing was searched",
             "evidence": [],
-            **people,
         }
-    judged = judge.judge(in_scope)
+    return head | judged_fields(head, framework, in_scope, excluded, judge.judge(in_scope))
+
+
+def judged_fields(
+    head: dict[str, Any],
+    framework: dict[str, Any],
+    in_scope: list[str],
+    excluded: list[str],
+    judged: Judged,
+) -> dict[str, Any]:
+    """The fields of an applicable row the evidence decides (a reassessment redoes these)."""
     return {
-        **head,
         "applicable": True,
-        "justification": _applicable_because(name, in_scope, excluded, judged),
+        "justification": _applicable_because(head, framework, in_scope, excluded, judged),
         "excluded_by": None,
         "proposal": judged.proposal.value,
         "reason": judged.reason,
+        "proposed_implementation_status": PROPOSED_STATUS[judged.proposal].value,
+        "proposed_status_basis": _status_basis(judged),
         "evidence": [_cite(hit.citation()) for hit in judged.evidence[:CITED]],
         "candidates": [
             _cite(c.hit.citation()) | {"verdict": c.verdict()} for c in judged.candidates
         ],
-        **people,
     }
+
+
+def _not_applicable(why: str, by: str) -> dict[str, Any]:
+    return {
+        "applicable": False,
+        "justification": why,
+        "excluded_by": by,
+        "proposal": None,
+        "reason": "not applicable: no evidence is sought",
+        "proposed_implementation_status": AssessedStatus.NOT_APPLICABLE.value,
+        "proposed_status_basis": f"not applicable: {why}",
+        "evidence": [],
+    }
+
+
+def _title_from_controls(catalog: LoadedCatalog, control_ids: list[str]) -> str | None:
+    """The linked SCF controls' names, verbatim, when the framework's own text is closed."""
+    names = [c.title for cid in control_ids if (c := catalog.control(cid)) is not None]
+    names = list(dict.fromkeys(names))
+    if not names:
+        return None
+    shown = "; ".join(names[:TITLE_NAMES])
+    more = len(names) - TITLE_NAMES
+    return shown + (f" (+{more} more SCF controls)" if more > 0 else "")
+
+
+def _by_category(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    counts: dict[tuple[str, str], list[int]] = {}
+    for row in rows:
+        if row.get("category"):
+            entry = counts.setdefault((str(row["framework"]), str(row["category"])), [0, 0])
+            entry[0 if row["applicable"] else 1] += 1
+    return [
+        {"framework": f, "category": c, "applicable": a, "not_applicable": n}
+        for (f, c), (a, n) in counts.items()
+    ]
+
+
+def _status_basis(judged: Judged) -> str:
+    addressed, linked = judged.families
+    families = f"{addressed} of {linked} linked SCF control famil{'y' if linked == 1 else 'ies'}"
+    if judged.proposal is Proposal.EVIDENCE_FOUND:
+        return f"adopted documentation specifically addresses {families}; confirm it operates"
+    if judged.proposal is Proposal.WEAK_EVIDENCE:
+        return f"documentation addresses {families} only in part or in passing"
+    if judged.proposal is Proposal.TEMPLATE_NOT_ADOPTED:
+        return "only an unfilled template or blank form addresses it"
+    return "no adopted document addresses it"
 
 
 def _controls_excluded(linked: list[str], excluded: dict[str, str]) -> str:
@@ -187,24 +268,40 @@ def _controls_excluded(linked: list[str], excluded: dict[str, str]) -> str:
 
 
 def _applicable_because(
-    framework: str, in_scope: list[str], excluded: list[str], judged: Judged
+    head: dict[str, Any],
+    framework: dict[str, Any],
+    in_scope: list[str],
+    excluded: list[str],
+    judged: Judged,
 ) -> str:
-    """A draft reason a reviewer can check: what links it, and what the documents show."""
-    shown = ", ".join(in_scope[:6]) + (
-        f" and {len(in_scope) - 6} more" if len(in_scope) > 6 else ""
-    )
-    text = f"Applicable: required by {framework}; linked SCF controls in scope: {shown}"
+    """A reason specific to the row: why it applies, and what the documents show for it."""
+    label = f"{head['framework']} {head['requirement_id']}"
+    why = f"Applicable: {label} is a requirement of {head['framework']}"
+    category = _category_name(framework, head.get("category"))
+    if category:
+        why += f" in the {category} category, which is in scope"
+    more = len(in_scope) - 4
+    shown = ", ".join(in_scope[:4]) + (f" and {more} more" if more > 0 else "")
+    text = f"{why}; it rests on SCF {shown}"
     if excluded:
-        text += f" (excluded: {', '.join(excluded)})"
+        text += f" ({', '.join(excluded)} excluded by the assessment)"
     if judged.proposal is Proposal.EVIDENCE_FOUND:
         found = "; ".join(_where(hit.citation()) for hit in judged.evidence[:2])
-        return f"{text}. Documentation found: {found}."
+        return f"{text}. Documented in {found}: {_status_basis(judged)}."
     if judged.proposal is Proposal.WEAK_EVIDENCE:
         found = _where(judged.evidence[0].citation())
-        return f"{text}. Related documentation to confirm: {found}."
+        return f"{text}. Only related documentation, to confirm: {found} ({_status_basis(judged)})."
     if judged.proposal is Proposal.TEMPLATE_NOT_ADOPTED:
-        return f"{text}. Only an unfilled template addresses it; it is not yet adopted."
-    return f"{text}. No uploaded document addresses it yet: a potential gap."
+        found = _where(judged.templates[0].citation()) if judged.templates else "a template"
+        return f"{text}. Only {found}, an unfilled template, addresses it: not yet adopted."
+    return f"{text}. No uploaded document addresses it: a potential gap ({judged.reason})."
+
+
+def _category_name(framework: dict[str, Any], category: Any) -> str | None:
+    for entry in framework.get("categories") or []:
+        if entry.get("id") == category:
+            return str(entry.get("name"))
+    return None
 
 
 def _cite(citation: dict[str, Any]) -> dict[str, Any]:

@@ -1,14 +1,21 @@
 """A new SoA draft builds on the approved one: the values reviewers set on its rows
 (implementation status, owner, applicability and its justification, dates, notes) are
 carried into the same rows of the new draft, and the new draft records what it carried so
-the draft after it carries them again."""
+the draft after it carries them again. A run with no approved SoA of its own starts from
+the last approved SoA of the assessment it carries over from (the previous period), and
+records that assessment and who approved what it carried."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.db.models import Artifact
-from orchestrator.service.amendments import row_names
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from orchestrator.db.continuous_models import RowApproval
+from orchestrator.db.models import ApprovalEvent, Artifact, Assessment
+from orchestrator.service.draft_rows import row_names
+from orchestrator.service.reassessments import last_approved_soa
 from workers.soa_content import KEY, ROWS, row_key
 
 #: Fields that decide applicability: the new draft's own exclusions keep them.
@@ -57,3 +64,29 @@ def carry_forward(
         row["carried_from"] = approved.version
         carried.append({"framework": key[0], "requirement_id": key[1], "fields": names})
     return {"from_version": approved.version, "artifact_id": str(approved.id), "rows": carried}
+
+
+def previous_period(session: Session, assessment_id: object) -> Artifact | None:
+    """The last approved SoA of the assessment this one carries over from, if any."""
+    assessment = session.get(Assessment, assessment_id)
+    if assessment is None or assessment.carry_over_from is None:
+        return None
+    return last_approved_soa(session, assessment.carry_over_from)
+
+
+def provenance(session: Session, approved: Artifact) -> dict[str, Any]:
+    """Where carried values come from: the assessment and who approved that version (its
+    approvers, and the approvers of rows a reassessment changed in it)."""
+    by_version = session.scalars(
+        select(ApprovalEvent.approver_id).where(
+            ApprovalEvent.artifact_id == approved.id, ApprovalEvent.decision == "approved"
+        )
+    ).all()
+    by_row = session.scalars(
+        select(RowApproval.approver_id).where(RowApproval.artifact_id == approved.id)
+    ).all()
+    based = (approved.content.get("reassessment") or {}).get("based_on") or {}
+    return {
+        "assessment_id": str(approved.assessment_id),
+        "approved_by": sorted({*by_version, *by_row, *based.get("approved_by", [])}),
+    }

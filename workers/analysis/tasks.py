@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from celery import Task, shared_task
 
 from orchestrator.jobs.task import JOB_TASK_OPTIONS, run_job_task
+from workers.analysis.reassessment import evaluate_reassessment
 from workers.analysis.service import prepare_analysis_step, run_analysis_step
 
 
 @shared_task(name="analysis.run_step", soft_time_limit=300, time_limit=360, **JOB_TASK_OPTIONS)
 def run_step(self: Task, body: dict[str, Any]) -> str:
     return run_job_task(self, body, run_analysis_step, prepare_analysis_step)
+
+
+@shared_task(
+    name="analysis.reassess",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=300,
+    time_limit=360,
+)
+def reassess(self: Task, body: dict[str, Any]) -> str:
+    return evaluate_reassessment(uuid.UUID(str(body["reassessment_id"])))

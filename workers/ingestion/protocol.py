@@ -9,16 +9,17 @@ import struct
 import time
 from typing import Any
 
+from orchestrator.contracts.errors import FleetError
 from workers.ingestion.parse import Block, ParsedDocument
 
 _LENGTH = struct.Struct(">I")
 
 
-class ChannelClosed(Exception):
+class ChannelClosed(FleetError):
     """The other side is gone (EOF)."""
 
 
-class ChannelTimeout(Exception):
+class ChannelTimeout(FleetError):
     """No complete frame before the deadline."""
 
 

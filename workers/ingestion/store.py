@@ -11,6 +11,7 @@ from datetime import datetime
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from orchestrator.contracts.documents import CURRENT
 from orchestrator.db.ingestion_models import ChunkProvenance, DocumentOutcome
 from orchestrator.db.models import Document, DocumentChunk
 from orchestrator.formats.document_errors import DocumentError
@@ -35,10 +36,11 @@ class ChunkIndex:
     """Which chunk texts the assessment already holds, loaded once per job."""
 
     def __init__(self, session: Session, assessment_id: uuid.UUID) -> None:
+        # A version in force holds its own passages, whatever a replaced version held.
         rows = session.execute(
-            select(DocumentChunk.sha256, DocumentChunk.document_id).where(
-                DocumentChunk.assessment_id == assessment_id
-            )
+            select(DocumentChunk.sha256, DocumentChunk.document_id)
+            .join(Document, Document.id == DocumentChunk.document_id)
+            .where(DocumentChunk.assessment_id == assessment_id, Document.life_status == CURRENT)
         ).all()
         self.owner: dict[str, uuid.UUID] = {}
         for sha, document_id in rows:
@@ -126,7 +128,9 @@ def write_chunks(
 def find_same_text(session: Session, document: Document, digest: str) -> DocumentOutcome | None:
     return session.scalar(
         select(DocumentOutcome)
+        .join(Document, Document.id == DocumentOutcome.document_id)
         .where(
+            Document.life_status == CURRENT,
             DocumentOutcome.assessment_id == document.assessment_id,
             DocumentOutcome.text_sha256 == digest,
             DocumentOutcome.outcome == INGESTED,

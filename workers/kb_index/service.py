@@ -9,16 +9,17 @@ from orchestrator.knowledge.embedder import Embedder, default_embedder
 from orchestrator.knowledge.vectors import (
     BATCH_SIZE,
     IndexCounts,
-    embed_ahead,
     index_missing,
     pending_chunks,
 )
+from workers.kb_index.fan_out import embed_in_batches
 
 
 def embed_before(request: JobRequest) -> IndexCounts:
     """The job's `Prepare`: embedding takes minutes on a large KB, so it runs batch by
-    batch in short transactions; the job's own transaction only finds what is left."""
-    return embed_ahead(request.assessment_id, default_embedder())
+    batch in short transactions, fanned out to every kb_index worker (fan_out.py); the
+    job's own transaction only finds what is left."""
+    return embed_in_batches(request)
 
 
 def index_kb(context: JobContext, embedder: Embedder | None = None) -> JobResult:

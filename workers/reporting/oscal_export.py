@@ -2,10 +2,11 @@
 
 Every assessed requirement is an observation: what its documents show, with the cited
 passages and the system's proposal as a property. A finding, with its target's status
-(`satisfied` or `not-satisfied`), exists only where a person set the requirement's status
-(the SoA's implementation status or the gap finding's assessed status), and names that
-person as its origin: a proposal is never a conclusion. Reviewed controls are NIST SP
-800-53 rev5 ids (the SCF crosswalk), which resolve in NIST's catalogue.
+(`satisfied` or `not-satisfied`) and FedRAMP's implementation status, exists only where a
+person set the requirement's status (the SoA's implementation status or the gap finding's
+assessed status), and names that person as its origin: a proposal is never a conclusion. A
+not-satisfied finding names its risk (the gap's weakness and recommendation). Reviewed
+controls are NIST SP 800-53 rev5 ids (the SCF crosswalk), which resolve in NIST's catalogue.
 
 Built as OSCAL JSON and validated by compliance-trestle's OSCAL models before it is
 written; the assessment plan and POA&M are in oscal_plan.py and oscal_poam.py.
@@ -19,6 +20,7 @@ from typing import Any
 
 from workers.reporting.oscal_parts import (
     AP_MEDIA_TYPE,
+    FEDRAMP_NS,
     NS,
     catalogue_resources,
     clean,
@@ -38,6 +40,13 @@ STATE = {
     "implemented": "satisfied",
     "partially_implemented": "not-satisfied",
     "not_implemented": "not-satisfied",
+}
+#: A person's status -> FedRAMP's implementation status, which has no "not implemented":
+#: a control not yet in place is "planned" (its POA&M item plans it).
+IMPLEMENTATION = {
+    "implemented": "implemented",
+    "partially_implemented": "partial",
+    "not_implemented": "planned",
 }
 
 
@@ -59,6 +68,7 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
     documents = {str(d.get("filename")): document_uuid(report, d) for d in report.documents}
     observations: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
+    risks: list[dict[str, Any]] = []
     for row in report.evidence.get("requirements", []):
         if row.get("applicable") is False:
             continue  # not applicable in the approved SoA: nothing was assessed
@@ -68,6 +78,10 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
         status = decided.get(label)
         if status is None or status.status not in STATE:
             continue
+        risk = None
+        if STATE[status.status] == "not-satisfied":  # FedRAMP: it names the risk it leaves
+            risk = _risk(base, label, gaps.get(label))
+            risks.append(risk)
         findings.append(
             {
                 "uuid": stable_uuid(base, "finding", label),
@@ -91,9 +105,17 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
                 "target": {
                     "type": "objective-id",
                     "target-id": token(str(row.get("requirement_id"))),
+                    "props": [
+                        {
+                            "name": "implementation-status",
+                            "ns": FEDRAMP_NS,
+                            "value": IMPLEMENTATION[status.status],
+                        }
+                    ],
                     "status": {"state": STATE[status.status]},
                 },
                 "related-observations": [{"observation-uuid": observation["uuid"]}],
+                "related-risks": [{"risk-uuid": risk["uuid"]}] if risk else None,
             }
         )
     plan_resource = stable_uuid(base, "assessment-plan")
@@ -107,10 +129,12 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
                 "title": report.title,
                 "description": "Evidence analysis of the uploaded documents against the "
                 "selected frameworks through the SCF crosswalk, as approved. Findings are "
-                "the requirements whose status a person set; the others are observations.",
-                "start": moment,
+                "the requirements whose status a person set; the others are observations."
+                + _conclusion(report),
+                **_period(report, moment),
                 "reviewed-controls": reviewed_controls(report),
                 "observations": observations or None,
+                "risks": risks or None,
                 "findings": findings or None,
             }
         ],
@@ -119,6 +143,9 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
                 {
                     "uuid": plan_resource,
                     "title": f"Assessment plan: {report.assessment_name}",
+                    "props": [
+                        {"name": "type", "ns": FEDRAMP_NS, "value": "security-assessment-plan"}
+                    ],
                     "rlinks": [
                         {
                             "href": plan.href,
@@ -170,10 +197,51 @@ def _observation(
     }
 
 
+def _risk(base: str, label: str, gap: dict[str, Any] | None) -> dict[str, Any]:
+    """The weakness a not-satisfied finding leaves, and what the gap analysis recommends;
+    the POA&M rates and schedules it."""
+    gap = gap or {}
+    recommendation = str(gap.get("recommendation") or "To be planned")
+    return {
+        "uuid": stable_uuid(base, "risk", label),
+        "title": f"{label}: {gap.get('title') or 'not satisfied'}",
+        "description": str(gap.get("finding") or gap.get("condition") or f"{label} is not met."),
+        "statement": str(gap.get("effect") or gap.get("condition") or f"{label} is not met."),
+        "status": "open",
+        "remediations": [
+            {
+                "uuid": stable_uuid(base, "risk", label, "recommendation"),
+                "lifecycle": "recommendation",
+                "title": "Recommendation",
+                "description": recommendation,
+            }
+        ],
+    }
+
+
 def _in_words(row: dict[str, Any], cited: list[str]) -> str:
     proposal = str(row.get("proposal") or "no proposal").replace("_", " ")
     where = f" in {', '.join(cited)}" if cited else ""
     return f"Proposed: {proposal}{where}; not assessed by a person."
+
+
+def _conclusion(report: ReportInput) -> str:
+    """The assessor's conclusion and scope boundary, as a reviewer wrote them on the report."""
+    said = report.statement
+    parts = [
+        f" Assessor's conclusion: {said['conclusion']}" if said.get("conclusion") else "",
+        f" Scope boundary: {said['scope_boundary']}" if said.get("scope_boundary") else "",
+    ]
+    return "".join(parts)
+
+
+def _period(report: ReportInput, moment: str) -> dict[str, str]:
+    """The period assessed, where a reviewer set it; otherwise the results start now."""
+    start, end = report.statement.get("period_start"), report.statement.get("period_end")
+    period = {"start": f"{start}T00:00:00Z" if start else moment}
+    if end:
+        period["end"] = f"{end}T23:59:59Z"
+    return period
 
 
 def render_oscal_assessment_plan(report: ReportInput, moment: str) -> bytes:

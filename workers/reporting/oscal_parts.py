@@ -15,7 +15,8 @@ from workers.reporting.render import ReportInput
 NS = "https://lifecycle.example/ns/oscal"
 FEDRAMP_NS = "https://fedramp.gov/ns/oscal"
 FEDRAMP_SYSTEM = "https://fedramp.gov"
-AP_MEDIA_TYPE = "application/oscal.assessment-plan+json"
+#: FedRAMP accepts an assessment plan link of 'application/json' or 'text/xml' only.
+AP_MEDIA_TYPE = "application/json"
 SSP_PLACEHOLDER = "./system-security-plan.json"
 _UUID_NAMESPACE = uuid.UUID("c5a0d0a8-4c3e-4e4b-9a7f-0b9d1c1f0a11")
 _TOKEN_START = re.compile(r"^[_A-Za-z]")

@@ -1,13 +1,15 @@
 """The OSCAL assessment plan of an approved run: what was assessed (the scope: its
-frameworks and requirements, exclusions), against which controls (NIST SP 800-53 rev5 ids
-through the SCF crosswalk, in NIST's catalogue), and the subjects examined (the uploaded
-documents). The assessment results import it."""
+frameworks and requirements, exclusions), how (the methodology, assumption and activities
+included and excluded that FedRAMP's plan asks for), against which controls (NIST SP 800-53
+rev5 ids through the SCF crosswalk, in NIST's catalogue), and the subjects examined (the
+uploaded documents). The assessment results import it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from workers.reporting.oscal_parts import (
+    FEDRAMP_NS,
     NS,
     catalogue_resources,
     clean,
@@ -59,13 +61,60 @@ def assessment_plan(report: ReportInput, moment: str) -> dict[str, Any]:
         "metadata": metadata(report, f"Assessment plan: {report.assessment_name}", moment),
         "import-ssp": ssp_href(report),
         "local-definitions": {"components": components or None},
-        "terms-and-conditions": {"parts": [_scope_part(report)]},
+        "terms-and-conditions": {"parts": [_scope_part(report), *_method_parts()]},
         "reviewed-controls": reviewed_controls(report),
         "assessment-subjects": [subjects],
         "back-matter": {"resources": catalogue_resources(report)},
     }
     model = AssessmentPlan.model_validate(clean(document))
     return {"assessment-plan": model.model_dump(mode="json", by_alias=True, exclude_none=True)}
+
+
+#: FedRAMP's plan parts of one statement each: (part, title, its item, the statement).
+_TERMS = [
+    (
+        "assumptions",
+        "Assumptions",
+        "assumption",
+        "The uploaded documents are the organisation's current versions; what they describe "
+        "is documented practice, not proof that it operates.",
+    ),
+    (
+        "included-activities",
+        "Included activities",
+        "included-activity",
+        "Examination of the uploaded policies, procedures and plans.",
+    ),
+    (
+        "excluded-activities",
+        "Excluded activities",
+        "excluded-activity",
+        "Technical testing of systems (scans, penetration tests), interviews and observation "
+        "of operations.",
+    ),
+]
+
+
+def _method_parts() -> list[dict[str, Any]]:
+    """How every assessment here is done, as FedRAMP's plan rules ask it be stated: the
+    methodology (with FedRAMP's sampling statement), the assumption, and the activities
+    included and excluded (its rules of engagement)."""
+    methodology = {
+        "name": "methodology",
+        "title": "Methodology",
+        "props": [{"name": "sampling", "ns": FEDRAMP_NS, "value": "no"}],
+        "prose": "Each uploaded document is examined against every applicable requirement "
+        "through the SCF crosswalk; the system proposes what the documents show and a person "
+        "decides each requirement's status.\n\nThe assessor will not use sampling when "
+        "performing this assessment.",
+    }
+    return [
+        methodology,
+        *(
+            {"name": name, "title": title, "parts": [{"name": item, "prose": prose}]}
+            for name, title, item, prose in _TERMS
+        ),
+    ]
 
 
 def _scope_part(report: ReportInput) -> dict[str, Any]:

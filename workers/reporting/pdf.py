@@ -16,6 +16,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from workers.reporting.render import (
+    ALERT,
     CATALOGUE_HEADERS,
     GAP_HEADERS,
     POAM_COLUMNS,
@@ -23,12 +24,14 @@ from workers.reporting.render import (
     SIGNOFF_HEADERS,
     SOA_HEADERS,
     ReportInput,
+    by_section,
     catalogue_rows,
     credit_line,
     gap_rows,
     page_label,
-    signoff_rows,
+    signoff_lines,
     soa_table,
+    statement_rows,
     summary_rows,
     supporting,
 )
@@ -64,6 +67,7 @@ class _Styles:
         self.body = ParagraphStyle("body", fontName=regular, fontSize=9, leading=11.5)
         self.cell = ParagraphStyle("cell", parent=self.body, fontSize=7.5, leading=9)
         self.head = ParagraphStyle("head", parent=self.cell, fontName=bold)
+        self.alert = ParagraphStyle("alert", parent=self.cell, fontName=bold, textColor=ALERT)
         self.muted = ParagraphStyle("muted", parent=self.body, textColor="#5c6670")
         self.h1 = ParagraphStyle("h1", fontName=bold, fontSize=16, leading=20, spaceAfter=6)
         self.h2 = ParagraphStyle(
@@ -164,17 +168,7 @@ def _story(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
         Paragraph("Contents", styles.h2),
         contents,
     ]
-    builders = {
-        "summary": _summary,
-        "signoff": _signoff,
-        "scope": _scope,
-        "soa": _soa,
-        "gaps": _gaps,
-        "maturity": _maturity,
-        "poam": _poam,
-        "evidence": _evidence,
-        "catalogues": _catalogues,
-    }
+    builders = by_section(globals())
     for key, heading in SECTIONS:
         title = Paragraph(_text(heading), styles.h2)
         title._section_key = key  # the contents entry and its link target
@@ -183,24 +177,46 @@ def _story(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     return story
 
 
+#: Rows per table flowable: ReportLab splits a long table at every page by measuring all
+#: that is left of it, so one 1,000-row table costs quadratic time; short ones do not.
+TABLE_CHUNK = 40
+
+
 def _table(
-    headers: Sequence[str], rows: Iterable[Sequence[Any]], styles: _Styles, widths: Sequence[float]
+    headers: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    styles: _Styles,
+    widths: Sequence[float],
+    alerts: Sequence[bool] = (),
 ) -> list[Any]:
+    """`alerts`: per row, whether it is shown in the alert colour. Long tables are laid out
+    as consecutive tables of TABLE_CHUNK rows, each with the header row."""
     from reportlab.platypus import Paragraph, Table, TableStyle
 
-    data = [[Paragraph(_text(h), styles.head) for h in headers]]
-    data += [[Paragraph(_text(cell), styles.cell) for cell in row] for row in rows]
-    table = Table(data, colWidths=list(widths), repeatRows=1)
-    table.setStyle(
-        TableStyle(
-            [
-                ("GRID", (0, 0), (-1, -1), 0.4, "#c8ccd1"),
-                ("BACKGROUND", (0, 0), (-1, 0), "#eef1f4"),
-                ("VALIGN", (0, 0), (-1, -1), "TOP"),
-            ]
-        )
+    head = [Paragraph(_text(h), styles.head) for h in headers]
+    flagged = list(alerts)
+    body = [
+        [
+            Paragraph(_text(cell), styles.alert if i < len(flagged) and flagged[i] else styles.cell)
+            for cell in row
+        ]
+        for i, row in enumerate(rows)
+    ]
+    style = TableStyle(
+        [
+            ("GRID", (0, 0), (-1, -1), 0.4, "#c8ccd1"),
+            ("BACKGROUND", (0, 0), (-1, 0), "#eef1f4"),
+            ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ]
     )
-    return [table]
+    tables = []
+    for start in range(0, max(len(body), 1), TABLE_CHUNK):
+        table = Table(
+            [head, *body[start : start + TABLE_CHUNK]], colWidths=list(widths), repeatRows=1
+        )
+        table.setStyle(style)
+        tables.append(table)
+    return tables
 
 
 def _split(width: float, *shares: float) -> list[float]:
@@ -243,9 +259,18 @@ def _soa(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
 def _signoff(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     if not report.signoff:
         return _note("No sign-off records.", styles)
+    lines = signoff_lines(report)
     return _table(
-        SIGNOFF_HEADERS, signoff_rows(report), styles, _split(width, 3, 2, 1.2, 3, 2, 2, 2.5)
+        SIGNOFF_HEADERS,
+        [row for row, _ in lines],
+        styles,
+        _split(width, 3, 2, 1.2, 3, 2, 2, 2.5),
+        [alert for _, alert in lines],
     )
+
+
+def _statement(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
+    return _table(("", "Statement"), statement_rows(report), styles, _split(width, 1, 4))
 
 
 def _catalogues(report: ReportInput, styles: _Styles, width: float) -> list[Any]:

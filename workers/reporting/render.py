@@ -15,6 +15,7 @@ Content = dict[str, Any]
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("summary", "Summary"),
+    ("statement", "Assessor's statement"),
     ("signoff", "Sign-off"),
     ("scope", "Scope"),
     ("soa", "Statement of Applicability"),
@@ -30,8 +31,10 @@ body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:72rem;color:#1b
 table{border-collapse:collapse;width:100%;margin:1rem 0}
 th,td{border:1px solid #c8ccd1;padding:.35rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef1f4}.muted{color:#5c6670}blockquote{margin:.25rem 0 .75rem 1rem}
-nav ol{columns:2}
+nav ol{columns:2}.unapproved td{color:#b00020;font-weight:600}
 """
+#: The colour a sign-off row of an input nobody approved is shown in (HTML and PDF).
+ALERT = "#b00020"
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class ReportInput:
     evidence: Content = field(default_factory=dict)
     signoff: list[Content] = field(default_factory=list)
     """Per input artifact: version, checksum, approvals and amendments (see signoff.py)."""
+    statement: Content = field(default_factory=dict)
+    """The assessor's statement reviewers set on the report draft: conclusion, scope
+    boundary, period (see workers.reporting.statement)."""
     assessment_id: str = ""
     documents: list[Content] = field(default_factory=list)
     """The assessment's uploaded documents (filename, media type, sha256): its subjects."""
@@ -68,19 +74,15 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def by_section(namespace: dict[str, Any]) -> dict[str, Any]:
+    """Each section's builder in a renderer's module: the function named `_<section key>`
+    (a section without one fails at once, on the first report)."""
+    return {key: namespace[f"_{key}"] for key, _ in SECTIONS}
+
+
 def render_report_html(report: ReportInput) -> str:
     computing("rendering")
-    renderers = {
-        "summary": _summary,
-        "signoff": _signoff,
-        "scope": _scope,
-        "soa": _soa,
-        "gaps": _gaps,
-        "maturity": _maturity,
-        "poam": _poam,
-        "evidence": _evidence,
-        "catalogues": _catalogues,
-    }
+    renderers = by_section(globals())
     contents = "".join(f'<li><a href="#{key}">{esc(heading)}</a></li>' for key, heading in SECTIONS)
     sections = "".join(
         f'<section id="{key}"><h2>{esc(heading)}</h2>{renderers[key](report)}</section>'
@@ -192,7 +194,13 @@ def gap_rows(report: ReportInput) -> list[tuple[Any, ...]]:
 
 def signoff_rows(report: ReportInput) -> list[tuple[str, ...]]:
     """One row per approval of each input (or one saying it has none)."""
-    rows: list[tuple[str, ...]] = []
+    return [row for row, _ in signoff_lines(report)]
+
+
+def signoff_lines(report: ReportInput) -> list[tuple[tuple[str, ...], bool]]:
+    """The sign-off rows, each with whether it names an input nobody approved (shown in
+    red: the report gate refuses while one is)."""
+    lines: list[tuple[tuple[str, ...], bool]] = []
     for entry in report.signoff:
         artifact = f"{entry.get('label')} v{entry.get('version')}"
         checksum = str(entry.get("sha256") or "")[:16]
@@ -203,22 +211,46 @@ def signoff_rows(report: ReportInput) -> list[tuple[str, ...]]:
         )
         approvals = entry.get("approvals") or []
         if not approvals:
-            rows.append(
-                (artifact, checksum, str(entry.get("status")), "not approved", "", "", amended)
-            )
+            gated = entry.get("gated", True)
+            said = "NOT APPROVED" if gated else str(entry.get("note") or "no gate of its own")
+            status = str(entry.get("status"))
+            lines.append(((artifact, checksum, status, said, "", "", amended), bool(gated)))
         for approval in approvals:
-            rows.append(
-                (
-                    artifact,
-                    checksum,
-                    str(entry.get("status")),
-                    str(approval.get("approver_id")),
-                    ", ".join(approval.get("roles") or []),
-                    str(approval.get("at")),
-                    amended,
-                )
+            row = (
+                artifact,
+                checksum,
+                str(entry.get("status")),
+                str(approval.get("approver_id")),
+                ", ".join(approval.get("roles") or []),
+                str(approval.get("at")),
+                amended,
             )
-    return rows
+            lines.append((row, False))
+    return lines
+
+
+STATEMENT_FIELDS = (
+    ("conclusion", "Assessor's conclusion"),
+    ("scope_boundary", "Scope boundary"),
+    ("period", "Period assessed"),
+    ("set_by", "Written by"),
+)
+
+
+def statement_rows(report: ReportInput) -> list[tuple[str, str]]:
+    """The assessor's statement; what nobody wrote yet says so."""
+    statement = report.statement
+    start, end = statement.get("period_start"), statement.get("period_end")
+    values = {
+        "conclusion": statement.get("conclusion"),
+        "scope_boundary": statement.get("scope_boundary"),
+        "period": f"{start or '…'} to {end or '…'}" if start or end else None,
+        "set_by": ", ".join(statement.get("set_by") or []) or None,
+    }
+    return [
+        (label, str(values[key]) if values[key] else "not yet set by a reviewer")
+        for key, label in STATEMENT_FIELDS
+    ]
 
 
 SIGNOFF_HEADERS = (
@@ -309,7 +341,18 @@ def _soa(report: ReportInput) -> str:
 def _signoff(report: ReportInput) -> str:
     if not report.signoff:
         return '<p class="muted">No sign-off records.</p>'
-    return table(SIGNOFF_HEADERS, signoff_rows(report))
+    head = "".join(f"<th>{esc(h)}</th>" for h in SIGNOFF_HEADERS)
+    body = "".join(
+        ('<tr class="unapproved">' if alert else "<tr>")
+        + "".join(f"<td>{esc(cell)}</td>" for cell in row)
+        + "</tr>"
+        for row, alert in signoff_lines(report)
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _statement(report: ReportInput) -> str:
+    return table(("", "Statement"), statement_rows(report))
 
 
 def _catalogues(report: ReportInput) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.service.amendments import STATUS_FIELDS, row_names
+from orchestrator.service.amendments import STATUS_FIELDS
+from orchestrator.service.draft_rows import row_names
 from workers.analysis.reviewer_carry import reviewer_rows
 from workers.reporting.render import ReportInput
 from workers.soa_content import KEY, ROWS, soa_rows

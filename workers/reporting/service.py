@@ -26,6 +26,7 @@ from workers.inputs import latest_artifact, require_artifact, source
 from workers.reporting.exports import record_exports, render_exports, store_files
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
 from workers.reporting.signoff import sign_off
+from workers.reporting.statement import statement
 
 REQUIRED = (
     ArtifactKind.SOA,
@@ -46,6 +47,9 @@ class Rendered:
     html: bytes
     path: Path
     exports: list[dict[str, Any]]
+    recorded: dict[str, Any]
+    """What the report content records besides its files: the sign-off of its inputs and
+    the assessor's statement (see `_recorded`)."""
 
 
 def prepare_report(request: JobRequest) -> Rendered | None:
@@ -61,7 +65,8 @@ def prepare_report(request: JobRequest) -> Rendered | None:
         inputs = _inputs(context)
         report, as_of = _report_input(context, inputs)
         sources = [source(a) for a in inputs.values()]
-    return _render(storage, report, as_of, sources, basis)
+        recorded = _recorded(context, report)
+    return _render(storage, report, as_of, sources, basis, recorded)
 
 
 def render_report(context: JobContext) -> JobResult:
@@ -82,7 +87,8 @@ def render_report(context: JobContext) -> JobResult:
             raise PrepareAgain(prepare_report, "the report's inputs changed since rendering")
         # A caller outside the job runtime (tests, tools): render in its transaction.
         report, as_of = _report_input(context, inputs)
-        rendered = _render(context.storage_dir, report, as_of, sources, basis)
+        recorded = _recorded(context, report)
+        rendered = _render(context.storage_dir, report, as_of, sources, basis, recorded)
     content = {
         "title": rendered.title,
         "sections": [key for key, _ in SECTIONS],
@@ -90,6 +96,7 @@ def render_report(context: JobContext) -> JobResult:
         "path": str(rendered.path),
         "exports": rendered.exports,
         "sources": sources,
+        **rendered.recorded,
     }
     ref = save_artifact(
         context,
@@ -111,12 +118,33 @@ def _render(
     as_of: str,
     sources: list[dict[str, Any]],
     basis: Basis,
+    recorded: dict[str, Any],
 ) -> Rendered:
     html_bytes = render_report_html(report).encode("utf-8")
     # Content-addressed, so this is the very file save_artifact stores.
     path, _ = put_bytes(storage_dir / "artifacts", html_bytes, ".html")
     exports = store_files(storage_dir / "artifacts", render_exports(report, as_of))
-    return Rendered(basis, sources, report.title, html_bytes, path, exports)
+    return Rendered(basis, sources, report.title, html_bytes, path, exports, recorded)
+
+
+def _recorded(context: JobContext, report: ReportInput) -> dict[str, Any]:
+    """The sign-off (with the inputs nobody approved named), the assessor's statement row
+    (amendable: row `assessor`) and what of it was carried from the previous draft."""
+    previous = latest_artifact(context.session, context.request.run_id, ArtifactKind.REPORT)
+    row, carried = statement(previous)
+    unapproved = [
+        f"{e['label']} v{e['version']}"
+        for e in report.signoff
+        if e.get("gated", True) and e.get("status") != "approved"
+    ]
+    recorded: dict[str, Any] = {
+        "signoff": report.signoff,
+        "unapproved_inputs": unapproved,
+        "statement": [row],
+    }
+    if carried is not None:
+        recorded["carried_forward"] = carried
+    return recorded
 
 
 def _existing_report(context: JobContext) -> Artifact | None:
@@ -159,6 +187,9 @@ def _report_input(
         scope=_content(inputs, ArtifactKind.SCOPE),
         evidence=_content(inputs, ArtifactKind.EVIDENCE_ANALYSIS),
         signoff=sign_off(context.session, inputs),
+        statement=statement(latest_artifact(context.session, request.run_id, ArtifactKind.REPORT))[
+            0
+        ],
         assessment_id=str(request.assessment_id),
         documents=_documents(context),
         ssp_href=settings.oscal_ssp_href,

@@ -1,6 +1,9 @@
 """Who signed what the report is built from: per input artifact its version, checksum and
 status, the approvals recorded for that very version (approver, the roles the approval
-carried, when), and the amendments that produced it."""
+carried, when), and the amendments that produced it. An input with a gate of its own
+(the scope and each gated draft) that nobody approved is named as such: the report's own
+gate refuses while one is. The evidence analysis has no gate: the gap analysis built on it
+is what reviewers approve."""
 
 from __future__ import annotations
 
@@ -49,9 +52,16 @@ def sign_off(session: Session, inputs: dict[ArtifactKind, Artifact]) -> list[dic
                 "approvals": _approvals(session, artifact),
                 "amendments": len(amendments),
                 "amended_by": sorted({str(a.get("by")) for a in amendments if a.get("by")}),
+                **_gate(kind),
             }
         )
     return entries
+
+
+def _gate(kind: ArtifactKind) -> dict[str, Any]:
+    if kind is ArtifactKind.EVIDENCE_ANALYSIS:
+        return {"gated": False, "note": "no gate of its own: reviewed with the gap analysis"}
+    return {"gated": True}
 
 
 def _approvals(session: Session, artifact: Artifact) -> list[dict[str, Any]]:

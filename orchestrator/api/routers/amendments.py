@@ -1,13 +1,15 @@
 """Reviewer amendments: change rows of a draft (status, applicability and justification,
-owner, target date, note); the result is the artifact's next version, the one to approve."""
+owner, target date, note; a finding's severity and text; the report's assessor statement),
+one row, a list of rows or every row a filter selects at a time; the result is the
+artifact's next version, the one to approve."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator.api.auth import Approver
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
@@ -39,18 +41,60 @@ class RowChanges(BaseModel):
     owner: Text | None = Field(None, max_length=2000)
     target_date: Text | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
     note: Text | None = Field(None, max_length=2000)
+    severity: Literal["high", "medium", "low"] | None = Field(
+        None, description="A gap finding's severity, as the reviewer rates it"
+    )
+    cause: Text | None = Field(None, max_length=2000, description="A gap finding's cause")
+    effect: Text | None = Field(None, max_length=2000, description="A gap finding's effect")
+    recommendation: Text | None = Field(None, max_length=2000)
+    conclusion: Text | None = Field(
+        None, max_length=2000, description="The report's assessor conclusion (row `assessor`)"
+    )
+    scope_boundary: Text | None = Field(
+        None, max_length=2000, description="The report's scope boundary (row `assessor`)"
+    )
+    period_start: Text | None = Field(
+        None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="First day the assessment covers"
+    )
+    period_end: Text | None = Field(
+        None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="Last day the assessment covers"
+    )
+
+
+RowName = Annotated[Text, Field(min_length=1, max_length=200)]
 
 
 class RowAmendment(BaseModel):
+    """The rows to change: exactly one of `row`, `rows` or `filter`."""
+
     model_config = ConfigDict(extra="forbid")
 
-    row: Text = Field(
-        min_length=1,
-        max_length=200,
+    row: RowName | None = Field(
+        None,
         description="The row's name: requirement_id (SoA; '<framework> <requirement_id>' "
-        "when two selected frameworks share the id), control_id (gaps, maturity), id (POA&M)",
+        "when two selected frameworks share the id), control_id (gaps, maturity), id "
+        "(POA&M), `assessor` (the report's statement)",
+    )
+    rows: list[RowName] | None = Field(
+        None, min_length=1, max_length=2000, description="Several rows by name"
+    )
+    filter: dict[str, Any] | None = Field(
+        None,
+        description="Every row whose fields match, in the version read: row fields "
+        "(framework, category, proposal, proposed_implementation_status, "
+        "implementation_status, assessed_status, applicable, owner, proposed_owner, severity, "
+        "priority, "
+        "excluded_by) equal to a value, any of a list, or empty for null; `domain` (an SCF "
+        'domain such as "IAC"), `text` (words in the id, title or justification), '
+        "`undecided` (true: rows nobody decided yet)",
     )
     changes: RowChanges
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> RowAmendment:
+        if sum(x is not None for x in (self.row, self.rows, self.filter)) != 1:
+            raise ValueError("name the rows with exactly one of: row, rows, filter")
+        return self
 
 
 class AmendmentRequest(BaseModel):
@@ -86,7 +130,11 @@ def amend(
     idempotency_key: IdempotencyHeader = None,
 ) -> dict[str, Any]:
     key = signal_key(idempotency_key, body.idempotency_key)
-    rows = [{"row": r.row, "changes": r.changes.model_dump(exclude_none=True)} for r in body.rows]
+    rows = [
+        r.model_dump(include={"row", "rows", "filter"}, exclude_none=True)
+        | {"changes": r.changes.model_dump(exclude_none=True)}
+        for r in body.rows
+    ]
     receipt = amend_artifact(
         principal.actor, run_id, artifact_id, rows, reason=body.reason, idempotency_key=key
     )

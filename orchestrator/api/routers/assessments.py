@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import Cursor, IdempotencyHeader, Limit
+from orchestrator.api.document_upload import upload_once
 from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
 from orchestrator.api.paths import AssessmentId, assessment_location
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.schemas import CreateAssessment, Page
-from orchestrator.api.uploads import UPLOAD_BODY, received_upload
-from orchestrator.config.settings import get_settings
+from orchestrator.api.uploads import UPLOAD_BODY
 from orchestrator.service.documents import upload_document_file
 from orchestrator.service.producer import create_assessment
 from orchestrator.service.queries import get_assessment, list_assessments, list_documents
@@ -40,7 +39,12 @@ def create(
     idempotency_key: IdempotencyHeader = None,
 ) -> JSONResponse:
     def action() -> StoredResponse:
-        view = create_assessment(principal.actor, body.organization_id, body.name)
+        view = create_assessment(
+            principal.actor,
+            body.organization_id,
+            body.name,
+            carry_over_from=body.carry_over_from,
+        )
         return StoredResponse(
             201, view.model_dump(mode="json"), {"Location": assessment_location(view.id)}
         )
@@ -90,31 +94,16 @@ async def upload(
     principal: Signaller,
     idempotency_key: IdempotencyHeader = None,
 ) -> JSONResponse:
-    key = check_key(idempotency_key)
-    # Refuse an unknown assessment before reading a possibly large body.
-    await run_in_threadpool(get_assessment, principal.actor, assessment_id)
-    storage = get_settings().resolved_storage_dir
-    async with received_upload(
-        request, storage / "incoming", get_settings().max_document_bytes
-    ) as received:
-
-        def action() -> StoredResponse:
-            view = upload_document_file(
-                principal.actor,
-                assessment_id,
-                received.filename,
-                received.path,
-                declared_media_type=received.declared_type,
-            )
-            return StoredResponse(200 if view.duplicate else 201, view.model_dump(mode="json"), {})
-
-        fingerprint = request_hash(
-            "POST",
-            request.url.path,
-            {
-                "filename": received.filename,
-                "declared_type": received.declared_type,
-                "sha256": received.sha256,
-            },
-        )
-        return await run_in_threadpool(run_once, principal, key, fingerprint, action)
+    return await upload_once(
+        request,
+        principal,
+        assessment_id,
+        idempotency_key,
+        lambda received: upload_document_file(
+            principal.actor,
+            assessment_id,
+            received.filename,
+            received.path,
+            declared_media_type=received.declared_type,
+        ),
+    )

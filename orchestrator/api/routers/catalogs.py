@@ -6,7 +6,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from orchestrator.api.auth import Reader
 from orchestrator.api.problems import problem_responses
@@ -41,6 +41,12 @@ class CatalogRef(BaseModel):
     version: str
 
 
+class CategoryItem(BaseModel):
+    id: str
+    name: str
+    always_in_scope: bool
+
+
 class FrameworkItem(BaseModel):
     id: uuid.UUID
     name: str
@@ -50,12 +56,18 @@ class FrameworkItem(BaseModel):
     catalog: CatalogRef
     requirements: int
     linked_controls: int
+    categories: list[CategoryItem] = Field(
+        default_factory=list,
+        description="Where the framework groups its requirements (SOC 2): the categories "
+        "a framework selection may choose; those always in scope need no choice",
+    )
 
 
 class RequirementItem(BaseModel):
     requirement_id: str
     title: str
     controls: list[str]
+    category: str | None = None
 
 
 class Catalogs(BaseModel):

@@ -5,14 +5,16 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from orchestrator.api.auth import Caller, Operator, Reader, Signaller, check_scope
+from orchestrator.api.auth import Caller, Reader, Signaller, check_scope
 from orchestrator.api.dependencies import IdempotencyHeader, Wait, await_fate_capped, signal_key
 from orchestrator.api.paths import AssessmentId, RunId, run_location
 from orchestrator.api.problems import problem_responses
-from orchestrator.api.schemas import ControlRequest, SignalRequest, StartLifecycle
+from orchestrator.api.run_controls import control_route
+from orchestrator.api.schemas import SignalRequest, StartLifecycle
 from orchestrator.contracts.signals import SignalType
 from orchestrator.service import operations
 from orchestrator.service.apikeys import Scope
+from orchestrator.service.authority import RunAuthority
 from orchestrator.service.producer import get_lifecycle, get_run, send_signal, start_lifecycle
 from orchestrator.service.read_models import RunView, SignalReceipt
 
@@ -53,7 +55,14 @@ def start(
         }
     )
     run = start_lifecycle(
-        principal.actor, assessment_id, key, policies=policies, trace_id=body.trace_id
+        principal.actor,
+        assessment_id,
+        key,
+        policies=policies,
+        trace_id=body.trace_id,
+        origin=body.origin,
+        origin_ref=body.origin_ref,
+        authority=RunAuthority.of_principal(principal),
     )
     return JSONResponse(
         run.model_dump(mode="json"), status_code=201, headers={"Location": run_location(run.id)}
@@ -74,48 +83,24 @@ def read(run_id: RunId, principal: Reader) -> RunView:
     return get_run(principal.actor, run_id)
 
 
-@router.post(
+control_route(
+    router,
     "/workflows/{workflowRunId}/cancel",
-    status_code=202,
-    response_model=SignalReceipt,
-    responses=_WRITE_PROBLEMS,
+    operations.cancel_run,
+    name="cancel",
     summary="Cancel a run",
     description=_ACCEPTED,
-)
-def cancel(
-    run_id: RunId,
-    body: ControlRequest,
-    principal: Operator,
-    wait: Wait = 0,
-    idempotency_key: IdempotencyHeader = None,
-) -> SignalReceipt:
-    key = signal_key(idempotency_key, body.idempotency_key)
-    receipt = operations.cancel_run(
-        principal.actor, run_id, reason=body.reason, idempotency_key=key
-    )
-    return await_fate_capped(principal.actor, receipt, wait)
-
-
-@router.post(
-    "/workflows/{workflowRunId}/resume",
-    status_code=202,
-    response_model=SignalReceipt,
     responses=_WRITE_PROBLEMS,
+)
+control_route(
+    router,
+    "/workflows/{workflowRunId}/resume",
+    operations.resume_run,
+    name="resume",
     summary="Resume a blocked run",
     description=_ACCEPTED,
+    responses=_WRITE_PROBLEMS,
 )
-def resume(
-    run_id: RunId,
-    body: ControlRequest,
-    principal: Operator,
-    wait: Wait = 0,
-    idempotency_key: IdempotencyHeader = None,
-) -> SignalReceipt:
-    key = signal_key(idempotency_key, body.idempotency_key)
-    receipt = operations.resume_run(
-        principal.actor, run_id, reason=body.reason, idempotency_key=key
-    )
-    return await_fate_capped(principal.actor, receipt, wait)
 
 
 #: Which scope each kind of signal needs (others: `signal`).

@@ -11,12 +11,11 @@ from orchestrator.api.auth import Caller, Operator, check_scope
 from orchestrator.api.dependencies import IdempotencyHeader, Wait, await_fate_capped, signal_key
 from orchestrator.api.paths import RunId, StepName
 from orchestrator.api.problems import ApiProblem, problem_responses
+from orchestrator.api.run_controls import control_route
 from orchestrator.api.schemas import (
-    ControlRequest,
     NewVersionRequest,
     ReprocessPlan,
     ReprocessRequest,
-    RetryRequest,
 )
 from orchestrator.service import operations
 from orchestrator.service.apikeys import Scope
@@ -32,25 +31,14 @@ router = APIRouter(
 _ACCEPTED = "Accepted: the command is durable in the run's inbox."
 
 
-@router.post(
+control_route(
+    router,
     "/{workflowRunId}/retry",
-    status_code=202,
-    response_model=SignalReceipt,
+    operations.retry_step,
+    name="retry",
     summary="Retry the failed step",
     description=_ACCEPTED,
 )
-def retry(
-    run_id: RunId,
-    body: RetryRequest,
-    principal: Operator,
-    wait: Wait = 0,
-    idempotency_key: IdempotencyHeader = None,
-) -> SignalReceipt:
-    key = signal_key(idempotency_key, body.idempotency_key)
-    receipt = operations.retry_step(
-        principal.actor, run_id, reason=body.reason, idempotency_key=key
-    )
-    return await_fate_capped(principal.actor, receipt, wait)
 
 
 _PLAN: dict[int | str, dict[str, Any]] = {
@@ -125,20 +113,11 @@ def new_version(
     return await_fate_capped(principal.actor, receipt, wait)
 
 
-@router.post(
+control_route(
+    router,
     "/{workflowRunId}/block",
-    status_code=202,
-    response_model=SignalReceipt,
+    operations.block_run,
+    name="block",
     summary="Block a run for manual intervention",
     description=_ACCEPTED,
 )
-def block(
-    run_id: RunId,
-    body: ControlRequest,
-    principal: Operator,
-    wait: Wait = 0,
-    idempotency_key: IdempotencyHeader = None,
-) -> SignalReceipt:
-    key = signal_key(idempotency_key, body.idempotency_key)
-    receipt = operations.block_run(principal.actor, run_id, reason=body.reason, idempotency_key=key)
-    return await_fate_capped(principal.actor, receipt, wait)

@@ -15,6 +15,7 @@ from orchestrator.api.schemas import Page
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep
+from orchestrator.service.progress import batch_progress
 from orchestrator.service.queries import (
     RunFilter,
     get_signal,
@@ -24,7 +25,14 @@ from orchestrator.service.queries import (
     list_signals,
     list_steps,
 )
-from orchestrator.service.read_models import AuditEventView, JobView, RunView, SignalView, StepView
+from orchestrator.service.read_models import (
+    AuditEventView,
+    BatchProgressView,
+    JobView,
+    RunView,
+    SignalView,
+    StepView,
+)
 
 router = APIRouter(
     prefix="/api/v1/workflows", tags=["runs"], responses=problem_responses(400, 401, 403, 404, 422)
@@ -93,6 +101,15 @@ def signal(run_id: RunId, signal_id: SignalId, principal: Reader) -> SignalView:
 @router.get("/{workflowRunId}/jobs", response_model=list[JobView], summary="A run's jobs")
 def jobs(run_id: RunId, principal: Reader) -> list[JobView]:
     return list_jobs(principal.actor, run_id)
+
+
+@router.get(
+    "/{workflowRunId}/progress",
+    response_model=list[BatchProgressView],
+    summary="A run's progress through its jobs that fan out: batches done of all, per job",
+)
+def progress(run_id: RunId, principal: Reader) -> list[BatchProgressView]:
+    return batch_progress(principal.actor, run_id)
 
 
 @router.get(

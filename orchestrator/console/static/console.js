@@ -2,22 +2,43 @@
 (function () {
   "use strict";
 
-  // A run page refreshes its "Now" section while the run moves, and says when to reload.
-  function poll(section) {
-    var url = section.getAttribute("data-live");
-    var version = section.getAttribute("data-version");
-    var interval = parseInt(section.getAttribute("data-interval"), 10) || 3000;
+  var PARTS = ["live-now", "live-steps", "live-artifacts", "live-documents"];
+
+  // A run page redraws its moving parts in place while the run moves: the server answers
+  // 204 while nothing changed. The forms are redrawn only when the actions offered change,
+  // so nothing a person is typing is lost.
+  function poll(holder) {
+    var url = holder.getAttribute("data-live");
+    var token = holder.getAttribute("data-token");
+    var interval = parseInt(holder.getAttribute("data-interval"), 10) || 3000;
+    function swap(fresh, id) {
+      var next = fresh.querySelector("#" + id);
+      var current = document.getElementById(id);
+      if (next && current) { current.replaceWith(next); }
+    }
+    function apply(html) {
+      var fresh = document.createElement("div");
+      fresh.innerHTML = html;
+      var marker = fresh.querySelector("[data-live-token]");
+      if (marker) { token = marker.getAttribute("data-live-token"); }
+      PARTS.forEach(function (id) { swap(fresh, id); });
+      var acts = fresh.querySelector("#live-act");
+      var shown = document.getElementById("live-act");
+      if (acts && shown && acts.getAttribute("data-actions") !== shown.getAttribute("data-actions")) {
+        shown.replaceWith(acts);
+        enhance(acts);
+      }
+    }
     function tick() {
-      fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } })
-        .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      fetch(url + "?since=" + encodeURIComponent(token),
+            { credentials: "same-origin", headers: { "Accept": "text/html" } })
+        .then(function (r) {
+          if (r.status === 204) { return null; }
+          return r.ok ? r.text() : Promise.reject(r.status);
+        })
         .then(function (html) {
-          var holder = document.createElement("div");
-          holder.innerHTML = html;
-          var facts = holder.querySelector("dl");
-          var current = section.querySelector("dl");
-          if (facts && current) { current.replaceWith(facts); }
-          var seen = facts ? facts.getAttribute("data-run-version") : version;
-          section.querySelector(".changed").hidden = seen === version;
+          if (html) { apply(html); }
+          var facts = document.querySelector("#live-now dl");
           if (!facts || facts.getAttribute("data-terminal") !== "yes") {
             window.setTimeout(tick, interval);
           }
@@ -55,9 +76,41 @@
     });
   }
 
+  // A search box narrows a long list of choices as one types (the server does the same
+  // when the search form is sent).
+  function filter(input) {
+    var list = document.getElementById(input.getAttribute("data-filter"));
+    if (!list) { return; }
+    input.addEventListener("input", function () {
+      var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      list.querySelectorAll("li[data-words]").forEach(function (item) {
+        var text = item.getAttribute("data-words");
+        var checked = item.querySelector("input[name=frameworks]:checked");
+        item.hidden = !checked && !words.every(function (w) { return text.indexOf(w) >= 0; });
+      });
+    });
+  }
+
+  // One box ticks every row shown on the page (for an amendment of those rows).
+  function tickAll(box) {
+    var section = document.getElementById(box.getAttribute("data-tick-all"));
+    box.addEventListener("change", function () {
+      if (!section) { return; }
+      section.querySelectorAll("input[name=rows]").forEach(function (row) {
+        row.checked = box.checked;
+      });
+    });
+  }
+
+  function enhance(root) {
+    root.querySelectorAll("form[data-once]").forEach(once);
+    root.querySelectorAll("form[data-upload]").forEach(upload);
+    root.querySelectorAll("input[data-filter]").forEach(filter);
+    root.querySelectorAll("input[data-tick-all]").forEach(tickAll);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-live]").forEach(poll);
-    document.querySelectorAll("form[data-once]").forEach(once);
-    document.querySelectorAll("form[data-upload]").forEach(upload);
+    enhance(document);
   });
 })();

@@ -1,9 +1,10 @@
-"""My queue: the approval waits a person can act on now.
+"""A reviewer's queue: the approval waits a person can act on now, and those they cannot
+because of separation of duties (they amended or asked for the version: it needs another
+reviewer, named), each with the claim that holds on it.
 
-A wait is in someone's queue when their key may approve (approve scope), they hold a role
-the gate's policy accepts (granted by an admin: orchestrator.service.roles), they are a
-designated approver when the policy names some, they did not ask for the draft
-(separation of duties), and they have not approved this version yet.
+A wait is theirs when their key may approve, they hold a role the gate's policy accepts,
+they are a designated approver where the policy names some, they did not ask for the
+draft, and they have not approved this version yet (`approval_rights`).
 """
 
 from __future__ import annotations
@@ -24,12 +25,22 @@ from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Assessment, StepExecution, WorkflowRun
 from orchestrator.db.ops_models import SweepMark
 from orchestrator.db.session import read_transaction
-from orchestrator.lifecycle.definition import APPROVED_AT
-from orchestrator.lifecycle.policies import GatePolicy
+from orchestrator.jobs.artifacts import find_artifact
 from orchestrator.lifecycle.state import RunState
 from orchestrator.service.apikeys import Principal, Scope
+from orchestrator.service.approval_rights import (
+    Reviewer,
+    acting_roles,
+    decision_gates,
+    eligible_roles,
+    granted_roles,
+    other_reviewers,
+    state_of_view,
+    waiver,
+)
 from orchestrator.service.read_models import RunView
-from orchestrator.service.roles import held_roles, roles_of
+from orchestrator.service.review_claims import ClaimView, claims_on
+from orchestrator.service.roles import held_roles
 
 MAX_QUEUE = 500
 
@@ -45,52 +56,18 @@ class QueueItem:
     stage: str | None
     """reminded or escalated, once the approval sweep has acted on this wait."""
     roles: tuple[str, ...]
-    """The roles this person may approve this gate with."""
+    """The roles this person may decide this gate with; empty: it needs another reviewer."""
+    others: tuple[Reviewer, ...] = ()
+    """Who may decide it, when this person may not (separation of duties)."""
+    claim: ClaimView | None = None
 
     @property
     def age_s(self) -> float:
         return max(0.0, (utcnow() - self.waiting_since).total_seconds())
 
-
-def granted_roles(
-    principal: Principal, policy: GatePolicy, held: Iterable[str] | None = None
-) -> tuple[str, ...]:
-    """The gate's roles this person holds (granted, never claimed)."""
-    mine = set(roles_of(principal.tenant_id, principal.principal) if held is None else held)
-    return tuple(role for role in policy.roles if role in mine)
-
-
-def state_of_view(run: RunView) -> RunState:
-    return RunState.from_row(
-        run_id=run.id,
-        tenant_id=run.tenant_id,
-        organization_id=run.organization_id,
-        assessment_id=run.assessment_id,
-        status=run.status,
-        step=run.current_step,
-        reason=run.reason,
-        context=run.context,
-    )
-
-
-def acting_roles(
-    principal: Principal, state: RunState, kind: ArtifactKind, held: Iterable[str] | None = None
-) -> tuple[str, ...]:
-    """The roles with which this person may decide on `kind` now; empty: not theirs.
-    `held`: the roles they hold, when the caller read them already."""
-    if not principal.allows(Scope.APPROVE):
-        return ()
-    policy = state.policy(kind)
-    me = principal.principal
-    if policy.separation_of_duties and state.drafted_by.get(kind) == me:
-        return ()
-    if me in state.collected.get(kind, ()):
-        return ()
-    return tuple(
-        role
-        for role in granted_roles(principal, policy, held)
-        if policy.eligibility_problem(me, (role,)) is None
-    )
+    @property
+    def needs_another_reviewer(self) -> bool:
+        return not self.roles
 
 
 @retry_busy
@@ -108,6 +85,8 @@ def my_queue(
         query = query.where(WorkflowRun.organization_id.in_(principal.organizations))
     if assessment_id is not None:
         query = query.where(WorkflowRun.assessment_id == assessment_id)
+    if not principal.allows(Scope.APPROVE):
+        return []
     with read_transaction() as session:
         rows = [
             (RunView.of(run), name)
@@ -116,33 +95,47 @@ def my_queue(
             )
         ]
         held = held_roles(session, principal.tenant_id, principal.principal)
-        items = _items(principal, rows, kind, held)
-        waits = _waits(session, [item[0] for item in items])
-        marks = _marks(session, [item[0].id for item in items])
+        items = _items(session, principal, rows, kind, held)
+        waits = _waits(session, [item.run for item in items])
+        marks = _marks(session, [item.run.id for item in items])
+    claims = claims_on(principal.actor, [item.run.id for item in items])
     queue = []
-    for run, name, gate, version, step, roles in items:
-        started, attempt = waits.get(run.id, (run.updated_at, 1))
-        stage = marks.get((run.id, f"{step.value}:{attempt}"))
+    for item in items:
+        started, attempt = waits.get(item.run.id, (item.run.updated_at, 1))
         queue.append(
             QueueItem(
-                run=run,
-                assessment_name=name,
-                kind=gate,
-                version=version,
-                step=step,
+                run=item.run,
+                assessment_name=item.name,
+                kind=item.gate,
+                version=item.version,
+                step=item.step,
                 waiting_since=started,
-                stage=stage,
-                roles=roles,
+                stage=marks.get((item.run.id, f"{item.step.value}:{attempt}")),
+                roles=item.roles,
+                others=item.others,
+                claim=claims.get((item.run.id, item.gate.value)),
             )
         )
-    return sorted(queue, key=lambda item: item.waiting_since)
+    return sorted(queue, key=lambda entry: entry.waiting_since)
 
 
-_Item = tuple[RunView, str, ArtifactKind, int, Step, tuple[str, ...]]
+@dataclass(frozen=True)
+class _Item:
+    run: RunView
+    name: str
+    gate: ArtifactKind
+    version: int
+    step: Step
+    roles: tuple[str, ...]
+    others: tuple[Reviewer, ...]
 
 
 def _items(
-    principal: Principal, rows: Iterable[tuple[RunView, str]], kind: str | None, held: list[str]
+    session: Session,
+    principal: Principal,
+    rows: Iterable[tuple[RunView, str]],
+    kind: str | None,
+    held: list[str],
 ) -> list[_Item]:
     found: list[_Item] = []
     for run, name in rows:
@@ -150,16 +143,42 @@ def _items(
             step = Step(run.current_step or "")
         except ValueError:
             continue
-        gate = APPROVED_AT.get(step)
-        if gate is None or (kind and gate.value != kind):
-            continue
         state = state_of_view(run)
-        version = state.artifacts.get(gate)
-        roles = acting_roles(principal, state, gate, held)
-        if version is None or not roles:
-            continue
-        found.append((run, name, gate, version, step, roles))
+        for gate in decision_gates(state):
+            version = state.artifacts.get(gate)
+            if version is None or (kind and gate.value != kind):
+                continue
+            waived = _waived(session, principal, state, gate, version)
+            roles = acting_roles(principal, state, gate, held, waived)
+            if roles:
+                found.append(_Item(run, name, gate, version, step, roles, ()))
+            elif _separated(principal, state, gate, held):
+                others = other_reviewers(session, run, state, gate, exclude=principal.principal)
+                found.append(_Item(run, name, gate, version, step, (), others))
     return found
+
+
+def _waived(
+    session: Session, principal: Principal, state: RunState, gate: ArtifactKind, version: int
+) -> bool:
+    if state.drafted_by.get(gate) != principal.principal:
+        return False
+    artifact = find_artifact(session, state.run_id, gate, version)
+    return artifact is not None and waiver(
+        session, principal.tenant_id, gate, artifact.artifact_id, principal.principal
+    )
+
+
+def _separated(principal: Principal, state: RunState, gate: ArtifactKind, held: list[str]) -> bool:
+    """Only separation of duties keeps this person from deciding: they would otherwise."""
+    policy = state.policy(gate)
+    me = principal.principal
+    return (
+        policy.separation_of_duties
+        and state.drafted_by.get(gate) == me
+        and me not in state.collected.get(gate, ())
+        and bool(eligible_roles(policy, me, granted_roles(principal, policy, held)))
+    )
 
 
 def _waits(session: Session, runs: list[RunView]) -> dict[uuid.UUID, tuple[datetime, int]]:
@@ -201,4 +220,5 @@ def _marks(session: Session, run_ids: list[uuid.UUID]) -> dict[tuple[uuid.UUID, 
 
 
 def queue_count(principal: Principal) -> int:
-    return len(my_queue(principal))
+    """The waits this person may decide now (the header's count)."""
+    return sum(1 for item in my_queue(principal) if not item.needs_another_reviewer)

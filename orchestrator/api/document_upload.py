@@ -1,0 +1,50 @@
+"""A document arriving over HTTP, stored once per idempotency key: the assessment checked
+before the body is read, the file streamed to storage and handed to `store`, answered 201
+(200 for content uploaded before) and replayed for the same key and request."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+from fastapi import Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.uploads import ReceivedFile, received_upload
+from orchestrator.config.settings import get_settings
+from orchestrator.service.apikeys import Principal
+from orchestrator.service.queries import get_assessment
+from orchestrator.service.read_models import DocumentView
+
+
+async def upload_once(
+    request: Request,
+    principal: Principal,
+    assessment_id: uuid.UUID,
+    idempotency_key: str | None,
+    store: Callable[[ReceivedFile], DocumentView],
+) -> JSONResponse:
+    key = check_key(idempotency_key)
+    # Refuse an unknown assessment before reading a possibly large body.
+    await run_in_threadpool(get_assessment, principal.actor, assessment_id)
+    settings = get_settings()
+    async with received_upload(
+        request, settings.resolved_storage_dir / "incoming", settings.max_document_bytes
+    ) as received:
+
+        def action() -> StoredResponse:
+            view = store(received)
+            return StoredResponse(200 if view.duplicate else 201, view.model_dump(mode="json"), {})
+
+        fingerprint = request_hash(
+            "POST",
+            request.url.path,
+            {
+                "filename": received.filename,
+                "declared_type": received.declared_type,
+                "sha256": received.sha256,
+            },
+        )
+        return await run_in_threadpool(run_once, principal, key, fingerprint, action)

@@ -1,0 +1,79 @@
+"""The fields a reviewer amends on each kind of draft, as the amendment form offers them,
+and the change a posted form asks for (`orchestrator.service.amendments` checks it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.service.amendments import ASSESSED, SEVERITIES
+
+
+@dataclass(frozen=True)
+class AmendField:
+    name: str
+    label: str
+    widget: str
+    """status, severity, applicable, text, textarea or date."""
+    choices: tuple[str, ...] = ()
+
+
+def _f(name: str, label: str, widget: str = "text") -> AmendField:
+    choices = {"status": ASSESSED, "severity": SEVERITIES, "applicable": ("yes", "no")}
+    return AmendField(name, label, widget, choices.get(widget, ()))
+
+
+_OWNER = _f("owner", "Owner")
+_TARGET = _f("target_date", "Target date", "date")
+_NOTE = _f("note", "Note", "textarea")
+_JUSTIFICATION = _f("justification", "Justification", "textarea")
+_APPLICABLE = _f("applicable", "Applicable", "applicable")
+
+FIELDS: dict[ArtifactKind, tuple[AmendField, ...]] = {
+    ArtifactKind.SOA: (
+        _f("implementation_status", "Implementation status", "status"),
+        _OWNER,
+        _APPLICABLE,
+        _JUSTIFICATION,
+        _NOTE,
+    ),
+    ArtifactKind.GAP_ANALYSIS: (
+        _OWNER,
+        _TARGET,
+        _f("severity", "Severity", "severity"),
+        _f("assessed_status", "Assessed status", "status"),
+        _f("cause", "Cause", "textarea"),
+        _f("effect", "Effect", "textarea"),
+        _f("recommendation", "Recommendation", "textarea"),
+        _NOTE,
+    ),
+    ArtifactKind.MATURITY_ASSESSMENT: (
+        _f("assessed_status", "Assessed status", "status"),
+        _OWNER,
+        _TARGET,
+        _APPLICABLE,
+        _JUSTIFICATION,
+        _NOTE,
+    ),
+    ArtifactKind.POAM: (_OWNER, _TARGET, _NOTE),
+    ArtifactKind.REPORT: (
+        _f("conclusion", "Conclusion", "textarea"),
+        _f("scope_boundary", "Scope boundary", "textarea"),
+        _f("period_start", "Period start", "date"),
+        _f("period_end", "Period end", "date"),
+        _NOTE,
+    ),
+}
+
+
+def changes_of(kind: ArtifactKind, form: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields the form set (blank ones stay as they are)."""
+    changes: dict[str, Any] = {}
+    for spec in FIELDS.get(kind, ()):
+        given = str(form.get(spec.name) or "").strip()
+        if not given:
+            continue
+        changes[spec.name] = given == "yes" if spec.widget == "applicable" else given
+    return changes

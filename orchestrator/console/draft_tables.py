@@ -1,0 +1,439 @@
+"""Each draft as the tables a reviewer works through.
+
+One table per list in the content (SoA per requirement; evidence per requirement, per
+control and per document; gaps and requirements met; maturity per domain and per control;
+POA&M items; the report's assessor statement). A row reads as one line (its key, title,
+proposal, the status and owner people set); its other fields open on demand, and the
+longest (every passage read, maturity criteria) are on the row's own page.
+
+Every column a reviewer can amend is on the line or first among the details.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.service.draft_rows import ROWS, row_name
+
+
+@dataclass(frozen=True)
+class Column:
+    field: str
+    heading: str
+    proposed: str | None = None
+    """A field holding the system's proposal, shown while `field` is unset."""
+
+
+@dataclass(frozen=True)
+class Facet:
+    """A filter a table offers: a query parameter, the row field it selects on
+    (`orchestrator.service.row_filter`), and its label."""
+
+    param: str
+    field: str
+    label: str
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    slug: str
+    title: str
+    rows: str
+    """The content key holding the rows; `outer.inner` flattens rows nested in groups."""
+    key: str
+    line: tuple[Column, ...]
+    details: tuple[Column, ...] = ()
+    extended: tuple[Column, ...] = ()
+    """Long fields, on the row's own page only."""
+    facets: tuple[Facet, ...] = ()
+    decided: bool = False
+    """The rows people decide and amend (`orchestrator.service.draft_rows.ROWS`)."""
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return self.line + self.details + self.extended
+
+
+def _c(name: str, heading: str, proposed: str | None = None) -> Column:
+    return Column(name, heading, proposed)
+
+
+_PROPOSAL = Facet("proposal", "proposal", "Proposed")
+_DOMAIN = Facet("domain", "domain", "SCF domain")
+_OWNER = Facet("owner", "owner", "Owner")
+_FRAMEWORK = Facet("framework", "framework", "Framework")
+_CITED = _c("evidence", "Cited passages")
+_READ = _c("candidates", "Every passage read")
+_EVIDENCE_TABLES = (
+    TableSpec(
+        "requirements",
+        "Evidence per requirement",
+        "requirements",
+        "requirement_id",
+        (_c("requirement_id", "Requirement"), _c("title", "Title"), _c("proposal", "Proposed")),
+        (
+            _c("framework", "Framework"),
+            _c("assessed_status", "Assessed"),
+            _c("reason", "Why proposed"),
+            _c("scf_controls", "SCF controls"),
+            _CITED,
+        ),
+        (_READ, _c("template_passages", "Template passages set aside")),
+        (_PROPOSAL, Facet("status", "assessed_status", "Assessed"), _FRAMEWORK, _DOMAIN),
+    ),
+    TableSpec(
+        "controls",
+        "Evidence per SCF control",
+        "controls",
+        "control_id",
+        (
+            _c("control_id", "Control"),
+            _c("title", "Title"),
+            _c("proposal", "Proposed"),
+            _c("weighting", "Weight"),
+        ),
+        (_c("domain_name", "Domain"), _c("reason", "Why proposed"), _CITED),
+        (_READ,),
+        (_PROPOSAL, _DOMAIN),
+    ),
+    TableSpec(
+        "documents",
+        "Documents: kind and adoption (a reviewer may override either)",
+        "documents",
+        "document_id",
+        (
+            _c("filename", "Document"),
+            _c("kind", "Kind"),
+            _c("adoption", "Adoption"),
+            _c("overridden_by", "Overridden by"),
+        ),
+        (
+            _c("kind_basis", "Why this kind"),
+            _c("adoption_basis", "Why"),
+            _c("override_reason", "Reviewer's reason"),
+        ),
+        (),
+        (Facet("kind", "kind", "Kind"), Facet("adoption", "adoption", "Adoption")),
+    ),
+)
+
+SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
+    ArtifactKind.SCF_PRE_ANALYSIS: (
+        TableSpec(
+            "controls",
+            "Controls found in the documents",
+            "controls",
+            "control_id",
+            (
+                _c("control_id", "Control"),
+                _c("title", "Title"),
+                _c("coverage", "Coverage"),
+                _c("best_score", "Score"),
+            ),
+            (_c("domain_name", "Domain"),),
+            (),
+            (Facet("coverage", "coverage", "Coverage"), _DOMAIN),
+        ),
+    ),
+    ArtifactKind.SCOPE: (
+        TableSpec(
+            "requirements",
+            "Requirements in scope",
+            "frameworks.requirements",
+            "requirement_id",
+            (
+                _c("requirement_id", "Requirement"),
+                _c("title", "Title"),
+                _c("framework", "Framework"),
+                _c("in_scope", "In scope"),
+            ),
+            (_c("category", "Category"), _c("controls", "SCF controls"), _c("reason", "Why")),
+            (),
+            (_FRAMEWORK,),
+        ),
+        TableSpec(
+            "controls",
+            "SCF controls in scope",
+            "domains.controls",
+            "control_id",
+            (_c("control_id", "Control"), _c("title", "Title"), _c("coverage", "Coverage")),
+            (_c("domain_name", "Domain"), _c("requirements", "Requirements")),
+            (),
+            (_DOMAIN, Facet("coverage", "coverage", "Coverage")),
+        ),
+        TableSpec(
+            "out_of_scope",
+            "Domains out of scope",
+            "out_of_scope",
+            "domain",
+            (_c("domain", "Domain"), _c("name", "Name")),
+            (_c("reason", "Reason"),),
+        ),
+    ),
+    ArtifactKind.SOA: (
+        TableSpec(
+            "requirements",
+            "Statement of applicability",
+            "requirements",
+            "requirement_id",
+            (
+                _c("requirement_id", "Requirement"),
+                _c("title", "Title"),
+                _c("proposal", "Evidence"),
+                _c("implementation_status", "Implementation", "proposed_implementation_status"),
+                _c("owner", "Owner", "proposed_owner"),
+                _c("applicable", "Applicable"),
+            ),
+            (
+                _c("justification", "Justification"),
+                _c("note", "Note"),
+                _c("framework", "Framework"),
+                _c("category", "Category"),
+                _c("scf_controls", "SCF controls"),
+                _c("reason", "Why the evidence proposal"),
+                _c("proposed_status_basis", "Why the proposed status"),
+                _c("excluded_by", "Excluded by"),
+                _CITED,
+            ),
+            (_READ,),
+            (
+                Facet("status", "implementation_status", "Implementation"),
+                _PROPOSAL,
+                _OWNER,
+                _DOMAIN,
+                _FRAMEWORK,
+                Facet("category", "category", "Category"),
+            ),
+            decided=True,
+        ),
+    ),
+    ArtifactKind.EVIDENCE_ANALYSIS: _EVIDENCE_TABLES,
+    ArtifactKind.GAP_ANALYSIS: (
+        TableSpec(
+            "gaps",
+            "Gaps",
+            "gaps",
+            "control_id",
+            (
+                _c("control_id", "Finding"),
+                _c("title", "Title"),
+                _c("severity", "Severity"),
+                _c("evidence_state", "Evidence"),
+                _c("owner", "Owner", "proposed_owner"),
+                _c("target_date", "Target date"),
+            ),
+            (
+                _c("assessed_status", "Assessed"),
+                _c("cause", "Cause"),
+                _c("effect", "Effect"),
+                _c("recommendation", "Recommendation"),
+                _c("note", "Note"),
+                _c("condition", "Condition"),
+                _c("scf_controls", "SCF controls"),
+                _c("nist_controls", "NIST SP 800-53 controls"),
+                _c("documents", "Documents"),
+            ),
+            (_c("criteria", "Criteria"),),
+            (
+                Facet("severity", "severity", "Severity"),
+                Facet("status", "evidence_state", "Evidence"),
+                _OWNER,
+                _DOMAIN,
+                _FRAMEWORK,
+            ),
+            decided=True,
+        ),
+        TableSpec(
+            "met",
+            "Requirements with evidence",
+            "met",
+            "requirement",
+            (
+                _c("requirement", "Requirement"),
+                _c("proposal", "Proposed"),
+                _c("assessed_status", "Assessed"),
+            ),
+            (_c("nist_controls", "NIST SP 800-53 controls"),),
+            (),
+            (_PROPOSAL, Facet("status", "assessed_status", "Assessed")),
+        ),
+    ),
+    ArtifactKind.MATURITY_ASSESSMENT: (
+        TableSpec(
+            "domains",
+            "Maturity per domain",
+            "domains",
+            "domain",
+            (
+                _c("domain", "Domain"),
+                _c("name", "Name"),
+                _c("level", "Level"),
+                _c("target", "Target"),
+                _c("below_target", "Controls below target"),
+            ),
+            (_c("label", "Label"), _c("rationale", "Rationale"), _c("controls", "Controls")),
+        ),
+        TableSpec(
+            "controls",
+            "Maturity per SCF control (SP-CMM criteria)",
+            "controls",
+            "control_id",
+            (
+                _c("control_id", "Control"),
+                _c("title", "Title"),
+                _c("level", "Level"),
+                _c("target", "Target"),
+                _c("assessed_status", "Assessed"),
+                _c("owner", "Owner"),
+            ),
+            (
+                _c("label", "Label"),
+                _c("basis", "Basis"),
+                _c("note", "Note"),
+                _c("evidence_kinds", "Evidence kinds"),
+            ),
+            (_c("criteria", "Criteria"),),
+            (Facet("level", "level", "Level"), _DOMAIN, _OWNER),
+            decided=True,
+        ),
+    ),
+    ArtifactKind.POAM: (
+        TableSpec(
+            "items",
+            "Plan of action and milestones",
+            "items",
+            "id",
+            (
+                _c("id", "Item"),
+                _c("weakness_name", "Weakness"),
+                _c("original_risk_rating", "Risk"),
+                _c("owner", "Owner", "proposed_owner"),
+                _c("scheduled_completion_date", "Scheduled completion"),
+                _c("status", "Status"),
+            ),
+            (
+                _c("target_date", "Target date"),
+                _c("note", "Note"),
+                _c("point_of_contact", "Point of contact"),
+                _c("weakness", "Weakness described"),
+                _c("remediation", "Remediation"),
+                _c("milestones", "Milestones"),
+                _c("original_detection_date", "Detected"),
+                _c("adjusted_risk_rating", "Adjusted risk"),
+                _c("controls", "Controls (NIST SP 800-53)"),
+                _c("scf_controls", "SCF controls"),
+            ),
+            (),
+            (
+                Facet("status", "status", "Status"),
+                Facet("severity", "severity", "Severity"),
+                _OWNER,
+                _DOMAIN,
+            ),
+            decided=True,
+        ),
+    ),
+    ArtifactKind.REPORT: (
+        TableSpec(
+            "statement",
+            "The assessor's statement",
+            "statement",
+            "id",
+            (
+                _c("id", "Row"),
+                _c("conclusion", "Conclusion"),
+                _c("period_start", "Period start"),
+                _c("period_end", "Period end"),
+            ),
+            (_c("scope_boundary", "Scope boundary"), _c("note", "Note"), _c("set_by", "Set by")),
+            decided=True,
+        ),
+    ),
+}
+
+
+def spec_of(kind: ArtifactKind, slug: str) -> TableSpec | None:
+    return next((s for s in SPECS.get(kind, ()) if s.slug == slug), None)
+
+
+def dicts(value: Any) -> list[dict[str, Any]]:
+    return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
+
+
+def rows_of(spec: TableSpec, content: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of one table; `outer.inner` flattens rows nested in a list of groups (scope:
+    requirements under frameworks, controls under domains), each row naming its group."""
+    outer, _, inner = spec.rows.partition(".")
+    if not inner:
+        return dicts(content.get(outer))
+    return [
+        {"framework": group.get("name"), "domain": group.get("domain"), **row}
+        for group in dicts(content.get(outer))
+        for row in dicts(group.get(inner))
+    ]
+
+
+@dataclass(frozen=True)
+class NamedRow:
+    name: str
+    """As amendments and comments name it (the key, or "<framework> <key>")."""
+    row: dict[str, Any]
+
+
+def named_rows(kind: ArtifactKind, spec: TableSpec, content: dict[str, Any]) -> list[NamedRow]:
+    rows = rows_of(spec, content)
+    if spec.decided and kind in ROWS:
+        key = ROWS[kind][1]
+        return [NamedRow(row_name(rows, key, row), row) for row in rows]
+    return [NamedRow(str(row.get(spec.key)), row) for row in rows]
+
+
+_PROPOSALS = ("evidence_found", "weak_evidence", "no_evidence_found", "template_not_adopted")
+
+
+def summary(content: dict[str, Any]) -> list[tuple[str, Any]]:
+    block = content.get("summary", {})
+    if not isinstance(block, dict):
+        return []
+    out: list[tuple[str, Any]] = []
+    for key, value in block.items():
+        if key == "frameworks" and isinstance(value, list):
+            out += [_abstention(entry) for entry in value if isinstance(entry, dict)]
+        elif key == "by_category" and isinstance(value, list):
+            out += [_category(entry) for entry in value if isinstance(entry, dict)]
+        else:
+            out.append((str(key).replace("_", " "), value))
+    return out
+
+
+def _abstention(entry: dict[str, Any]) -> tuple[str, str]:
+    """One framework's proposals counted: how often the draft says it found nothing."""
+    counts = ", ".join(f"{entry.get(p, 0)} {p.replace('_', ' ')}" for p in _PROPOSALS)
+    return (f"{entry.get('framework')} proposals", f"{counts} (of {entry.get('requirements')})")
+
+
+def _category(entry: dict[str, Any]) -> tuple[str, str]:
+    name = f"{entry.get('framework')} {str(entry.get('category')).replace('_', ' ')}"
+    return (name, f"{entry.get('applicable', 0)} applicable, {entry.get('not_applicable', 0)} not")
+
+
+@dataclass
+class Table:
+    """A whole table (tests and the row page): headings, the line values, row names."""
+
+    spec: TableSpec
+    rows: list[NamedRow] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return self.spec.title
+
+    @property
+    def keys(self) -> list[str]:
+        return [r.name for r in self.rows]
+
+
+def tables(kind: ArtifactKind, content: dict[str, Any]) -> list[Table]:
+    return [Table(spec, named_rows(kind, spec, content)) for spec in SPECS.get(kind, ())]

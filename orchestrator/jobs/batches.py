@@ -1,0 +1,210 @@
+"""Jobs that fan out: a job's items split into batches any worker of its queue may take.
+
+The job plans its batches (rows in `job_batches`, idempotent on the job id), sends one
+message per batch to its queue, then takes batches itself until none is left to take and
+waits for the ones other workers hold. A batch is claimed with a lease (a worker that dies
+holding one loses it when the lease lapses; whoever comes next takes it over), does its
+work outside any transaction and commits its results together with its `succeeded` mark.
+A batch that fails goes back to the queue alone, with its attempts counted; once they are
+used up it is `failed` and the job fails (retryable: its next delivery re-queues the
+failed batches, the succeeded ones stay done). The job's step completes only when every
+batch has: the database says so, never a chord or a result backend.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.orm import Session
+
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.clock import utcnow
+from orchestrator.db.batch_models import JobBatch
+from orchestrator.db.session import read_transaction, transaction
+from orchestrator.jobs.interface import JobFailure
+
+log = logging.getLogger(__name__)
+
+#: Computes a batch's results outside any transaction; returns what writes them.
+Work = Callable[[list[str]], Callable[[Session], None]]
+WAIT_INTERVAL_S = 0.2
+
+
+@dataclass(frozen=True)
+class Claimed:
+    id: str
+    items: list[str]
+    attempt: int
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    step: str
+    done: int
+    total: int
+    failed: int
+
+
+def batch_id(job_id: str, seq: int) -> str:
+    return f"{job_id}:batch:{seq}"
+
+
+def plan(
+    job_id: str, run_id: uuid.UUID, tenant_id: str, step: str, items: Sequence[str], size: int
+) -> list[str]:
+    """The job's batches (made once; failed ones queued again): ids of those to do."""
+    with transaction() as session:
+        existing = session.scalar(
+            select(func.count()).select_from(JobBatch).where(JobBatch.job_id == job_id)
+        )
+        if not existing:
+            now = utcnow()
+            for seq, start in enumerate(range(0, len(items), size)):
+                session.add(
+                    JobBatch(
+                        id=batch_id(job_id, seq),
+                        job_id=job_id,
+                        run_id=run_id,
+                        tenant_id=tenant_id,
+                        step=step,
+                        seq=seq,
+                        items={"ids": list(items[start : start + size])},
+                        status="queued",
+                        attempts=0,
+                        created_at=now,
+                    )
+                )
+        session.execute(
+            update(JobBatch)
+            .where(JobBatch.job_id == job_id, JobBatch.status == "failed")
+            .values(status="queued", attempts=0, error=None)
+        )
+        session.flush()
+        return list(
+            session.scalars(
+                select(JobBatch.id)
+                .where(JobBatch.job_id == job_id, JobBatch.status != "succeeded")
+                .order_by(JobBatch.seq)
+            )
+        )
+
+
+def _claimable(now: object) -> object:
+    return or_(
+        JobBatch.status == "queued",
+        (JobBatch.status == "started") & (JobBatch.lease_until < now),
+    )
+
+
+def claim(batch: str) -> Claimed | None:
+    """Take this batch if nobody holds it (or its holder's lease lapsed)."""
+    now = utcnow()
+    lease = now + timedelta(seconds=get_settings().job_batch_lease_s)
+    with transaction() as session:
+        row = session.execute(
+            update(JobBatch)
+            .where(JobBatch.id == batch, _claimable(now))  # type: ignore[arg-type]
+            .values(status="started", attempts=JobBatch.attempts + 1, lease_until=lease)
+            .returning(JobBatch.items, JobBatch.attempts)
+        ).first()
+    if row is None:
+        return None
+    return Claimed(batch, list(row.items["ids"]), int(row.attempts))
+
+
+def _next_claimable(job_id: str) -> str | None:
+    with read_transaction() as session:
+        return session.scalar(
+            select(JobBatch.id)
+            .where(JobBatch.job_id == job_id, _claimable(utcnow()))  # type: ignore[arg-type]
+            .order_by(JobBatch.seq)
+            .limit(1)
+        )
+
+
+def run_claimed(claimed: Claimed, work: Work) -> bool:
+    """Do a claimed batch; True when it succeeded. Its results commit with its mark, and
+    only while this claim still holds it (a lapsed lease taken over commits nothing)."""
+    try:
+        write = work(claimed.items)
+    except Exception as error:
+        log.exception("batch %s failed (attempt %d)", claimed.id, claimed.attempt)
+        _failed(claimed, error)
+        return False
+    with transaction() as session:
+        held = session.execute(
+            update(JobBatch)
+            .where(
+                JobBatch.id == claimed.id,
+                JobBatch.status == "started",
+                JobBatch.attempts == claimed.attempt,
+            )
+            .values(status="succeeded", finished_at=utcnow(), lease_until=None, error=None)
+            .returning(JobBatch.id)
+        ).first()
+        if held is not None:
+            write(session)
+    return held is not None
+
+
+def _failed(claimed: Claimed, error: Exception) -> None:
+    used_up = claimed.attempt >= get_settings().job_batch_attempts
+    with transaction() as session:
+        session.execute(
+            update(JobBatch)
+            .where(JobBatch.id == claimed.id, JobBatch.attempts == claimed.attempt)
+            .values(
+                status="failed" if used_up else "queued",
+                lease_until=None,
+                error=f"{type(error).__name__}: {error}"[:2000],
+                finished_at=utcnow() if used_up else None,
+            )
+        )
+
+
+def progress_of(job_id: str) -> BatchProgress | None:
+    with read_transaction() as session:
+        rows = session.execute(
+            select(JobBatch.step, JobBatch.status, func.count())
+            .where(JobBatch.job_id == job_id)
+            .group_by(JobBatch.step, JobBatch.status)
+        ).all()
+    if not rows:
+        return None
+    counts = {str(status): int(count) for _, status, count in rows}
+    return BatchProgress(
+        str(rows[0][0]), counts.get("succeeded", 0), sum(counts.values()), counts.get("failed", 0)
+    )
+
+
+def drive(job_id: str, work: Work, timeout_s: float) -> BatchProgress:
+    """Take this job's batches until none is left, then wait for those others hold (and
+    take over any whose lease lapsed). Raises a retryable JobFailure if a batch failed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        batch = _next_claimable(job_id)
+        if batch is not None:
+            claimed = claim(batch)
+            if claimed is not None:
+                run_claimed(claimed, work)
+            continue
+        progress = progress_of(job_id)
+        if progress is None or progress.done == progress.total:
+            return progress or BatchProgress("", 0, 0, 0)
+        if progress.failed:
+            raise JobFailure(
+                "batch_failed",
+                f"{progress.failed} of {progress.total} batches failed",
+                retryable=True,
+            )
+        if time.monotonic() > deadline:
+            raise JobFailure(
+                "batches_unfinished", f"{progress} after {timeout_s} s", retryable=True
+            )
+        time.sleep(WAIT_INTERVAL_S)

@@ -1,0 +1,66 @@
+"""Fair sharing: one tenant's backlog does not hold everyone else's jobs up.
+
+Before a job is claimed, its tenant's running jobs on its queue are counted; at the
+tenant's limit (LIFECYCLE_TENANT_JOB_LIMIT, per tenant LIFECYCLE_TENANT_JOB_LIMITS) the
+message goes back to the end of its queue, unclaimed, so the jobs of other tenants queued
+behind it run first: the queue's order interleaves tenants. The job's row stays queued and
+its message exists throughout (nothing for the sweeps to resend). Two deliveries of one
+tenant admitted at the same instant may each see room for one: the limit can be passed by
+the number of workers admitting at that instant, never more.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
+
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.jobs import JobRequest
+from orchestrator.db.models import Job, WorkflowRun
+from orchestrator.db.session import read_transaction
+from orchestrator.engine.messages import send_job
+from orchestrator.engine.routing import ROUTES
+
+log = logging.getLogger(__name__)
+
+
+def running_for_tenant(tenant_id: str, queue: str) -> int:
+    with read_transaction() as session:
+        return int(
+            session.scalar(
+                select(func.count())
+                .select_from(Job)
+                .join(WorkflowRun, WorkflowRun.id == Job.run_id)
+                .where(
+                    WorkflowRun.tenant_id == tenant_id,
+                    Job.queue == queue,
+                    Job.status == "started",
+                )
+            )
+            or 0
+        )
+
+
+def admitted(request: JobRequest) -> bool:
+    """May this job start now, given its tenant's jobs running on its queue?"""
+    limit = get_settings().tenants.limit_for(request.tenant_id)
+    if limit <= 0:
+        return True
+    try:
+        running = running_for_tenant(request.tenant_id, ROUTES[request.kind].queue)
+    except OperationalError:  # the database is away: the job's own claim waits it out
+        log.warning("could not count the running jobs of %s", request.tenant_id, exc_info=True)
+        return True
+    return running < limit
+
+
+def send_to_back(request: JobRequest, body: dict[str, object]) -> None:
+    """Put the job's message at the end of its queue (after a short pause, so a queue only
+    this tenant fills is not spun through); its row stays queued."""
+    time.sleep(get_settings().tenants.defer_s)
+    route = ROUTES[request.kind]
+    send_job(route.task_name, route.queue, request.job_id, dict(body))
+    log.info("job %s waits for its tenant's share of %s", request.job_id, route.queue)

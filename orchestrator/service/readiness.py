@@ -1,0 +1,185 @@
+"""What is still undecided on a draft before its gate: rows a person has not decided, and
+for the report, inputs nobody approved.
+
+- Statement of Applicability: applicable rows without a reviewer-set implementation
+  status (a proposal is not a decision; not-applicable rows were decided by the person's
+  exclusion or the categories they chose, or by an amendment).
+- Gap analysis and POA&M: findings and items without an owner a person set.
+- Maturity assessment: nothing is tracked (its levels are the system's proposal, read as one).
+- Report: every input of its sign-off that was not approved when it was drafted.
+
+The gate's policy (`require_decided`, on by default for the SoA and the POA&M) decides
+whether undecided rows refuse an approval; an unapproved input always refuses the report.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from orchestrator.contracts.errors import NotFound
+from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.busy import retry_busy
+from orchestrator.db.models import Artifact
+from orchestrator.db.session import read_transaction
+from orchestrator.engine.run_rows import state_of
+from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR
+from orchestrator.lifecycle.policies import GatePolicy, requires_decisions
+from orchestrator.service.draft_rows import ROWS, row_name
+from orchestrator.service.producer import load_run
+
+SHOWN = 20  # a refusal names this many rows, then how many more
+#: The drafts people approve, in lifecycle order: the scope, then every gate's artifact.
+GATED = (ArtifactKind.SCOPE, *APPROVAL_WAIT_FOR)
+
+#: Per kind: the field a person must have set on a row, and the rows that need it.
+_DECIDED_BY: dict[ArtifactKind, tuple[tuple[str, ...], str]] = {
+    ArtifactKind.SOA: (
+        ("implementation_status",),
+        "applicable rows without a reviewer-set implementation status",
+    ),
+    ArtifactKind.GAP_ANALYSIS: (("owner",), "findings without an owner"),
+    ArtifactKind.POAM: (("owner",), "items without an owner (point of contact)"),
+}
+
+
+@dataclass(frozen=True)
+class Readiness:
+    kind: ArtifactKind
+    version: int
+    rows: int
+    undecided: list[str]
+    """Row names (as amendments name them) nobody decided yet."""
+    what: str
+    """What an undecided row lacks, in words."""
+    required: bool
+    """The gate's policy refuses an approval while rows are undecided."""
+    unapproved_inputs: list[str] = field(default_factory=list)
+    """Report only: its inputs that were not approved ("Scope v1")."""
+
+    @property
+    def ready(self) -> bool:
+        return not self.unapproved_inputs and not (self.required and self.undecided)
+
+    def refusal(self) -> str | None:
+        """Why an approval of this version is refused, or None."""
+        label = f"{self.kind.value} version {self.version}"
+        if self.unapproved_inputs:
+            return (
+                f"{label} rests on inputs nobody approved: {', '.join(self.unapproved_inputs)}; "
+                "approve them, then approve the report drafted again"
+            )
+        if self.required and self.undecided:
+            return (
+                f"{label} has {len(self.undecided)} of {self.rows} {self.what}: "
+                f"{_named(self.undecided)}. Set them by amendment (one amendment can set a "
+                'field on many rows: {"filter": {"undecided": true}, "changes": ...}), or '
+                "start the run with a policy for this gate that does not require decisions"
+            )
+        return None
+
+    def to_json(self, listed: int | None = None) -> dict[str, Any]:
+        """`listed`: name at most this many undecided rows (all when None)."""
+        return {
+            "artifact_kind": self.kind.value,
+            "version": self.version,
+            "rows": self.rows,
+            "undecided": len(self.undecided),
+            "undecided_rows": self.undecided[:listed] if listed is not None else self.undecided,
+            "what": self.what,
+            "required": self.required,
+            "unapproved_inputs": self.unapproved_inputs,
+            "ready": self.ready,
+            "refusal": self.refusal(),
+        }
+
+
+def readiness(
+    kind: ArtifactKind, version: int, content: dict[str, Any], policy: GatePolicy
+) -> Readiness:
+    required = requires_decisions(policy, kind)
+    if kind is ArtifactKind.REPORT:
+        return Readiness(kind, version, 0, [], "", required, unapproved_inputs(content))
+    if kind not in _DECIDED_BY:
+        rows = content.get(ROWS[kind][0], []) if kind in ROWS else []
+        return Readiness(kind, version, len(rows), [], "", required)
+    what = _DECIDED_BY[kind][1]
+    rows = [r for r in content.get(ROWS[kind][0], []) if isinstance(r, dict)]
+    return Readiness(kind, version, len(rows), undecided_rows(kind, content), what, required)
+
+
+def undecided_rows(kind: ArtifactKind, content: dict[str, Any]) -> list[str]:
+    """The names of the rows of `content` nobody decided yet (empty for kinds not tracked)."""
+    if kind not in _DECIDED_BY:
+        return []
+    fields, _ = _DECIDED_BY[kind]
+    list_name, key = ROWS[kind]
+    rows = [r for r in content.get(list_name, []) if isinstance(r, dict)]
+    return [
+        row_name(rows, key, row)
+        for row in rows
+        if row.get("applicable", True) is not False and not all(_set(row.get(f)) for f in fields)
+    ]
+
+
+def unapproved_inputs(report: dict[str, Any]) -> list[str]:
+    """The report's sign-off inputs that carry a gate of their own and were not approved."""
+    return [
+        f"{entry.get('label')} v{entry.get('version')}"
+        for entry in report.get("signoff", [])
+        if entry.get("gated", True) and entry.get("status") != "approved"
+    ]
+
+
+def _set(value: Any) -> bool:
+    return value is not None and str(value).strip() != ""
+
+
+def _named(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN])
+    return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
+@retry_busy
+def artifact_readiness(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID) -> Readiness:
+    """What is undecided on one version of a run's draft, under the run's gate policy."""
+    with read_transaction() as session:
+        run = load_run(session, actor, run_id)
+        stored = session.get(Artifact, artifact_id)
+        if stored is None or stored.run_id != run.id:
+            raise NotFound(f"run {run_id} has no artifact {artifact_id}")
+        kind = ArtifactKind(stored.kind)
+        return readiness(kind, stored.version, stored.content, state_of(run).policy(kind))
+
+
+@retry_busy
+def gate_readiness(actor: Actor, run_id: uuid.UUID) -> list[dict[str, Any]]:
+    """Each approval gate the run has a draft for: its current version, whether a person
+    approved it, and what is still undecided on it."""
+    with read_transaction() as session:
+        run = load_run(session, actor, run_id)
+        state = state_of(run)
+        gates = []
+        for kind in GATED:
+            version = state.artifacts.get(kind)
+            if version is None:
+                continue
+            stored = session.scalar(
+                select(Artifact).where(
+                    Artifact.run_id == run.id,
+                    Artifact.kind == kind.value,
+                    Artifact.version == version,
+                )
+            )
+            if stored is None:
+                continue
+            ready = readiness(kind, version, stored.content, state.policy(kind))
+            gates.append(
+                {"approved": state.is_approved(kind), "artifact_id": str(stored.id)}
+                | ready.to_json()
+            )
+        return gates

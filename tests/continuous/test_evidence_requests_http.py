@@ -1,0 +1,149 @@
+"""Evidence requests over HTTP: a link whose page needs no account, which uploads only into
+its own request, survives hostile files, is rate-limited and refused once expired or
+revoked."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+
+from orchestrator.contracts.clock import utcnow
+from orchestrator.db.continuous_models import EvidenceRequest
+from orchestrator.db.ops_models import Notification
+from orchestrator.db.session import transaction
+from orchestrator.service import evidence_requests
+from orchestrator.sweeps.overdue_requests import sweep_overdue_requests
+from tests.api.conftest import Api, Headers
+from tests.support.documents import docx_bomb
+
+EVIDENCE = b"# Quarterly access review\n\nThe IAM lead reviewed all privileged accounts.\n"
+
+
+def _request(api: Api, headers: Headers, assessment: str) -> dict[str, Any]:
+    response = api.client.post(
+        f"/api/v1/assessments/{assessment}/evidence-requests",
+        headers=headers,
+        json={
+            "requirements": ["SCF IAC-17", "SOC 2 CC6.1"],
+            "recipient": "it-ops@vendor.example",
+            "instructions": "Send <b>last quarter's</b> access review export.",
+            "due_on": (date.today() + timedelta(days=10)).isoformat(),
+        },
+    )
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def _send(api: Api, link: str, name: str, content: bytes, media: str = "text/markdown") -> Any:
+    return api.client.post(link, files={"file": (name, content, media)})
+
+
+def _requests(api: Api, headers: Headers, assessment: str) -> list[dict[str, Any]]:
+    listed = api.client.get(f"/api/v1/assessments/{assessment}/evidence-requests", headers=headers)
+    assert listed.status_code == 200, listed.text
+    return list(listed.json())
+
+
+def test_the_link_uploads_into_its_request_only(api: Api, embedded: Path) -> None:
+    headers = api.key("signal", "read")
+    assessment = api.create_assessment(headers)["id"]
+    other = api.create_assessment(headers, name="another assessment")["id"]
+    issued = _request(api, headers, assessment)
+    link = issued["link"]
+    assert link.startswith("/w/evidence/")
+
+    page = api.client.get(link)  # no account
+    assert page.status_code == 200 and "it-ops@vendor.example" in page.text
+    assert "&lt;b&gt;last quarter" in page.text and "<b>last" not in page.text
+
+    sent = _send(api, link, "access-review.md", EVIDENCE)
+    assert sent.status_code == 201, sent.text
+    (answered,) = _requests(api, headers, assessment)
+    assert answered["status"] == "answered" and len(answered["documents"]) == 1
+    documents = api.client.get(f"/api/v1/assessments/{assessment}/documents", headers=headers)
+    assert [d["id"] for d in documents.json()] == answered["documents"]
+    elsewhere = api.client.get(f"/api/v1/assessments/{other}/documents", headers=headers)
+    assert elsewhere.json() == []
+
+    request_id, secret = link.removeprefix("/w/evidence/").split(".", 1)
+    assert api.client.get(f"/w/evidence/{request_id}.{secret[:-2]}xx").status_code == 404
+    assert _send(api, f"/w/evidence/{request_id}", "x.md", EVIDENCE).status_code == 404
+    foreign = _request(api, headers, other)["link"].split(".", 1)[0]
+    assert api.client.get(f"{foreign}.{secret}").status_code == 404
+
+
+def test_hostile_files_are_refused_and_nothing_is_attributed(api: Api, embedded: Path) -> None:
+    headers = api.key("signal", "read")
+    assessment = api.create_assessment(headers)["id"]
+    link = _request(api, headers, assessment)["link"]
+    bomb = _send(api, link, "review.docx", docx_bomb(), "application/octet-stream")
+    assert bomb.status_code == 422 and bomb.json()["reason"] == "archive_limits", bomb.text
+    assert _send(api, link, "empty.md", b"").status_code == 422
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+    assert _send(api, link, "shot.md", png).status_code == 422
+    (untouched,) = _requests(api, headers, assessment)
+    assert untouched["status"] == "open" and untouched["documents"] == []
+    # The link still works for a proper file afterwards.
+    assert _send(api, link, "review.md", EVIDENCE).status_code == 201
+
+
+def test_revoked_or_expired_links_take_nothing(api: Api, embedded: Path) -> None:
+    headers = api.key("signal", "read")
+    assessment = api.create_assessment(headers)["id"]
+    revoked = _request(api, headers, assessment)
+    answer = api.client.post(
+        f"/api/v1/evidence-requests/{revoked['request']['id']}/revoke", headers=headers
+    )
+    assert answer.status_code == 200 and answer.json()["status"] == "revoked"
+    assert api.client.get(revoked["link"]).status_code == 410
+    refused = _send(api, revoked["link"], "late.md", EVIDENCE)
+    assert refused.status_code == 410 and refused.json()["code"] == "link_refused"
+
+    expired = _request(api, headers, assessment)
+    with transaction() as session:
+        session.execute(
+            update(EvidenceRequest)
+            .where(EvidenceRequest.id == uuid.UUID(expired["request"]["id"]))
+            .values(link_expires_at=utcnow() - timedelta(seconds=1))
+        )
+    assert api.client.get(expired["link"]).status_code == 410
+    assert _send(api, expired["link"], "late.md", EVIDENCE).status_code == 410
+    documents = api.client.get(f"/api/v1/assessments/{assessment}/documents", headers=headers)
+    assert documents.json() == []
+
+
+def test_a_link_is_rate_limited(api: Api, embedded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(evidence_requests, "UPLOADS_PER_HOUR", 2)
+    headers = api.key("signal", "read")
+    assessment = api.create_assessment(headers)["id"]
+    link = _request(api, headers, assessment)["link"]
+    assert _send(api, link, "a.md", EVIDENCE + b"a").status_code == 201
+    assert _send(api, link, "b.md", EVIDENCE + b"b").status_code == 201
+    third = _send(api, link, "c.md", EVIDENCE + b"c")
+    assert third.status_code == 429 and third.json()["code"] == "rate_limited", third.text
+
+
+def test_an_overdue_request_is_reminded_then_escalated(api: Api, embedded: Path) -> None:
+    headers = api.key("signal", "read")
+    assessment = api.create_assessment(headers)["id"]
+    issued = _request(api, headers, assessment)
+    due = date.fromisoformat(issued["request"]["due_on"])
+    at_due = datetime.combine(due, datetime.min.time(), UTC)
+    assert sweep_overdue_requests(at_due) == {"reminded": 0, "escalated": 0}
+    assert sweep_overdue_requests(at_due + timedelta(days=1)) == {"reminded": 1, "escalated": 0}
+    assert sweep_overdue_requests(at_due + timedelta(days=2)) == {"reminded": 0, "escalated": 0}
+    late = at_due + timedelta(days=9)
+    assert sweep_overdue_requests(late) == {"reminded": 0, "escalated": 1}
+    assert sweep_overdue_requests(late) == {"reminded": 0, "escalated": 0}
+    with transaction() as session:
+        events = session.scalars(select(Notification.event_type)).all()
+    assert sorted(events) == ["evidence_request.escalated", "evidence_request.overdue"]
+    # An answered request is not chased.
+    answered = _request(api, headers, assessment)
+    assert _send(api, answered["link"], "r.md", EVIDENCE).status_code == 201
+    assert sweep_overdue_requests(late + timedelta(days=30)) == {"reminded": 0, "escalated": 0}

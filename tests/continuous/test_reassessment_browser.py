@@ -1,0 +1,124 @@
+"""A reassessment in a real browser (headless Chromium) on a real server: after a new
+version of a cited document, the SoA review page marks "changed since the approved
+version" on exactly the rows the reassessment changed; the console offers no row approval,
+so the reviewer approves those rows over HTTP, and the page then marks none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.conftest import SAMPLES, Api
+from tests.console.browser import (
+    Pages,
+    artifacts_dir,
+    chromium_driver,
+    require_browser,
+    uvicorn_server,
+)
+from tests.support.http_lifecycle import through_soa_approval
+from tests.support.polling import poll
+
+pytestmark = pytest.mark.browser
+
+TENANT = "reassess-co"
+POLICY = "access-control-policy.md"
+
+
+def _marked(pages: Pages) -> list[list[str]]:
+    """The cells of each row the page marks changed."""
+    return list(
+        pages.driver.execute_script(
+            "return [...document.querySelectorAll('li.row')]"
+            ".filter(li => li.querySelector('.changed-mark'))"
+            ".map(li => [...li.querySelectorAll('summary .cell')]"
+            ".map(c => c.textContent.split(': ').slice(-1)[0].trim()))"
+        )
+    )
+
+
+def _names(marked: list[list[str]], rows: list[dict[str, Any]]) -> set[str]:
+    """The row names ("<framework> <requirement>") of the marked lines."""
+    return {
+        f"{row['framework']} {row['requirement_id']}"
+        for row in rows
+        for cells in marked
+        if row["requirement_id"] in cells
+    }
+
+
+def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
+    require_browser()
+    with uvicorn_server(embedded) as base, chromium_driver() as driver:
+        api = Api(httpx.Client(base_url=base, timeout=30))  # type: ignore[arg-type]
+        owner = api.key("signal", "read", tenant=TENANT, principal="user:owner@acme")
+        reviewer_key = api.key(
+            "approve", "read", tenant=TENANT, principal="user:reviewer@acme", roles=("assessor",)
+        )
+        decider = api.key("approve", "read", tenant=TENANT, principal="user:control-owner@acme")
+        assessment = api.create_assessment(owner)["id"]
+        api.upload_samples(owner, assessment)
+        started = api.start(owner, assessment, "reassess-browser")
+        assert started.status_code == 201, started.text
+        run_id = started.json()["id"]
+        through_soa_approval(api, owner, reviewer_key, run_id, decider, "SOC 2")
+
+        documents = api.client.get(f"/api/v1/assessments/{assessment}/documents", headers=owner)
+        policy = {d["filename"]: d["id"] for d in documents.json()}[POLICY]
+        text = (SAMPLES / POLICY).read_text()
+        cut = text[: text.index("## Authentication")] + text[text.index("## Remote Access") :]
+        version = api.client.post(
+            f"/api/v1/assessments/{assessment}/documents/{policy}/versions",
+            headers=owner,
+            files={"file": (POLICY, cut.encode(), "text/markdown")},
+        )
+        assert version.status_code == 201, version.text
+        listed = poll(
+            lambda: api.client.get(
+                f"/api/v1/assessments/{assessment}/reassessments", headers=owner
+            ).json(),
+            lambda found: len(found) == 1 and found[0]["status"] != "pending",
+            timeout_s=120,
+            what="the reassessment's evaluation",
+        )
+        found = listed[0]
+        assert found["status"] == "awaiting_approval", found
+        changed = {row["row"] for row in found["changed_rows"]}
+        result = api.client.get(
+            f"/api/v1/workflows/{run_id}/artifacts/{found['result_artifact_id']}", headers=owner
+        ).json()
+        rows = result["content"]["requirements"]
+
+        pages = Pages(driver, base, artifacts_dir() / "reassessment")
+        pages.shots.mkdir(exist_ok=True)
+        pages.sign_in(reviewer_key["Authorization"].split()[-1])
+        soa_page = f"/console/runs/{run_id}/artifacts/soa?size=200"
+        pages.open(soa_page)
+        pages.wait_text("changed since the approved version")
+        marked = _marked(pages)
+        assert len(marked) == len(changed), marked
+        assert _names(marked, rows) == changed
+        assert all(
+            f"changed since the approved version (v{found['base_version']})" in item
+            for item in pages.driver.execute_script(
+                "return [...document.querySelectorAll('.changed-mark')].map(e => e.textContent)"
+            )
+        )
+        pages.shot("changed-rows-marked")
+
+        for row in found["changed_rows"]:
+            approved = api.client.post(
+                f"/api/v1/reassessments/{found['id']}/row-approvals",
+                headers=reviewer_key,
+                json={"row": row["row"], "row_sha256": row["row_sha256"], "comment": "read"},
+            )
+            assert approved.status_code == 200, approved.text
+        assert approved.json()["status"] == "approved"
+        pages.open(soa_page)
+        pages.wait(lambda: pages.find("li.row"), "the SoA's rows")
+        assert _marked(pages) == []
+        assert "changed since the approved version" not in pages.text()
+        pages.shot("approved-no-marker")

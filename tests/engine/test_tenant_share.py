@@ -1,0 +1,142 @@
+"""Fair sharing: a tenant at its limit of running jobs on a queue waits at the back of the
+queue while other tenants' jobs start; the limit is set per tenant; a metric shows each
+tenant's queued and running jobs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.core import Metric
+
+from orchestrator.config.settings import reset_settings
+from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.jobs import JobKind, JobRequest
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.models import Job, WorkflowRun
+from orchestrator.db.session import dispose_engines, transaction
+from orchestrator.jobs import tenant_share
+from orchestrator.observability.state_metrics import StateCollector
+from tests.support.services import open_kit
+
+A, B = "tenant-a", "tenant-b"
+
+
+@pytest.fixture
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, uuid.UUID]]:
+    """One run of tenant A (the kit's) and one of tenant B, in a fresh database."""
+    with open_kit(tmp_path) as kit:
+        url = str(kit.session.get_bind().engine.url)
+        ids = {A: kit.run.id, B: uuid.uuid4()}
+        template = kit.run
+    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", url)
+    monkeypatch.setenv("LIFECYCLE_TENANT_JOB_LIMIT", "2")
+    monkeypatch.setenv("LIFECYCLE_TENANT_DEFER_S", "0")
+    reset_settings()
+    dispose_engines()
+    with transaction() as session:
+        session.add(
+            WorkflowRun(
+                id=ids[B],
+                assessment_id=template.assessment_id,
+                tenant_id=B,
+                organization_id="org-b",
+                status="running",
+                context={},
+                version=1,
+                trace_id="trace-b",
+                started_by="user:bob",
+                start_idempotency_key="start-b",
+                start_request_hash="0" * 64,
+                created_at=utcnow(),
+                updated_at=utcnow(),
+            )
+        )
+    yield ids
+    dispose_engines()
+    reset_settings()
+
+
+def _job(run_id: uuid.UUID, n: int, status: str) -> str:
+    job_id = f"{run_id}:run_scf_pre_analysis:{n}"
+    now = utcnow()
+    with transaction() as session:
+        session.add(
+            Job(
+                id=job_id,
+                run_id=run_id,
+                step="run_scf_pre_analysis",
+                step_attempt=n,
+                kind=JobKind.ANALYSIS.value,
+                queue="analysis",
+                status=status,
+                deliveries=1 if status == "started" else 0,
+                request={},
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    return job_id
+
+
+def _request(run_id: uuid.UUID, tenant: str, job_id: str) -> JobRequest:
+    return JobRequest(
+        job_id=job_id,
+        kind=JobKind.ANALYSIS,
+        run_id=run_id,
+        step=Step.RUN_SCF_PRE_ANALYSIS,
+        attempt=1,
+        idempotency_key=job_id,
+        trace_id="t",
+        tenant_id=tenant,
+        organization_id="org",
+        assessment_id=uuid.uuid4(),
+        actor_id="tester",
+    )
+
+
+def _samples(metric_name: str) -> dict[tuple[str, ...], float]:
+    metrics: list[Metric] = list(StateCollector().collect())
+    family = next(m for m in metrics if m.name == metric_name)
+    return {tuple(s.labels.values()): s.value for s in family.samples}
+
+
+def test_a_tenant_at_its_limit_waits_while_another_tenant_starts(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in (1, 2):
+        _job(runs[A], n, "started")
+    a_next = _request(runs[A], A, _job(runs[A], 3, "queued"))
+    b_first = _request(runs[B], B, _job(runs[B], 1, "queued"))
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(tenant_share, "send_job", lambda *args: sent.append(args))
+
+    assert not tenant_share.admitted(a_next)
+    assert tenant_share.admitted(b_first)
+    tenant_share.send_to_back(a_next, {"job_id": a_next.job_id})
+    # The same job's message, at the end of its own queue; its row still queued.
+    assert sent == [("analysis.run_step", "analysis", a_next.job_id, {"job_id": a_next.job_id})]
+    assert _samples("lifecycle_tenant_jobs") == {
+        (A, "analysis", "started"): 2,
+        (A, "analysis", "queued"): 1,
+        (B, "analysis", "queued"): 1,
+    }
+
+
+def test_limits_are_set_per_tenant(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in (1, 2):
+        _job(runs[A], n, "started")
+        _job(runs[B], n, "started")
+    monkeypatch.setenv("LIFECYCLE_TENANT_JOB_LIMITS", '{"tenant-a": 3, "tenant-b": 0}')
+    reset_settings()
+
+    assert tenant_share.admitted(_request(runs[A], A, _job(runs[A], 3, "queued")))
+    _job(runs[A], 4, "started")
+    assert not tenant_share.admitted(_request(runs[A], A, _job(runs[A], 5, "queued")))
+    # 0: no limit for tenant B.
+    assert tenant_share.admitted(_request(runs[B], B, _job(runs[B], 3, "queued")))

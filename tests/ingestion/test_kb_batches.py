@@ -1,0 +1,188 @@
+"""index_kb fanned out into batches tracked in the database: a failed batch is retried
+alone, a batch whose holder died is taken over when its lease lapses, every chunk gets one
+vector, and the job's progress reads done/total."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select, update
+
+from orchestrator.config.settings import reset_settings
+from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.jobs import JobKind, JobRequest
+from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.db.batch_models import JobBatch
+from orchestrator.db.models import ChunkEmbedding, DocumentChunk
+from orchestrator.db.session import dispose_engines, transaction
+from orchestrator.jobs import batches
+from orchestrator.knowledge.embedder import HashingEmbedder, Vectors
+from orchestrator.service.progress import batch_progress
+from tests.support.services import TENANT, USER, add_standard_documents, open_kit
+from workers.kb_index import fan_out
+
+BATCH = 2
+KitIds = tuple[uuid.UUID, uuid.UUID]
+
+
+class FlakyEmbedder(HashingEmbedder):
+    """Fails the first time it sees `poison`; counts how often it embedded each text."""
+
+    def __init__(self, poison: str | None) -> None:
+        super().__init__()
+        self.poison = poison
+        self.seen: Counter[str] = Counter()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.poison is not None and any(self.poison in text for text in texts):
+            self.poison = None
+            raise RuntimeError("embedding service hiccup")
+        self.seen.update(texts)
+        return super().embed(texts)
+
+
+@pytest.fixture
+def kit_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[uuid.UUID, uuid.UUID]]:
+    """The kit's assessment (documents ingested, nothing embedded) and run."""
+    with open_kit(tmp_path) as kit:
+        add_standard_documents(kit)
+        kit.run_step(Step.INGEST_DOCUMENTS)
+        kit.session.commit()
+        ids = kit.assessment.id, kit.run.id
+        url = str(kit.session.get_bind().engine.url)
+    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", url)
+    reset_settings()
+    dispose_engines()
+    yield ids
+    dispose_engines()
+    reset_settings()
+
+
+@pytest.fixture
+def assessment(kit_ids: KitIds) -> uuid.UUID:
+    return kit_ids[0]
+
+
+def _request(assessment_id: uuid.UUID, run_id: uuid.UUID | None = None) -> JobRequest:
+    run_id = run_id or uuid.uuid4()
+    return JobRequest(
+        job_id=f"{run_id}:index_kb:1",
+        kind=JobKind.INDEX_KB,
+        run_id=run_id,
+        step=Step.INDEX_KB,
+        attempt=1,
+        idempotency_key="k",
+        trace_id="t",
+        tenant_id=TENANT,
+        organization_id="org-1",
+        assessment_id=assessment_id,
+        actor_id="tester",
+    )
+
+
+def _batches(job_id: str) -> list[JobBatch]:
+    with transaction() as session:
+        rows = session.scalars(select(JobBatch).where(JobBatch.job_id == job_id))
+        return sorted(rows, key=lambda b: b.seq)
+
+
+def _vectors_per_chunk(assessment_id: uuid.UUID) -> tuple[int, set[int]]:
+    with transaction() as session:
+        chunks = session.scalar(
+            select(func.count())
+            .select_from(DocumentChunk)
+            .where(DocumentChunk.assessment_id == assessment_id)
+        )
+        per_chunk = session.execute(
+            select(ChunkEmbedding.chunk_id, func.count()).group_by(ChunkEmbedding.chunk_id)
+        ).all()
+    return int(chunks or 0), {int(count) for _, count in per_chunk} | {len(per_chunk)}
+
+
+def _second_batch_text(assessment_id: uuid.UUID) -> str:
+    with transaction() as session:
+        ids = list(
+            session.scalars(
+                select(DocumentChunk.text)
+                .where(DocumentChunk.assessment_id == assessment_id)
+                .order_by(DocumentChunk.id)
+            )
+        )
+    return ids[BATCH][:40]
+
+
+def test_a_failed_batch_is_retried_alone_and_every_chunk_gets_one_vector(
+    kit_ids: KitIds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assessment, run_id = kit_ids
+    embedder = FlakyEmbedder(poison=_second_batch_text(assessment))
+    monkeypatch.setattr(fan_out, "default_embedder", lambda: embedder)
+    request = _request(assessment, run_id)
+
+    counts = fan_out.embed_in_batches(request, batch_size=BATCH)
+
+    rows = _batches(request.job_id)
+    chunks, per_chunk = _vectors_per_chunk(assessment)
+    assert len(rows) == -(-chunks // BATCH) > 2
+    assert {row.status for row in rows} == {"succeeded"}
+    # The failing batch ran twice; every other batch once.
+    assert [row.attempts for row in rows] == [1, 2] + [1] * (len(rows) - 2)
+    assert rows[1].error is None
+    assert counts.embedded == chunks
+    assert per_chunk == {1, chunks}  # one vector per chunk, every chunk
+    assert set(embedder.seen.values()) == {1}  # no text embedded twice after success
+    # The run shows the step's progress: every batch done, none failed.
+    [progress] = batch_progress(Actor(TENANT, USER), run_id)
+    assert (progress.job_id, progress.step) == (request.job_id, "index_kb")
+    assert (progress.done, progress.total, progress.failed) == (len(rows), len(rows), 0)
+
+
+def test_a_batch_held_by_a_dead_worker_is_taken_over_when_its_lease_lapses(
+    assessment: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = FlakyEmbedder(poison=None)
+    monkeypatch.setattr(fan_out, "default_embedder", lambda: embedder)
+    request = _request(assessment)
+    with transaction() as session:
+        todo = list(
+            session.scalars(
+                select(DocumentChunk.id)
+                .where(DocumentChunk.assessment_id == assessment)
+                .order_by(DocumentChunk.id)
+            )
+        )
+    planned = batches.plan(
+        request.job_id, request.run_id, request.tenant_id, "index_kb", todo, BATCH
+    )
+    # Another worker claimed the first batch and died; a second holds the second, alive.
+    assert batches.claim(planned[0]) is not None
+    held = batches.claim(planned[1])
+    assert held is not None
+    with transaction() as session:
+        session.execute(
+            update(JobBatch)
+            .where(JobBatch.id == planned[0])
+            .values(lease_until=utcnow() - timedelta(seconds=1))
+        )
+    assert batches.claim(planned[1]) is None  # a live lease is not taken
+
+    # The live holder finishes its batch while the job drives the rest.
+    assert batches.run_claimed(held, fan_out.embedding_work(assessment))
+    fan_out.embed_in_batches(request, batch_size=BATCH)
+
+    rows = _batches(request.job_id)
+    assert {row.status for row in rows} == {"succeeded"}
+    assert [row.attempts for row in rows][:2] == [2, 1]
+    chunks, per_chunk = _vectors_per_chunk(assessment)
+    assert per_chunk == {1, chunks}
+    # The batch message that arrives after the work is done does nothing.
+    body = {"assessment_id": str(assessment), "job_id": request.job_id, "batch_id": planned[2]}
+    assert fan_out.embed_one_batch(body) == "taken"
