@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None) -> Celery:
         broker=settings.broker_url,
         include=list(TASK_MODULES),
         amqp="orchestrator.engine.monitoring:MonitoredAMQP",
+        events="orchestrator.engine.task_events:ThreadSafeEvents",
     )
     celery_hooks.install()  # trace context in headers, JSON logs, task metrics
     routes: dict[str, dict[str, str]] = {r.task_name: {"queue": r.queue} for r in ROUTES.values()}

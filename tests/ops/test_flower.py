@@ -117,12 +117,12 @@ def test_flower_shows_workers_queues_and_tasks_of_a_run(fleet: Fleet, flower: st
 
     def job_seen() -> bool:
         status, tasks = get(f"{flower}/api/tasks", auth)
-        # Seen by Flower: the job's succeeded event sometimes arrives late (being looked at).
-        return status == 200 and tasks.get(job_id, {}).get("state") in ("STARTED", "SUCCESS")
+        return status == 200 and tasks.get(job_id, {}).get("state") == "SUCCESS"
 
     wait_for(job_seen, what="Flower to see the ingestion job")
     tasks = get(f"{flower}/api/tasks", auth)[1]
     job = tasks[job_id]
+    assert job["started"] is not None, "every event of the job arrives"
     assert job["name"] == "ingestion.ingest_documents[ingest_documents]"
     assert job["worker"] == worker
     assert job["args"] == f"(run={run.id}, step=ingest_documents, job={job_id}, attempt=1)"
@@ -184,6 +184,7 @@ def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
     )
     failed = task(failed_id)
     assert failed["name"] == "ingestion.ingest_documents[ingest_documents]"
+    assert failed["started"] is not None, "no event of the worker's is lost (threads pool)"
     assert (
         "JobFailedForGood" in failed["exception"] and "no_extractable_text" in failed["exception"]
     )
