@@ -1,10 +1,12 @@
-"""Assessments: list and create, upload several documents at once, start the lifecycle."""
+"""Assessments: list and create, upload several documents at once or a new version of one
+(renewing evidence, which reassesses what cites it), start the lifecycle."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -31,9 +33,11 @@ from orchestrator.contracts.origins import StartOrigin
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.authority import RunAuthority
 from orchestrator.service.document_outcomes import list_outcomes
+from orchestrator.service.document_versions import upload_document_version
 from orchestrator.service.documents import upload_document_file
-from orchestrator.service.producer import Actor, create_assessment, get_lifecycle, start_lifecycle
+from orchestrator.service.producer import create_assessment, get_lifecycle, start_lifecycle
 from orchestrator.service.queries import get_assessment, list_assessments
+from orchestrator.service.read_models import DocumentView
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -104,27 +108,58 @@ async def upload(request: Request, session: Posted, assessment_id: uuid.UUID) ->
         raise PageError(422, "Too many files", f"Upload at most {MAX_FILES} files at once.")
     incoming = get_settings().resolved_storage_dir / "incoming"
     incoming.mkdir(parents=True, exist_ok=True)
-    results = [
-        await run_in_threadpool(_store_one, actor, assessment_id, item, incoming) for item in files
-    ]
+
+    def store(name: str, path: Path, media_type: str | None) -> DocumentView:
+        return upload_document_file(
+            actor, assessment_id, name, path, declared_media_type=media_type
+        )
+
+    results = [await run_in_threadpool(_store_one, store, item, incoming) for item in files]
     documents = await run_in_threadpool(list_outcomes, actor, assessment_id)
     return render(
         request, session, "uploaded.html", assessment=view, results=results, documents=documents
     )
 
 
-def _store_one(
-    actor: Actor, assessment_id: uuid.UUID, item: UploadFile, incoming: Path
-) -> UploadResult:
+@router.post(
+    "/assessments/{assessment_id}/documents/{document_id}/versions", name="console_new_version"
+)
+async def new_version(
+    request: Request, session: Posted, assessment_id: uuid.UUID, document_id: uuid.UUID
+) -> Response:
+    """One file as the next version of a document: the owner renewing expiring evidence."""
+    need(session, Scope.SIGNAL)
+    actor = session.principal.actor
+    view = await run_in_threadpool(get_assessment, actor, assessment_id)
+    item = (await request.form()).get("file")
+    if not isinstance(item, UploadFile) or not item.filename:
+        raise PageError(422, "No file", "Choose the file of the new version to upload.")
+    incoming = get_settings().resolved_storage_dir / "incoming"
+    incoming.mkdir(parents=True, exist_ok=True)
+
+    def store(name: str, path: Path, media_type: str | None) -> DocumentView:
+        return upload_document_version(
+            actor, assessment_id, document_id, name, path, declared_media_type=media_type
+        )
+
+    result = await run_in_threadpool(_store_one, store, item, incoming)
+    documents = await run_in_threadpool(list_outcomes, actor, assessment_id)
+    return render(
+        request, session, "uploaded.html", assessment=view, results=[result], documents=documents
+    )
+
+
+Store = Callable[[str, Path, str | None], DocumentView]
+
+
+def _store_one(store: Store, item: UploadFile, incoming: Path) -> UploadResult:
     name = item.filename or "upload"
     handle, temp = tempfile.mkstemp(dir=incoming, prefix=".console-")
     try:
         with open(handle, "wb") as sink:
             item.file.seek(0)
             shutil.copyfileobj(item.file, sink)
-        view = upload_document_file(
-            actor, assessment_id, name, Path(temp), declared_media_type=item.content_type
-        )
+        view = store(name, Path(temp), item.content_type)
     except LifecycleError as error:
         return UploadResult(name, "refused", error.message)
     finally:

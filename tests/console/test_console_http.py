@@ -131,6 +131,7 @@ def _routes(run_id: uuid.UUID, assessment_id: uuid.UUID, letter_id: int) -> dict
     return {
         "/console/assessments": {"organization_id": "acme-org", "name": "Forged"},
         f"/console/assessments/{assessment_id}/start": {"key": "k" * 12},
+        f"/console/assessments/{assessment_id}/documents/{uuid.uuid4()}/versions": {},
         f"/console/runs/{run_id}/framework": {"key": "k" * 12, "frameworks": "SCF"},
         f"/console/runs/{run_id}/retry": reason,
         f"/console/runs/{run_id}/new-version": {**reason, "artifact_kind": "soa"},
