@@ -39,13 +39,16 @@ class WorkerProcesses:
         concurrency: int = 2,
         extra_env: dict[str, str] | None = None,
         include: tuple[str, ...] = (),
+        host: tuple[str, ...] = (),
     ) -> str:
         """Start a worker on `queues` and wait until it answers a ping; `include` names
-        extra modules it imports (test hooks such as orchestrator.testing.instant_jobs)."""
+        extra modules it imports (test hooks such as orchestrator.testing.instant_jobs);
+        `host` prefixes its command (`ip netns exec <ns>`: a worker on another host)."""
         name = f"w{len(self.workers)}-{uuid.uuid4().hex[:6]}@test"
         log = (self.log_dir / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [
+                *host,
                 sys.executable,
                 "-m",
                 "celery",

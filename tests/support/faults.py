@@ -62,11 +62,15 @@ OUTAGE_ERRORS = (SQLAlchemyError, BrokerUnavailable, OSError)
 
 
 @contextmanager
-def beat(fleet: Fleet, log_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A real `celery beat` process with the fleet's environment."""
+def beat(
+    fleet: Fleet, log_dir: Path, host: tuple[str, ...] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A real `celery beat` process with the fleet's environment (on another host: `host`
+    prefixes its command)."""
     log = (log_dir / "beat.log").open("ab")
     process = subprocess.Popen(
         [
+            *host,
             sys.executable,
             "-m",
             "celery",

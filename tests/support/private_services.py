@@ -29,22 +29,31 @@ def free_port() -> int:
 
 
 class PrivateRedis:
-    def __init__(self, directory: Path) -> None:
+    """On this host's loopback, or (`host`: `ip netns exec <ns>`) listening on `address`
+    in another network namespace."""
+
+    def __init__(
+        self, directory: Path, *, address: str = "127.0.0.1", host: tuple[str, ...] = ()
+    ) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.fail("redis-server is needed to run a private broker")
         self.binary, self.directory, self.port = binary, directory, free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.address, self.host = address, host
+        self.url = f"redis://{address}:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         self.process = subprocess.Popen(
             [
+                *self.host,
                 self.binary,
                 "--port",
                 str(self.port),
                 "--bind",
-                "127.0.0.1",
+                self.address,
+                "--protected-mode",
+                "no",
                 "--save",
                 "",
                 "--appendonly",
@@ -80,9 +89,13 @@ def _answers(client: redis.Redis) -> bool:
 
 
 class PrivatePostgres:
-    """One cluster of the installed PostgreSQL version, on a free port, trusting local TCP."""
+    """One cluster of the installed PostgreSQL version, on a free port, trusting local TCP;
+    or (`host`: `ip netns exec <ns>`) run in another network namespace, listening on
+    `address` and trusting `network`."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, address: str = "127.0.0.1", network: str = "", host: tuple[str, ...] = ()
+    ) -> None:
         for tool in ("pg_createcluster", "pg_ctlcluster", "pg_dropcluster"):
             if shutil.which(tool) is None:
                 pytest.fail(f"{tool} is needed to run a private PostgreSQL cluster")
@@ -90,12 +103,13 @@ class PrivatePostgres:
         self.version = versions[-1].name
         self.name = f"faults_{uuid.uuid4().hex[:8]}"
         self.port = free_port()
-        self.server_url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+        self.address, self.network, self.host = address, network, host
+        self.server_url = f"postgresql+psycopg://postgres@{address}:{self.port}/postgres"
         self.url = ""
 
     def _ctl(self, *args: str) -> None:
         subprocess.run(
-            ["pg_ctlcluster", self.version, self.name, *args],
+            [*self.host, "pg_ctlcluster", self.version, self.name, *args],
             check=True,
             capture_output=True,
             timeout=scaled(120),
@@ -110,7 +124,7 @@ class PrivatePostgres:
                 self.name,
                 "-p",
                 str(self.port),
-                "--start",
+                *([] if self.host else ["--start"]),
                 "--",
                 "--auth=trust",
             ],
@@ -118,6 +132,13 @@ class PrivatePostgres:
             capture_output=True,
             timeout=scaled(120),
         )
+        if self.host:  # started in its namespace, trusting the hosts of its network
+            conf = Path("/etc/postgresql") / self.version / self.name
+            with (conf / "postgresql.conf").open("a") as settings:
+                settings.write(f"listen_addresses = '{self.address}'\n")
+            with (conf / "pg_hba.conf").open("a") as rules:
+                rules.write(f"host all all {self.network} trust\n")
+            self._ctl("start")
         admin = create_engine(self.server_url, isolation_level="AUTOCOMMIT")
         with admin.connect() as connection:
             connection.execute(text('CREATE DATABASE "lifecycle"'))
