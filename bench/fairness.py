@@ -1,13 +1,14 @@
 """Fair sharing between tenants: tenant A starts a backlog of runs, then tenant B one run.
 Prints B's wait to its first job, to the end of its machine work before a person is needed
 (the framework choice) and to completion (a scripted reviewer answers B's waits), and how
-long A's backlog took, without a per-tenant limit and with one.
+long A's backlog took, with the tenant order off and on (tenant_order.py), without a
+per-tenant limit and with one.
 
 Real PostgreSQL, broker and worker processes (a coordinator and a job worker), a fresh
 database and a flushed broker database per round, the hashing embedder (the figure is the
 queueing, not the embedding).
 
-    python -m bench.fairness --runs 100 --limits 0,1 \\
+    python -m bench.fairness --runs 100 --orders off,on --limits 0,1 \\
         --database-url postgresql://postgres@127.0.0.1:5432/test \\
         --broker-url redis://127.0.0.1:6379/13
 """
@@ -35,6 +36,7 @@ JOBS = "ingestion,kb_index,analysis,reporting"
 
 @dataclass(frozen=True)
 class Round:
+    order: bool
     limit: int
     first_job_s: float
     first_wait_s: float
@@ -81,7 +83,9 @@ def _at_first_wait(run_ids: list[uuid.UUID]) -> int:
         )
 
 
-def _round(args: argparse.Namespace, limit: int, sample: bytes, timeout_s: float) -> Round:
+def _round(
+    args: argparse.Namespace, order: bool, limit: int, sample: bytes, timeout_s: float
+) -> Round:
     from orchestrator.contracts.identity import Actor
     from orchestrator.db.migrate import upgrade
     from orchestrator.demo.reviewer import ScriptedReviewer
@@ -98,6 +102,7 @@ def _round(args: argparse.Namespace, limit: int, sample: bytes, timeout_s: float
         "LIFECYCLE_HOME": str(home),
         "LIFECYCLE_EMBEDDER": "hashing",
         "LIFECYCLE_TENANT_JOB_LIMIT": str(limit),
+        "LIFECYCLE_TENANT_FAIR_ORDER": str(order).lower(),
     }
     redis.Redis.from_url(args.broker_url).flushdb()
     os.environ.update(env)
@@ -131,7 +136,7 @@ def _round(args: argparse.Namespace, limit: int, sample: bytes, timeout_s: float
             if completed is None or backlog_done is None or first_job is None:
                 raise TimeoutError(f"round with limit {limit} not done in {timeout_s} s")
             assert first_wait is not None
-            return Round(limit, first_job, first_wait, completed, backlog_done)
+            return Round(order, limit, first_job, first_wait, completed, backlog_done)
     finally:
         drop_database(args.database_url, database)
 
@@ -139,6 +144,7 @@ def _round(args: argparse.Namespace, limit: int, sample: bytes, timeout_s: float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="tenant A's backlog of runs")
+    parser.add_argument("--orders", default="off,on", help="tenant order settings to compare")
     parser.add_argument("--limits", default="0,1", help="per-tenant job limits to compare")
     parser.add_argument("--concurrency", type=int, default=2, help="job worker threads")
     parser.add_argument("--timeout", type=float, default=1800.0)
@@ -152,14 +158,18 @@ def main() -> int:
         f"tenant A: {args.runs} runs, then tenant B: 1 run; job worker of {args.concurrency} "
         "threads; seconds from B's start"
     )
-    print(f"{'limit':>6} {'B first job':>12} {'B at a person':>14} {'B done':>8} {'A backlog':>10}")
-    for limit in (int(x) for x in args.limits.split(",")):
-        r = _round(args, limit, sample, args.timeout)
-        shown = "none" if r.limit == 0 else str(r.limit)
-        print(
-            f"{shown:>6} {r.first_job_s:>12.1f} {r.first_wait_s:>14.1f} {r.completed_s:>8.1f} "
-            f"{r.backlog_s:>10.1f}"
-        )
+    print(
+        f"{'order':>6} {'limit':>6} {'B first job':>12} {'B at a person':>14} {'B done':>8} "
+        f"{'A backlog':>10}"
+    )
+    for order in (x.strip() == "on" for x in args.orders.split(",")):
+        for limit in (int(x) for x in args.limits.split(",")):
+            r = _round(args, order, limit, sample, args.timeout)
+            shown = "none" if r.limit == 0 else str(r.limit)
+            print(
+                f"{'on' if r.order else 'off':>6} {shown:>6} {r.first_job_s:>12.1f} "
+                f"{r.first_wait_s:>14.1f} {r.completed_s:>8.1f} {r.backlog_s:>10.1f}"
+            )
     return 0
 
 

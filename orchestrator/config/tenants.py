@@ -1,5 +1,5 @@
-"""Fair sharing between tenants (prefix LIFECYCLE_TENANT_): how many of one tenant's jobs
-may run at once on each queue."""
+"""Fair sharing between tenants (prefix LIFECYCLE_TENANT_): the order tenants' messages are
+taken in, and how many of one tenant's jobs may run at once on each queue."""
 
 from __future__ import annotations
 
@@ -12,6 +12,12 @@ class TenantShareSettings(BaseSettings):
         env_prefix="LIFECYCLE_TENANT_", env_file=".env", extra="ignore"
     )
 
+    fair_order: bool = Field(
+        True,
+        description="A tenant's first message on a queue (nothing else of the tenant waiting "
+        "there) is taken before other tenants' backlogs (message priorities; Redis, and "
+        "RabbitMQ 4 quorum queues).",
+    )
     job_limit: int = Field(
         0,
         ge=0,

@@ -21,6 +21,7 @@ from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.engine.outside_effects import OutsideEffects
 from orchestrator.engine.routing import ROUTES
 from orchestrator.engine.run_events import RunEvents
+from orchestrator.engine.tenant_order import job_priority
 from orchestrator.lifecycle.effects import (
     ArtifactStatusChanged,
     Audit,
@@ -307,7 +308,10 @@ class EffectWriter:
                 "published_at": self.now,
             }
         )
-        self.outbox.append(OutboxEntry(route.task_name, route.queue, effect.job_id, body))
+        order = job_priority(self.session, run.tenant_id, route.queue, effect.job_id)
+        self.outbox.append(
+            OutboxEntry(route.task_name, route.queue, effect.job_id, body, priority=order)
+        )
 
     def _consume(self, effect: ConsumeApproval, signal_id: object) -> None:
         self.session.execute(

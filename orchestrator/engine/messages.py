@@ -23,17 +23,27 @@ def get_app() -> Celery:
 
 
 def kick(run_id: uuid.UUID) -> None:
-    """Wake the coordinator for a run. Losing this message loses nothing: the inbox
-    holds the signal and a sweep re-kicks runs with pending signals."""
+    """Wake the coordinator for a run, in its tenant's order (tenant_order.py). Losing
+    this message loses nothing: the inbox holds the signal and a sweep re-kicks runs with
+    pending signals."""
+    from orchestrator.engine.tenant_order import wake_priority
+
     get_app().send_task(
         COORDINATE_TASK,
         args=[str(run_id)],
         queue=ORCHESTRATOR_QUEUE,
         argsrepr=labels.coordinate_argsrepr(run_id),
+        priority=wake_priority(run_id),
     )
 
 
-def send_job(task_name: str, queue: str, task_id: str, body: dict[str, Any]) -> None:
+def send_job(
+    task_name: str,
+    queue: str,
+    task_id: str,
+    body: dict[str, Any],
+    priority: int | None = None,
+) -> None:
     # The sent-at header lets /metrics tell how long the oldest message of a queue waits.
     get_app().send_task(
         task_name,
@@ -44,6 +54,7 @@ def send_job(task_name: str, queue: str, task_id: str, body: dict[str, Any]) -> 
         argsrepr=labels.job_argsrepr(body),
         kwargsrepr=labels.job_kwargsrepr(body),
         headers={SENT_AT_HEADER: time.time()},
+        priority=priority,
     )
 
 
@@ -58,11 +69,16 @@ def revoke(job_ids: list[str]) -> None:
 
 def send_batch(task_name: str, queue: str, batch_id: str, body: dict[str, Any]) -> None:
     """One batch of a job that fans out (orchestrator.jobs.batches); its task id is the
-    batch's id. A lost batch message loses nothing: the job takes the batch itself."""
+    batch's id. A lost batch message loses nothing: the job takes the batch itself.
+    Batches are their tenant's backlog: the job itself takes the first, and another
+    tenant's first job goes ahead of the rest (tenant_order.py)."""
+    from orchestrator.engine.tenant_order import Level, priority
+
     get_app().send_task(
         task_name,
         args=[body],
         queue=queue,
         task_id=batch_id,
         headers={SENT_AT_HEADER: time.time()},
+        priority=priority(Level.BACKLOG),
     )

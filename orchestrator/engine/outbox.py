@@ -31,6 +31,8 @@ class OutboxEntry:
     queue: str
     task_id: str
     body: dict[str, Any]
+    priority: int | None = None
+    """Its tenant's order on the queue (tenant_order.py); None: the broker's default."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,9 @@ def publish_messages(messages: Sequence[OutboxEntry]) -> PublishedBatch:
     failed = []
     for message in messages:
         try:
-            send_job(message.task_name, message.queue, message.task_id, message.body)
+            send_job(
+                message.task_name, message.queue, message.task_id, message.body, message.priority
+            )
         except Exception:
             log.exception("publishing the message of job %s failed", message.task_id)
             failed.append(message.task_id)

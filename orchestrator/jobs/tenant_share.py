@@ -23,6 +23,7 @@ from orchestrator.db.models import Job, WorkflowRun
 from orchestrator.db.session import read_transaction
 from orchestrator.engine.messages import send_job
 from orchestrator.engine.routing import ROUTES
+from orchestrator.engine.tenant_order import Level, priority
 
 log = logging.getLogger(__name__)
 
@@ -62,5 +63,6 @@ def send_to_back(request: JobRequest, body: dict[str, object]) -> None:
     this tenant fills is not spun through); its row stays queued."""
     time.sleep(get_settings().tenants.defer_s)
     route = ROUTES[request.kind]
-    send_job(route.task_name, route.queue, request.job_id, dict(body))
+    # At its limit the tenant has work running on this queue: the job is its backlog.
+    send_job(route.task_name, route.queue, request.job_id, dict(body), priority(Level.BACKLOG))
     log.info("job %s waits for its tenant's share of %s", request.job_id, route.queue)

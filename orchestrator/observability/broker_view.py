@@ -37,8 +37,9 @@ class QueueDepth:
     queue: str
     messages: int
     oldest_age_s: float | None
-    """Age of the message next in line, when the broker can show it and it says when it
-    was sent; None for an empty queue or a broker that can only count."""
+    """Age of the oldest message waiting (of each priority step's next in line), when the
+    broker can show it and it says when it was sent; None for an empty queue or a broker
+    that can only count."""
 
 
 @dataclass(frozen=True)
@@ -98,13 +99,20 @@ def present_in(channel: Any, queue: str, wanted: Iterable[str]) -> set[str] | No
 
 def queue_depth(channel: Any, queue: str) -> QueueDepth:
     count = _count(channel, queue)
-    oldest = None
-    messages = _oldest_first(channel, queue, chunk=1) if count else None
-    if messages is not None:
-        head = next(iter(messages), None)
-        sent_at = _sent_at(head) if head is not None else None
-        oldest = max(time.time() - sent_at, 0.0) if sent_at is not None else None
+    sent = [at for head in (_heads(channel, queue) if count else []) if (at := _sent_at(head))]
+    oldest = max(time.time() - min(sent), 0.0) if sent else None
     return QueueDepth(queue, count, oldest)
+
+
+def _heads(channel: Any, queue: str) -> list[Any]:
+    """The next message of each priority step (Redis keeps a tenant's backlog at a later
+    step than other tenants' first messages: tenant_order.py), or of the queue."""
+    if hasattr(channel, "_q_for_pri") and hasattr(channel, "client"):
+        keys = [channel._q_for_pri(queue, priority) for priority in channel.priority_steps]
+        return [head for key in keys if (head := channel.client.lindex(key, -1)) is not None]
+    messages = _oldest_first(channel, queue, chunk=1)
+    head = next(iter(messages), None) if messages is not None else None
+    return [head] if head is not None else []
 
 
 def _count(channel: Any, queue: str) -> int:

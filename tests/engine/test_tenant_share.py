@@ -1,6 +1,7 @@
 """Fair sharing: a tenant at its limit of running jobs on a queue waits at the back of the
 queue while other tenants' jobs start; the limit is set per tenant; a metric shows each
-tenant's queued and running jobs."""
+tenant's queued and running jobs; a tenant's first message on a queue is ordered ahead of
+other tenants' backlogs."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.db.models import Job, WorkflowRun
+from orchestrator.db.models import InboxSignal, Job, WorkflowRun
 from orchestrator.db.session import dispose_engines, transaction
+from orchestrator.engine import tenant_order
+from orchestrator.engine.tenant_order import Level
 from orchestrator.jobs import tenant_share
 from orchestrator.observability.state_metrics import StateCollector
 from tests.support.services import open_kit
@@ -118,7 +121,9 @@ def test_a_tenant_at_its_limit_waits_while_another_tenant_starts(
     assert tenant_share.admitted(b_first)
     tenant_share.send_to_back(a_next, {"job_id": a_next.job_id})
     # The same job's message, at the end of its own queue; its row still queued.
-    assert sent == [("analysis.run_step", "analysis", a_next.job_id, {"job_id": a_next.job_id})]
+    assert sent == [
+        ("analysis.run_step", "analysis", a_next.job_id, {"job_id": a_next.job_id}, None)
+    ]
     assert _samples("lifecycle_tenant_jobs") == {
         (A, "analysis", "started"): 2,
         (A, "analysis", "queued"): 1,
@@ -140,3 +145,91 @@ def test_limits_are_set_per_tenant(
     assert not tenant_share.admitted(_request(runs[A], A, _job(runs[A], 5, "queued")))
     # 0: no limit for tenant B.
     assert tenant_share.admitted(_request(runs[B], B, _job(runs[B], 3, "queued")))
+
+
+def _pending_signal(run_id: uuid.UUID, key: str) -> None:
+    with transaction() as session:
+        session.add(
+            InboxSignal(
+                signal_id=uuid.uuid4(),
+                run_id=run_id,
+                type="workflow_start_requested",
+                idempotency_key=key,
+                content_hash="0" * 64,
+                envelope={},
+                fate="pending",
+                received_at=utcnow(),
+            )
+        )
+
+
+def _broker(monkeypatch: pytest.MonkeyPatch, url: str, fair: bool = True) -> None:
+    monkeypatch.setenv("LIFECYCLE_BROKER_URL", url)
+    monkeypatch.setenv("LIFECYCLE_TENANT_FAIR_ORDER", "true" if fair else "false")
+    reset_settings()
+
+
+def test_a_tenants_first_job_on_a_queue_goes_ahead_of_another_tenants_backlog(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _broker(monkeypatch, "redis://127.0.0.1:6379/15")
+    a_first = _job(runs[A], 1, "queued")
+    a_second = _job(runs[A], 2, "queued")
+    b_first = _job(runs[B], 1, "queued")
+    _job(runs[B], 2, "started")  # running, not waiting: B still has nothing queued
+    with transaction() as session:
+        assert tenant_order.job_level(session, A, "analysis", a_second) is Level.BACKLOG
+        assert tenant_order.job_level(session, B, "analysis", b_first) is Level.FIRST
+        # Another queue is another order: A has nothing queued on ingestion.
+        assert tenant_order.job_level(session, A, "ingestion", a_first) is Level.FIRST
+        # Redis reads priority step 0 (no priority) first; the backlog goes to step 9.
+        assert tenant_order.job_priority(session, B, "analysis", b_first) is None
+        assert tenant_order.job_priority(session, A, "analysis", a_second) == 9
+
+
+def test_a_wake_up_is_first_unless_another_run_of_its_tenant_has_a_pending_signal(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _broker(monkeypatch, "redis://127.0.0.1:6379/15")
+    _pending_signal(runs[A], "start-a")
+    # A's own pending signal is what its wake-up is for: still first.
+    assert tenant_order.wake_priority(runs[A]) is None
+    with transaction() as session:
+        assert tenant_order.wake_level(session, runs[A]) is Level.FIRST
+    _pending_signal(runs[B], "start-b")
+    assert tenant_order.wake_priority(runs[B]) is None  # A's pending signal is not B's
+    other_a = uuid.uuid4()
+    with transaction() as session:
+        template = session.get(WorkflowRun, runs[A])
+        assert template is not None
+        session.add(
+            WorkflowRun(
+                id=other_a,
+                assessment_id=template.assessment_id,
+                tenant_id=A,
+                organization_id="org",
+                status="pending",
+                context={},
+                version=1,
+                trace_id="trace-a2",
+                started_by="user:alice",
+                start_idempotency_key="start-a2",
+                start_request_hash="0" * 64,
+                created_at=utcnow(),
+                updated_at=utcnow(),
+            )
+        )
+    assert tenant_order.wake_priority(other_a) == 9  # behind A's first run's start
+
+
+def test_the_levels_per_broker_and_the_switch(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _broker(monkeypatch, "amqp://guest:guest@127.0.0.1:5672//")
+    # RabbitMQ 4 quorum queues: a priority above 4 is high, the rest normal.
+    assert tenant_order.priority(Level.FIRST) == 5
+    assert tenant_order.priority(Level.BACKLOG) is None
+    _broker(monkeypatch, "redis://127.0.0.1:6379/15", fair=False)
+    assert tenant_order.priority(Level.BACKLOG) is None
+    _broker(monkeypatch, "memory://")
+    assert tenant_order.priority(Level.BACKLOG) is None  # one process, no order to keep

@@ -1,0 +1,104 @@
+"""The order tenants' messages are taken in: a tenant's first goes ahead of a backlog.
+
+Each queue has two levels. A message whose tenant has nothing else waiting on the same
+queue (a job: no other queued job of the tenant on that queue; a coordinator wake-up: no
+other run of the tenant with a pending signal) is *first* and is taken before every
+*backlog* message, which keeps its publish order behind it. So tenant A's hundred queued
+jobs delay tenant B's first job by at most what each worker already holds (one message
+per process: `worker_prefetch_multiplier=1`), and B's single run goes through at the pace
+of an idle fleet while A's backlog drains. Within one level the queue stays first in,
+first out, so no message of a backlog is overtaken by a later one of the same tenant, and
+a backlog only waits while first messages keep arriving, which they cannot do faster
+than the fleet takes them without becoming a backlog themselves.
+
+Brokers: on Redis, kombu keeps one list per priority step and reads step 0 first (a
+message with no priority is at step 0, so the sweeps' re-sends are never held back); on
+RabbitMQ 4 quorum queues treat a priority above 4 as high and the rest as normal
+(RabbitMQ 3.x quorum queues ignore priorities: the order is then first in, first out);
+the in-memory broker of the embedded default has one process and no order to keep.
+"""
+
+from __future__ import annotations
+
+import uuid
+from enum import Enum
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, aliased
+
+from orchestrator.config.settings import get_settings
+from orchestrator.db.models import InboxSignal, Job, WorkflowRun
+from orchestrator.db.ops_models import PENDING_FATE
+from orchestrator.db.session import read_transaction
+from orchestrator.engine.broker_topology import is_amqp
+
+
+class Level(Enum):
+    FIRST = "first"
+    BACKLOG = "backlog"
+
+
+#: The message priority of each level, per broker (None: the broker's default).
+_REDIS = {Level.FIRST: None, Level.BACKLOG: 9}  # kombu reads step 0 first
+_AMQP = {Level.FIRST: 5, Level.BACKLOG: None}  # quorum queues: > 4 is high
+
+
+def ordering() -> bool:
+    """Is the tenant order kept? (not on the embedded broker, or when it is switched off)"""
+    settings = get_settings()
+    return settings.tenants.fair_order and not settings.is_embedded_broker
+
+
+def priority(level: Level) -> int | None:
+    """The message priority that puts a message at this level on the configured broker."""
+    if not ordering():
+        return None
+    return (_AMQP if is_amqp(get_settings().broker_url) else _REDIS)[level]
+
+
+def job_level(session: Session, tenant_id: str, queue: str, job_id: str) -> Level:
+    """First, unless another job of the tenant is queued on this queue."""
+    other = session.scalar(
+        select(Job.id)
+        .join(WorkflowRun, WorkflowRun.id == Job.run_id)
+        .where(
+            Job.status == "queued",
+            Job.queue == queue,
+            Job.id != job_id,
+            WorkflowRun.tenant_id == tenant_id,
+        )
+        .limit(1)
+    )
+    return Level.FIRST if other is None else Level.BACKLOG
+
+
+def job_priority(session: Session, tenant_id: str, queue: str, job_id: str) -> int | None:
+    if not ordering():
+        return None
+    return priority(job_level(session, tenant_id, queue, job_id))
+
+
+def wake_level(session: Session, run_id: uuid.UUID) -> Level:
+    """First, unless another run of the run's tenant has a signal waiting to be applied."""
+    owner = aliased(WorkflowRun)
+    tenant = select(owner.tenant_id).where(owner.id == run_id).scalar_subquery()
+    other = session.scalar(
+        select(InboxSignal.run_id)
+        .join(WorkflowRun, WorkflowRun.id == InboxSignal.run_id)
+        .where(PENDING_FATE, InboxSignal.run_id != run_id, WorkflowRun.tenant_id == tenant)
+        .limit(1)
+    )
+    return Level.FIRST if other is None else Level.BACKLOG
+
+
+def wake_priority(run_id: uuid.UUID) -> int | None:
+    """The priority of a coordinator wake-up for this run (its own read, after the commit
+    that recorded the signal). A failed read puts it first: a wake-up is never held back
+    by the order."""
+    if not ordering():
+        return None
+    try:
+        with read_transaction() as session:
+            return priority(wake_level(session, run_id))
+    except Exception:
+        return priority(Level.FIRST)
