@@ -61,7 +61,10 @@ class ReassessmentView(BaseModel):
     result_version: int | None
     figures: dict[str, Any] | None
     changed_rows: list[dict[str, Any]]
-    """Each changed row: name, content hash (what an approval names), approvals."""
+    """Each changed row: name, content hash (what an approval names), approvals, and
+    what it changed in the gap analysis and the POA&M (`drafts`)."""
+    follow_on: list[dict[str, Any]] = []
+    """The gap analysis's and the POA&M's versions the changed rows were carried into."""
     created_at: datetime
     evaluated_at: datetime | None
 
@@ -157,6 +160,7 @@ def _view(session: Session, row: Reassessment) -> ReassessmentView:
     result = session.get(Artifact, row.result_artifact_id) if row.result_artifact_id else None
     assert base is not None
     changed: list[dict[str, Any]] = []
+    follow = follow_on_drafts(session, row.id)
     if result is not None:
         approvals = {
             a.row_name: a
@@ -164,13 +168,15 @@ def _view(session: Session, row: Reassessment) -> ReassessmentView:
                 select(RowApproval).where(RowApproval.artifact_id == result.id)
             )
         }
-        for name, content in changed_rows(result).items():
+        for name, bundle in changed_bundles(result, follow).items():
             approval = approvals.get(name)
+            content = bundle["soa"]
             changed.append(
                 {
                     "row": name,
-                    "row_sha256": row_sha256(content),
+                    "row_sha256": row_sha256(bundle_hashed(bundle)),
                     "before": content.get("reassessed", {}).get("before"),
+                    "drafts": {k: v for k, v in bundle.items() if k != "soa"},
                     "approved_by": approval.approver_id if approval else None,
                     "approved_at": approval.created_at if approval else None,
                 }
@@ -188,6 +194,10 @@ def _view(session: Session, row: Reassessment) -> ReassessmentView:
         result_version=result.version if result else None,
         figures=row.figures,
         changed_rows=changed,
+        follow_on=[
+            {"kind": a.kind, "artifact_id": a.id, "version": a.version, "status": a.status}
+            for a in follow
+        ],
         created_at=row.created_at,
         evaluated_at=row.evaluated_at,
     )
@@ -201,6 +211,49 @@ def changed_rows(artifact: Artifact) -> dict[str, dict[str, Any]]:
         for row in artifact.content.get("requirements", [])
         if isinstance(row, dict) and row_key(row) in names
     }
+
+
+def follow_on_drafts(session: Session, reassessment_id: uuid.UUID) -> list[Artifact]:
+    """The gap analysis and POA&M versions a reassessment carried its changed rows into."""
+    return list(
+        session.scalars(
+            select(Artifact)
+            .where(
+                Artifact.created_by_job_id == f"reassessment:{reassessment_id}",
+                Artifact.kind != ArtifactKind.SOA.value,
+            )
+            .order_by(Artifact.kind)
+        )
+    )
+
+
+def changed_bundles(soa: Artifact, follow: list[Artifact]) -> dict[str, dict[str, Any]]:
+    """Each changed SoA row with what it changed in the drafts after it: {"soa": row,
+    "gap_analysis": {"change": opened|changed|closed, "row": finding}, "poam": ...}."""
+    bundles = {name: {"soa": row} for name, row in changed_rows(soa).items()}
+    for artifact in follow:
+        names = set(artifact.content.get("reassessment", {}).get("changed_rows", []))
+        listed = "gaps" if artifact.kind == ArtifactKind.GAP_ANALYSIS.value else "items"
+        open_rows = {
+            str(r.get("control_id")): r
+            for r in artifact.content.get(listed, [])
+            if isinstance(r, dict)
+        }
+        for name in names & set(bundles):
+            found = open_rows.get(name)
+            if found is None:
+                bundles[name][artifact.kind] = {"change": "closed", "row": None}
+                continue
+            before = found.get("reassessed", {}).get("before")
+            change = "opened" if before is None else "changed"
+            bundles[name][artifact.kind] = {"change": change, "row": found}
+    return bundles
+
+
+def bundle_hashed(bundle: dict[str, Any]) -> dict[str, Any]:
+    """What a row approval is bound to: the SoA row alone, or with the findings and
+    items it changed."""
+    return bundle["soa"] if len(bundle) == 1 else bundle
 
 
 def row_key(row: dict[str, Any]) -> str:
@@ -252,13 +305,14 @@ def approve_row(
             )
         artifact = session.get(Artifact, found.result_artifact_id)
         assert artifact is not None
-        rows = changed_rows(artifact)
+        follow = follow_on_drafts(session, found.id)
+        rows = changed_bundles(artifact, follow)
         if row not in rows:
             raise InvalidInput(
                 f"row {row!r} did not change in this reassessment; changed: "
                 f"{', '.join(sorted(rows)) or 'none'}"
             )
-        if row_sha256(rows[row]) != row_sha256_seen:
+        if row_sha256(bundle_hashed(rows[row])) != row_sha256_seen:
             raise InvalidInput(f"row {row!r} is not the version you read", reason="stale_row")
         if artifact.created_by_job_id == f"reassessment:{found.id}" and found.created_by == (
             actor.actor_id
@@ -289,7 +343,8 @@ def approve_row(
             .where(RowApproval.artifact_id == artifact.id)
         )
         if approved == len(rows):
-            artifact.status = "approved"
+            for approved_draft in (artifact, *follow):
+                approved_draft.status = "approved"
             found.status = APPROVED
         session.flush()
         return _view(session, found)

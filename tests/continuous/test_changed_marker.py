@@ -1,9 +1,12 @@
-"""The console marks each row a reassessment changed: "changed since the approved version"."""
+"""The console marks each row a reassessment changed: "changed since the approved version",
+on the SoA and on the gap analysis and POA&M the changed rows were carried into."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 from orchestrator.console.draft_pages import read_query, table_page
 from orchestrator.console.draft_tables import spec_of
@@ -26,16 +29,36 @@ def _row(n: int, reassessed: bool) -> dict[str, Any]:
     return row
 
 
-def _items(status: str) -> list[str]:
-    content = {"requirements": [_row(1, False), _row(2, True), _row(3, False)]}
-    spec = spec_of(ArtifactKind.SOA, "requirements")
+TABLES = [
+    (ArtifactKind.SOA, "requirements"),
+    (ArtifactKind.GAP_ANALYSIS, "gaps"),
+    (ArtifactKind.POAM, "items"),
+]
+
+
+def _finding(n: int, reassessed: bool) -> dict[str, Any]:
+    """A row as the gap analysis and the POA&M both name it (control_id, id)."""
+    return _row(n, reassessed) | {
+        "control_id": f"SCF IAC-{n:02d}",
+        "id": f"POAM-{n:03d}",
+        "severity": "medium",
+        "weakness_name": f"SCF IAC-{n:02d}: Requirement {n}",
+    }
+
+
+def _items(
+    status: str, kind: ArtifactKind = ArtifactKind.SOA, table: str = "requirements"
+) -> list[str]:
+    make = _row if kind is ArtifactKind.SOA else _finding
+    content = {table: [make(1, False), make(2, True), make(3, False)]}
+    spec = spec_of(kind, table)
     assert spec is not None
-    page = table_page(ArtifactKind.SOA, spec, content, read_query(spec, {}))
+    page = table_page(kind, spec, content, read_query(spec, {}))
     html = TEMPLATES.get_template("draft_table.html").render(
         p=page,
         r=SimpleNamespace(amendable=False, row_comments=lambda name: []),
         run=SimpleNamespace(id="run-1"),
-        kind=ArtifactKind.SOA,
+        kind=kind,
         artifact=SimpleNamespace(version=4, status=status),
         params={},
     )
@@ -46,8 +69,9 @@ def test_the_marker_goes_once_the_changed_rows_are_approved() -> None:
     assert not any("changed since" in item for item in _items("approved"))
 
 
-def test_only_the_changed_rows_carry_the_marker() -> None:
-    items = _items("reassessment")
+@pytest.mark.parametrize(("kind", "table"), TABLES)
+def test_only_the_changed_rows_carry_the_marker(kind: ArtifactKind, table: str) -> None:
+    items = _items("reassessment", kind, table)
     marked = ["changed since the approved version (v3)" in item for item in items]
     assert marked == [False, True, False]
-    assert items[1].startswith(" changed")
+    assert "changed" in items[1].split('"', 1)[0].split()  # the row's class

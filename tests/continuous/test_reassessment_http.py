@@ -44,9 +44,16 @@ class Assessed:
         return {d["filename"]: d["id"] for d in listed}
 
     def soa_versions(self) -> list[dict[str, Any]]:
+        return self.versions("soa")
+
+    def versions(self, kind: str) -> list[dict[str, Any]]:
         listed = self.get(f"/api/v1/workflows/{self.run_id}/artifacts")
         items = listed["items"] if isinstance(listed, dict) else listed
-        return sorted((a for a in items if a["kind"] == "soa"), key=lambda a: int(a["version"]))
+        return sorted((a for a in items if a["kind"] == kind), key=lambda a: int(a["version"]))
+
+    def approved(self, kind: str) -> dict[str, Any]:
+        last = [a for a in self.versions(kind) if a["status"] == "approved"][-1]
+        return self.soa(last["id"])
 
     def soa(self, artifact_id: str) -> dict[str, Any]:
         return dict(self.get(f"/api/v1/workflows/{self.run_id}/artifacts/{artifact_id}"))
@@ -101,6 +108,7 @@ def test_a_version_with_the_same_text_makes_no_version(assessed: Assessed) -> No
 def test_a_new_version_reopens_exactly_the_rows_it_touches(assessed: Assessed) -> None:
     approved = [a for a in assessed.soa_versions() if a["status"] == "approved"][-1]
     base = assessed.soa(approved["id"])
+    gaps_before, poam_before = assessed.approved("gap_analysis"), assessed.approved("poam")
     cited = _citing(base, POLICY)
     assert cited, "the sample policy is cited by the approved SoA"
     policy = assessed.documents()[POLICY]
@@ -150,6 +158,7 @@ def test_a_new_version_reopens_exactly_the_rows_it_touches(assessed: Assessed) -
         json={"row": found["changed_rows"][0]["row"], "row_sha256": "0" * 64},
     )
     assert by_owner.status_code == 403, by_owner.text
+    follow_on = _check_follow_on(assessed, found, result, gaps_before, poam_before)
     for row in found["changed_rows"]:
         answer = assessed.api.client.post(
             url,
@@ -161,6 +170,64 @@ def test_a_new_version_reopens_exactly_the_rows_it_touches(assessed: Assessed) -
     assert final["status"] == "approved"
     assert {r["approved_by"] for r in final["changed_rows"]} == {"user:reviewer@acme"}
     assert assessed.soa(found["result_artifact_id"])["status"] == "approved"
+    assert [assessed.soa(a)["status"] for a in follow_on] == ["approved"] * len(follow_on)
+
+
+GAP_STATES = {"no_evidence_found", "weak_evidence", "template_not_adopted"}
+
+
+def _check_follow_on(
+    assessed: Assessed,
+    found: dict[str, Any],
+    soa: dict[str, Any],
+    gaps_before: dict[str, Any],
+    poam_before: dict[str, Any],
+) -> list[str]:
+    """The changed rows carried into the gap analysis and the POA&M, and nothing else:
+    a changed row is a finding exactly when its new proposal is a gap; every other
+    finding and item is the approved one; an item keeps its POAM ID. Returns the new
+    versions' ids."""
+    follow = {d["kind"]: d for d in found["follow_on"]}
+    assert set(follow) == {"gap_analysis", "poam"}, found["follow_on"]
+    assert all(d["status"] == "reassessment" for d in follow.values())
+    gaps = assessed.soa(follow["gap_analysis"]["artifact_id"])["content"]
+    poam = assessed.soa(follow["poam"]["artifact_id"])["content"]
+    changed = {r["row"]: r for r in found["changed_rows"]}
+    reopened = set(gaps["reassessment"]["changed_rows"])
+    assert reopened and reopened <= set(changed)
+    assert found["figures"]["findings_changed"] == len(reopened)
+    assert gaps["reassessment"]["based_on"]["version"] == gaps_before["version"]
+    old_gaps = {g["control_id"]: g for g in gaps_before["content"]["gaps"]}
+    new_gaps = {g["control_id"]: g for g in gaps["gaps"]}
+    fresh = {
+        f"{r['framework']} {r['requirement_id']}": r
+        for r in soa["content"]["requirements"]
+        if "reassessed" in r
+    }
+    for name, finding in new_gaps.items():
+        if name not in reopened:
+            assert finding == old_gaps[name], name  # carried, as approved
+    for name in reopened:
+        is_gap = fresh[name]["applicable"] and fresh[name]["proposal"] in GAP_STATES
+        assert (name in new_gaps) == is_gap, name
+        drafts = changed[name]["drafts"]
+        if is_gap:
+            assert new_gaps[name]["evidence_state"] == fresh[name]["proposal"]
+            assert drafts["gap_analysis"]["change"] == ("changed" if name in old_gaps else "opened")
+        else:
+            assert drafts["gap_analysis"] == {"change": "closed", "row": None}
+    assert gaps["summary"]["gaps"] == len(gaps["gaps"])
+    old_items = {i["control_id"]: i for i in poam_before["content"]["items"]}
+    new_items = {i["control_id"]: i for i in poam["items"]}
+    assert set(new_items) == set(new_gaps)
+    for name, item in new_items.items():
+        if name not in reopened:
+            assert item == old_items[name], name
+        elif name in old_items:
+            assert item["id"] == old_items[name]["id"]  # the POAM ID stays
+    closed = {i["control_id"] for i in poam["closed_items"]}
+    assert closed >= {n for n in reopened if n in old_items and n not in new_items}
+    return [follow["gap_analysis"]["artifact_id"], follow["poam"]["artifact_id"]]
 
 
 def test_an_expiry_reminds_then_reopens_what_cited_it(assessed: Assessed) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from orchestrator.catalog.model import CatalogControl, LoadedCatalog
 from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.db.models import Artifact
 from orchestrator.jobs.interface import JobContext
 from workers.analysis import audit_finding
 from workers.analysis.catalog import run_scf_catalog
@@ -37,42 +38,20 @@ def create_gap_analysis(context: JobContext) -> dict[str, Any]:
     previous = latest_artifact(context.session, context.request.run_id, ArtifactKind.GAP_ANALYSIS)
     catalog = run_scf_catalog(context)
     crosswalk = nist_by_scf(catalog)
-    finder = _Finder(
-        catalog,
-        {str(c.get("control_id")): c for c in evidence.content.get("controls", [])},
-        _linked(scope.content if scope else {}),
-        int(evidence.content.get("kb_passages") or 0),
-    )
+    finder = finder_for(catalog, evidence, scope)
     gaps: list[dict[str, Any]] = []
     met: list[dict[str, Any]] = []
     for row in evidence.content.get("requirements", []):
         label = f"{row.get('framework')} {row.get('requirement_id')}"
         nist = nist_ids(crosswalk, row.get("scf_controls", []))
-        if not _is_gap(row):
-            met.append(
-                {
-                    "requirement": label,
-                    "proposal": row.get("proposal"),
-                    "assessed_status": row.get("assessed_status"),
-                    "nist_controls": nist,
-                }
-            )
+        if not is_gap(row):
+            met.append(met_entry(row, label, nist))
             continue
         gaps.append(finder.finding(row, label) | {"nist_controls": nist})
     carried = carry(previous, gaps, "gaps", "control_id")
     for gap in gaps:  # after carrying: the text a reviewer amended is the finding's
-        gap["proposed_owner"] = proposed_owner(gap.get("scf_controls") or [])
-        gap["finding"] = (
-            f"Condition: {gap['condition']} Criteria: {gap['criteria']}. Cause: "
-            f"{gap['cause']} Effect: {gap['effect']} Recommendation: {gap['recommendation']}"
-        )
-    gaps.sort(
-        key=lambda gap: (
-            SEVERITY_ORDER.get(str(gap["severity"]), 0),
-            -gap["weighting"],
-            gap["control_id"],
-        )
-    )
+        complete(gap)
+    gaps.sort(key=severity_order)
     content = {
         "catalog": evidence.content.get("catalog"),
         "attribution": evidence.content.get("attribution"),
@@ -89,19 +68,54 @@ def create_gap_analysis(context: JobContext) -> dict[str, Any]:
         },
         "gaps": gaps,
         "met": met,
-        "summary": {
-            "requirements": len(gaps) + len(met),
-            "gaps": len(gaps),
-            "met": len(met),
-            **{level: sum(1 for g in gaps if g["severity"] == level) for level in LEVELS},
-        },
     }
+    content["summary"] = summary(gaps, met)
     if carried is not None:
         content["carried_forward"] = carried
     return content
 
 
-def _is_gap(row: dict[str, Any]) -> bool:
+def finder_for(catalog: LoadedCatalog, evidence: Artifact, scope: Artifact | None) -> Finder:
+    return Finder(
+        catalog,
+        {str(c.get("control_id")): c for c in evidence.content.get("controls", [])},
+        _linked(scope.content if scope else {}),
+        int(evidence.content.get("kb_passages") or 0),
+    )
+
+
+def met_entry(row: dict[str, Any], label: str, nist: list[str]) -> dict[str, Any]:
+    return {
+        "requirement": label,
+        "proposal": row.get("proposal"),
+        "assessed_status": row.get("assessed_status"),
+        "nist_controls": nist,
+    }
+
+
+def complete(gap: dict[str, Any]) -> None:
+    """The proposed owner and the finding in one paragraph, from the (carried) fields."""
+    gap["proposed_owner"] = proposed_owner(gap.get("scf_controls") or [])
+    gap["finding"] = (
+        f"Condition: {gap['condition']} Criteria: {gap['criteria']}. Cause: "
+        f"{gap['cause']} Effect: {gap['effect']} Recommendation: {gap['recommendation']}"
+    )
+
+
+def severity_order(gap: dict[str, Any]) -> tuple[int, int, str]:
+    return (SEVERITY_ORDER.get(str(gap["severity"]), 0), -gap["weighting"], gap["control_id"])
+
+
+def summary(gaps: list[dict[str, Any]], met: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "requirements": len(gaps) + len(met),
+        "gaps": len(gaps),
+        "met": len(met),
+        **{level: sum(1 for g in gaps if g["severity"] == level) for level in LEVELS},
+    }
+
+
+def is_gap(row: dict[str, Any]) -> bool:
     assessed = row.get("assessed_status")
     if assessed:
         return assessed in _ASSESSED_GAPS  # a person's status decides
@@ -117,7 +131,7 @@ def _linked(scope: dict[str, Any]) -> dict[tuple[str, str], int]:
     }
 
 
-class _Finder:
+class Finder:
     def __init__(
         self,
         catalog: LoadedCatalog,

@@ -48,9 +48,9 @@ def create_poam(context: JobContext) -> dict[str, Any]:
     }
     detected = utcnow().date()
     gaps = list(gap_analysis.content.get("gaps", []))
-    numbers = _numbers(previous.content if previous else {}, gaps)
+    numbers = numbers_for(previous.content if previous else {}, gaps)
     items = [
-        _item(numbers[key], gap, rows.get(key, {}), detected)
+        item_for(numbers[key], gap, rows.get(key, {}), detected)
         for gap in gaps
         if (key := str(gap.get("control_id")))
     ]
@@ -58,11 +58,9 @@ def create_poam(context: JobContext) -> dict[str, Any]:
     for item in items:
         if item.get("carried_from"):
             apply_reviewer_values(item, detected)
-    closed = _closed(previous.content if previous else {}, items, detected, gap_analysis.version)
-    by_priority = {
-        priority: sum(1 for item in items if item["priority"] == priority)
-        for _, priority, _ in WINDOWS.values()
-    }
+    closed = closed_items(
+        previous.content if previous else {}, items, detected, gap_analysis.version
+    )
     content = {
         "sources": [source(a) for a in (gap_analysis, evidence) if a is not None],
         "catalog": gap_analysis.content.get("catalog"),
@@ -70,19 +68,27 @@ def create_poam(context: JobContext) -> dict[str, Any]:
         "created_on": detected.isoformat(),
         "items": items,
         "closed_items": closed,
-        "summary": {
-            "items": len(items),
-            **by_priority,
-            "unassigned": sum(1 for i in items if not i["owner_assigned"]),
-            "closed": len(closed),
-        },
+        "summary": summary(items, closed),
     }
     if carried is not None:
         content["carried_forward"] = carried
     return content
 
 
-def _numbers(previous: dict[str, Any], gaps: list[dict[str, Any]]) -> dict[str, str]:
+def summary(items: list[dict[str, Any]], closed: list[dict[str, Any]]) -> dict[str, Any]:
+    by_priority = {
+        priority: sum(1 for item in items if item["priority"] == priority)
+        for _, priority, _ in WINDOWS.values()
+    }
+    return {
+        "items": len(items),
+        **by_priority,
+        "unassigned": sum(1 for i in items if not i["owner_assigned"]),
+        "closed": len(closed),
+    }
+
+
+def numbers_for(previous: dict[str, Any], gaps: list[dict[str, Any]]) -> dict[str, str]:
     """Each finding's POAM ID: the one it had on the previous POA&M, else the next free."""
     known = {
         str(item.get("control_id")): str(item.get("id"))
@@ -100,7 +106,9 @@ def _numbers(previous: dict[str, Any], gaps: list[dict[str, Any]]) -> dict[str, 
     return numbers
 
 
-def _item(poam_id: str, gap: dict[str, Any], row: dict[str, Any], detected: date) -> dict[str, Any]:
+def item_for(
+    poam_id: str, gap: dict[str, Any], row: dict[str, Any], detected: date
+) -> dict[str, Any]:
     severity = str(gap.get("severity")) if gap.get("severity") in LEVELS else "high"
     risk, priority, days = WINDOWS[severity]
     scf = list(gap.get("scf_controls") or [])
@@ -247,7 +255,7 @@ def _change(change: dict[str, Any]) -> str:
     )
 
 
-def _closed(
+def closed_items(
     previous: dict[str, Any], items: list[dict[str, Any]], today: date, gaps_version: int
 ) -> list[dict[str, Any]]:
     """Items of the previous POA&M whose finding the gap analysis no longer lists."""

@@ -1,4 +1,5 @@
-"""The reassessment job: re-evaluate only the SoA rows a change of evidence touches.
+"""The reassessment job: re-evaluate only the SoA rows a change of evidence touches, and
+carry the changed rows into the gap analysis and the POA&M (reassessed_drafts.py).
 
 Touched rows are those whose cited evidence includes a passage of a changed document,
 and those whose SCF controls the new text is now most about. Each is judged again against
@@ -43,6 +44,7 @@ from orchestrator.service.reassessments import (
     row_key,
 )
 from workers.analysis.catalog import run_catalogs, run_scf_catalog
+from workers.analysis.reassessed_drafts import reassess_drafts
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.analysis.soa import judged_fields
 from workers.ingestion.ahead import prepare_documents
@@ -106,7 +108,8 @@ def _evaluate(context: JobContext, found: Reassessment, started: float) -> None:
     session = context.session
     base = session.get(Artifact, found.base_artifact_id)
     assert base is not None
-    judge = RequirementJudge(context, run_scf_catalog(context))
+    catalog = run_scf_catalog(context)
+    judge = RequirementJudge(context, catalog)
     changed = set(found.changed_documents)
     rows = [r for r in base.content.get("requirements", []) if isinstance(r, dict)]
     adoption = adoption_of(session, found.id)
@@ -121,6 +124,7 @@ def _evaluate(context: JobContext, found: Reassessment, started: float) -> None:
     frameworks = _frameworks(session, found.base_run_id)
     out: list[dict[str, Any]] = []
     changed_names: list[str] = []
+    fresh_rows: dict[str, dict[str, Any]] = {}
     reevaluated = 0
     for row in rows:
         name = row_key(row)
@@ -155,6 +159,7 @@ def _evaluate(context: JobContext, found: Reassessment, started: float) -> None:
         }
         out.append(fresh)
         changed_names.append(row_key(row))
+        fresh_rows[row_key(row)] = fresh
     found.figures = {
         "rows": len(rows),
         "rows_touched": len(touched),
@@ -207,6 +212,11 @@ def _evaluate(context: JobContext, found: Reassessment, started: float) -> None:
     session.flush()
     found.result_artifact_id = artifact.id
     found.status = AWAITING_APPROVAL
+    follow = reassess_drafts(session, found, catalog, fresh_rows)
+    found.figures = dict(found.figures or {}) | {
+        "findings_changed": sum(1 for c in follow.changes.values() if "gap_analysis" in c),
+        "poam_items_changed": sum(1 for c in follow.changes.values() if "poam" in c),
+    }
 
 
 def _adopted_links(
