@@ -75,6 +75,14 @@ class Settings(BaseSettings):
         "hide it from the lost-job sweep. Above any pause between two "
         "statements of a job; the default is the longest job deadline.",
     )
+    database_dead_peer_s: int = Field(
+        60,
+        ge=0,
+        description="A PostgreSQL connection whose other end stays silent this long is "
+        "given up, on both sides (TCP keepalives and a TCP user timeout; 0: the OS "
+        "defaults, hours): the server ends the session of a worker cut off the network and "
+        "frees its locks, and that worker gets an error instead of waiting for ever.",
+    )
     job_heartbeat_interval_s: float = Field(
         10,
         gt=0,

@@ -27,11 +27,25 @@ def make_engine(url: str) -> Engine:
 
 
 def _postgres_options() -> dict[str, Any]:
-    """A transaction left idle by a hung thread is ended by the server, not kept forever."""
-    idle_s = get_settings().database_idle_transaction_timeout_s
-    if not idle_s:
-        return {}
-    return {"options": f"-c idle_in_transaction_session_timeout={idle_s * 1000}"}
+    """A transaction left idle by a hung thread is ended by the server, not kept forever;
+    a peer gone silent (a host cut off the network) is given up on both sides."""
+    settings = get_settings()
+    server: dict[str, int] = {}
+    client: dict[str, Any] = {}
+    if settings.database_idle_transaction_timeout_s:
+        server["idle_in_transaction_session_timeout"] = (
+            settings.database_idle_transaction_timeout_s * 1000
+        )
+    if dead_s := settings.database_dead_peer_s:
+        # Half the time idle, then three probes: silence for dead_s ends the connection.
+        probes = {"idle": max(1, dead_s // 2), "interval": max(1, dead_s // 6), "count": 3}
+        server |= {f"tcp_keepalives_{name}": value for name, value in probes.items()}
+        server["tcp_user_timeout"] = dead_s * 1000
+        client = {f"keepalives_{name}": value for name, value in probes.items()}
+        client |= {"keepalives": 1, "tcp_user_timeout": dead_s * 1000, "connect_timeout": dead_s}
+    if server:
+        client["options"] = " ".join(f"-c {name}={value}" for name, value in server.items())
+    return client
 
 
 def _sqlite_engine(url: str) -> Engine:

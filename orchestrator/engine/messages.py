@@ -11,6 +11,7 @@ from typing import Any
 from celery import Celery
 
 from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE
+from orchestrator.engine.tenant_order import Level, priority
 from orchestrator.observability import labels
 from orchestrator.observability.broker_view import SENT_AT_HEADER
 
@@ -22,18 +23,17 @@ def get_app() -> Celery:
     return create_app()
 
 
-def kick(run_id: uuid.UUID) -> None:
-    """Wake the coordinator for a run, in its tenant's order (tenant_order.py). Losing
-    this message loses nothing: the inbox holds the signal and a sweep re-kicks runs with
-    pending signals."""
-    from orchestrator.engine.tenant_order import wake_priority
-
+def kick(run_id: uuid.UUID, behind: bool = False) -> None:
+    """Wake the coordinator for a run: first, or `behind` other tenants' first wake-ups
+    when its tenant has a backlog (tenant_order.py; the caller read it with the signal).
+    Losing this message loses nothing: the inbox holds the signal and a sweep re-kicks
+    runs with pending signals."""
     get_app().send_task(
         COORDINATE_TASK,
         args=[str(run_id)],
         queue=ORCHESTRATOR_QUEUE,
         argsrepr=labels.coordinate_argsrepr(run_id),
-        priority=wake_priority(run_id),
+        priority=priority(Level.BACKLOG if behind else Level.FIRST),
     )
 
 
@@ -72,8 +72,6 @@ def send_batch(task_name: str, queue: str, batch_id: str, body: dict[str, Any]) 
     batch's id. A lost batch message loses nothing: the job takes the batch itself.
     Batches are their tenant's backlog: the job itself takes the first, and another
     tenant's first job goes ahead of the rest (tenant_order.py)."""
-    from orchestrator.engine.tenant_order import Level, priority
-
     get_app().send_task(
         task_name,
         args=[body],

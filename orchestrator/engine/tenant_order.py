@@ -1,15 +1,16 @@
 """The order tenants' messages are taken in: a tenant's first goes ahead of a backlog.
 
 Each queue has two levels. A message whose tenant has nothing else waiting on the same
-queue (a job: no other queued job of the tenant on that queue; a coordinator wake-up: no
-other run of the tenant with a pending signal) is *first* and is taken before every
-*backlog* message, which keeps its publish order behind it. So tenant A's hundred queued
-jobs delay tenant B's first job by at most what each worker already holds (one message
-per process: `worker_prefetch_multiplier=1`), and B's single run goes through at the pace
-of an idle fleet while A's backlog drains. Within one level the queue stays first in,
-first out, so no message of a backlog is overtaken by a later one of the same tenant, and
-a backlog only waits while first messages keep arriving, which they cannot do faster
-than the fleet takes them without becoming a backlog themselves.
+queue (a job: no other queued job of the tenant on that queue; a run's start: no other run
+of the tenant with a pending signal) is *first* and is taken before every *backlog*
+message, which keeps its publish order behind it. Other wake-ups (a person's decision, a
+sweep's re-kick, a job's fallback) are first without a read: a person is waiting on them.
+So tenant A's hundred queued jobs delay tenant B's first job by at most what each worker
+already holds (one message per process: `worker_prefetch_multiplier=1`), and B's single
+run goes through at the pace of an idle fleet while A's backlog drains. Within one level
+the queue stays first in, first out; a backlog only waits while first messages keep
+arriving, which jobs cannot do faster than the fleet takes them without becoming a
+backlog themselves.
 
 Brokers: on Redis, kombu keeps one list per priority step and reads step 0 first (a
 message with no priority is at step 0, so the sweeps' re-sends are never held back); on
@@ -29,7 +30,6 @@ from sqlalchemy.orm import Session, aliased
 from orchestrator.config.settings import get_settings
 from orchestrator.db.models import InboxSignal, Job, WorkflowRun
 from orchestrator.db.ops_models import PENDING_FATE
-from orchestrator.db.session import read_transaction
 from orchestrator.engine.broker_topology import is_amqp
 
 
@@ -91,14 +91,8 @@ def wake_level(session: Session, run_id: uuid.UUID) -> Level:
     return Level.FIRST if other is None else Level.BACKLOG
 
 
-def wake_priority(run_id: uuid.UUID) -> int | None:
-    """The priority of a coordinator wake-up for this run (its own read, after the commit
-    that recorded the signal). A failed read puts it first: a wake-up is never held back
-    by the order."""
-    if not ordering():
-        return None
-    try:
-        with read_transaction() as session:
-            return priority(wake_level(session, run_id))
-    except Exception:
-        return priority(Level.FIRST)
+def wake_behind(session: Session, run_id: uuid.UUID) -> bool:
+    """Is a coordinator wake-up for this run its tenant's backlog? Read in the transaction
+    that records its signal (a wake-up sent without this read is first: a person's action,
+    a sweep's re-kick, a job's fallback never wait behind a backlog, nor for a read)."""
+    return ordering() and wake_level(session, run_id) is Level.BACKLOG

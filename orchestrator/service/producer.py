@@ -48,6 +48,7 @@ from orchestrator.engine import messages as fleet
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
 from orchestrator.engine.run_rows import RUNS, RunRecord, RunRow
+from orchestrator.engine.tenant_order import wake_behind
 from orchestrator.lifecycle import definitions
 from orchestrator.lifecycle.policies import parse_policies
 from orchestrator.lifecycle.selection import selected_categories, selected_frameworks
@@ -124,7 +125,7 @@ def start_lifecycle(
     *,
     policies: dict[str, Any] | None = None,
     trace_id: str | None = None,
-    kick: Kick = fleet.kick,
+    kick: Kick | None = None,
     origin: StartOrigin | str = StartOrigin.API,
     origin_ref: str | None = None,
     authority: RunAuthority | None = None,
@@ -136,6 +137,8 @@ def start_lifecycle(
     `origin` says how it was started (`origin_ref` names the schedule or the earlier run
     it follows); `authority` is who it acts for outside the database (default: the actor,
     with no API key). The run pins the newest lifecycle definition this process ships.
+    `kick` replaces the coordinator's wake-up (tests); the default one keeps the tenant
+    order (orchestrator.engine.tenant_order).
     """
     if not idempotency_key.strip():
         raise InvalidInput("idempotency_key must not be empty")
@@ -181,12 +184,17 @@ def start_lifecycle(
                 start,
             )
             view = RunView.of(run)
+            # Behind the tenant's other starts still waiting, ahead of other backlogs.
+            behind = wake_behind(session, run.id)
     except IntegrityError as error:
         raise ActiveRunExists(
             f"assessment {assessment_id} already has an active lifecycle run"
         ) from error
     observe.run_started(view)
-    kick(view.id)
+    if kick is None:
+        fleet.kick(view.id, behind)
+    else:
+        kick(view.id)
     return view
 
 

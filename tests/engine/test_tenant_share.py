@@ -19,7 +19,7 @@ from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import InboxSignal, Job, WorkflowRun
 from orchestrator.db.session import dispose_engines, transaction
-from orchestrator.engine import tenant_order
+from orchestrator.engine import messages, tenant_order
 from orchestrator.engine.tenant_order import Level
 from orchestrator.jobs import tenant_share
 from orchestrator.observability.state_metrics import StateCollector
@@ -193,11 +193,9 @@ def test_a_wake_up_is_first_unless_another_run_of_its_tenant_has_a_pending_signa
     _broker(monkeypatch, "redis://127.0.0.1:6379/15")
     _pending_signal(runs[A], "start-a")
     # A's own pending signal is what its wake-up is for: still first.
-    assert tenant_order.wake_priority(runs[A]) is None
-    with transaction() as session:
-        assert tenant_order.wake_level(session, runs[A]) is Level.FIRST
+    assert not _behind(runs[A])
     _pending_signal(runs[B], "start-b")
-    assert tenant_order.wake_priority(runs[B]) is None  # A's pending signal is not B's
+    assert not _behind(runs[B])  # A's pending signal is not B's
     other_a = uuid.uuid4()
     with transaction() as session:
         template = session.get(WorkflowRun, runs[A])
@@ -219,7 +217,24 @@ def test_a_wake_up_is_first_unless_another_run_of_its_tenant_has_a_pending_signa
                 updated_at=utcnow(),
             )
         )
-    assert tenant_order.wake_priority(other_a) == 9  # behind A's first run's start
+    assert _behind(other_a)  # behind A's first run's start
+    with transaction() as session:
+        assert tenant_order.wake_level(session, other_a) is Level.BACKLOG
+    sent: list[dict[str, Any]] = []
+
+    class _App:
+        def send_task(self, *_: Any, **options: Any) -> None:
+            sent.append(options)
+
+    monkeypatch.setattr(messages, "get_app", lambda: _App())
+    messages.kick(other_a, behind=True)
+    messages.kick(runs[B])
+    assert [s["priority"] for s in sent] == [9, None]  # Redis: step 9, then step 0
+
+
+def _behind(run_id: uuid.UUID) -> bool:
+    with transaction() as session:
+        return tenant_order.wake_behind(session, run_id)
 
 
 def test_the_levels_per_broker_and_the_switch(
