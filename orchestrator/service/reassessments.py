@@ -160,7 +160,7 @@ def _view(session: Session, row: Reassessment) -> ReassessmentView:
     result = session.get(Artifact, row.result_artifact_id) if row.result_artifact_id else None
     assert base is not None
     changed: list[dict[str, Any]] = []
-    follow = follow_on_drafts(session, row.id)
+    follow = follow_on_drafts(session, row)
     if result is not None:
         approvals = {
             a.row_name: a
@@ -213,13 +213,14 @@ def changed_rows(artifact: Artifact) -> dict[str, dict[str, Any]]:
     }
 
 
-def follow_on_drafts(session: Session, reassessment_id: uuid.UUID) -> list[Artifact]:
+def follow_on_drafts(session: Session, reassessment: Reassessment) -> list[Artifact]:
     """The gap analysis and POA&M versions a reassessment carried its changed rows into."""
     return list(
         session.scalars(
             select(Artifact)
             .where(
-                Artifact.created_by_job_id == f"reassessment:{reassessment_id}",
+                Artifact.run_id == reassessment.base_run_id,
+                Artifact.created_by_job_id == f"reassessment:{reassessment.id}",
                 Artifact.kind != ArtifactKind.SOA.value,
             )
             .order_by(Artifact.kind)
@@ -305,7 +306,7 @@ def approve_row(
             )
         artifact = session.get(Artifact, found.result_artifact_id)
         assert artifact is not None
-        follow = follow_on_drafts(session, found.id)
+        follow = follow_on_drafts(session, found)
         rows = changed_bundles(artifact, follow)
         if row not in rows:
             raise InvalidInput(

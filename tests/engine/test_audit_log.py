@@ -30,6 +30,7 @@ SPEC_EVENTS = {
 }
 
 
+@pytest.mark.broker_matrix
 def test_every_spec_event_with_full_context_and_no_content(fleet: WorkerProcesses) -> None:
     fleet.start("orchestrator", concurrency=2)
     fleet.start("ingestion,kb_index,analysis,reporting", concurrency=2)

@@ -60,6 +60,7 @@ def test_full_lifecycle_completes_every_step_exactly_once(fleet: Fleet) -> None:
         assert report.storage_path and Path(report.storage_path).stat().st_size > 1000
 
 
+@pytest.mark.broker_matrix
 def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None:
     fleet.start("orchestrator", concurrency=2)
     fleet.start(HEAVY, concurrency=2)
