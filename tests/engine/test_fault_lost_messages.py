@@ -128,6 +128,13 @@ def _resends(job_ids: list[str]) -> dict[str, int]:
     return counts
 
 
+def _waiting(broker: redis.Redis, queue: str) -> int:
+    """Messages waiting in a queue: kombu keeps one list per priority step (the tenant
+    order puts a tenant's backlog at a later step than its first message)."""
+    steps = ["", *(f"\x06\x16{step}" for step in (3, 6, 9))]
+    return sum(int(broker.llen(f"{queue}{step}")) for step in steps)
+
+
 def _checks_seen(fleet: Fleet, name: str) -> list[str]:
     return _CHECKED.findall(fleet.log_of(name))
 
@@ -153,7 +160,7 @@ def test_lost_messages_are_sent_again_within_seconds_at_default_settings(
             timeout_s=60,
             what="two message checks that looked at the whole backlog",
         )
-        assert broker.llen("ingestion") == RUNS, "a backlog is never sent twice"
+        assert _waiting(broker, "ingestion") == RUNS, "a backlog is never sent twice"
         assert set(_resends(ids).values()) == {0}
 
         # 2. FLUSHALL with the jobs queued.

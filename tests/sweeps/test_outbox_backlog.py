@@ -18,7 +18,9 @@ QueueLength = Callable[[str], int]
 BACKLOG = 6
 
 
-def _broker_down(task_name: str, queue: str, task_id: str, body: object) -> None:
+def _broker_down(
+    task_name: str, queue: str, task_id: str, body: object, priority: int | None = None
+) -> None:
     raise ConnectionError("Error 111 connecting to the broker. Connection refused.")
 
 

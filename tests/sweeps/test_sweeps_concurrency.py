@@ -73,13 +73,14 @@ def marks_made(mark: str) -> Callable[[], int]:
 
 @pytest.fixture
 def broker_messages(broker_url: str) -> Iterator[Callable[[str], Counter[str]]]:
-    """Messages waiting in a Redis queue, by what they name: a job's task id, or the run a
-    coordinate message wakes."""
+    """Messages waiting in a Redis queue (kombu's list of each priority step), by what they
+    name: a job's task id, or the run a coordinate message wakes."""
     client = redis.Redis.from_url(broker_url)
 
     def named(queue: str) -> Counter[str]:
         names: Counter[str] = Counter()
-        for raw in client.lrange(queue, 0, -1):
+        steps = ["", *(f"\x06\x16{step}" for step in (3, 6, 9))]
+        for raw in (m for step in steps for m in client.lrange(f"{queue}{step}", 0, -1)):
             message = json.loads(raw)
             if message["headers"]["task"] == "orchestrator.coordinate":
                 args = json.loads(base64.b64decode(message["body"]))[0]
