@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from functools import lru_cache
 from typing import Any
@@ -13,7 +12,6 @@ from celery import Celery
 from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE
 from orchestrator.engine.tenant_order import Level, priority
 from orchestrator.observability import labels
-from orchestrator.observability.broker_view import SENT_AT_HEADER
 
 
 @lru_cache(maxsize=1)
@@ -44,7 +42,8 @@ def send_job(
     body: dict[str, Any],
     priority: int | None = None,
 ) -> None:
-    # The sent-at header lets /metrics tell how long the oldest message of a queue waits.
+    # Every publish is stamped with its sent-at header (observability.celery_hooks), which
+    # lets /metrics tell how long the oldest message of a queue waits.
     get_app().send_task(
         task_name,
         args=[body],
@@ -53,7 +52,6 @@ def send_job(
         shadow=f"{task_name}[{body.get('step')}]",
         argsrepr=labels.job_argsrepr(body),
         kwargsrepr=labels.job_kwargsrepr(body),
-        headers={SENT_AT_HEADER: time.time()},
         priority=priority,
     )
 
@@ -77,6 +75,5 @@ def send_batch(task_name: str, queue: str, batch_id: str, body: dict[str, Any]) 
         args=[body],
         queue=queue,
         task_id=batch_id,
-        headers={SENT_AT_HEADER: time.time()},
         priority=priority(Level.BACKLOG),
     )

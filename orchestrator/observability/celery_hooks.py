@@ -18,12 +18,12 @@ from typing import Any
 from celery import Task, signals
 
 from orchestrator.observability import metrics, tracing
+from orchestrator.observability.broker_view import SENT_AT_HEADER
 from orchestrator.observability.context import close_context, current, open_context
 
 log = logging.getLogger("orchestrator.runtime.tasks")
 
 CONTEXT_HEADER = "lifecycle_context"
-SENT_AT_HEADER = "lifecycle_sent_at"
 
 _started: dict[str, float] = {}
 _started_lock = threading.Lock()

@@ -70,7 +70,8 @@ class ReassessmentView(BaseModel):
 
 
 def row_sha256(row: dict[str, Any]) -> str:
-    """The content hash a row approval is bound to."""
+    """The content hash a row approval is bound to: a changed row's bundle, the SoA row
+    with the finding and item it changed (changed_bundles)."""
     return hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -174,7 +175,7 @@ def _view(session: Session, row: Reassessment) -> ReassessmentView:
             changed.append(
                 {
                     "row": name,
-                    "row_sha256": row_sha256(bundle_hashed(bundle)),
+                    "row_sha256": row_sha256(bundle),
                     "before": content.get("reassessed", {}).get("before"),
                     "drafts": {k: v for k, v in bundle.items() if k != "soa"},
                     "approved_by": approval.approver_id if approval else None,
@@ -251,12 +252,6 @@ def changed_bundles(soa: Artifact, follow: list[Artifact]) -> dict[str, dict[str
     return bundles
 
 
-def bundle_hashed(bundle: dict[str, Any]) -> dict[str, Any]:
-    """What a row approval is bound to: the SoA row alone, or with the findings and
-    items it changed."""
-    return bundle["soa"] if len(bundle) == 1 else bundle
-
-
 def row_key(row: dict[str, Any]) -> str:
     """A row's name in a reassessment: "<framework> <requirement_id>"."""
     return f"{row.get('framework')} {row.get('requirement_id')}"
@@ -313,7 +308,7 @@ def approve_row(
                 f"row {row!r} did not change in this reassessment; changed: "
                 f"{', '.join(sorted(rows)) or 'none'}"
             )
-        if row_sha256(bundle_hashed(rows[row])) != row_sha256_seen:
+        if row_sha256(rows[row]) != row_sha256_seen:
             raise InvalidInput(f"row {row!r} is not the version you read", reason="stale_row")
         if artifact.created_by_job_id == f"reassessment:{found.id}" and found.created_by == (
             actor.actor_id

@@ -17,6 +17,7 @@ from orchestrator.db.models import Job, StepExecution
 from orchestrator.db.session import transaction
 from orchestrator.engine import messages
 from orchestrator.engine.broker_topology import is_amqp
+from orchestrator.observability import celery_hooks
 from orchestrator.observability.broker_view import queue_depth
 from orchestrator.testing.reset import reset_process_state
 from orchestrator.testing.worker_processes import WorkerProcesses
@@ -86,8 +87,8 @@ def test_a_queues_oldest_message_is_seen_behind_first_messages(
         pytest.skip("priority steps are Redis lists")
     monkeypatch.setenv("LIFECYCLE_BROKER_URL", broker_url)
     reset_process_state()
-    clock = iter([1_000.0, time.time()])
-    monkeypatch.setattr(messages, "time", SimpleNamespace(time=lambda: next(clock)))
+    clock = iter([1_000.0, time.time()])  # the stamp of each publish (celery_hooks)
+    monkeypatch.setattr(celery_hooks, "time", SimpleNamespace(time=lambda: next(clock)))
     messages.send_job("ingestion.ingest_documents", "ingestion", "old", {}, priority=9)
     messages.send_job("ingestion.ingest_documents", "ingestion", "new", {}, priority=None)
     with messages.get_app().connection_for_read() as connection:

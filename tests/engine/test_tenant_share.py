@@ -40,27 +40,31 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, 
     monkeypatch.setenv("LIFECYCLE_TENANT_DEFER_S", "0")
     reset_settings()
     dispose_engines()
+    _add_run(ids[B], template.assessment_id, B, "running")
+    yield ids
+    dispose_engines()
+    reset_settings()
+
+
+def _add_run(run_id: uuid.UUID, assessment_id: uuid.UUID, tenant: str, status: str) -> None:
     with transaction() as session:
         session.add(
             WorkflowRun(
-                id=ids[B],
-                assessment_id=template.assessment_id,
-                tenant_id=B,
-                organization_id="org-b",
-                status="running",
+                id=run_id,
+                assessment_id=assessment_id,
+                tenant_id=tenant,
+                organization_id=f"org-{tenant}",
+                status=status,
                 context={},
                 version=1,
-                trace_id="trace-b",
-                started_by="user:bob",
-                start_idempotency_key="start-b",
+                trace_id=f"trace-{run_id}",
+                started_by=f"user:{tenant}",
+                start_idempotency_key=f"start-{run_id}",
                 start_request_hash="0" * 64,
                 created_at=utcnow(),
                 updated_at=utcnow(),
             )
         )
-    yield ids
-    dispose_engines()
-    reset_settings()
 
 
 def _job(run_id: uuid.UUID, n: int, status: str) -> str:
@@ -200,23 +204,8 @@ def test_a_wake_up_is_first_unless_another_run_of_its_tenant_has_a_pending_signa
     with transaction() as session:
         template = session.get(WorkflowRun, runs[A])
         assert template is not None
-        session.add(
-            WorkflowRun(
-                id=other_a,
-                assessment_id=template.assessment_id,
-                tenant_id=A,
-                organization_id="org",
-                status="pending",
-                context={},
-                version=1,
-                trace_id="trace-a2",
-                started_by="user:alice",
-                start_idempotency_key="start-a2",
-                start_request_hash="0" * 64,
-                created_at=utcnow(),
-                updated_at=utcnow(),
-            )
-        )
+        assessment_id = template.assessment_id
+    _add_run(other_a, assessment_id, A, "pending")
     assert _behind(other_a)  # behind A's first run's start
     with transaction() as session:
         assert tenant_order.wake_level(session, other_a) is Level.BACKLOG

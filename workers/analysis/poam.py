@@ -116,7 +116,7 @@ def item_for(
     point_of_contact = owner or f"Unassigned (proposed: {proposed_owner(scf)})"
     basis = gap.get("severity_basis") or {}
     impact = str(basis.get("impact") or _RATING[severity])
-    target = _date(gap.get("target_date") or row.get("target_date"))
+    target = parse_date(gap.get("target_date") or row.get("target_date"))
     scheduled = target or detected + timedelta(days=_last_day(days, impact))
     milestones = _milestones(severity, str(gap.get("title") or ""), detected, scheduled)
     nist = list(gap.get("nist_controls") or [])
@@ -192,14 +192,14 @@ def _last_day(days: int, impact: str) -> int:
 def apply_reviewer_values(item: dict[str, Any], detected: date | None = None) -> None:
     """A reviewer's owner, date or severity on the previous POA&M draft: its point of
     contact, risk rating and milestones follow, as they do from the gap finding."""
-    detected = detected or _date(item.get("original_detection_date")) or utcnow().date()
+    detected = detected or parse_date(item.get("original_detection_date")) or utcnow().date()
     if item.get("severity") in WINDOWS:
         risk, priority, _ = WINDOWS[str(item["severity"])]
         item.update(original_risk_rating=risk, adjusted_risk_rating=risk, priority=priority)
     owner = str(item.get("owner") or "").strip()
     if owner:
         item.update(point_of_contact=owner, owner_role=owner, owner_assigned=True)
-    target = _date(item.get("target_date"))
+    target = parse_date(item.get("target_date"))
     if target is not None:
         milestones = _milestones(
             str(item["severity"]), str(item["weakness_name"]).split(": ", 1)[-1], detected, target
@@ -278,7 +278,7 @@ def closed_items(
     return closed
 
 
-def _date(raw: Any) -> date | None:
+def parse_date(raw: Any) -> date | None:
     try:
         return date.fromisoformat(str(raw)) if raw else None
     except ValueError:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from sqlalchemy import func, select
@@ -48,14 +46,8 @@ ITEM_DECIDED = (
 )
 
 
-@dataclass
-class Outcome:
-    """What one changed requirement did to each draft: opened, changed or closed."""
-
-    changes: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def note(self, name: str, kind: ArtifactKind, what: str) -> None:
-        self.changes.setdefault(name, {})[kind.value] = what
+#: Per draft kind, what each changed requirement did to it: opened, changed or closed.
+Changes = dict[ArtifactKind, dict[str, str]]
 
 
 def reassess_drafts(
@@ -63,29 +55,28 @@ def reassess_drafts(
     found: Reassessment,
     catalog: LoadedCatalog,
     changed: dict[str, dict[str, Any]],
-) -> Outcome:
+) -> Changes:
     """Write the gap analysis's and the POA&M's next versions for `changed` SoA rows (by
     row name), where the run has approved ones and a row changes them."""
-    outcome = Outcome()
     gaps_base = latest_artifact(
         session, found.base_run_id, ArtifactKind.GAP_ANALYSIS, status="approved"
     )
     if gaps_base is None or not changed:
-        return outcome
-    gaps_content, touched = _gaps(session, found, gaps_base, catalog, changed, outcome)
-    if not touched:
-        return outcome
-    gaps_version = _write(session, found, gaps_base, gaps_content, touched)
+        return {}
+    gaps_content, gap_changes = _gaps(session, found, gaps_base, catalog, changed)
+    if not gap_changes:
+        return {}
+    gaps_version = _write(session, found, gaps_base, gaps_content, list(gap_changes)).version
+    done: Changes = {ArtifactKind.GAP_ANALYSIS: gap_changes}
     poam_base = latest_artifact(session, found.base_run_id, ArtifactKind.POAM, status="approved")
     if poam_base is not None:
-        poam_content, items_touched = reassess_poam(
-            found, poam_base, gaps_content, changed, touched, gaps_version
+        poam_content, item_changes = reassess_poam(
+            found, poam_base, gaps_content, changed, list(gap_changes), gaps_version
         )
-        for name in items_touched:
-            outcome.note(name, ArtifactKind.POAM, items_touched[name])
-        if items_touched:
-            _write(session, found, poam_base, poam_content, sorted(items_touched))
-    return outcome
+        if item_changes:
+            _write(session, found, poam_base, poam_content, list(item_changes))
+            done[ArtifactKind.POAM] = item_changes
+    return done
 
 
 def _gaps(
@@ -94,8 +85,7 @@ def _gaps(
     base: Artifact,
     catalog: LoadedCatalog,
     changed: dict[str, dict[str, Any]],
-    outcome: Outcome,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[dict[str, Any], dict[str, str]]:
     evidence = latest_artifact(session, found.base_run_id, ArtifactKind.EVIDENCE_ANALYSIS)
     scope = latest_artifact(session, found.base_run_id, ArtifactKind.SCOPE, status="approved")
     assert evidence is not None, "an approved gap analysis rests on an evidence analysis"
@@ -104,7 +94,7 @@ def _gaps(
     content = copy.deepcopy(base.content)
     gaps = {str(g.get("control_id")): g for g in content.get("gaps", [])}
     met = {str(m.get("requirement")): m for m in content.get("met", [])}
-    touched: list[str] = []
+    done: dict[str, str] = {}
     for name, soa_row in changed.items():
         row = _as_evidence_row(soa_row)
         before = gaps.get(name)
@@ -113,8 +103,7 @@ def _gaps(
             met[name] = gap_rules.met_entry(row, name, nist)
             if before is not None:
                 del gaps[name]
-                touched.append(name)
-                outcome.note(name, ArtifactKind.GAP_ANALYSIS, "closed")
+                done[name] = "closed"
             continue
         finding = finder.finding(row, name) | {"nist_controls": nist}
         carry(base, [finding], "gaps", "control_id")
@@ -124,12 +113,11 @@ def _gaps(
         finding["reassessed"] = _marker(found, base, before, DECIDED)
         gaps[name] = finding
         met.pop(name, None)
-        touched.append(name)
-        outcome.note(name, ArtifactKind.GAP_ANALYSIS, "changed" if before else "opened")
+        done[name] = "changed" if before else "opened"
     content["gaps"] = sorted(gaps.values(), key=gap_rules.severity_order)
     content["met"] = list(met.values())
     content["summary"] = gap_rules.summary(content["gaps"], content["met"])
-    return content, touched
+    return content, done
 
 
 def _as_evidence_row(soa_row: dict[str, Any]) -> dict[str, Any]:
@@ -166,7 +154,9 @@ def reassess_poam(
                 done[name] = "closed"
             continue
         row = _as_evidence_row(changed[name])
-        item = poam_rules.item_for(numbers[name], gaps[name], row, _detected(items.get(name)))
+        # An item keeps its original detection date; a new one is detected today.
+        detected = poam_rules.parse_date(items.get(name, {}).get("original_detection_date"))
+        item = poam_rules.item_for(numbers[name], gaps[name], row, detected or today)
         carry(base, [item], "items", "control_id", named_by="id")
         if item.get("carried_from"):
             poam_rules.apply_reviewer_values(item, today)
@@ -179,15 +169,6 @@ def reassess_poam(
     content["closed_items"] = closed
     content["summary"] = poam_rules.summary(still_open, closed)
     return content, done
-
-
-def _detected(item: dict[str, Any] | None) -> date:
-    """An item keeps its original detection date; a new one is detected today."""
-    raw = (item or {}).get("original_detection_date")
-    try:
-        return date.fromisoformat(str(raw)) if raw else utcnow().date()
-    except ValueError:
-        return utcnow().date()
 
 
 def _marker(
@@ -207,13 +188,21 @@ def _write(
     base: Artifact,
     content: dict[str, Any],
     changed_rows: list[str],
-) -> int:
+) -> Artifact:
     content["reassessment"] = {
         "id": str(found.id),
         "trigger": found.trigger,
         "based_on": {"artifact_id": str(base.id), "version": base.version},
         "changed_rows": sorted(changed_rows),
     }
+    return write_version(session, found, base, content)
+
+
+def write_version(
+    session: Session, found: Reassessment, base: Artifact, content: dict[str, Any]
+) -> Artifact:
+    """The next version of `base`'s kind in its run, written by the reassessment, awaiting
+    the approval of its changed rows."""
     version = 1 + (
         session.scalar(
             select(func.max(Artifact.version)).where(
@@ -222,22 +211,21 @@ def _write(
         )
         or 0
     )
-    session.add(
-        Artifact(
-            id=uuid.uuid4(),
-            tenant_id=base.tenant_id,
-            assessment_id=base.assessment_id,
-            run_id=base.run_id,
-            kind=base.kind,
-            version=version,
-            status=REASSESSED,
-            content=content,
-            media_type="application/json",
-            storage_path=None,
-            sha256=sha256_hex(json.dumps(content, sort_keys=True, default=str).encode()),
-            created_by_job_id=f"reassessment:{found.id}",
-            created_at=utcnow(),
-        )
+    artifact = Artifact(
+        id=uuid.uuid4(),
+        tenant_id=base.tenant_id,
+        assessment_id=base.assessment_id,
+        run_id=base.run_id,
+        kind=base.kind,
+        version=version,
+        status=REASSESSED,
+        content=content,
+        media_type="application/json",
+        storage_path=None,
+        sha256=sha256_hex(json.dumps(content, sort_keys=True, default=str).encode()),
+        created_by_job_id=f"reassessment:{found.id}",
+        created_at=utcnow(),
     )
+    session.add(artifact)
     session.flush()
-    return version
+    return artifact

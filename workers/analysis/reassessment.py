@@ -15,12 +15,11 @@ Idempotent: a delivery that finds the reassessment evaluated does nothing.
 from __future__ import annotations
 
 import copy
-import json
 import time
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.catalog.matching import FrameworkChoice, linked_requirements
@@ -33,18 +32,16 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.continuous_models import Reassessment
 from orchestrator.db.models import ApprovalEvent, Artifact, DocumentChunk, WorkflowRun
 from orchestrator.db.session import read_transaction, transaction
-from orchestrator.db.storage import sha256_hex
 from orchestrator.jobs.interface import JobContext
 from orchestrator.service.catalogue_adoption import adoption_of, run_pins
 from orchestrator.service.reassessments import (
     AWAITING_APPROVAL,
     NO_CHANGE,
     PENDING,
-    REASSESSED,
     row_key,
 )
 from workers.analysis.catalog import run_catalogs, run_scf_catalog
-from workers.analysis.reassessed_drafts import reassess_drafts
+from workers.analysis.reassessed_drafts import reassess_drafts, write_version
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.analysis.soa import judged_fields
 from workers.ingestion.ahead import prepare_documents
@@ -186,36 +183,12 @@ def _evaluate(context: JobContext, found: Reassessment, started: float) -> None:
         "changed_rows": changed_names,
         "carried_rows": len(rows) - len(changed_names),
     }
-    version = 1 + (
-        session.scalar(
-            select(func.max(Artifact.version)).where(
-                Artifact.run_id == base.run_id, Artifact.kind == ArtifactKind.SOA.value
-            )
-        )
-        or 0
-    )
-    artifact = Artifact(
-        tenant_id=base.tenant_id,
-        assessment_id=base.assessment_id,
-        run_id=base.run_id,
-        kind=ArtifactKind.SOA.value,
-        version=version,
-        status=REASSESSED,
-        content=content,
-        media_type="application/json",
-        storage_path=None,
-        sha256=sha256_hex(json.dumps(content, sort_keys=True, default=str).encode()),
-        created_by_job_id=f"reassessment:{found.id}",
-        created_at=utcnow(),
-    )
-    session.add(artifact)
-    session.flush()
-    found.result_artifact_id = artifact.id
+    found.result_artifact_id = write_version(session, found, base, content).id
     found.status = AWAITING_APPROVAL
     follow = reassess_drafts(session, found, catalog, fresh_rows)
     found.figures = dict(found.figures or {}) | {
-        "findings_changed": sum(1 for c in follow.changes.values() if "gap_analysis" in c),
-        "poam_items_changed": sum(1 for c in follow.changes.values() if "poam" in c),
+        "findings_changed": len(follow.get(ArtifactKind.GAP_ANALYSIS, {})),
+        "poam_items_changed": len(follow.get(ArtifactKind.POAM, {})),
     }
 
 
