@@ -4,7 +4,8 @@
 2. fleet: N assessments through the 20-step lifecycle, instant jobs, every wait answered
    as it opens; then 10,000 runs waiting for approval inserted, and the database load
    measured absent vs present (idle, one beat cycle, throughput);
-3. peer: DBOS Transact running the same shape (20 steps, 7 waiting for a message).
+3. peer: DBOS Transact running the same shape (20 steps, 7 waiting for a message);
+4. fair peer: the same, each step writing what the fleet writes per applied signal.
 
 Prints the table and writes it between the markers in docs/benchmarks.md.
 
@@ -101,7 +102,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         default="WARNING",
         help="log level of every Celery worker started (fleet and floor)",
     )
-    parser.add_argument("--skip-peer", action="store_true")
+    parser.add_argument("--skip-peer", action="store_true", help="neither peer")
+    parser.add_argument(
+        "--peers",
+        default="bare,fair",
+        help="which peers run: bare (DBOS checkpoints only), fair (the fleet's writes too)",
+    )
     parser.add_argument(
         "--profile",
         action="store_true",
@@ -142,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
         profiles = _profile(fleet, args.runs) if args.profile else []
         fleet_result.peak_rss_mb = fleet.peak_rss()
     reset_process_state()
-    peer = None
-    if not args.skip_peer:
-        print(f"peer: {args.runs} workflows, {args.repeat} rounds", flush=True)
-        peer = run_peer(
+    peers: dict[str, PhaseResult] = {}
+    for kind in [] if args.skip_peer else args.peers.split(","):
+        print(f"{kind} peer: {args.runs} workflows, {args.repeat} rounds", flush=True)
+        peers[kind] = run_peer(
             args.database_url,
             args.runs,
             args.repeat,
@@ -153,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             poll_s,
             args.peer_queue_poll_ms / 1000,
             warmup=args.warmup,
+            fair=kind == "fair",
         )
     machine = replace(machine, load_after=os.getloadavg()[0])
     report = Report(
@@ -161,8 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         args.repeat,
         floor,
         fleet_result,
-        peer,
+        peers.get("bare"),
         args.waiting,
+        fair_peer=peers.get("fair"),
         profiles=profiles,
         floor_single_hop_ms=single_hop,
         peer_version=version("dbos"),

@@ -5,6 +5,9 @@ framework, five approvals) announce themselves with `DBOS.set_event("waiting:<st
 and block in `DBOS.recv(topic=<step>)` until the driver's `send`; every other step is a
 `@DBOS.step` that returns at once (like the fleet's instant jobs) and is checkpointed.
 
+With `--fair`, every step (a wait once answered) is instead one application transaction
+that writes what the fleet writes per applied signal (bench.compare.peer_writes).
+
 `python -m bench.compare.peer_app --url URL --executor-id ID --worker-concurrency K` runs one
 worker process: it launches DBOS, registers the queue and runs what it dequeues until
 SIGTERM. SQL counting (bench.compare.sqlcount) is on when the environment asks for it.
@@ -20,9 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS, DBOSConfig
+from dbos import DBOS, DBOSConfig, SQLAlchemyDatasource
 
 from bench.compare import sqlcount
+from bench.compare.peer_writes import Write, make_writes
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.lifecycle.definition import STEP_SPECS
 
@@ -48,17 +52,23 @@ def _make_step(name: str) -> Callable[[int], dict[str, Any]]:
 
 
 STEPS = {name: _make_step(name) for name, waits in SHAPE if not waits}
+#: The fair peer's transactions, one per step; None for the bare peer.
+WRITES: dict[str, Write] | None = None
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
 def lifecycle(index: int) -> int:
-    for name, waits in SHAPE:
-        if not waits:
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    for version, (name, waits) in enumerate(SHAPE):
+        if waits:
+            DBOS.set_event(WAIT_EVENT + name, True)
+            if DBOS.recv(topic=name, timeout_seconds=600) is None:
+                raise TimeoutError(f"lifecycle {index}: no message for {name}")
+        if WRITES is not None:
+            WRITES[name](run_id, version)
+        elif not waits:
             STEPS[name](index)
-            continue
-        DBOS.set_event(WAIT_EVENT + name, True)
-        if DBOS.recv(topic=name, timeout_seconds=600) is None:
-            raise TimeoutError(f"lifecycle {index}: no message for {name}")
     return index
 
 
@@ -74,9 +84,23 @@ def config(url: str, executor_id: str) -> DBOSConfig:
 
 
 def serve(
-    url: str, executor_id: str, worker_concurrency: int, poll_s: float, ready_file: Path
+    url: str,
+    executor_id: str,
+    worker_concurrency: int,
+    poll_s: float,
+    ready_file: Path,
+    fair: bool = False,
 ) -> None:
+    global WRITES
     sqlcount.install_if_enabled()
+    if fair:
+        # The tables and the datasource's own are made by the driver before workers start.
+        datasource = SQLAlchemyDatasource.create(
+            url,
+            engine_kwargs={"pool_size": worker_concurrency, "max_overflow": 2},
+            run_migrations=False,
+        )
+        WRITES = make_writes(datasource)
     DBOS(config=config(url, executor_id))
     DBOS.launch()
     DBOS.register_queue(
@@ -100,8 +124,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker-concurrency", type=int, required=True)
     parser.add_argument("--poll-s", type=float, default=0.05)
     parser.add_argument("--ready-file", type=Path, required=True)
+    parser.add_argument(
+        "--fair", action="store_true", help="each step writes what the fleet writes"
+    )
     args = parser.parse_args(argv)
-    serve(args.url, args.executor_id, args.worker_concurrency, args.poll_s, args.ready_file)
+    serve(
+        args.url,
+        args.executor_id,
+        args.worker_concurrency,
+        args.poll_s,
+        args.ready_file,
+        fair=args.fair,
+    )
     return 0
 
 

@@ -1,6 +1,7 @@
 """Phase 3, the peer: DBOS Transact running the lifecycle's shape (bench.compare.peer_app) in two
 worker processes on its own fresh PostgreSQL database, driven like the fleet: N workflows
-enqueued at once, each wait answered (DBOSClient.send) as soon as its event appears."""
+enqueued at once, each wait answered (DBOSClient.send) as soon as its event appears. The fair
+peer is the same with each step writing what the fleet writes (bench.compare.peer_writes)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from dbos import DBOS, DBOSClient
+from dbos import DBOS, DBOSClient, SQLAlchemyDatasource
 from sqlalchemy import create_engine, text
 
 from bench.compare import sqlcount
 from bench.compare.db import DbWatch, drop_database, fresh_database
 from bench.compare.latency import job_to_job_pairs
 from bench.compare.peer_app import QUEUE_NAME, SHAPE, WAIT_EVENT, WORKFLOW_NAME
+from bench.compare.peer_writes import TABLES
 from bench.compare.procs import cpu_s, own_cpu_s, peak_rss_mb
 from bench.compare.results import PhaseResult, RoundFigures
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
@@ -34,13 +36,20 @@ SIGNALS_PER_LIFECYCLE = (
     + sum(1 for step in STEP_ORDER if STEP_SPECS[step].kind is StepKind.JOB)
     + sum(1 for _, waits in SHAPE if waits)
 )
-ROLE = "peer"
 
 
 class Peer:
     def __init__(
-        self, server_url: str, processes: int, runs: int, poll_s: float, queue_poll_s: float
+        self,
+        server_url: str,
+        processes: int,
+        runs: int,
+        poll_s: float,
+        queue_poll_s: float,
+        fair: bool = False,
     ) -> None:
+        self.fair = fair
+        self.role = "fair_peer" if fair else "peer"
         self.server_url = server_url
         self.processes = processes
         self.runs = runs
@@ -48,7 +57,7 @@ class Peer:
         self.queue_poll_s = queue_poll_s
         self.home = Path(tempfile.mkdtemp(prefix="lifecycle-peer-"))
         self.count_dir = self.home / "sqlcount"
-        self.url, self.database = fresh_database(server_url, "lifecycle_peer")
+        self.url, self.database = fresh_database(server_url, f"lifecycle_{self.role}")
         self.watch = DbWatch(server_url, self.database)
         self.workers: list[subprocess.Popen[bytes]] = []
         self.client: DBOSClient | None = None
@@ -64,11 +73,15 @@ class Peer:
 
     def _start(self) -> None:
         DBOS.migrate(self.url)
+        if self.fair:
+            with self.engine.begin() as connection:
+                connection.exec_driver_sql(TABLES)
+            SQLAlchemyDatasource.migrate(self.url)
         env = {
             **os.environ,
             sqlcount.ENABLED_ENV: "1",
             sqlcount.DIR_ENV: str(self.count_dir),
-            sqlcount.ROLE_ENV: ROLE,
+            sqlcount.ROLE_ENV: self.role,
         }
         per_process = math.ceil(self.runs / self.processes)
         for i in range(self.processes):
@@ -90,6 +103,7 @@ class Peer:
                         str(self.queue_poll_s),
                         "--ready-file",
                         str(ready),
+                        *(["--fair"] if self.fair else []),
                     ],
                     cwd=ROOT,
                     env=env,
@@ -119,15 +133,15 @@ class Peer:
         if kind is None:
             shutil.rmtree(self.home, ignore_errors=True)
         else:
-            print(f"peer worker logs kept in {self.home}", file=sys.stderr)
+            print(f"{self.role} worker logs kept in {self.home}", file=sys.stderr)
 
     def pids(self) -> dict[str, int]:
-        return {f"peer-{i}": w.pid for i, w in enumerate(self.workers)}
+        return {f"{self.role}-{i}": w.pid for i, w in enumerate(self.workers)}
 
     def round(self, runs: int, label: str) -> RoundFigures:
         assert self.client is not None
-        worker_sql = Counter(sqlcount.read_counts(self.count_dir, ROLE)["totals"])
-        statements = Counter(sqlcount.read_counts(self.count_dir, ROLE)["statements"])
+        worker_sql = Counter(sqlcount.read_counts(self.count_dir, self.role)["totals"])
+        statements = Counter(sqlcount.read_counts(self.count_dir, self.role)["statements"])
         driver_sql = Counter(sqlcount.snapshot()["totals"])
         cpu = {name: cpu_s(pid) for name, pid in self.pids().items()}
         driver_cpu, database_cpu = own_cpu_s(), self.watch.backend_cpu_s()
@@ -145,7 +159,8 @@ class Peer:
         elapsed = time.perf_counter() - began
         driver_delta = Counter(sqlcount.snapshot()["totals"]) - driver_sql
         time.sleep(0.6)
-        worker_delta = Counter(sqlcount.read_counts(self.count_dir, ROLE)["totals"]) - worker_sql
+        worker_now = Counter(sqlcount.read_counts(self.count_dir, self.role)["totals"])
+        worker_delta = worker_now - worker_sql
         completed, latencies = self._outcome(label)
         figures = RoundFigures(
             lifecycles=completed,
@@ -155,7 +170,7 @@ class Peer:
             signals=completed * SIGNALS_PER_LIFECYCLE,
             orchestrator_sql=worker_delta,
             all_sql=worker_delta + driver_delta,
-            statements=Counter(sqlcount.read_counts(self.count_dir, ROLE)["statements"])
+            statements=Counter(sqlcount.read_counts(self.count_dir, self.role)["statements"])
             - statements,
             worker_cpu_s=sum(cpu_s(pid) - cpu[name] for name, pid in self.pids().items()),
             driver_cpu_s=own_cpu_s() - driver_cpu,
@@ -246,10 +261,11 @@ def run_peer(
     poll_s: float,
     queue_poll_s: float,
     warmup: int = 1,
+    fair: bool = False,
 ) -> PhaseResult:
-    with Peer(server_url, processes, runs, poll_s, queue_poll_s) as peer:
+    with Peer(server_url, processes, runs, poll_s, queue_poll_s, fair) as peer:
         for i in range(warmup):  # imports, pools, caches: not what is compared
-            peer.round(runs, f"peer-warmup{i}")
-        rounds = [peer.round(runs, f"peer{i}") for i in range(repeat)]
+            peer.round(runs, f"{peer.role}-warmup{i}")
+        rounds = [peer.round(runs, f"{peer.role}{i}") for i in range(repeat)]
         rss = {name: peak_rss_mb(pid) for name, pid in peer.pids().items()}
-    return PhaseResult.of("peer", rounds, rss)
+    return PhaseResult.of(peer.role, rounds, rss)

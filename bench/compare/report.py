@@ -34,6 +34,12 @@ class Report:
     floor_single_hop_ms: float = math.nan
     peer_version: str = ""
     warmup: int = 0
+    fair_peer: PhaseResult | None = None
+    """The peer with each step writing what the fleet writes per applied signal."""
+
+    def peers(self) -> list[tuple[str, PhaseResult]]:
+        both = [("peer", self.peer), ("fair peer", self.fair_peer)]
+        return [(label, phase) for label, phase in both if phase is not None]
 
 
 def _f(value: float, digits: int = 2) -> str:
@@ -69,14 +75,24 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "not met"
 
 
+_CPU_OF = ("worker_cpu_s", "driver_cpu_s", "database_cpu_s", "broker_cpu_s")
+
+
+def _all_cpu_ms(phase: PhaseResult) -> float:
+    return sum(phase.cpu_ms_per_lifecycle(name) for name in _CPU_OF)
+
+
 def _ratios(r: Report) -> list[str]:
     fleet, floor = r.fleet, r.floor
     lines = []
-    if r.peer is not None:
-        ratio = fleet.lifecycles_per_s / r.peer.lifecycles_per_s
+    targets = {"fair peer": 1.5, "peer": 1.0}
+    for label, peer in r.peers():
+        ratio = fleet.lifecycles_per_s / peer.lifecycles_per_s
+        cpu = _all_cpu_ms(fleet) / _all_cpu_ms(peer)
         lines.append(
-            f"- fleet / peer, lifecycles/s: **{ratio:.2f}** "
-            f"(target ≥ 1.5: {_verdict(ratio >= 1.5)})"
+            f"- fleet / {label}, lifecycles/s: **{ratio:.2f}** "
+            f"(target ≥ {targets[label]}: {_verdict(ratio >= targets[label])}); "
+            f"CPU per lifecycle, all processes: {cpu:.2f}"
         )
     lines.append(
         f"- fleet / floor, lifecycles/s: "
@@ -114,6 +130,7 @@ def _round_times(r: Report) -> str:
         ("floor", r.floor),
         ("fleet", r.fleet),
         ("peer", r.peer),
+        ("fair peer", r.fair_peer),
         (f"fleet with {r.waiting:,} waiting", r.fleet_waiting),
     ]
     return (
@@ -132,17 +149,12 @@ def _cpu_lines(r: Report) -> list[str]:
         "| | workers | driver | PostgreSQL backends | Redis | all | Celery messages |",
         "|---|---|---|---|---|---|---|",
     ]
-    phases = [("floor", r.floor), ("fleet", r.fleet)]
-    if r.peer is not None:
-        phases.append(("peer", r.peer))
+    phases = [("floor", r.floor), ("fleet", r.fleet), *r.peers()]
     for label, phase in phases:
         lifecycles = sum(x.lifecycles for x in phase.rounds) or 1
         messages = sum(x.messages for x in phase.rounds) / lifecycles
-        parts = [
-            phase.cpu_ms_per_lifecycle(f"{name}_cpu_s")
-            for name in ("worker", "driver", "database", "broker")
-        ]
-        broker = _f(parts[3], 0) if label != "peer" else "—"
+        parts = [phase.cpu_ms_per_lifecycle(name) for name in _CPU_OF]
+        broker = _f(parts[3], 0) if "peer" not in label else "—"
         lines.append(
             f"| {label} | {_f(parts[0], 0)} | {_f(parts[1], 0)} | {_f(parts[2], 0)} | "
             f"{broker} | {_f(sum(parts), 0)} | {_f(messages, 1) if messages else '—'} |"
@@ -262,6 +274,8 @@ def render(r: Report) -> str:
     ]
     if r.peer is not None:
         parts.append(_row(peer_label, r.peer))
+    if r.fair_peer is not None:
+        parts.append(_row(f"fair {peer_label}, the fleet's writes in each step", r.fair_peer))
     if r.fleet_waiting is not None:
         parts.append(_row(f"fleet, {r.waiting:,} other runs waiting", r.fleet_waiting))
     parts += [
