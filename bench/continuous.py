@@ -1,10 +1,11 @@
 """Reassessment of what changed against a full re-run, on the 141 labelled procedures.
 
 Uploads every procedure of `../shared/data/evidence/procedures`, selects SOC 2 and drafts
-through the SoA (ingest, index, pre-analysis, scope, SoA: the full run), approves it, then
-uploads a new version of one procedure (the one the approved SoA cites most, with one
-section removed) and evaluates the reassessment it starts. Prints, for each: seconds, jobs,
-rows re-evaluated and rows asking approval.
+through the POA&M (ingest, index, pre-analysis, scope, SoA, evidence analysis, gap analysis,
+maturity, POA&M: the full run), approving each draft, then uploads a new version of one
+procedure (the one the approved SoA cites most, with one section removed) and evaluates the
+reassessment it starts (the SoA's changed rows, carried into the gap analysis and the
+POA&M). Prints, for each: seconds, jobs, rows re-evaluated and rows asking approval.
 
     python -m bench.continuous [--data ../shared/data/evidence]
 """
@@ -39,6 +40,11 @@ FULL_RUN = (
     Step.RUN_SCF_PRE_ANALYSIS,
     Step.CREATE_SCOPE,
     Step.CREATE_SOA_DRAFT,
+    Step.INGEST_SOA,
+    Step.RUN_EVIDENCE_ANALYSIS,
+    Step.CREATE_GAP_ANALYSIS,
+    Step.CREATE_MATURITY_ASSESSMENT,
+    Step.CREATE_POAM,
 )
 
 
@@ -93,10 +99,12 @@ def main() -> None:
         full_s = full_run(kit, procedures)
         soa = kit.content(ArtifactKind.SOA)["requirements"]
         applicable = sum(1 for row in soa if row.get("applicable"))
+        findings = len(kit.content(ArtifactKind.GAP_ANALYSIS).get("gaps", []))
+        items = len(kit.content(ArtifactKind.POAM).get("items", []))
         print(
             f"full run ({len(procedures)} procedures, SOC 2): {full_s:.1f}s, "
             f"{len(FULL_RUN)} jobs, {applicable} of {len(soa)} rows evaluated, "
-            f"{len(soa)} rows asking approval (the SoA gate)"
+            f"{len(soa)} SoA rows, {findings} findings and {items} POA&M items asking approval"
         )
         document, cited = most_cited(kit)
         kit.session.commit()  # the kit's session holds SQLite's write lock while it reads
@@ -122,7 +130,9 @@ def main() -> None:
             f"one procedure changed ({document.filename}, cited by {cited} rows): "
             f"{change_s:.1f}s, 1 job, {figures.get('rows_reevaluated')} rows re-evaluated "
             f"({figures.get('rows_touched')} touched: citing it or now matching), "
-            f"{figures.get('rows_changed')} rows asking approval; status {status}"
+            f"{figures.get('rows_changed')} SoA rows, {figures.get('findings_changed', 0)} "
+            f"findings and {figures.get('poam_items_changed', 0)} POA&M items asking "
+            f"approval; status {status}"
         )
         print(
             f"ratio: time {change_s / full_s:.1%} of the full run, rows re-evaluated "

@@ -1,0 +1,161 @@
+"""The whole path with 1, 2 and 4 job worker processes: seconds from the start of an
+assessment of the evidence procedures to its completion, and each job step's share.
+
+Real PostgreSQL and broker, one fresh database. Per round: a new assessment of the same
+procedures (shared/data/evidence, beside the repository), uploaded through the producer as
+a user would, started, and driven to its end by a scripted reviewer (SOC 2; each gate's rows
+decided in bulk by a colleague, each draft approved); a coordinator worker and N job workers
+(one process each, solo pool, every job queue). One uncounted warm-up round first (caches,
+the model's first load). Prints per worker count the whole run, each job step's seconds
+(its step execution, start to end: queue wait included) and the ratio to the first count.
+Only `index_kb` fans out (per batch of chunks); the other steps run in one process
+whatever N is, which the per-step ratios show.
+
+    python -m bench.whole_path --procedures 141 --workers 1,2,4 \\
+        --database-url postgresql://postgres@127.0.0.1:5432/test \\
+        --broker-url redis://127.0.0.1:6379/13
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import redis
+
+from bench.compare.db import drop_database, fresh_database
+from bench.options import add_database_url
+
+ROOT = Path(__file__).resolve().parents[1]
+PROCEDURES = ROOT.parent / "shared" / "data" / "evidence" / "procedures"
+ADMIN = "user:bench-admin@example.org"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--procedures", type=int, default=141)
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--timeout-s", type=float, default=1800)
+    add_database_url(parser)
+    parser.add_argument(
+        "--broker-url",
+        default="redis://127.0.0.1:6379/13",
+        help="a Redis database to flush, used by nothing else meanwhile",
+    )
+    args = parser.parse_args()
+    if not PROCEDURES.is_dir():
+        parser.error(f"the evidence procedures are absent: {PROCEDURES}")
+
+    url, database = fresh_database(args.database_url, "lifecycle_whole_path")
+    home = Path(tempfile.mkdtemp(prefix="whole-path-bench-"))
+    env = {
+        "LIFECYCLE_DATABASE_URL": url,
+        "LIFECYCLE_BROKER_URL": args.broker_url,
+        "LIFECYCLE_HOME": str(home),
+    }
+    os.environ.update(env)
+    from orchestrator.db.migrate import upgrade
+    from orchestrator.testing.reset import reset_process_state
+
+    reset_process_state()
+    upgrade(url)
+    redis.Redis.from_url(args.broker_url).flushdb()
+    try:
+        _measure(args, env, home)
+    finally:
+        from orchestrator.db.session import dispose_engines
+
+        dispose_engines()
+        drop_database(args.database_url, database)
+    return 0
+
+
+def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
+    from orchestrator.engine.routing import ROUTES
+    from orchestrator.testing.worker_processes import WorkerProcesses
+
+    job_queues = ",".join(sorted({route.queue for route in ROUTES.values()}))
+    files = sorted(PROCEDURES.glob("*.md"))[: args.procedures]
+    counts = [int(w) for w in args.workers.split(",")]
+    print(f"{len(files)} procedures; job queues {job_queues}")
+    results: dict[int, tuple[float, dict[str, float]]] = {}
+    for round_no, workers in enumerate([counts[0], *counts]):
+        with WorkerProcesses(env, home / "logs", ready_timeout_s=180) as fleet:
+            fleet.start("orchestrator", concurrency=4)
+            for _ in range(workers):
+                fleet.start(job_queues, pool="solo", concurrency=1)
+            seconds, steps = _one_run(files, args.timeout_s)
+        if round_no == 0:
+            print(f"warm-up, workers={workers}: {seconds:.1f} s (not counted)", flush=True)
+            continue
+        results[workers] = (seconds, steps)
+        print(f"workers={workers}: {seconds:.1f} s", flush=True)
+    _print_table(results)
+
+
+def _one_run(files: list[Path], timeout_s: float) -> tuple[float, dict[str, float]]:
+    """One assessment of `files` to its end: (seconds, job step -> seconds)."""
+    from sqlalchemy import select
+
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.contracts.steps import StepKind
+    from orchestrator.db.models import StepExecution
+    from orchestrator.db.session import transaction
+    from orchestrator.demo.reviewer import ScriptedReviewer, drive
+    from orchestrator.lifecycle.definition import STEP_SPECS
+    from orchestrator.service.documents import upload_document
+    from orchestrator.service.producer import create_assessment, start_lifecycle
+    from orchestrator.service.roles import grant_role
+
+    tenant = f"bench-{uuid.uuid4().hex[:8]}"
+    owner = Actor(tenant, "user:owner@example.org")
+    reviewer = Actor(tenant, "user:reviewer@example.org")
+    grant_role(tenant, reviewer.actor_id, "assessor", actor_id=ADMIN, reason="the bench reviewer")
+    began = time.monotonic()
+    assessment = create_assessment(owner, "bench-org", "Whole-path bench")
+    for path in files:
+        upload_document(owner, assessment.id, path.name, path.read_bytes())
+    run = start_lifecycle(owner, assessment.id, idempotency_key=f"bench-{assessment.id}")
+    final = drive(ScriptedReviewer(reviewer, framework="SOC 2"), run.id, timeout_s)
+    seconds = time.monotonic() - began
+    if final.status != "completed":
+        raise RuntimeError(f"run {run.id} ended {final.status} at {final.current_step}")
+    jobs = {step.value for step, spec in STEP_SPECS.items() if spec.kind is StepKind.JOB}
+    with transaction() as session:
+        rows = session.scalars(
+            select(StepExecution).where(StepExecution.run_id == run.id).order_by(StepExecution.id)
+        ).all()
+        steps = {
+            row.step: (row.finished_at - row.started_at).total_seconds()
+            for row in rows
+            if row.step in jobs and row.finished_at is not None and row.status == "completed"
+        }
+    return seconds, steps
+
+
+def _print_table(results: dict[int, tuple[float, dict[str, float]]]) -> None:
+    if not results:
+        return
+    first = next(iter(results))
+    counts = list(results)
+    header = " | ".join(f"{n} worker{'s' if n > 1 else ''}" for n in counts)
+    print(f"\n| seconds | {header} |")
+    print("|---|" + "---|" * len(counts))
+
+    def cells(values: list[float]) -> str:
+        return " | ".join(
+            f"{v:.1f}" + (f" (x{values[0] / v:.2f})" if i and v else "")
+            for i, v in enumerate(values)
+        )
+
+    print(f"| whole run | {cells([results[n][0] for n in counts])} |")
+    for step in results[first][1]:
+        print(f"| {step} | {cells([results[n][1].get(step, 0.0) for n in counts])} |")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
