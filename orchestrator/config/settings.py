@@ -67,6 +67,14 @@ class Settings(BaseSettings):
     job_batch_attempts: int = Field(
         3, ge=1, description="Tries of one batch before its job fails (and is retried)."
     )
+    job_batch_items: int = Field(
+        32,
+        ge=1,
+        le=4096,
+        description="Items in one batch of a job that fans out (chunks to embed): small "
+        "enough that each worker of the queue takes several, so the last batch taken does "
+        "not keep one worker busy while the others idle.",
+    )
     database_idle_transaction_timeout_s: int = Field(
         1200,
         ge=0,

@@ -186,3 +186,20 @@ def test_a_batch_held_by_a_dead_worker_is_taken_over_when_its_lease_lapses(
     # The batch message that arrives after the work is done does nothing.
     body = {"assessment_id": str(assessment), "job_id": request.job_id, "batch_id": planned[2]}
     assert fan_out.embed_one_batch(body) == "taken"
+
+
+def test_the_batch_size_is_a_setting(kit_ids: KitIds, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a size from its caller, the job cuts batches of LIFECYCLE_JOB_BATCH_ITEMS."""
+    assessment, run_id = kit_ids
+    monkeypatch.setattr(fan_out, "default_embedder", lambda: FlakyEmbedder(poison=None))
+    monkeypatch.setenv("LIFECYCLE_JOB_BATCH_ITEMS", "3")
+    reset_settings()
+    request = _request(assessment, run_id)
+
+    counts = fan_out.embed_in_batches(request)
+
+    rows = _batches(request.job_id)
+    chunks, _ = _vectors_per_chunk(assessment)
+    assert [len(row.items["ids"]) for row in rows][:-1] == [3] * (len(rows) - 1)
+    assert len(rows) == -(-chunks // 3) > 1
+    assert counts.embedded == chunks

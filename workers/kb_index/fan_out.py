@@ -1,5 +1,5 @@
-"""index_kb fanned out: the chunks still without a vector, in batches of BATCH_SIZE that
-any kb_index worker may embed (orchestrator.jobs.batches). The job's own process takes
+"""index_kb fanned out: the chunks still without a vector, in batches (LIFECYCLE_JOB_BATCH_ITEMS
+chunks each) that any kb_index worker may embed (orchestrator.jobs.batches). The job's own process takes
 batches too, so a lone worker still finishes; with more workers the batches spread."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from orchestrator.engine.messages import send_batch
 from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs import batches
 from orchestrator.knowledge.embedder import default_embedder
-from orchestrator.knowledge.vectors import BATCH_SIZE, IndexCounts, embed_chunks, pending_chunks
+from orchestrator.knowledge.vectors import IndexCounts, embed_chunks, pending_chunks
 
 log = logging.getLogger(__name__)
 EMBED_BATCH_TASK = "kb_index.embed_batch"
@@ -32,16 +32,17 @@ def embedding_work(assessment_id: uuid.UUID) -> batches.Work:
     return work
 
 
-def embed_in_batches(request: JobRequest, batch_size: int = BATCH_SIZE) -> IndexCounts:
+def embed_in_batches(request: JobRequest, batch_size: int | None = None) -> IndexCounts:
     """The index_kb job's `Prepare`: plan the batches, offer them to the queue, take them
     until none is left, and wait for the rest."""
     embedder = default_embedder()
     with read_transaction() as session:
         todo = pending_chunks(session, request.assessment_id, embedder)
-    planned = batches.plan(
-        request.job_id, request.run_id, request.tenant_id, request.step.value, todo, batch_size
-    )
     settings = get_settings()
+    size = batch_size or settings.job_batch_items
+    planned = batches.plan(
+        request.job_id, request.run_id, request.tenant_id, request.step.value, todo, size
+    )
     if not settings.is_embedded_broker:  # one process anyway: it does every batch itself
         body = {"assessment_id": str(request.assessment_id), "job_id": request.job_id}
         queue = ROUTES[JobKind.INDEX_KB].queue
