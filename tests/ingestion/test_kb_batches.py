@@ -113,7 +113,7 @@ def _second_batch_text(assessment_id: uuid.UUID) -> str:
             session.scalars(
                 select(DocumentChunk.text)
                 .where(DocumentChunk.assessment_id == assessment_id)
-                .order_by(DocumentChunk.id)
+                .order_by(func.length(DocumentChunk.text), DocumentChunk.id)
             )
         )
     return ids[BATCH][:40]

@@ -1,6 +1,7 @@
-"""index_kb fanned out: the chunks still without a vector, in batches (LIFECYCLE_JOB_BATCH_ITEMS
-chunks each) that any kb_index worker may embed (orchestrator.jobs.batches). The job's own process takes
-batches too, so a lone worker still finishes; with more workers the batches spread."""
+"""index_kb fanned out: the chunks still without a vector, in batches of
+LIFECYCLE_JOB_BATCH_ITEMS chunks that any kb_index worker may embed
+(orchestrator.jobs.batches). The job's own process takes batches too, so a lone worker
+still finishes; with more workers the batches spread."""
 
 from __future__ import annotations
 
