@@ -16,16 +16,11 @@ queueing, not the embedding).
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
-import redis
-
-from bench.compare.db import drop_database, fresh_database
+from bench.fleet_environment import fleet_environment
 from bench.options import add_database_url
 
 SAMPLE = "access-control-policy.md"
@@ -87,58 +82,50 @@ def _round(
     args: argparse.Namespace, order: bool, limit: int, sample: bytes, timeout_s: float
 ) -> Round:
     from orchestrator.contracts.identity import Actor
-    from orchestrator.db.migrate import upgrade
     from orchestrator.demo.reviewer import ScriptedReviewer
     from orchestrator.service.producer import get_run
     from orchestrator.service.roles import grant_role
-    from orchestrator.testing.reset import reset_process_state
     from orchestrator.testing.worker_processes import WorkerProcesses
 
-    url, database = fresh_database(args.database_url, "lifecycle_fairness")
-    home = Path(tempfile.mkdtemp(prefix="fairness-bench-"))
-    env = {
-        "LIFECYCLE_DATABASE_URL": url,
-        "LIFECYCLE_BROKER_URL": args.broker_url,
-        "LIFECYCLE_HOME": str(home),
+    settings = {
         "LIFECYCLE_EMBEDDER": "hashing",
         "LIFECYCLE_TENANT_JOB_LIMIT": str(limit),
         "LIFECYCLE_TENANT_FAIR_ORDER": str(order).lower(),
     }
-    redis.Redis.from_url(args.broker_url).flushdb()
-    os.environ.update(env)
-    reset_process_state()
-    upgrade(url)
-    try:
-        with WorkerProcesses(env, home / "logs", ready_timeout_s=120) as fleet:
-            fleet.start(COORDINATION, concurrency=2)
-            fleet.start(JOBS, concurrency=args.concurrency)
-            began = time.monotonic()
-            backlog = [_start("tenant-a", sample) for _ in range(args.runs)]
-            b_started = time.time()
-            b_run = _start("tenant-b", sample)
-            b_began = time.monotonic()
-            reviewer = ScriptedReviewer(Actor("tenant-b", "user:reviewer@example.org"))
-            grant_role("tenant-b", reviewer.actor.actor_id, "assessor", actor_id="user:admin")
-            first_job = first_wait = completed = backlog_done = None
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline and (completed is None or backlog_done is None):
-                if first_job is None and (at := _first_job_started(b_run)) is not None:
-                    first_job = at - b_started
-                run = get_run(reviewer.actor, b_run)
-                if first_wait is None and run.current_step == FIRST_WAIT:
-                    first_wait = time.monotonic() - b_began
-                if completed is None and run.status == "completed":
-                    completed = time.monotonic() - b_began
-                if backlog_done is None and _at_first_wait(backlog) == len(backlog):
-                    backlog_done = time.monotonic() - began
-                if completed is None and not reviewer.answer(run):
-                    time.sleep(0.05)  # a reviewer polling the run's page
-            if completed is None or backlog_done is None or first_job is None:
-                raise TimeoutError(f"round with limit {limit} not done in {timeout_s} s")
-            assert first_wait is not None
-            return Round(order, limit, first_job, first_wait, completed, backlog_done)
-    finally:
-        drop_database(args.database_url, database)
+    with (
+        fleet_environment(args.database_url, args.broker_url, "lifecycle_fairness", settings) as (
+            env,
+            home,
+        ),
+        WorkerProcesses(env, home / "logs", ready_timeout_s=120) as fleet,
+    ):
+        fleet.start(COORDINATION, concurrency=2)
+        fleet.start(JOBS, concurrency=args.concurrency)
+        began = time.monotonic()
+        backlog = [_start("tenant-a", sample) for _ in range(args.runs)]
+        b_started = time.time()
+        b_run = _start("tenant-b", sample)
+        b_began = time.monotonic()
+        reviewer = ScriptedReviewer(Actor("tenant-b", "user:reviewer@example.org"))
+        grant_role("tenant-b", reviewer.actor.actor_id, "assessor", actor_id="user:admin")
+        first_job = first_wait = completed = backlog_done = None
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and (completed is None or backlog_done is None):
+            if first_job is None and (at := _first_job_started(b_run)) is not None:
+                first_job = at - b_started
+            run = get_run(reviewer.actor, b_run)
+            if first_wait is None and run.current_step == FIRST_WAIT:
+                first_wait = time.monotonic() - b_began
+            if completed is None and run.status == "completed":
+                completed = time.monotonic() - b_began
+            if backlog_done is None and _at_first_wait(backlog) == len(backlog):
+                backlog_done = time.monotonic() - began
+            if completed is None and not reviewer.answer(run):
+                time.sleep(0.05)  # a reviewer polling the run's page
+        if completed is None or backlog_done is None or first_job is None:
+            raise TimeoutError(f"round with limit {limit} not done in {timeout_s} s")
+        assert first_wait is not None
+        return Round(order, limit, first_job, first_wait, completed, backlog_done)
 
 
 def main() -> int:

@@ -19,15 +19,11 @@ whatever N is, which the per-step ratios show.
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
-import redis
-
-from bench.compare.db import drop_database, fresh_database
+from bench.fleet_environment import fleet_environment
 from bench.options import add_database_url
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,27 +46,11 @@ def main() -> int:
     if not PROCEDURES.is_dir():
         parser.error(f"the evidence procedures are absent: {PROCEDURES}")
 
-    url, database = fresh_database(args.database_url, "lifecycle_whole_path")
-    home = Path(tempfile.mkdtemp(prefix="whole-path-bench-"))
-    env = {
-        "LIFECYCLE_DATABASE_URL": url,
-        "LIFECYCLE_BROKER_URL": args.broker_url,
-        "LIFECYCLE_HOME": str(home),
-    }
-    os.environ.update(env)
-    from orchestrator.db.migrate import upgrade
-    from orchestrator.testing.reset import reset_process_state
-
-    reset_process_state()
-    upgrade(url)
-    redis.Redis.from_url(args.broker_url).flushdb()
-    try:
+    with fleet_environment(args.database_url, args.broker_url, "lifecycle_whole_path") as (
+        env,
+        home,
+    ):
         _measure(args, env, home)
-    finally:
-        from orchestrator.db.session import dispose_engines
-
-        dispose_engines()
-        drop_database(args.database_url, database)
     return 0
 
 
