@@ -36,6 +36,7 @@ from orchestrator.service.amendments import amend_artifact
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.draft_rows import ROWS
 from orchestrator.service.queries import get_artifact, list_artifacts
+from orchestrator.service.reassessments import approve_row
 from orchestrator.service.review_claims import claim_review, release_review
 from orchestrator.service.review_comments import add_comment, list_comments
 
@@ -344,6 +345,34 @@ def _back(back: str, run_id: uuid.UUID, kind: ArtifactKind, notice: str) -> str:
     target, _, anchor = target.partition("#")
     joiner = "&" if "?" in target else "?"
     return f"{target}{joiner}notice={quote(notice)}" + (f"#{anchor}" if anchor else "")
+
+
+@router.post("/reassessments/{reassessment_id}/row-approvals", name="console_row_approval")
+def row_approval(
+    session: Posted,
+    reassessment_id: uuid.UUID,
+    row: Annotated[str, Form(min_length=1, max_length=300)],
+    row_sha256: Annotated[str, Form(min_length=64, max_length=64)],
+    comment: Text = "",
+    back: Annotated[str, Form()] = "",
+) -> Response:
+    """Approve one changed row of a reassessed SoA, as the page showed it (its hash); the
+    version is approved with its last changed row (the same service as the API's)."""
+    need(session, Scope.APPROVE)
+    done = approve_row(
+        session.principal.actor,
+        reassessment_id,
+        row,
+        row_sha256_seen=row_sha256,
+        comment=comment.strip() or None,
+    )
+    left = sum(1 for c in done.changed_rows if c["approved_by"] is None)
+    notice = f"Changed row {row} approved; " + (
+        f"{left} changed row{'s' if left != 1 else ''} still to approve"
+        if left
+        else f"soa v{done.result_version} approved"
+    )
+    return see_other(_back(back, done.base_run_id, ArtifactKind.SOA, notice))
 
 
 # Last: its path would take the other forms' (decision, amend, comments) otherwise.

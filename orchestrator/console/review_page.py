@@ -26,6 +26,7 @@ from orchestrator.service.producer import get_run
 from orchestrator.service.queries import get_artifact, list_approvals, list_artifacts
 from orchestrator.service.read_models import ApprovalRecordView, ArtifactView, RunView
 from orchestrator.service.readiness import Readiness, readiness
+from orchestrator.service.reassessments import ReassessmentView, reassessment_of, row_key
 from orchestrator.service.review_claims import ClaimView, claim_on
 from orchestrator.service.review_comments import CommentView, list_comments
 
@@ -52,6 +53,16 @@ class Review:
     comments: list[CommentView]
     approvals: list[ApprovalRecordView]
     amendable: bool
+    reassessment: ReassessmentView | None = None
+    """Set on a reassessed SoA version that asks approval of its changed rows."""
+
+    def changed_row(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """The reassessment's entry of a changed SoA row: its name there ("<framework>
+        <requirement>"), its hash (what an approval names) and who approved it, if anyone."""
+        if self.reassessment is None:
+            return None
+        name = row_key(row)
+        return next((c for c in self.reassessment.changed_rows if c["row"] == name), None)
 
     @property
     def draft_comments(self) -> list[CommentView]:
@@ -139,6 +150,9 @@ def load_review(
         and chosen.version == versions[-1].version
         and chosen.status == "draft"
         and not state.status.is_terminal,
+        reassessment=reassessment_of(actor, chosen.id)
+        if kind is ArtifactKind.SOA and chosen.status != "approved"
+        else None,
     )
 
 

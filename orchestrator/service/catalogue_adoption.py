@@ -2,13 +2,14 @@
 exactly the SoA rows it affects.
 
 An assessment uses the catalogue versions its run pinned when it started (or adopted
-since). `catalogue_diff` compares the version in use with a target: SCF controls added,
+since): the SCF workbook, and any publication read from its own OSCAL catalogue (SP
+800-53). `catalogue_diff` compares the version in use with a target: controls added,
 removed and reworded (their verbatim title or description changed), and framework
 requirements remapped (their linked SCF controls changed, beyond the removal of a removed
 control). `adopt_catalogue` records the adoption (audited, idempotent by key), moves the
 assessment's run to the target version and starts a reassessment of the last approved SoA
-that re-opens the rows whose requirement was remapped or whose linked controls were
-reworded or removed; every other row is carried over as approved.
+that re-opens the rows whose requirement was remapped, reworded or removed, or whose
+linked controls were reworded or removed; every other row is carried over as approved.
 """
 
 from __future__ import annotations
@@ -132,15 +133,26 @@ def diff_versions(old: LoadedCatalog, new: LoadedCatalog) -> dict[str, Any]:
     }
 
 
-def affected_rows(rows: list[dict[str, Any]], diff: dict[str, Any]) -> list[str]:
-    """The SoA rows an adoption re-opens: their requirement remapped, or a linked control
-    reworded or removed."""
+#: Frameworks whose requirements are the catalogue's own controls: SCF itself, and a
+#: publication read from its OSCAL catalogue (SP 800-53: a requirement is a control).
+OWN_CONTROLS = frozenset({"scf", "oscal_catalog"})
+
+
+def affected_rows(
+    rows: list[dict[str, Any]], diff: dict[str, Any], catalog: LoadedCatalog
+) -> list[str]:
+    """The SoA rows adopting a version of `catalog` re-opens: their requirement remapped,
+    a linked SCF control reworded or removed, or the requirement itself reworded or removed
+    (a framework whose requirements are `catalog`'s controls)."""
     remapped = {f"{r['framework']} {r['requirement_id']}" for r in diff["remapped"]}
     controls = set(diff["removed"]) | {r["control_id"] for r in diff["reworded"]}
+    own = {f.name for f in catalog.frameworks if f.kind in OWN_CONTROLS}
     return [
         row_key(row)
         for row in rows
-        if row_key(row) in remapped or controls & set(row.get("scf_controls") or [])
+        if row_key(row) in remapped
+        or controls & set(row.get("scf_controls") or [])
+        or (row.get("framework") in own and row.get("requirement_id") in controls)
     ]
 
 
@@ -161,6 +173,12 @@ def _setting(session: Session, actor: Actor, assessment_id: uuid.UUID, to: str) 
     run = session.get(WorkflowRun, base.run_id)
     assert run is not None
     target = _target(session, to)
+    if target.info.kind == "oscal_profile":
+        raise InvalidInput(
+            f"{target.info.name} {target.info.version} is an OSCAL profile: its versions "
+            "differ in which controls they select, which adds or drops SoA rows rather than "
+            "re-opening them; the next run of the assessment uses it"
+        )
     pins = run_pins(session, run)
     in_use = pins.get(target.info.name)
     if in_use is None:
@@ -196,7 +214,7 @@ def catalogue_diff(actor: Actor, assessment_id: uuid.UUID, to: str) -> dict[str,
         diff = diff_versions(setting.old, setting.new)
         return diff | {
             "soa": {"artifact_id": str(setting.base.id), "version": setting.base.version},
-            "affected_rows": affected_rows(_rows(setting.base), diff),
+            "affected_rows": affected_rows(_rows(setting.base), diff, setting.old),
         }
 
 
@@ -261,7 +279,7 @@ def adopt_catalogue(
         run = session.get(WorkflowRun, setting.run.id, with_for_update=True)
         assert run is not None
         diff = diff_versions(setting.old, setting.new)
-        reopened = affected_rows(_rows(setting.base), diff)
+        reopened = affected_rows(_rows(setting.base), diff, setting.old)
         now = utcnow()
         found = CatalogueAdoption(
             tenant_id=actor.tenant_id,

@@ -281,6 +281,19 @@ def get_reassessment(actor: Actor, reassessment_id: uuid.UUID) -> ReassessmentVi
         return _view(session, _load(session, actor, reassessment_id))
 
 
+def reassessment_of(actor: Actor, artifact_id: uuid.UUID) -> ReassessmentView | None:
+    """The reassessment whose changed rows `artifact_id` (a reassessed SoA version) holds,
+    or None for a version no reassessment drafted."""
+    with transaction() as session:
+        found = session.scalar(
+            select(Reassessment.id).where(
+                Reassessment.result_artifact_id == artifact_id,
+                Reassessment.tenant_id == actor.tenant_id,
+            )
+        )
+        return _view(session, _load(session, actor, found)) if found is not None else None
+
+
 @retry_busy
 def approve_row(
     actor: Actor,

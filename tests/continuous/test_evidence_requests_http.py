@@ -147,3 +147,39 @@ def test_an_overdue_request_is_reminded_then_escalated(api: Api, embedded: Path)
     answered = _request(api, headers, assessment)
     assert _send(api, answered["link"], "r.md", EVIDENCE).status_code == 201
     assert sweep_overdue_requests(late + timedelta(days=30)) == {"reminded": 0, "escalated": 0}
+
+
+def test_a_browser_form_gets_pages(api: Api, embedded: Path) -> None:
+    """The form's answers for a browser: a redirect to the page saying what arrived, a
+    refusal in words (escaped), and for a dead link a page instead of problem JSON."""
+    headers = api.key("signal", "read")
+    assessment = api.create_assessment(headers)["id"]
+    issued = _request(api, headers, assessment)
+    link = issued["link"]
+    html = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+
+    sent = api.client.post(
+        link,
+        headers=html,
+        files={"file": ("<review>.md", EVIDENCE, "text/markdown")},
+        follow_redirects=False,
+    )
+    assert sent.status_code == 303, sent.text
+    page = api.client.get(sent.headers["location"], headers=html)
+    assert page.status_code == 200
+    assert "Received &lt;review&gt;.md. Thank you." in page.text
+    assert "Files received so far: 1" in page.text
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+
+    refused = api.client.post(
+        link, headers=html, files={"file": ("empty.md", b"", "text/markdown")}
+    )
+    assert refused.status_code == 422 and refused.headers["content-type"].startswith("text/html")
+    assert "Not received" in refused.text and "Back to the request" in refused.text
+
+    api.client.post(f"/api/v1/evidence-requests/{issued['request']['id']}/revoke", headers=headers)
+    gone = api.client.get(link, headers=html)
+    assert gone.status_code == 410 and "This link takes no files" in gone.text
+    assert "<form" not in gone.text
+    # Without asking for HTML the answers stay JSON.
+    assert api.client.get(link).json()["code"] == "link_refused"

@@ -1,7 +1,8 @@
 """A reassessment in a real browser (headless Chromium) on a real server: after a new
 version of a cited document, the SoA review page marks "changed since the approved
-version" on exactly the rows the reassessment changed; the console offers no row approval,
-so the reviewer approves those rows over HTTP, and the page then marks none."""
+version" on exactly the rows the reassessment changed, offers a row approval on each of
+them and on no other row; the reviewer approves them there, one by one, and the page
+then marks none, with the version approved."""
 
 from __future__ import annotations
 
@@ -55,8 +56,9 @@ def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
     with uvicorn_server(embedded) as base, chromium_driver() as driver:
         api = Api(httpx.Client(base_url=base, timeout=30))  # type: ignore[arg-type]
         owner = api.key("signal", "read", tenant=TENANT, principal="user:owner@acme")
+        reviewer = "user:reviewer@acme"
         reviewer_key = api.key(
-            "approve", "read", tenant=TENANT, principal="user:reviewer@acme", roles=("assessor",)
+            "approve", "read", tenant=TENANT, principal=reviewer, roles=("assessor",)
         )
         decider = api.key("approve", "read", tenant=TENANT, principal="user:control-owner@acme")
         assessment = api.create_assessment(owner)["id"]
@@ -108,17 +110,29 @@ def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
             )
         )
         pages.shot("changed-rows-marked")
+        pages.find("li.row.changed").screenshot(str(pages.shots / "changed-row.png"))
 
-        for row in found["changed_rows"]:
-            approved = api.client.post(
-                f"/api/v1/reassessments/{found['id']}/row-approvals",
-                headers=reviewer_key,
-                json={"row": row["row"], "row_sha256": row["row_sha256"], "comment": "read"},
-            )
-            assert approved.status_code == 200, approved.text
-        assert approved.json()["status"] == "approved"
+        forms = pages.driver.execute_script(
+            "return [...document.querySelectorAll('li.row form')]"
+            ".map(f => f.querySelector('input[name=row]').value)"
+        )
+        assert set(forms) == changed and len(forms) == len(changed), forms
+        for number, row in enumerate(sorted(changed), start=1):
+            form = pages.find(f"form[aria-label='Approve the changed row {row}']")
+            form.find_element("name", "comment").send_keys("read against the new version")
+            pages.button("Approve this changed row", within=form).click()
+            pages.wait_text(f"Changed row {row} approved")
+            if number < len(changed):
+                pages.wait_text(f"{len(changed) - number} changed row")
+                assert f"Changed row approved by {reviewer}" in pages.text()
+        pages.wait_text(f"soa v{found['result_version']} approved")
+        pages.shot("rows-approved-in-the-console")
+        approved = api.client.get(f"/api/v1/reassessments/{found['id']}", headers=owner).json()
+        assert approved["status"] == "approved", approved
+        assert {row["approved_by"] for row in approved["changed_rows"]} == {reviewer}
         pages.open(soa_page)
         pages.wait(lambda: pages.find("li.row"), "the SoA's rows")
         assert _marked(pages) == []
         assert "changed since the approved version" not in pages.text()
+        assert "Approve this changed row" not in pages.text()
         pages.shot("approved-no-marker")

@@ -22,8 +22,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.catalog.matching import FrameworkChoice, linked_requirements
-from orchestrator.catalog.model import LoadedCatalog
+from orchestrator.catalog.matching import linked_requirements, resolve
+from orchestrator.catalog.model import LoadedCatalog, Requirement
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobKind, JobRequest
@@ -43,7 +43,7 @@ from orchestrator.service.reassessments import (
 from workers.analysis.catalog import run_catalogs, run_scf_catalog
 from workers.analysis.reassessed_drafts import reassess_drafts, write_version
 from workers.analysis.requirement_evidence import RequirementJudge
-from workers.analysis.soa import judged_fields
+from workers.analysis.soa import judged_fields, not_applicable
 from workers.ingestion.ahead import prepare_documents
 from workers.ingestion.service import ingest_documents
 from workers.inputs import latest_artifact
@@ -110,12 +110,12 @@ def _evaluate(context: JobContext, found: Reassessment, started: float) -> None:
     changed = set(found.changed_documents)
     rows = [r for r in base.content.get("requirements", []) if isinstance(r, dict)]
     adoption = adoption_of(session, found.id)
-    links: dict[str, list[str]] = {}
+    adopted: dict[str, Requirement] = {}
     if adoption is not None:
-        # A catalogue adoption re-opens exactly the rows its diff affects, each with the
-        # controls the adopted version links to its requirement.
+        # A catalogue adoption re-opens exactly the rows its diff affects, each with its
+        # requirement as the adopted version has it.
         touched = set(adoption.reopened_rows)
-        links = _adopted_links(rows, run_catalogs(context))
+        adopted = _adopted_requirements(rows, run_catalogs(context))
     else:
         touched = _citing(session, rows, changed) | _now_matching(rows, judge.families_of(changed))
     frameworks = _frameworks(session, found.base_run_id)
@@ -126,7 +126,7 @@ def _evaluate(context: JobContext, found: Reassessment, started: float) -> None:
     for row in rows:
         name = row_key(row)
         if adoption is not None and name in touched:
-            fresh = _adopted_row(row, links.get(name, []), frameworks, judge)
+            fresh = _adopted_row(row, adopted.get(name), frameworks, judge)
             reevaluated += 1
         else:
             excluded = list(row.get("excluded_controls", []))
@@ -192,33 +192,47 @@ def _evaluate(context: JobContext, found: Reassessment, started: float) -> None:
     }
 
 
-def _adopted_links(
+def _adopted_requirements(
     rows: list[dict[str, Any]], catalogs: list[LoadedCatalog]
-) -> dict[str, list[str]]:
-    """Each row's linked SCF controls in the adopted catalogue version."""
-    wanted = {str(row.get("framework")) for row in rows}
-    out: dict[str, list[str]] = {}
-    for catalog in catalogs:
-        for framework in catalog.frameworks:
-            if framework.name not in wanted:
-                continue
-            choice = FrameworkChoice(framework, catalog)
-            for requirement in linked_requirements(choice, catalogs):
-                out[f"{framework.name} {requirement.id}"] = list(requirement.control_ids)
+) -> dict[str, Requirement]:
+    """Each row's requirement in the adopted catalogue versions, with its linked SCF
+    controls: the framework each row's name resolves to, as a run's selection does (a
+    publication's own OSCAL catalogue before the SCF crosswalk column of the same name)."""
+    out: dict[str, Requirement] = {}
+    for name in sorted({str(row.get("framework")) for row in rows}):
+        choice = resolve(catalogs, name)
+        if choice is None or choice.name != name:
+            continue
+        for requirement in linked_requirements(choice, catalogs):
+            out[f"{name} {requirement.id}"] = requirement
     return out
 
 
 def _adopted_row(
     row: dict[str, Any],
-    linked: list[str],
+    requirement: Requirement | None,
     frameworks: dict[str, dict[str, Any]],
     judge: RequirementJudge,
 ) -> dict[str, Any]:
-    """A row re-opened by an adoption: its controls as the adopted version links them,
-    judged again against the evidence in force (an applicable row with controls left)."""
+    """A row re-opened by an adoption: its title and controls as the adopted version has
+    them, judged again against the evidence in force (an applicable row with controls
+    left); a requirement the adopted version no longer has is proposed not applicable."""
+    if requirement is None:
+        why = (
+            f"{row_key(row)} is not a requirement of the adopted catalogue version: "
+            "it was removed or withdrawn"
+        )
+        return (
+            row | {"scf_controls": [], "excluded_controls": []} | not_applicable(why, "catalogue")
+        )
+    linked = list(requirement.control_ids)
     excluded = [c for c in row.get("excluded_controls", []) if c in linked]
     in_scope = [c for c in linked if c not in excluded]
-    fresh = row | {"scf_controls": linked, "excluded_controls": excluded}
+    fresh = row | {
+        "title": requirement.title or row.get("title"),
+        "scf_controls": linked,
+        "excluded_controls": excluded,
+    }
     if row.get("applicable") and in_scope:
         head = {key: fresh.get(key) for key in HEAD}
         fresh = fresh | judged_fields(

@@ -168,11 +168,11 @@ def _row(
     own = exclusions.get(requirement_id.upper())
     in_scope = [c for c in linked if c not in excluded_controls]
     if requirement.get("in_scope") is False:
-        return head | _not_applicable(str(requirement.get("out_of_scope_reason")), "category")
+        return head | not_applicable(str(requirement.get("out_of_scope_reason")), "category")
     if own is not None:
-        return head | _not_applicable(own, "requirement")
+        return head | not_applicable(own, "requirement")
     if linked and not in_scope:
-        return head | _not_applicable(_controls_excluded(linked, excluded_controls), "scf_controls")
+        return head | not_applicable(_controls_excluded(linked, excluded_controls), "scf_controls")
     if not in_scope:
         return head | {
             "applicable": True,
@@ -212,7 +212,7 @@ def judged_fields(
     }
 
 
-def _not_applicable(why: str, by: str) -> dict[str, Any]:
+def not_applicable(why: str, by: str) -> dict[str, Any]:
     return {
         "applicable": False,
         "justification": why,

@@ -1,41 +1,90 @@
 """Public entry (`/w/:scope/:slug`): the page of an evidence request's link, which needs
-no account and takes uploads for that request only, through the API's upload checks."""
+no account and takes uploads for that request only, through the API's upload checks.
+
+A browser (its form asks for `text/html`) gets pages: the request, then "received" after a
+redirect (a reload sends nothing twice), or the refusal in words. Other clients get JSON and
+problem details, as from the rest of the API."""
 
 from __future__ import annotations
 
 from html import escape
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from orchestrator.api.problems import problem_responses
+from orchestrator.api.problems import ApiProblem, problem_responses
 from orchestrator.api.uploads import UPLOAD_BODY, received_upload
 from orchestrator.config.settings import get_settings
+from orchestrator.contracts.errors import LifecycleError
 from orchestrator.service.evidence_requests import (
     PublicRequest,
     public_request,
     upload_through_link,
 )
+from orchestrator.service.read_models import DocumentView
 
 router = APIRouter(prefix="/w/evidence", tags=["public entry"])
 
+#: The pages load nothing, run no script and post only back here.
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+}
+_HEAD = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="referrer" content="no-referrer"><meta name="viewport" content="width=device-width">
+<style>body{{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24}}
+main{{max-width:42em;margin:2em auto;padding:0 1em}}h1{{font-size:1.5em}}
+[role=status]{{background:#e6f4ea;border-left:4px solid #1e7e34;padding:.5em 1em}}
+[role=alert]{{background:#fdecea;border-left:4px solid #b3261e;padding:.5em 1em}}
+form{{border:1px solid #c9ced6;padding:1em;border-radius:4px}}</style></head><body>
+<main>"""
 
-def _page(found: PublicRequest, slug: str) -> str:
+
+def _page(found: PublicRequest, slug: str, received: str | None) -> str:
     items = "".join(f"<li>{escape(r)}</li>" for r in found.requirements)
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Evidence request</title>
-<meta name="referrer" content="no-referrer"></head><body>
-<main>
+    thanks = (
+        f'<p role="status" id="received">Received {escape(received)}. Thank you.</p>'
+        if received
+        else ""
+    )
+    return f"""{_HEAD.format(title="Evidence request")}
 <h1>Evidence requested from {escape(found.recipient)}</h1>
+{thanks}
 <p>Due {found.due_on.isoformat()}; this link takes files until
 {found.link_expires_at.isoformat(timespec="minutes")}.</p>
 <h2>About</h2><ul>{items}</ul>
 <h2>Instructions</h2><p>{escape(found.instructions)}</p>
 <p id="uploaded">Files received so far: {found.uploaded}</p>
 <form method="post" enctype="multipart/form-data" action="/w/evidence/{escape(slug)}">
-<input type="file" name="file" required> <button type="submit">Send</button>
+<label for="file">File</label> <input type="file" id="file" name="file" required>
+<button type="submit">Send</button>
 </form></main></body></html>"""
+
+
+def _wants_page(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "")
+
+
+def _refused(error: LifecycleError | ApiProblem, slug: str) -> HTMLResponse:
+    """A refusal in words; a link that still works offers itself again."""
+    if isinstance(error, LifecycleError):
+        status, message = error.http_status, error.message
+    else:
+        status, message = error.status, error.detail
+    usable = status not in (404, 410)
+    title = "Not received" if usable else "This link takes no files"
+    again = f'<p><a href="/w/evidence/{escape(slug)}">Back to the request</a></p>' if usable else ""
+    html = f"""{_HEAD.format(title=title)}
+<h1>{title}</h1>
+<p role="alert" id="refusal">{escape(message.rstrip("."))}.</p>
+{again}</main></body></html>"""
+    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
 
 
 @router.get(
@@ -44,31 +93,51 @@ def _page(found: PublicRequest, slug: str) -> str:
     summary="The page of an evidence request's link",
     responses=problem_responses(404, 410),
 )
-def page(slug: str) -> HTMLResponse:
-    found = public_request(slug)
-    return HTMLResponse(_page(found, slug), headers={"Cache-Control": "no-store"})
+def page(request: Request, slug: str, received: str | None = None) -> Response:
+    try:
+        found = public_request(slug)
+    except LifecycleError as error:
+        if not _wants_page(request):
+            raise
+        return _refused(error, slug)
+    return HTMLResponse(_page(found, slug, received), headers=PAGE_HEADERS)
 
 
 @router.post(
     "/{slug}",
     status_code=201,
     summary="Send a file for an evidence request",
-    description="multipart/form-data with one `file` part, checked like any upload.",
+    description="multipart/form-data with one `file` part, checked like any upload. "
+    "A browser's form (`Accept: text/html`) is answered with a redirect to the request's "
+    "page, or with the refusal as a page.",
     openapi_extra={"requestBody": UPLOAD_BODY},
     responses=problem_responses(400, 404, 410, 413, 415, 422, 429),
 )
-async def upload(slug: str, request: Request) -> JSONResponse:
+async def upload(slug: str, request: Request) -> Response:
+    try:
+        view = await _receive(slug, request)
+    except (LifecycleError, ApiProblem) as error:
+        if not _wants_page(request):
+            raise
+        return _refused(error, slug)
+    if _wants_page(request):
+        return RedirectResponse(
+            f"/w/evidence/{quote(slug)}?received={quote(view.filename)}", status_code=303
+        )
+    body = {"filename": view.filename, "sha256": view.sha256, "duplicate": view.duplicate}
+    return JSONResponse(body, status_code=200 if view.duplicate else 201)
+
+
+async def _receive(slug: str, request: Request) -> DocumentView:
     await run_in_threadpool(public_request, slug)  # refuse a bad link before reading
     storage = get_settings().resolved_storage_dir
     async with received_upload(
         request, storage / "incoming", get_settings().max_document_bytes
     ) as received:
-        view = await run_in_threadpool(
+        return await run_in_threadpool(
             upload_through_link,
             slug,
             received.filename,
             received.path,
             declared_media_type=received.declared_type,
         )
-    body = {"filename": view.filename, "sha256": view.sha256, "duplicate": view.duplicate}
-    return JSONResponse(body, status_code=200 if view.duplicate else 201)
