@@ -14,6 +14,7 @@ import pytest
 from orchestrator.catalog import registry, service
 from tests.api.conftest import Api
 from tests.catalog.releases import rewrite_release
+from tests.continuous.kit import Reviewed
 from tests.support.cli import here, here_json
 from tests.support.http_lifecycle import through_soa_approval
 from tests.support.polling import poll
@@ -54,20 +55,10 @@ def _newer_release(target: Path, reworded: str, removed: str, requirement: str, 
     return written[0] if written else ""
 
 
-class Adopting:
+class Adopting(Reviewed):
     def __init__(self, api: Api, tmp: Path) -> None:
-        self.api = api
-        self.owner = api.key("signal", "read", tenant=TENANT, principal="user:owner@acme")
-        self.reviewer = api.key(
-            "approve", "read", tenant=TENANT, principal="user:reviewer@acme", roles=("assessor",)
-        )
-        decider = api.key("approve", "read", tenant=TENANT, principal="user:control-owner@acme")
-        self.assessment = api.create_assessment(self.owner)["id"]
-        api.upload_samples(self.owner, self.assessment)
-        started = api.start(self.owner, self.assessment, "adoption-2027")
-        assert started.status_code == 201, started.text
-        self.run_id = started.json()["id"]
-        through_soa_approval(api, self.owner, self.reviewer, self.run_id, decider, FRAMEWORK)
+        super().__init__(api, TENANT, "adoption-2027")
+        through_soa_approval(api, self.owner, self.reviewer, self.run_id, self.decider, FRAMEWORK)
         self.base = self.approved_soa()
         rows = [r for r in self.base["content"]["requirements"] if r["framework"] == FRAMEWORK]
         # Three edits, each on controls no other edit touches.
@@ -102,27 +93,8 @@ class Adopting:
         )
         assert service.import_file(path).created
 
-    def get(self, url: str, headers: dict[str, str] | None = None) -> Any:
-        response = self.api.client.get(url, headers=headers or self.owner)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def approved_soa(self) -> dict[str, Any]:
-        listed = self.get(f"/api/v1/workflows/{self.run_id}/artifacts")
-        items = listed["items"] if isinstance(listed, dict) else listed
-        soa = [a for a in items if a["kind"] == "soa" and a["status"] == "approved"]
-        last = max(soa, key=lambda a: int(a["version"]))
-        return dict(self.get(f"/api/v1/workflows/{self.run_id}/artifacts/{last['id']}"))
-
     def adopt(self, key: str, target: str = RELEASE, reason: str = "SCF 2099.2 published") -> Any:
-        return self.api.client.post(
-            f"/api/v1/assessments/{self.assessment}/catalogue-adoptions",
-            headers={**self.owner, "Idempotency-Key": key},
-            json={"target": target, "reason": reason},
-        )
-
-    def reassessments(self) -> list[dict[str, Any]]:
-        return list(self.get(f"/api/v1/assessments/{self.assessment}/reassessments"))
+        return super().adopt(key, target, reason)
 
 
 @pytest.fixture(scope="module")

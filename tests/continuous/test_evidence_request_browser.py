@@ -5,7 +5,6 @@ once the link is revoked the page says it takes no files."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
 from pathlib import Path
 
 import httpx
@@ -19,6 +18,7 @@ from tests.console.browser import (
     require_browser,
     uvicorn_server,
 )
+from tests.continuous.kit import issue_request
 
 pytestmark = pytest.mark.browser
 
@@ -37,18 +37,8 @@ def test_the_link_takes_files_into_its_request_in_a_browser(embedded: Path, tmp_
         headers = api.key("signal", "read", tenant="requests-co")
         assessment = api.create_assessment(headers)["id"]
         other = api.create_assessment(headers, name="another assessment")["id"]
-        issued = api.client.post(
-            f"/api/v1/assessments/{assessment}/evidence-requests",
-            headers=headers,
-            json={
-                "requirements": ["SCF IAC-17", "SOC 2 CC6.1"],
-                "recipient": "it-ops@vendor.example",
-                "instructions": "Send <b>last quarter's</b> access review export.",
-                "due_on": (date.today() + timedelta(days=10)).isoformat(),
-            },
-        )
-        assert issued.status_code == 201, issued.text
-        link, request_id = issued.json()["link"], issued.json()["request"]["id"]
+        issued = issue_request(api, headers, assessment)
+        link, request_id = issued["link"], issued["request"]["id"]
 
         pages = Pages(driver, base, artifacts_dir() / "evidence-request")
         pages.shots.mkdir(exist_ok=True)

@@ -19,24 +19,10 @@ from orchestrator.db.session import transaction
 from orchestrator.service import evidence_requests
 from orchestrator.sweeps.overdue_requests import sweep_overdue_requests
 from tests.api.conftest import Api, Headers
+from tests.continuous.kit import issue_request
 from tests.support.documents import docx_bomb
 
 EVIDENCE = b"# Quarterly access review\n\nThe IAM lead reviewed all privileged accounts.\n"
-
-
-def _request(api: Api, headers: Headers, assessment: str) -> dict[str, Any]:
-    response = api.client.post(
-        f"/api/v1/assessments/{assessment}/evidence-requests",
-        headers=headers,
-        json={
-            "requirements": ["SCF IAC-17", "SOC 2 CC6.1"],
-            "recipient": "it-ops@vendor.example",
-            "instructions": "Send <b>last quarter's</b> access review export.",
-            "due_on": (date.today() + timedelta(days=10)).isoformat(),
-        },
-    )
-    assert response.status_code == 201, response.text
-    return dict(response.json())
 
 
 def _send(api: Api, link: str, name: str, content: bytes, media: str = "text/markdown") -> Any:
@@ -53,7 +39,7 @@ def test_the_link_uploads_into_its_request_only(api: Api, embedded: Path) -> Non
     headers = api.key("signal", "read")
     assessment = api.create_assessment(headers)["id"]
     other = api.create_assessment(headers, name="another assessment")["id"]
-    issued = _request(api, headers, assessment)
+    issued = issue_request(api, headers, assessment)
     link = issued["link"]
     assert link.startswith("/w/evidence/")
 
@@ -73,14 +59,14 @@ def test_the_link_uploads_into_its_request_only(api: Api, embedded: Path) -> Non
     request_id, secret = link.removeprefix("/w/evidence/").split(".", 1)
     assert api.client.get(f"/w/evidence/{request_id}.{secret[:-2]}xx").status_code == 404
     assert _send(api, f"/w/evidence/{request_id}", "x.md", EVIDENCE).status_code == 404
-    foreign = _request(api, headers, other)["link"].split(".", 1)[0]
+    foreign = issue_request(api, headers, other)["link"].split(".", 1)[0]
     assert api.client.get(f"{foreign}.{secret}").status_code == 404
 
 
 def test_hostile_files_are_refused_and_nothing_is_attributed(api: Api, embedded: Path) -> None:
     headers = api.key("signal", "read")
     assessment = api.create_assessment(headers)["id"]
-    link = _request(api, headers, assessment)["link"]
+    link = issue_request(api, headers, assessment)["link"]
     bomb = _send(api, link, "review.docx", docx_bomb(), "application/octet-stream")
     assert bomb.status_code == 422 and bomb.json()["reason"] == "archive_limits", bomb.text
     assert _send(api, link, "empty.md", b"").status_code == 422
@@ -95,7 +81,7 @@ def test_hostile_files_are_refused_and_nothing_is_attributed(api: Api, embedded:
 def test_revoked_or_expired_links_take_nothing(api: Api, embedded: Path) -> None:
     headers = api.key("signal", "read")
     assessment = api.create_assessment(headers)["id"]
-    revoked = _request(api, headers, assessment)
+    revoked = issue_request(api, headers, assessment)
     answer = api.client.post(
         f"/api/v1/evidence-requests/{revoked['request']['id']}/revoke", headers=headers
     )
@@ -104,7 +90,7 @@ def test_revoked_or_expired_links_take_nothing(api: Api, embedded: Path) -> None
     refused = _send(api, revoked["link"], "late.md", EVIDENCE)
     assert refused.status_code == 410 and refused.json()["code"] == "link_refused"
 
-    expired = _request(api, headers, assessment)
+    expired = issue_request(api, headers, assessment)
     with transaction() as session:
         session.execute(
             update(EvidenceRequest)
@@ -121,7 +107,7 @@ def test_a_link_is_rate_limited(api: Api, embedded: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(evidence_requests, "UPLOADS_PER_HOUR", 2)
     headers = api.key("signal", "read")
     assessment = api.create_assessment(headers)["id"]
-    link = _request(api, headers, assessment)["link"]
+    link = issue_request(api, headers, assessment)["link"]
     assert _send(api, link, "a.md", EVIDENCE + b"a").status_code == 201
     assert _send(api, link, "b.md", EVIDENCE + b"b").status_code == 201
     third = _send(api, link, "c.md", EVIDENCE + b"c")
@@ -131,7 +117,7 @@ def test_a_link_is_rate_limited(api: Api, embedded: Path, monkeypatch: pytest.Mo
 def test_an_overdue_request_is_reminded_then_escalated(api: Api, embedded: Path) -> None:
     headers = api.key("signal", "read")
     assessment = api.create_assessment(headers)["id"]
-    issued = _request(api, headers, assessment)
+    issued = issue_request(api, headers, assessment)
     due = date.fromisoformat(issued["request"]["due_on"])
     at_due = datetime.combine(due, datetime.min.time(), UTC)
     assert sweep_overdue_requests(at_due) == {"reminded": 0, "escalated": 0}
@@ -144,7 +130,7 @@ def test_an_overdue_request_is_reminded_then_escalated(api: Api, embedded: Path)
         events = session.scalars(select(Notification.event_type)).all()
     assert sorted(events) == ["evidence_request.escalated", "evidence_request.overdue"]
     # An answered request is not chased.
-    answered = _request(api, headers, assessment)
+    answered = issue_request(api, headers, assessment)
     assert _send(api, answered["link"], "r.md", EVIDENCE).status_code == 201
     assert sweep_overdue_requests(late + timedelta(days=30)) == {"reminded": 0, "escalated": 0}
 
@@ -154,7 +140,7 @@ def test_a_browser_form_gets_pages(api: Api, embedded: Path) -> None:
     refusal in words (escaped), and for a dead link a page instead of problem JSON."""
     headers = api.key("signal", "read")
     assessment = api.create_assessment(headers)["id"]
-    issued = _request(api, headers, assessment)
+    issued = issue_request(api, headers, assessment)
     link = issued["link"]
     html = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 

@@ -19,8 +19,8 @@ from tests.api.conftest import Api
 from tests.catalog.conftest import NIST_DIR
 from tests.catalog.oscal_releases import write_subset
 from tests.catalog.releases import rewrite_release
+from tests.continuous.kit import Reviewed
 from tests.support.http_lifecycle import through_soa_approval
-from tests.support.polling import poll
 
 TENANT = "tenant-oscal-adoption"
 FRAMEWORK = "NIST SP 800-53 rev5"
@@ -42,74 +42,28 @@ def _rows(artifact: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-class Adopting:
+class Adopting(Reviewed):
     def __init__(self, api: Api, tmp: Path) -> None:
-        self.api, self.tmp = api, tmp
-        self.owner = api.key("signal", "read", tenant=TENANT, principal="user:owner@acme")
-        self.reviewer = api.key(
-            "approve", "read", tenant=TENANT, principal="user:reviewer@acme", roles=("assessor",)
-        )
-        decider = api.key("approve", "read", tenant=TENANT, principal="user:control-owner@acme")
         # The version in use when the run starts: the kept controls as NIST wrote them.
         first = write_subset(CATALOG, tmp / "sp800-53-5.0.1.json", version="5.0.1", keep=KEPT)
         assert service.import_file(first).created
-        self.assessment = api.create_assessment(self.owner)["id"]
-        api.upload_samples(self.owner, self.assessment)
-        started = api.start(self.owner, self.assessment, "oscal-adoption")
-        assert started.status_code == 201, started.text
-        self.run_id = started.json()["id"]
-        through_soa_approval(api, self.owner, self.reviewer, self.run_id, decider, FRAMEWORK)
+        super().__init__(api, TENANT, "oscal-adoption")
+        self.tmp = tmp
+        through_soa_approval(api, self.owner, self.reviewer, self.run_id, self.decider, FRAMEWORK)
         self.base = self.approved_soa()
-        newer = [c for c in KEPT if c != REMOVED]
         second = write_subset(
             CATALOG,
             tmp / "sp800-53-5.1.1.json",
             version="5.1.1",
-            keep=newer,
+            keep=[c for c in KEPT if c != REMOVED],
             reworded={REWORDED: SUFFIX},
         )
         assert service.import_file(second).created
 
-    def get(self, url: str) -> Any:
-        response = self.api.client.get(url, headers=self.owner)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def approved_soa(self) -> dict[str, Any]:
-        listed = self.get(f"/api/v1/workflows/{self.run_id}/artifacts")
-        items = listed["items"] if isinstance(listed, dict) else listed
-        soa = [a for a in items if a["kind"] == "soa" and a["status"] == "approved"]
-        last = max(soa, key=lambda a: int(a["version"]))
-        return dict(self.get(f"/api/v1/workflows/{self.run_id}/artifacts/{last['id']}"))
-
-    def adopt(self, key: str, target: str, reason: str) -> dict[str, Any]:
-        answer = self.api.client.post(
-            f"/api/v1/assessments/{self.assessment}/catalogue-adoptions",
-            headers={**self.owner, "Idempotency-Key": key},
-            json={"target": target, "reason": reason},
-        )
+    def adopted(self, key: str, target: str, reason: str) -> dict[str, Any]:
+        answer = self.adopt(key, target, reason)
         assert answer.status_code == 201, answer.text
         return dict(answer.json())
-
-    def evaluated(self, reassessment_id: str) -> dict[str, Any]:
-        return dict(
-            poll(
-                lambda: self.get(f"/api/v1/reassessments/{reassessment_id}"),
-                lambda r: r["status"] != "pending",
-                timeout_s=120,
-                what="the adoption's reassessment",
-            )
-        )
-
-    def approve_rows(self, found: dict[str, Any]) -> None:
-        for row in found["changed_rows"]:
-            approved = self.api.client.post(
-                f"/api/v1/reassessments/{found['id']}/row-approvals",
-                headers=self.reviewer,
-                json={"row": row["row"], "row_sha256": row["row_sha256"]},
-            )
-            assert approved.status_code == 200, approved.text
-        assert approved.json()["status"] == "approved"
 
 
 @pytest.fixture(scope="module")
@@ -138,16 +92,14 @@ def test_a_new_oscal_version_reopens_the_reworded_and_removed_requirements(
     assert reworded["after"]["description"] == reworded["before"]["description"] + SUFFIX
     assert set(diff["affected_rows"]) == {_name(REWORDED), _name(REMOVED)}
 
-    adoption = adopting.adopt("adopt-5.1.1", f"{FRAMEWORK} 5.1.1", "NIST released 5.1.1")
+    adoption = adopting.adopted("adopt-5.1.1", f"{FRAMEWORK} 5.1.1", "NIST released 5.1.1")
     assert adoption["status"] == "adopted"
     assert set(adoption["reopened_rows"]) == {_name(REWORDED), _name(REMOVED)}
     found = adopting.evaluated(adoption["reassessment_id"])
     assert found["status"] == "awaiting_approval", found
     assert {r["row"] for r in found["changed_rows"]} == {_name(REWORDED), _name(REMOVED)}
 
-    result = _rows(
-        adopting.get(f"/api/v1/workflows/{adopting.run_id}/artifacts/{found['result_artifact_id']}")
-    )
+    result = _rows(adopting.artifact(found["result_artifact_id"]))
     base = _rows(adopting.base)
     for name, row in result.items():
         if name not in (_name(REWORDED), _name(REMOVED)):
@@ -159,7 +111,7 @@ def test_a_new_oscal_version_reopens_the_reworded_and_removed_requirements(
     assert reworded_row["applicable"] is True
     assert reworded_row["scf_controls"] == base[_name(REWORDED)]["scf_controls"]
     assert reworded_row["reassessed"]["based_on_version"] == adopting.base["version"]
-    adopting.approve_rows(found)
+    assert adopting.approve_rows(found)["status"] == "approved"
 
 
 def test_an_scf_remap_through_the_crosswalk_reopens_the_oscal_row(adopting: Adopting) -> None:
@@ -181,13 +133,11 @@ def test_an_scf_remap_through_the_crosswalk_reopens_the_oscal_row(adopting: Adop
         registry.shipped_path(), adopting.tmp / f"SCF_{SCF_RELEASE}.xlsx", SCF_RELEASE, edit
     )
     assert service.import_file(path).created
-    adoption = adopting.adopt("adopt-scf", SCF_RELEASE, f"SCF {SCF_RELEASE} published")
+    adoption = adopting.adopted("adopt-scf", SCF_RELEASE, f"SCF {SCF_RELEASE} published")
     assert adoption["reopened_rows"] == [_name(REMAPPED)]
     found = adopting.evaluated(adoption["reassessment_id"])
     assert [r["row"] for r in found["changed_rows"]] == [_name(REMAPPED)]
-    result = _rows(
-        adopting.get(f"/api/v1/workflows/{adopting.run_id}/artifacts/{found['result_artifact_id']}")
-    )
+    result = _rows(adopting.artifact(found["result_artifact_id"]))
     assert set(result[_name(REMAPPED)]["scf_controls"]) == linked | {gains}
 
 
@@ -200,10 +150,6 @@ def test_a_profile_version_is_refused_in_words(adopting: Adopting) -> None:
     imported = service.import_file(path)
     assert imported.info.kind == "oscal_profile"
     target = f"{imported.info.name} {imported.info.version}"
-    refused = adopting.api.client.post(
-        f"/api/v1/assessments/{adopting.assessment}/catalogue-adoptions",
-        headers={**adopting.owner, "Idempotency-Key": "adopt-low"},
-        json={"target": target, "reason": "new baseline"},
-    )
+    refused = adopting.adopt("adopt-low", target, "new baseline")
     assert refused.status_code == 422, refused.text
     assert "is an OSCAL profile" in refused.json()["detail"]
