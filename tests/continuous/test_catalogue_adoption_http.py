@@ -17,7 +17,6 @@ from tests.catalog.releases import rewrite_release
 from tests.continuous.kit import Reviewed
 from tests.support.cli import here, here_json
 from tests.support.http_lifecycle import through_soa_approval
-from tests.support.polling import poll
 
 TENANT = "tenant-adoption"
 RELEASE = "2099.2"
@@ -140,19 +139,11 @@ def test_adoption_reopens_exactly_the_affected_rows(adopting: Adopting) -> None:
     adoption = answer.json()
     assert adoption["status"] == "adopted" and not adoption["duplicate"]
     assert set(adoption["reopened_rows"]) == adopting.expected
-    url = f"/api/v1/reassessments/{adoption['reassessment_id']}"
-    found = poll(
-        lambda: adopting.get(url),
-        lambda r: r["status"] != "pending",
-        timeout_s=120,
-        what="the adoption's reassessment",
-    )
+    found = adopting.evaluated(adoption["reassessment_id"])
     assert found["trigger"] == "catalogue_adoption", found
     assert found["status"] == "awaiting_approval", found
     assert {r["row"] for r in found["changed_rows"]} == adopting.expected
-    result = adopting.get(
-        f"/api/v1/workflows/{adopting.run_id}/artifacts/{found['result_artifact_id']}"
-    )
+    result = adopting.artifact(found["result_artifact_id"])
     base = {_name(r): r for r in adopting.base["content"]["requirements"]}
     for row in result["content"]["requirements"]:
         name = _name(row)
@@ -176,14 +167,7 @@ def test_adoption_reopens_exactly_the_affected_rows(adopting: Adopting) -> None:
     assert len(adopted) == 1 and adopted[0]["metadata"]["reason"] == "SCF 2099.2 published"
 
     # The reviewer approves the re-opened rows; the version becomes approved.
-    for row in found["changed_rows"]:
-        approved = adopting.api.client.post(
-            f"{url}/row-approvals",
-            headers=adopting.reviewer,
-            json={"row": row["row"], "row_sha256": row["row_sha256"]},
-        )
-        assert approved.status_code == 200, approved.text
-    assert approved.json()["status"] == "approved"
+    assert adopting.approve_rows(found)["status"] == "approved"
 
 
 def test_adopting_the_same_version_again_changes_nothing(adopting: Adopting) -> None:
