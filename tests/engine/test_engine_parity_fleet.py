@@ -128,6 +128,7 @@ def race(*calls: Callable[[], HandoffView]) -> list[HandoffView | HandoffConflic
     return results
 
 
+@pytest.mark.broker_matrix
 def test_a_timed_out_export_is_resolved_once_by_two_racing_operators_then_withdrawn_on_rejection(
     parity: Fleet, receiver: Receiver
 ) -> None:
@@ -194,6 +195,7 @@ def _steps(run_id: uuid.UUID) -> set[str]:
         )
 
 
+@pytest.mark.broker_matrix
 def test_a_run_started_on_v1_completes_on_v1_after_v2_is_deployed(parity: Fleet) -> None:
     owner, reviewer = new_tenant()
     old = start_assessment(owner, documents=1)
@@ -218,6 +220,7 @@ def test_a_run_started_on_v1_completes_on_v1_after_v2_is_deployed(parity: Fleet)
     assert "ingest_soa" not in _steps(new.id) and "run_evidence_analysis" in _steps(new.id)
 
 
+@pytest.mark.broker_matrix
 def test_beat_is_in_the_health_report_with_its_last_sweep(parity: Fleet, tmp_path: Path) -> None:
     client = TestClient(app)
     reset_settings()

@@ -84,6 +84,7 @@ def _all_ingested(run_ids: list[uuid.UUID]) -> bool:
     return len(jobs) == len(run_ids) and all(job.status == "succeeded" for job in jobs)
 
 
+@pytest.mark.broker_matrix
 def test_a_database_restart_mid_ingestion_completes_every_run(
     fast: dict[str, str], fleet: Fleet, private_postgres: PrivatePostgres, tmp_path: Path
 ) -> None:
@@ -152,6 +153,7 @@ def test_a_database_restart_mid_ingestion_completes_every_run(
     )
 
 
+@pytest.mark.broker_matrix
 def test_a_job_hung_inside_its_transaction_is_found_by_the_lost_job_sweep(
     fast: dict[str, str], fleet: Fleet, tmp_path: Path
 ) -> None:

@@ -82,6 +82,7 @@ def _queued_job_ids(run_id: uuid.UUID) -> set[str]:
         )
 
 
+@pytest.mark.broker_matrix
 def test_the_jobs_commit_decides_the_next_job(owner: Actor) -> None:
     run_id, request = _run_waiting_on_ingestion(owner)
 
@@ -94,6 +95,7 @@ def test_the_jobs_commit_decides_the_next_job(owner: Actor) -> None:
     assert [entry.task_id for entry in delivered.applied.outbox] == list(next_jobs)
 
 
+@pytest.mark.broker_matrix
 def test_a_held_run_neither_blocks_nor_deadlocks_the_job(owner: Actor) -> None:
     run_id, request = _run_waiting_on_ingestion(owner)
     results: list[Delivered] = []
@@ -117,6 +119,7 @@ def test_a_held_run_neither_blocks_nor_deadlocks_the_job(owner: Actor) -> None:
     assert _queued_job_ids(run_id) == {f"{run_id}:index_kb:1"}
 
 
+@pytest.mark.broker_matrix
 def test_a_failure_while_applying_keeps_the_jobs_work(
     owner: Actor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -136,6 +139,7 @@ def test_a_failure_while_applying_keeps_the_jobs_work(
     assert _outcome_fate(request) == "applied"
 
 
+@pytest.mark.broker_matrix
 def test_decisions_rolled_back_with_the_savepoint_are_not_reported(
     owner: Actor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,6 +160,7 @@ def test_decisions_rolled_back_with_the_savepoint_are_not_reported(
     assert decided._value.get() == before + 1
 
 
+@pytest.mark.broker_matrix
 def test_the_claim_marks_the_outbox_and_a_finished_or_cancelled_job_is_not_run_again(
     owner: Actor,
 ) -> None:

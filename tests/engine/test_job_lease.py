@@ -54,6 +54,7 @@ def _job(job_id: str) -> Job | None:
         return session.scalar(select(Job).where(Job.id == job_id))
 
 
+@pytest.mark.broker_matrix
 def test_a_frozen_workers_job_is_redispatched_when_its_lease_lapses(
     leases: None, fleet: Fleet, tmp_path: Path
 ) -> None:

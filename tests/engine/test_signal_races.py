@@ -7,6 +7,7 @@ import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from sqlalchemy import select
 
 from orchestrator.contracts.errors import LifecycleError
@@ -39,6 +40,7 @@ def coordinate_now(run_id: uuid.UUID) -> None:
     coordinate(run_id)
 
 
+@pytest.mark.broker_matrix
 def test_fifty_threads_end_in_one_consistent_outcome(fleet: WorkerProcesses) -> None:
     fleet.start("orchestrator", concurrency=2, include=INSTANT)
     fleet.start("ingestion,kb_index,analysis,reporting", concurrency=2, include=INSTANT)

@@ -113,6 +113,7 @@ def test_document_outcomes_are_kept_when_ingestion_fails(
     assert "scan.pdf: [no_extractable_text]" in (get_run(owner, run).reason or "")
 
 
+@pytest.mark.broker_matrix
 @pytest.mark.integration
 def test_a_readable_upload_during_a_doomed_ingestion_is_ingested(
     on_postgres: None, sandbox: ParserSandbox

@@ -8,6 +8,7 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from orchestrator.config.settings import get_settings
@@ -80,6 +81,7 @@ def _sample(owner: Actor, assessment_id: uuid.UUID, index: int = 0) -> None:
     upload_document(owner, assessment_id, path.name, path.read_bytes())
 
 
+@pytest.mark.broker_matrix
 def test_hostile_documents_fail_alone_and_the_worker_keeps_serving(fleet: Fleet) -> None:
     """One fleet for three assessments: hostile, ordinary, and scans only."""
     fleet.start("orchestrator", concurrency=2)

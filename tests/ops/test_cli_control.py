@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from orchestrator.service.apikeys import authenticate
 from orchestrator.service.producer import get_run
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
@@ -12,6 +14,7 @@ from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.polling import wait_for
 
 
+@pytest.mark.broker_matrix
 def test_block_resume_and_cancel_a_waiting_run_and_find_it_by_status(fleet: Fleet) -> None:
     fleet.start("orchestrator")
     owner, _ = new_tenant()
@@ -41,6 +44,7 @@ def test_block_resume_and_cancel_a_waiting_run_and_find_it_by_status(fleet: Flee
     assert again.exit_code == 1 and "cancelled" in again.output
 
 
+@pytest.mark.broker_matrix
 def test_api_keys_are_created_and_revoked_from_the_cli(fleet: Fleet) -> None:
     owner, _ = new_tenant()
     created = cli_json(
@@ -79,6 +83,7 @@ def test_api_keys_are_created_and_revoked_from_the_cli(fleet: Fleet) -> None:
     assert bad.exit_code == 1 and "unknown scope 'everything'" in bad.output
 
 
+@pytest.mark.broker_matrix
 def test_wrong_arguments_get_a_clear_message_and_a_non_zero_exit(fleet: Fleet) -> None:
     unknown = cli("retry", str(uuid.uuid4()), "--reason", "try")
     assert unknown.returncode == 1 and "not_found: workflow run" in unknown.stderr

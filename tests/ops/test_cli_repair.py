@@ -4,6 +4,8 @@ runs as `python -m celery -A orchestrator lifecycle ...`."""
 
 from __future__ import annotations
 
+import pytest
+
 from orchestrator.service.approval_events import record_approval
 from orchestrator.service.producer import get_run, send_signal
 from orchestrator.service.queries import list_artifacts, list_audit
@@ -24,6 +26,7 @@ from tests.support.polling import wait_for
 WITHOUT_INGESTION = "orchestrator,kb_index,analysis"
 
 
+@pytest.mark.broker_matrix
 def test_retry_runs_the_failed_step_again_as_a_new_attempt(fleet: Fleet) -> None:
     worker = fleet.start(WITHOUT_INGESTION)
     owner, _ = new_tenant()
@@ -65,6 +68,7 @@ def test_retry_runs_the_failed_step_again_as_a_new_attempt(fleet: Fleet) -> None
     assert "only a failed run can be retried" in again.output
 
 
+@pytest.mark.broker_matrix
 def test_a_dead_letter_is_listed_and_replayed_once(fleet: Fleet) -> None:
     worker = fleet.start(WITHOUT_INGESTION)
     owner, _ = new_tenant()
@@ -93,6 +97,7 @@ def test_a_dead_letter_is_listed_and_replayed_once(fleet: Fleet) -> None:
     assert twice.exit_code == 1 and "was replayed at" in twice.output
 
 
+@pytest.mark.broker_matrix
 def test_reprocess_dry_run_changes_nothing_then_reprocessing_rewinds(fleet: Fleet) -> None:
     fleet.start(WITHOUT_INGESTION.replace("orchestrator", "orchestrator,ingestion"))
     owner, reviewer = new_tenant()

@@ -159,6 +159,7 @@ def test_flower_refuses_to_start_with_a_placeholder_password() -> None:
     assert "refusing to start" in done.stderr and "placeholder" in done.stderr
 
 
+@pytest.mark.broker_matrix
 def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
     fleet: Fleet, flower: str
 ) -> None:
@@ -227,6 +228,7 @@ def test_flower_sees_a_failed_job_fail_a_queued_job_wait_and_no_sweeps(
     assert task(sweep_id) == {}, "a sweep sends no task events"
 
 
+@pytest.mark.broker_matrix
 def test_a_stale_message_of_a_dead_lettered_or_cancelled_job_is_no_success(
     fleet: Fleet, flower: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

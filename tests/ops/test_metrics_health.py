@@ -140,6 +140,7 @@ def readiness_timeout(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     reset_settings()
 
 
+@pytest.mark.broker_matrix
 def test_readiness_needs_a_worker_on_every_queue_and_workers_serve_metrics(
     fleet: Fleet, readiness_timeout: None, tmp_path: Path
 ) -> None:

@@ -76,6 +76,7 @@ def json_lines(text: str) -> list[dict[str, Any]]:
     return lines
 
 
+@pytest.mark.broker_matrix
 def test_one_trace_id_from_the_api_through_the_coordinator_to_the_job(
     fleet: Fleet, api_server: tuple[str, Path]
 ) -> None:

@@ -13,6 +13,7 @@ from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.polling import wait_for
 
 
+@pytest.mark.broker_matrix
 def test_a_job_lost_on_a_queue_nobody_consumes_says_so(
     fleet: Fleet, monkeypatch: pytest.MonkeyPatch
 ) -> None:

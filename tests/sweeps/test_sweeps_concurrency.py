@@ -115,6 +115,7 @@ def twice_at_once(sweep: Callable[[], T]) -> list[T]:
     return results
 
 
+@pytest.mark.broker_matrix
 def test_approval_stages_fire_once_per_wait(clock: Clock) -> None:
     owner, reviewer = new_tenant()
     subscribe(owner, "https://hooks.example.org/a")
@@ -141,6 +142,7 @@ def test_approval_stages_fire_once_per_wait(clock: Clock) -> None:
         assert len(deliveries_of(run_id)) == 3
 
 
+@pytest.mark.broker_matrix
 def test_sla_and_staleness_fire_once_per_run(clock: Clock) -> None:
     owner, _ = new_tenant()
     runs = [start_run(owner) for _ in range(RUNS)]
@@ -185,6 +187,7 @@ def test_lost_jobs_are_redispatched_once_then_dead_lettered_once(
         assert audit_counts(run_id)["lifecycle_workflow_job_dead_lettered"] == 1
 
 
+@pytest.mark.broker_matrix
 def test_a_running_job_is_never_taken_for_lost(clock: Clock) -> None:
     """The job runtime holds the job's row lock while it works: SKIP LOCKED passes it by,
     and its heartbeat (no foreign key to the locked row) does not wait for that lock."""
@@ -252,6 +255,7 @@ def test_outbox_and_inbox_recovery_send_each_message_once(
     assert set(sent.values()) == {1}
 
 
+@pytest.mark.broker_matrix
 def test_a_delivery_is_posted_once_by_two_workers(clock: Clock) -> None:
     owner, reviewer = new_tenant()
     with webhook_receiver() as receiver:
