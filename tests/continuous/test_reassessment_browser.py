@@ -20,6 +20,7 @@ from tests.console.browser import (
     require_browser,
     uvicorn_server,
 )
+from tests.continuous.kit import Reviewed
 from tests.support.http_lifecycle import through_soa_approval
 from tests.support.polling import poll
 
@@ -55,18 +56,11 @@ def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
     require_browser()
     with uvicorn_server(embedded) as base, chromium_driver() as driver:
         api = Api(httpx.Client(base_url=base, timeout=30))  # type: ignore[arg-type]
-        owner = api.key("signal", "read", tenant=TENANT, principal="user:owner@acme")
-        reviewer = "user:reviewer@acme"
-        reviewer_key = api.key(
-            "approve", "read", tenant=TENANT, principal=reviewer, roles=("assessor",)
-        )
-        decider = api.key("approve", "read", tenant=TENANT, principal="user:control-owner@acme")
-        assessment = api.create_assessment(owner)["id"]
-        api.upload_samples(owner, assessment)
-        started = api.start(owner, assessment, "reassess-browser")
-        assert started.status_code == 201, started.text
-        run_id = started.json()["id"]
-        through_soa_approval(api, owner, reviewer_key, run_id, decider, "SOC 2")
+        assessed = Reviewed(api, TENANT, "reassess-browser")
+        owner, reviewer_key = assessed.owner, assessed.reviewer
+        assessment, run_id = assessed.assessment, assessed.run_id
+        reviewer = "user:reviewer@acme"  # the principal of Reviewed's reviewer key
+        through_soa_approval(api, owner, reviewer_key, run_id, assessed.decider, "SOC 2")
 
         documents = api.client.get(f"/api/v1/assessments/{assessment}/documents", headers=owner)
         policy = {d["filename"]: d["id"] for d in documents.json()}[POLICY]

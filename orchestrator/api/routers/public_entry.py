@@ -8,9 +8,10 @@ problem details, as from the rest of the API."""
 from __future__ import annotations
 
 from html import escape
+from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
@@ -93,7 +94,11 @@ def _refused(error: LifecycleError | ApiProblem, slug: str) -> HTMLResponse:
     summary="The page of an evidence request's link",
     responses=problem_responses(404, 410),
 )
-def page(request: Request, slug: str, received: str | None = None) -> Response:
+def page(
+    request: Request,
+    slug: str,
+    received: Annotated[str | None, Query(max_length=255)] = None,
+) -> Response:
     try:
         found = public_request(slug)
     except LifecycleError as error:
