@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.artifact_registry import body, declaration
 from orchestrator.service.amendments import ASSESSED, SEVERITIES
 
 
@@ -31,47 +31,55 @@ _NOTE = _f("note", "Note", "textarea")
 _JUSTIFICATION = _f("justification", "Justification", "textarea")
 _APPLICABLE = _f("applicable", "Applicable", "applicable")
 
-FIELDS: dict[ArtifactKind, tuple[AmendField, ...]] = {
-    ArtifactKind.SOA: (
-        _f("implementation_status", "Implementation status", "status"),
-        _OWNER,
-        _APPLICABLE,
-        _JUSTIFICATION,
-        _NOTE,
-    ),
-    ArtifactKind.GAP_ANALYSIS: (
-        _OWNER,
-        _TARGET,
-        _f("severity", "Severity", "severity"),
-        _f("assessed_status", "Assessed status", "status"),
-        _f("cause", "Cause", "textarea"),
-        _f("effect", "Effect", "textarea"),
-        _f("recommendation", "Recommendation", "textarea"),
-        _NOTE,
-    ),
-    ArtifactKind.MATURITY_ASSESSMENT: (
-        _f("assessed_status", "Assessed status", "status"),
-        _OWNER,
-        _TARGET,
-        _APPLICABLE,
-        _JUSTIFICATION,
-        _NOTE,
-    ),
-    ArtifactKind.POAM: (_OWNER, _TARGET, _NOTE),
-    ArtifactKind.REPORT: (
-        _f("conclusion", "Conclusion", "textarea"),
-        _f("scope_boundary", "Scope boundary", "textarea"),
-        _f("period_start", "Period start", "date"),
-        _f("period_end", "Period end", "date"),
-        _NOTE,
-    ),
-}
+# Each kind's fields, named in its declaration (orchestrator.contracts.artifact_registry).
+SOA = (
+    _f("implementation_status", "Implementation status", "status"),
+    _OWNER,
+    _APPLICABLE,
+    _JUSTIFICATION,
+    _NOTE,
+)
+GAP_ANALYSIS = (
+    _OWNER,
+    _TARGET,
+    _f("severity", "Severity", "severity"),
+    _f("assessed_status", "Assessed status", "status"),
+    _f("cause", "Cause", "textarea"),
+    _f("effect", "Effect", "textarea"),
+    _f("recommendation", "Recommendation", "textarea"),
+    _NOTE,
+)
+MATURITY = (
+    _f("assessed_status", "Assessed status", "status"),
+    _OWNER,
+    _TARGET,
+    _APPLICABLE,
+    _JUSTIFICATION,
+    _NOTE,
+)
+POAM = (_OWNER, _TARGET, _NOTE)
+REPORT = (
+    _f("conclusion", "Conclusion", "textarea"),
+    _f("scope_boundary", "Scope boundary", "textarea"),
+    _f("period_start", "Period start", "date"),
+    _f("period_end", "Period end", "date"),
+    _NOTE,
+)
 
 
-def changes_of(kind: ArtifactKind, form: Mapping[str, Any]) -> dict[str, Any]:
+def fields_of(kind: str) -> tuple[AmendField, ...]:
+    """The amendment form's fields for `kind`, as its declaration names them."""
+    found = declaration(kind)
+    if found is None or found.fields is None:
+        return ()
+    fields: tuple[AmendField, ...] = body(found.fields)
+    return fields
+
+
+def changes_of(kind: str, form: Mapping[str, Any]) -> dict[str, Any]:
     """The fields the form set (blank ones stay as they are)."""
     changes: dict[str, Any] = {}
-    for spec in FIELDS.get(kind, ()):
+    for spec in fields_of(kind):
         given = str(form.get(spec.name) or "").strip()
         if not given:
             continue

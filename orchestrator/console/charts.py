@@ -15,7 +15,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from orchestrator.console.draft_tables import dicts
-from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.artifact_registry import body, declaration
 
 WIDTH = 640
 LABEL_W = 250
@@ -196,13 +196,10 @@ def _float(value: Any) -> float:
         return 0.0
 
 
-DRAWN = {
-    ArtifactKind.MATURITY_ASSESSMENT: maturity,
-    ArtifactKind.SOA: statement_of_applicability,
-    ArtifactKind.POAM: poam,
-}
-
-
-def charts(kind: ArtifactKind, content: dict[str, Any]) -> list[Chart]:
-    draw = DRAWN.get(kind)
-    return draw(content) if draw is not None else []
+def charts(kind: str, content: dict[str, Any]) -> list[Chart]:
+    """The kind's chart, as its declaration names it (none for most kinds)."""
+    found = declaration(kind)
+    if found is None or found.chart is None:
+        return []
+    drawn: list[Chart] = body(found.chart)(content)
+    return drawn

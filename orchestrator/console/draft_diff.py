@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.console.draft_pages import natural
-from orchestrator.console.draft_tables import SPECS, TableSpec, named_rows
+from orchestrator.console.draft_tables import TableSpec, named_rows, specs_of
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.service.review_comments import CommentView
 
@@ -74,7 +74,7 @@ def diff(
     earlier = [c for c in comments if c.version == version - 1]
     shown: set[int] = set()
     found = []
-    for spec in SPECS.get(kind, ()):
+    for spec in specs_of(kind):
         changes = _table_changes(kind, spec, before, after)
         for change in changes:
             change.amended = by_row.get(change.name, [])

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.service.draft_rows import ROWS, row_name
+from orchestrator.contracts.artifact_registry import body, declaration
+from orchestrator.service import draft_rows
+from orchestrator.service.draft_rows import row_name
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class TableSpec:
     """Long fields, on the row's own page only."""
     facets: tuple[Facet, ...] = ()
     decided: bool = False
-    """The rows people decide and amend (`orchestrator.service.draft_rows.ROWS`)."""
+    """The rows people decide and amend (the kind's declared `rows`)."""
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -66,7 +67,7 @@ _OWNER = Facet("owner", "owner", "Owner")
 _FRAMEWORK = Facet("framework", "framework", "Framework")
 _CITED = _c("evidence", "Cited passages")
 _READ = _c("candidates", "Every passage read")
-_EVIDENCE_TABLES = (
+EVIDENCE: tuple[TableSpec, ...] = (
     TableSpec(
         "requirements",
         "Evidence per requirement",
@@ -119,243 +120,256 @@ _EVIDENCE_TABLES = (
     ),
 )
 
-SPECS: dict[ArtifactKind, tuple[TableSpec, ...]] = {
-    ArtifactKind.SCF_PRE_ANALYSIS: (
-        TableSpec(
-            "controls",
-            "Controls found in the documents",
-            "controls",
-            "control_id",
-            (
-                _c("control_id", "Control"),
-                _c("title", "Title"),
-                _c("coverage", "Coverage"),
-                _c("best_score", "Score"),
-            ),
-            (_c("domain_name", "Domain"),),
-            (),
-            (Facet("coverage", "coverage", "Coverage"), _DOMAIN),
+# Each kind's tables, named in its declaration (orchestrator.contracts.artifact_registry).
+PRE_ANALYSIS: tuple[TableSpec, ...] = (
+    TableSpec(
+        "controls",
+        "Controls found in the documents",
+        "controls",
+        "control_id",
+        (
+            _c("control_id", "Control"),
+            _c("title", "Title"),
+            _c("coverage", "Coverage"),
+            _c("best_score", "Score"),
         ),
+        (_c("domain_name", "Domain"),),
+        (),
+        (Facet("coverage", "coverage", "Coverage"), _DOMAIN),
     ),
-    ArtifactKind.SCOPE: (
-        TableSpec(
-            "requirements",
-            "Requirements in scope",
-            "frameworks.requirements",
-            "requirement_id",
-            (
-                _c("requirement_id", "Requirement"),
-                _c("title", "Title"),
-                _c("framework", "Framework"),
-                _c("in_scope", "In scope"),
-            ),
-            (_c("category", "Category"), _c("controls", "SCF controls"), _c("reason", "Why")),
-            (),
-            (_FRAMEWORK,),
+)
+
+SCOPE: tuple[TableSpec, ...] = (
+    TableSpec(
+        "requirements",
+        "Requirements in scope",
+        "frameworks.requirements",
+        "requirement_id",
+        (
+            _c("requirement_id", "Requirement"),
+            _c("title", "Title"),
+            _c("framework", "Framework"),
+            _c("in_scope", "In scope"),
         ),
-        TableSpec(
-            "controls",
-            "SCF controls in scope",
-            "domains.controls",
-            "control_id",
-            (_c("control_id", "Control"), _c("title", "Title"), _c("coverage", "Coverage")),
-            (_c("domain_name", "Domain"), _c("requirements", "Requirements")),
-            (),
-            (_DOMAIN, Facet("coverage", "coverage", "Coverage")),
-        ),
-        TableSpec(
-            "out_of_scope",
-            "Domains out of scope",
-            "out_of_scope",
-            "domain",
-            (_c("domain", "Domain"), _c("name", "Name")),
-            (_c("reason", "Reason"),),
-        ),
+        (_c("category", "Category"), _c("controls", "SCF controls"), _c("reason", "Why")),
+        (),
+        (_FRAMEWORK,),
     ),
-    ArtifactKind.SOA: (
-        TableSpec(
-            "requirements",
-            "Statement of applicability",
-            "requirements",
-            "requirement_id",
-            (
-                _c("requirement_id", "Requirement"),
-                _c("title", "Title"),
-                _c("proposal", "Evidence"),
-                _c("implementation_status", "Implementation", "proposed_implementation_status"),
-                _c("owner", "Owner", "proposed_owner"),
-                _c("applicable", "Applicable"),
-            ),
-            (
-                _c("justification", "Justification"),
-                _c("note", "Note"),
-                _c("framework", "Framework"),
-                _c("category", "Category"),
-                _c("scf_controls", "SCF controls"),
-                _c("reason", "Why the evidence proposal"),
-                _c("proposed_status_basis", "Why the proposed status"),
-                _c("excluded_by", "Excluded by"),
-                _CITED,
-            ),
-            (_READ,),
-            (
-                Facet("status", "implementation_status", "Implementation"),
-                _PROPOSAL,
-                _OWNER,
-                _DOMAIN,
-                _FRAMEWORK,
-                Facet("category", "category", "Category"),
-            ),
-            decided=True,
-        ),
+    TableSpec(
+        "controls",
+        "SCF controls in scope",
+        "domains.controls",
+        "control_id",
+        (_c("control_id", "Control"), _c("title", "Title"), _c("coverage", "Coverage")),
+        (_c("domain_name", "Domain"), _c("requirements", "Requirements")),
+        (),
+        (_DOMAIN, Facet("coverage", "coverage", "Coverage")),
     ),
-    ArtifactKind.EVIDENCE_ANALYSIS: _EVIDENCE_TABLES,
-    ArtifactKind.GAP_ANALYSIS: (
-        TableSpec(
-            "gaps",
-            "Gaps",
-            "gaps",
-            "control_id",
-            (
-                _c("control_id", "Finding"),
-                _c("title", "Title"),
-                _c("severity", "Severity"),
-                _c("evidence_state", "Evidence"),
-                _c("owner", "Owner", "proposed_owner"),
-                _c("target_date", "Target date"),
-            ),
-            (
-                _c("assessed_status", "Assessed"),
-                _c("cause", "Cause"),
-                _c("effect", "Effect"),
-                _c("recommendation", "Recommendation"),
-                _c("note", "Note"),
-                _c("condition", "Condition"),
-                _c("scf_controls", "SCF controls"),
-                _c("nist_controls", "NIST SP 800-53 controls"),
-                _c("documents", "Documents"),
-            ),
-            (_c("criteria", "Criteria"),),
-            (
-                Facet("severity", "severity", "Severity"),
-                Facet("status", "evidence_state", "Evidence"),
-                _OWNER,
-                _DOMAIN,
-                _FRAMEWORK,
-            ),
-            decided=True,
-        ),
-        TableSpec(
-            "met",
-            "Requirements with evidence",
-            "met",
-            "requirement",
-            (
-                _c("requirement", "Requirement"),
-                _c("proposal", "Proposed"),
-                _c("assessed_status", "Assessed"),
-            ),
-            (_c("nist_controls", "NIST SP 800-53 controls"),),
-            (),
-            (_PROPOSAL, Facet("status", "assessed_status", "Assessed")),
-        ),
+    TableSpec(
+        "out_of_scope",
+        "Domains out of scope",
+        "out_of_scope",
+        "domain",
+        (_c("domain", "Domain"), _c("name", "Name")),
+        (_c("reason", "Reason"),),
     ),
-    ArtifactKind.MATURITY_ASSESSMENT: (
-        TableSpec(
-            "domains",
-            "Maturity per domain",
-            "domains",
-            "domain",
-            (
-                _c("domain", "Domain"),
-                _c("name", "Name"),
-                _c("level", "Level"),
-                _c("target", "Target"),
-                _c("below_target", "Controls below target"),
-            ),
-            (_c("label", "Label"), _c("rationale", "Rationale"), _c("controls", "Controls")),
+)
+
+SOA: tuple[TableSpec, ...] = (
+    TableSpec(
+        "requirements",
+        "Statement of applicability",
+        "requirements",
+        "requirement_id",
+        (
+            _c("requirement_id", "Requirement"),
+            _c("title", "Title"),
+            _c("proposal", "Evidence"),
+            _c("implementation_status", "Implementation", "proposed_implementation_status"),
+            _c("owner", "Owner", "proposed_owner"),
+            _c("applicable", "Applicable"),
         ),
-        TableSpec(
-            "controls",
-            "Maturity per SCF control (SP-CMM criteria)",
-            "controls",
-            "control_id",
-            (
-                _c("control_id", "Control"),
-                _c("title", "Title"),
-                _c("level", "Level"),
-                _c("target", "Target"),
-                _c("assessed_status", "Assessed"),
-                _c("owner", "Owner"),
-            ),
-            (
-                _c("label", "Label"),
-                _c("basis", "Basis"),
-                _c("note", "Note"),
-                _c("evidence_kinds", "Evidence kinds"),
-            ),
-            (_c("criteria", "Criteria"),),
-            (Facet("level", "level", "Level"), _DOMAIN, _OWNER),
-            decided=True,
+        (
+            _c("justification", "Justification"),
+            _c("note", "Note"),
+            _c("framework", "Framework"),
+            _c("category", "Category"),
+            _c("scf_controls", "SCF controls"),
+            _c("reason", "Why the evidence proposal"),
+            _c("proposed_status_basis", "Why the proposed status"),
+            _c("excluded_by", "Excluded by"),
+            _CITED,
         ),
+        (_READ,),
+        (
+            Facet("status", "implementation_status", "Implementation"),
+            _PROPOSAL,
+            _OWNER,
+            _DOMAIN,
+            _FRAMEWORK,
+            Facet("category", "category", "Category"),
+        ),
+        decided=True,
     ),
-    ArtifactKind.POAM: (
-        TableSpec(
-            "items",
-            "Plan of action and milestones",
-            "items",
-            "id",
-            (
-                _c("id", "Item"),
-                _c("weakness_name", "Weakness"),
-                _c("original_risk_rating", "Risk"),
-                _c("owner", "Owner", "proposed_owner"),
-                _c("scheduled_completion_date", "Scheduled completion"),
-                _c("status", "Status"),
-            ),
-            (
-                _c("target_date", "Target date"),
-                _c("note", "Note"),
-                _c("point_of_contact", "Point of contact"),
-                _c("weakness", "Weakness described"),
-                _c("remediation", "Remediation"),
-                _c("milestones", "Milestones"),
-                _c("original_detection_date", "Detected"),
-                _c("adjusted_risk_rating", "Adjusted risk"),
-                _c("controls", "Controls (NIST SP 800-53)"),
-                _c("scf_controls", "SCF controls"),
-            ),
-            (),
-            (
-                Facet("status", "status", "Status"),
-                Facet("severity", "severity", "Severity"),
-                _OWNER,
-                _DOMAIN,
-            ),
-            decided=True,
+)
+
+GAP_ANALYSIS: tuple[TableSpec, ...] = (
+    TableSpec(
+        "gaps",
+        "Gaps",
+        "gaps",
+        "control_id",
+        (
+            _c("control_id", "Finding"),
+            _c("title", "Title"),
+            _c("severity", "Severity"),
+            _c("evidence_state", "Evidence"),
+            _c("owner", "Owner", "proposed_owner"),
+            _c("target_date", "Target date"),
         ),
-    ),
-    ArtifactKind.REPORT: (
-        TableSpec(
-            "statement",
-            "The assessor's statement",
-            "statement",
-            "id",
-            (
-                _c("id", "Row"),
-                _c("conclusion", "Conclusion"),
-                _c("period_start", "Period start"),
-                _c("period_end", "Period end"),
-            ),
-            (_c("scope_boundary", "Scope boundary"), _c("note", "Note"), _c("set_by", "Set by")),
-            decided=True,
+        (
+            _c("assessed_status", "Assessed"),
+            _c("cause", "Cause"),
+            _c("effect", "Effect"),
+            _c("recommendation", "Recommendation"),
+            _c("note", "Note"),
+            _c("condition", "Condition"),
+            _c("scf_controls", "SCF controls"),
+            _c("nist_controls", "NIST SP 800-53 controls"),
+            _c("documents", "Documents"),
         ),
+        (_c("criteria", "Criteria"),),
+        (
+            Facet("severity", "severity", "Severity"),
+            Facet("status", "evidence_state", "Evidence"),
+            _OWNER,
+            _DOMAIN,
+            _FRAMEWORK,
+        ),
+        decided=True,
     ),
-}
+    TableSpec(
+        "met",
+        "Requirements with evidence",
+        "met",
+        "requirement",
+        (
+            _c("requirement", "Requirement"),
+            _c("proposal", "Proposed"),
+            _c("assessed_status", "Assessed"),
+        ),
+        (_c("nist_controls", "NIST SP 800-53 controls"),),
+        (),
+        (_PROPOSAL, Facet("status", "assessed_status", "Assessed")),
+    ),
+)
+
+MATURITY: tuple[TableSpec, ...] = (
+    TableSpec(
+        "domains",
+        "Maturity per domain",
+        "domains",
+        "domain",
+        (
+            _c("domain", "Domain"),
+            _c("name", "Name"),
+            _c("level", "Level"),
+            _c("target", "Target"),
+            _c("below_target", "Controls below target"),
+        ),
+        (_c("label", "Label"), _c("rationale", "Rationale"), _c("controls", "Controls")),
+    ),
+    TableSpec(
+        "controls",
+        "Maturity per SCF control (SP-CMM criteria)",
+        "controls",
+        "control_id",
+        (
+            _c("control_id", "Control"),
+            _c("title", "Title"),
+            _c("level", "Level"),
+            _c("target", "Target"),
+            _c("assessed_status", "Assessed"),
+            _c("owner", "Owner"),
+        ),
+        (
+            _c("label", "Label"),
+            _c("basis", "Basis"),
+            _c("note", "Note"),
+            _c("evidence_kinds", "Evidence kinds"),
+        ),
+        (_c("criteria", "Criteria"),),
+        (Facet("level", "level", "Level"), _DOMAIN, _OWNER),
+        decided=True,
+    ),
+)
+
+POAM: tuple[TableSpec, ...] = (
+    TableSpec(
+        "items",
+        "Plan of action and milestones",
+        "items",
+        "id",
+        (
+            _c("id", "Item"),
+            _c("weakness_name", "Weakness"),
+            _c("original_risk_rating", "Risk"),
+            _c("owner", "Owner", "proposed_owner"),
+            _c("scheduled_completion_date", "Scheduled completion"),
+            _c("status", "Status"),
+        ),
+        (
+            _c("target_date", "Target date"),
+            _c("note", "Note"),
+            _c("point_of_contact", "Point of contact"),
+            _c("weakness", "Weakness described"),
+            _c("remediation", "Remediation"),
+            _c("milestones", "Milestones"),
+            _c("original_detection_date", "Detected"),
+            _c("adjusted_risk_rating", "Adjusted risk"),
+            _c("controls", "Controls (NIST SP 800-53)"),
+            _c("scf_controls", "SCF controls"),
+        ),
+        (),
+        (
+            Facet("status", "status", "Status"),
+            Facet("severity", "severity", "Severity"),
+            _OWNER,
+            _DOMAIN,
+        ),
+        decided=True,
+    ),
+)
+
+REPORT: tuple[TableSpec, ...] = (
+    TableSpec(
+        "statement",
+        "The assessor's statement",
+        "statement",
+        "id",
+        (
+            _c("id", "Row"),
+            _c("conclusion", "Conclusion"),
+            _c("period_start", "Period start"),
+            _c("period_end", "Period end"),
+        ),
+        (_c("scope_boundary", "Scope boundary"), _c("note", "Note"), _c("set_by", "Set by")),
+        decided=True,
+    ),
+)
 
 
-def spec_of(kind: ArtifactKind, slug: str) -> TableSpec | None:
-    return next((s for s in SPECS.get(kind, ()) if s.slug == slug), None)
+def specs_of(kind: str) -> tuple[TableSpec, ...]:
+    """The kind's tables, as its declaration names them (none for an undeclared kind)."""
+    found = declaration(kind)
+    if found is None or found.tables is None:
+        return ()
+    specs: tuple[TableSpec, ...] = body(found.tables)
+    return specs
+
+
+def spec_of(kind: str, slug: str) -> TableSpec | None:
+    return next((s for s in specs_of(kind) if s.slug == slug), None)
 
 
 def dicts(value: Any) -> list[dict[str, Any]]:
@@ -382,10 +396,11 @@ class NamedRow:
     row: dict[str, Any]
 
 
-def named_rows(kind: ArtifactKind, spec: TableSpec, content: dict[str, Any]) -> list[NamedRow]:
+def named_rows(kind: str, spec: TableSpec, content: dict[str, Any]) -> list[NamedRow]:
     rows = rows_of(spec, content)
-    if spec.decided and kind in ROWS:
-        key = ROWS[kind][1]
+    rows_at = draft_rows.rows_of(kind)
+    if spec.decided and rows_at is not None:
+        key = rows_at.key
         return [NamedRow(row_name(rows, key, row), row) for row in rows]
     return [NamedRow(str(row.get(spec.key)), row) for row in rows]
 
@@ -435,5 +450,5 @@ class Table:
         return [r.name for r in self.rows]
 
 
-def tables(kind: ArtifactKind, content: dict[str, Any]) -> list[Table]:
-    return [Table(spec, named_rows(kind, spec, content)) for spec in SPECS.get(kind, ())]
+def tables(kind: str, content: dict[str, Any]) -> list[Table]:
+    return [Table(spec, named_rows(kind, spec, content)) for spec in specs_of(kind)]

@@ -14,9 +14,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse
 
 from orchestrator.config.settings import get_settings
-from orchestrator.console.amend_fields import FIELDS, changes_of
+from orchestrator.console.amend_fields import changes_of, fields_of
 from orchestrator.console.decisions import decide
-from orchestrator.console.draft_tables import SPECS, TableSpec, named_rows, spec_of
+from orchestrator.console.draft_tables import TableSpec, named_rows, spec_of, specs_of
 from orchestrator.console.review_page import choose, load_review
 from orchestrator.console.web import (
     ConsoleRoute,
@@ -34,7 +34,7 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.service.amendments import amend_artifact
 from orchestrator.service.apikeys import Scope
-from orchestrator.service.draft_rows import ROWS
+from orchestrator.service.draft_rows import rows_of
 from orchestrator.service.queries import get_artifact, list_artifacts
 from orchestrator.service.reassessments import approve_row
 from orchestrator.service.review_claims import claim_review, release_review
@@ -86,7 +86,7 @@ def review(
         artifact=page.artifact,
         params=params,
         key=action_key(),
-        amend_fields=FIELDS.get(artifact_kind, ()),
+        amend_fields=fields_of(artifact_kind),
         shown_changes=100_000 if everything else CHANGES_SHOWN,
         notice=notice,
         problem=problem,
@@ -133,16 +133,16 @@ def row_page(
         history=_row_history(content, name),
         amendable=spec.decided
         and latest
-        and artifact_kind in ROWS
+        and rows_of(artifact_kind) is not None
         and session.principal.allows(Scope.APPROVE),
-        amend_fields=FIELDS.get(artifact_kind, ()),
+        amend_fields=fields_of(artifact_kind),
         key=action_key(),
         notice=notice,
     )
 
 
 def _decided_spec(kind: ArtifactKind) -> TableSpec | None:
-    return next((s for s in SPECS.get(kind, ()) if s.decided), None)
+    return next((s for s in specs_of(kind) if s.decided), None)
 
 
 def _row_history(content: dict[str, Any], name: str) -> list[dict[str, Any]]:

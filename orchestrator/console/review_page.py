@@ -14,14 +14,14 @@ from orchestrator.console import charts, draft_pages
 from orchestrator.console.charts import Chart
 from orchestrator.console.draft_diff import VersionDiff, diff
 from orchestrator.console.draft_pages import TablePage
-from orchestrator.console.draft_tables import SPECS, summary
+from orchestrator.console.draft_tables import specs_of, summary
 from orchestrator.contracts.errors import NotFound
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind
 from orchestrator.lifecycle.definition import APPROVED_AT
 from orchestrator.lifecycle.state import RunState
 from orchestrator.service.apikeys import Principal, Scope
 from orchestrator.service.approval_rights import ReviewRight, review_right, state_of_view
-from orchestrator.service.draft_rows import ROWS
+from orchestrator.service.draft_rows import rows_of
 from orchestrator.service.producer import get_run
 from orchestrator.service.queries import get_artifact, list_approvals, list_artifacts
 from orchestrator.service.read_models import ApprovalRecordView, ArtifactView, RunView
@@ -133,7 +133,7 @@ def load_review(
         changes=changes,
         pages=[
             draft_pages.table_page(kind, spec, content, draft_pages.read_query(spec, params))
-            for spec in SPECS.get(kind, ())
+            for spec in specs_of(kind)
         ],
         charts=charts.charts(kind, content),
         summary=summary(content),
@@ -145,7 +145,7 @@ def load_review(
         claimable=waiting and _waits_at(state, kind),
         comments=comments,
         approvals=[a for a in list_approvals(actor, run_id) if a.artifact_kind == kind.value],
-        amendable=kind in ROWS
+        amendable=rows_of(kind) is not None
         and principal.allows(Scope.APPROVE)
         and chosen.version == versions[-1].version
         and chosen.status == "draft"

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from orchestrator.contracts.artifact_registry import ARTIFACTS
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.text import NulFree, Text
 
@@ -77,14 +78,9 @@ class ArtifactKind(StrEnum):
     REPORT = "report"
 
 
-#: Approval signal -> the artifact kind it approves.
+#: Approval signal -> the artifact kind it approves (declared in artifact_registry).
 APPROVAL_SIGNALS: dict[SignalType, ArtifactKind] = {
-    SignalType.SCOPE_APPROVED: ArtifactKind.SCOPE,
-    SignalType.SOA_APPROVED: ArtifactKind.SOA,
-    SignalType.GAP_ANALYSIS_APPROVED: ArtifactKind.GAP_ANALYSIS,
-    SignalType.MATURITY_APPROVED: ArtifactKind.MATURITY_ASSESSMENT,
-    SignalType.POAM_APPROVED: ArtifactKind.POAM,
-    SignalType.REPORT_APPROVED: ArtifactKind.REPORT,
+    SignalType(d.approved_by): ArtifactKind(d.kind) for d in ARTIFACTS if d.approved_by
 }
 
 #: Signals a job posts when it finishes; the step-specific ones carry the same payload.

@@ -22,7 +22,7 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle.definition import APPROVED_AT
 from orchestrator.service.amendments import amend_artifact
 from orchestrator.service.approval_events import record_approval
-from orchestrator.service.draft_rows import ROWS
+from orchestrator.service.draft_rows import rows_in, rows_of
 from orchestrator.service.producer import get_run, send_signal
 from orchestrator.service.queries import get_artifact, list_artifacts
 from orchestrator.service.read_models import RunView
@@ -176,9 +176,9 @@ class ScriptedReviewer:
         """Set an owner, a target date and a note on the draft's first row (the report: its
         assessor statement); the run then waits for approval of the amended version."""
         artifact_id = self._draft_id(run, kind, version)
-        if artifact_id is None or kind not in ROWS:
+        if artifact_id is None or rows_of(kind) is None:
             return False
-        rows_field, key = ROWS[kind]
+        rows_field, key = rows_in(kind)
         rows = get_artifact(amender, run.id, artifact_id).content.get(rows_field) or []
         if not rows:
             return False
@@ -227,7 +227,7 @@ def statement_changes() -> dict[str, str]:
 def confirm_proposals(kind: ArtifactKind, content: dict[str, Any]) -> list[dict[str, Any]]:
     """One bulk entry per proposed value among the undecided rows: the SoA's proposed
     implementation status, a finding's or POA&M item's proposed owner."""
-    rows_field, _ = ROWS[kind]
+    rows_field, _ = rows_in(kind)
     rows = [r for r in content.get(rows_field, []) if isinstance(r, dict)]
     if kind is ArtifactKind.SOA:
         field_name, proposed = "implementation_status", "proposed_implementation_status"

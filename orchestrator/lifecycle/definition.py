@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from orchestrator.contracts.artifact_registry import ARTIFACTS
 from orchestrator.contracts.jobs import JobKind
 from orchestrator.contracts.signals import ArtifactKind, SignalType
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
@@ -108,13 +109,10 @@ _SPECS = (
 STEP_SPECS: dict[Step, StepSpec] = {spec.step: spec for spec in _SPECS}
 assert tuple(STEP_SPECS) == STEP_ORDER, "step specs must follow the spec's order"
 
-#: The approval wait step for each artifact kind that has one.
+#: The approval wait step for each artifact kind that has one (declared in
+#: orchestrator.contracts.artifact_registry).
 APPROVAL_WAIT_FOR: dict[ArtifactKind, Step] = {
-    ArtifactKind.SOA: Step.WAIT_FOR_SOA_APPROVAL,
-    ArtifactKind.GAP_ANALYSIS: Step.WAIT_FOR_GAP_APPROVAL,
-    ArtifactKind.MATURITY_ASSESSMENT: Step.WAIT_FOR_MATURITY_APPROVAL,
-    ArtifactKind.POAM: Step.WAIT_FOR_POAM_APPROVAL,
-    ArtifactKind.REPORT: Step.WAIT_FOR_REPORT_APPROVAL,
+    ArtifactKind(d.kind): Step(d.approved_at) for d in ARTIFACTS if d.approved_at
 }
 
 #: The artifact kind each approval wait step approves.

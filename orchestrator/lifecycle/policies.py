@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from orchestrator.contracts.artifact_registry import declaration
 from orchestrator.contracts.signals import ArtifactKind
 
 
@@ -97,15 +98,14 @@ class GatePolicy:
 
 DEFAULT_POLICY = GatePolicy()
 
-#: Gates that by default refuse an approval while rows are undecided: the SoA (every
-#: applicable row's implementation status) and the POA&M (every item's owner).
-DECIDED_BY_DEFAULT = frozenset({ArtifactKind.SOA, ArtifactKind.POAM})
 
-
-def requires_decisions(policy: GatePolicy, kind: ArtifactKind) -> bool:
+def requires_decisions(policy: GatePolicy, kind: str) -> bool:
+    """Whether undecided rows refuse an approval: the run's policy says, or by default the
+    kind's declaration (the SoA's implementation statuses, the POA&M's owners)."""
     if policy.require_decided is not None:
         return policy.require_decided
-    return kind in DECIDED_BY_DEFAULT
+    declared = declaration(kind)
+    return bool(declared and declared.decided and declared.decided.by_default)
 
 
 def _optional_bool(value: Any) -> bool | None:

@@ -35,7 +35,7 @@ from orchestrator.db.tables import ARTIFACTS
 from orchestrator.engine import messages as fleet
 from orchestrator.engine.inbox import Recorded, insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
-from orchestrator.service.draft_rows import ROWS, row_name, row_names
+from orchestrator.service.draft_rows import amendable_kinds, row_name, row_names, rows_in, rows_of
 from orchestrator.service.producer import RunRecord, load_run, signal_envelope
 from orchestrator.service.row_filter import matching_rows
 
@@ -149,7 +149,7 @@ def _applicability_problem(out: dict[str, Any], current: dict[str, Any]) -> str 
 
 def amended_content(
     content: dict[str, Any],
-    kind: ArtifactKind,
+    kind: str,
     rows: list[dict[str, Any]],
     *,
     actor_id: str,
@@ -162,7 +162,7 @@ def amended_content(
     (`orchestrator.service.row_filter`, applied to the version the reviewer read), and
     gives the `changes` to make on each; a row several entries name takes them all, in
     order."""
-    list_name, key = ROWS[kind]
+    list_name, key = rows_in(kind)
     result = copy.deepcopy(content)
     listed = result.get(list_name, [])
     merged: dict[str, dict[str, Any]] = {}
@@ -202,9 +202,9 @@ def amended_content(
     return result
 
 
-def _targets(kind: ArtifactKind, content: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+def _targets(kind: str, content: dict[str, Any], entry: dict[str, Any]) -> list[str]:
     """The names (shortest form) of the rows one entry selects in the version read."""
-    list_name, key = ROWS[kind]
+    list_name, key = rows_in(kind)
     listed = [r for r in content.get(list_name, []) if isinstance(r, dict)]
     given = [k for k in SELECTORS if k in entry]
     if len(given) != 1:
@@ -213,7 +213,7 @@ def _targets(kind: ArtifactKind, content: dict[str, Any], entry: dict[str, Any])
         found = matching_rows(kind, content, entry["filter"])
         if not found:
             shown = json.dumps(entry["filter"], sort_keys=True)
-            raise InvalidInput(f"the filter {shown} selects no row of this {kind.value}")
+            raise InvalidInput(f"the filter {shown} selects no row of this {kind}")
         return [row_name(listed, key, row) for row in found]
     names = [entry["row"]] if given[0] == "row" else entry["rows"]
     if not isinstance(names, list) or not names:
@@ -222,15 +222,13 @@ def _targets(kind: ArtifactKind, content: dict[str, Any], entry: dict[str, Any])
     missing = [str(n) for n in names if str(n) not in by_name]
     if missing:
         raise InvalidInput(
-            f"{kind.value} has no row {', '.join(repr(m) for m in missing[:10])} "
+            f"{kind} has no row {', '.join(repr(m) for m in missing[:10])} "
             f"(rows are named by their {key})"
         )
     return list(dict.fromkeys(row_name(listed, key, by_name[str(n)]) for n in names))
 
 
-def _cleaned(
-    kind: ArtifactKind, name: str, changes: dict[str, Any], row: dict[str, Any]
-) -> dict[str, Any]:
+def _cleaned(kind: str, name: str, changes: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
     allowed = REPORT_STATEMENT if kind is ArtifactKind.REPORT else AMENDABLE
     try:
         return clean_changes(changes, row, allowed)
@@ -304,10 +302,10 @@ def _amendable(
     if based is None or based.run_id != run.id:
         raise NotFound(f"run {run_id} has no artifact {artifact_id}")
     kind = ArtifactKind(based.kind)
-    if kind not in ROWS:
+    if rows_of(kind) is None:
         raise InvalidInput(
             f"{kind.value} has no rows a reviewer can amend; amendable: "
-            f"{', '.join(k.value for k in ROWS)}"
+            f"{', '.join(amendable_kinds())}"
         )
     return run, based, kind
 

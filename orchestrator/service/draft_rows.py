@@ -6,17 +6,26 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.artifact_registry import Rows, declaration, declared
 
-#: Where each amendable draft keeps its rows, and the field that names a row.
-ROWS: dict[ArtifactKind, tuple[str, str]] = {
-    ArtifactKind.SOA: ("requirements", "requirement_id"),
-    ArtifactKind.GAP_ANALYSIS: ("gaps", "control_id"),
-    ArtifactKind.MATURITY_ASSESSMENT: ("controls", "control_id"),
-    ArtifactKind.POAM: ("items", "id"),
-    # The report's assessor statement (conclusion, scope boundary, period): one row.
-    ArtifactKind.REPORT: ("statement", "id"),
-}
+
+def rows_of(kind: str) -> Rows | None:
+    """Where an amendable draft keeps its rows and the field that names a row; None for
+    kinds people do not amend (declared in orchestrator.contracts.artifact_registry)."""
+    found = declaration(kind)
+    return found.rows if found is not None else None
+
+
+def rows_in(kind: str) -> Rows:
+    """`rows_of` for a kind the caller knows is amendable."""
+    found = rows_of(kind)
+    if found is None:
+        raise LookupError(f"{kind} has no rows people amend")
+    return found
+
+
+def amendable_kinds() -> list[str]:
+    return [d.kind for d in declared() if d.rows is not None]
 
 
 def row_names(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:

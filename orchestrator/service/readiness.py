@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from orchestrator.contracts.artifact_registry import Decided, declaration
 from orchestrator.contracts.errors import NotFound
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
@@ -29,27 +30,17 @@ from orchestrator.db.session import read_transaction
 from orchestrator.engine.run_rows import state_of
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR
 from orchestrator.lifecycle.policies import GatePolicy, requires_decisions
-from orchestrator.service.draft_rows import ROWS, row_name
+from orchestrator.service.draft_rows import row_name, rows_of
 from orchestrator.service.producer import load_run
 
 SHOWN = 20  # a refusal names this many rows, then how many more
 #: The drafts people approve, in lifecycle order: the scope, then every gate's artifact.
 GATED = (ArtifactKind.SCOPE, *APPROVAL_WAIT_FOR)
 
-#: Per kind: the field a person must have set on a row, and the rows that need it.
-_DECIDED_BY: dict[ArtifactKind, tuple[tuple[str, ...], str]] = {
-    ArtifactKind.SOA: (
-        ("implementation_status",),
-        "applicable rows without a reviewer-set implementation status",
-    ),
-    ArtifactKind.GAP_ANALYSIS: (("owner",), "findings without an owner"),
-    ArtifactKind.POAM: (("owner",), "items without an owner (point of contact)"),
-}
-
 
 @dataclass(frozen=True)
 class Readiness:
-    kind: ArtifactKind
+    kind: str
     version: int
     rows: int
     undecided: list[str]
@@ -67,7 +58,7 @@ class Readiness:
 
     def refusal(self) -> str | None:
         """Why an approval of this version is refused, or None."""
-        label = f"{self.kind.value} version {self.version}"
+        label = f"{self.kind} version {self.version}"
         if self.unapproved_inputs:
             return (
                 f"{label} rests on inputs nobody approved: {', '.join(self.unapproved_inputs)}; "
@@ -85,7 +76,7 @@ class Readiness:
     def to_json(self, listed: int | None = None) -> dict[str, Any]:
         """`listed`: name at most this many undecided rows (all when None)."""
         return {
-            "artifact_kind": self.kind.value,
+            "artifact_kind": str(self.kind),
             "version": self.version,
             "rows": self.rows,
             "undecided": len(self.undecided),
@@ -98,32 +89,35 @@ class Readiness:
         }
 
 
-def readiness(
-    kind: ArtifactKind, version: int, content: dict[str, Any], policy: GatePolicy
-) -> Readiness:
+def readiness(kind: str, version: int, content: dict[str, Any], policy: GatePolicy) -> Readiness:
     required = requires_decisions(policy, kind)
     if kind is ArtifactKind.REPORT:
         return Readiness(kind, version, 0, [], "", required, unapproved_inputs(content))
-    if kind not in _DECIDED_BY:
-        rows = content.get(ROWS[kind][0], []) if kind in ROWS else []
-        return Readiness(kind, version, len(rows), [], "", required)
-    what = _DECIDED_BY[kind][1]
-    rows = [r for r in content.get(ROWS[kind][0], []) if isinstance(r, dict)]
+    rows_at, decided = rows_of(kind), _decided(kind)
+    rows = [r for r in content.get(rows_at.list_name, []) if isinstance(r, dict)] if rows_at else []
+    what = decided.what if decided is not None else ""
     return Readiness(kind, version, len(rows), undecided_rows(kind, content), what, required)
 
 
-def undecided_rows(kind: ArtifactKind, content: dict[str, Any]) -> list[str]:
+def undecided_rows(kind: str, content: dict[str, Any]) -> list[str]:
     """The names of the rows of `content` nobody decided yet (empty for kinds not tracked)."""
-    if kind not in _DECIDED_BY:
+    decided, rows_at = _decided(kind), rows_of(kind)
+    if decided is None or rows_at is None:
         return []
-    fields, _ = _DECIDED_BY[kind]
-    list_name, key = ROWS[kind]
+    fields = decided.fields
+    list_name, key = rows_at
     rows = [r for r in content.get(list_name, []) if isinstance(r, dict)]
     return [
         row_name(rows, key, row)
         for row in rows
         if row.get("applicable", True) is not False and not all(_set(row.get(f)) for f in fields)
     ]
+
+
+def _decided(kind: str) -> Decided | None:
+    """What a person must set on each row of `kind` (its declaration), or None."""
+    found = declaration(kind)
+    return found.decided if found is not None else None
 
 
 def unapproved_inputs(report: dict[str, Any]) -> list[str]:

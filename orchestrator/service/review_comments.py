@@ -26,7 +26,7 @@ from orchestrator.db.models import Artifact
 from orchestrator.db.review_models import ReviewComment
 from orchestrator.db.session import read_transaction, transaction
 from orchestrator.jobs.artifacts import find_artifact
-from orchestrator.service.draft_rows import ROWS, row_names
+from orchestrator.service.draft_rows import row_names, rows_of
 from orchestrator.service.producer import load_run
 from orchestrator.service.review_audit import audit_review
 
@@ -110,9 +110,10 @@ def add_comment(
 
 
 def _check_row(kind: ArtifactKind, content: dict[str, Any], row: str) -> None:
-    if kind not in ROWS:
+    rows_at = rows_of(kind)
+    if rows_at is None:
         raise InvalidInput(f"{kind.value} has no rows to comment on; comment on the draft")
-    list_name, key = ROWS[kind]
+    list_name, key = rows_at
     listed = content.get(list_name)
     rows = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
     if row not in row_names(rows, key):

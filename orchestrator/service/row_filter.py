@@ -20,8 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from orchestrator.contracts.errors import InvalidInput
-from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.service.draft_rows import ROWS, row_name
+from orchestrator.service.draft_rows import row_name, rows_in
 from orchestrator.service.readiness import undecided_rows
 
 FIELDS = frozenset(
@@ -51,10 +50,10 @@ SPECIAL = frozenset({"domain", "text", "undecided"})
 _SCALARS = (str, int, float, bool)
 
 
-def matching_rows(kind: ArtifactKind, content: dict[str, Any], wanted: Any) -> list[dict[str, Any]]:
+def matching_rows(kind: str, content: dict[str, Any], wanted: Any) -> list[dict[str, Any]]:
     """The rows of `content` the filter selects, in their order; refuses a malformed one."""
     tests = _tests(wanted, lambda value: _undecided(kind, content, value))
-    list_name, _ = ROWS[kind]
+    list_name, _ = rows_in(kind)
     rows = [r for r in content.get(list_name, []) if isinstance(r, dict)]
     return [row for row in rows if all(test(row) for test in tests)]
 
@@ -135,12 +134,10 @@ def _text(value: Any) -> Callable[[dict[str, Any]], bool]:
     return test
 
 
-def _undecided(
-    kind: ArtifactKind, content: dict[str, Any], value: Any
-) -> Callable[[dict[str, Any]], bool]:
+def _undecided(kind: str, content: dict[str, Any], value: Any) -> Callable[[dict[str, Any]], bool]:
     if not isinstance(value, bool):
         raise InvalidInput("filter undecided takes true or false")
-    list_name, key = ROWS[kind]
+    list_name, key = rows_in(kind)
     rows = [r for r in content.get(list_name, []) if isinstance(r, dict)]
     open_rows = set(undecided_rows(kind, content))
 
