@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlalchemy import select
 
-from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import Artifact, Document
@@ -23,7 +22,7 @@ from orchestrator.db.session import read_transaction
 from orchestrator.db.storage import put_bytes
 from orchestrator.formats.document_errors import DocumentError
 from orchestrator.jobs.interface import JobFailure
-from orchestrator.knowledge.embedder import Embedder, default_embedder
+from orchestrator.knowledge.embedder import Embedder
 from orchestrator.knowledge.vectors import embedding_text
 from workers.ingestion.chunking import Chunk, chunk_blocks, chunk_id
 from workers.ingestion.extract import precheck, require_text
@@ -108,11 +107,21 @@ class SoaAhead:
     chunks: list[Chunk]
     embedder: str
     vectors: dict[str, Any]
-    """Each chunk's vector, by the chunk id it gets in this assessment."""
+    """Each chunk's vector, by the chunk id it gets in this assessment (empty when they
+    were stored in batches instead)."""
+    embedded: int = 0
+    """Vectors already stored in batches (`workers.ingestion.soa_document.prepare_soa`)."""
+    new_chunks: int = 0
+    """Chunks already written by that `Prepare`."""
 
 
 def soa_ahead(
-    storage_dir: Path, soa: Artifact, assessment_id: uuid.UUID, embedder: Embedder
+    storage_dir: Path,
+    soa: Artifact,
+    assessment_id: uuid.UUID,
+    embedder: Embedder,
+    *,
+    embed: bool = True,
 ) -> SoaAhead:
     markdown = render_soa_markdown(soa.content, soa.version)
     data = markdown.encode()
@@ -121,7 +130,7 @@ def soa_ahead(
     parsed = parse(markdown, MARKDOWN)
     chunks = chunk_blocks(parsed.blocks)
     texts = [embedding_text(c.heading_path, c.text) for c in chunks]
-    vectors: list[Any] = list(embedder.embed(texts)) if chunks else []
+    vectors: list[Any] = list(embedder.embed(texts)) if chunks and embed else []
     ids = [chunk_id(str(assessment_id), digest, c.ordinal) for c in chunks]
     return SoaAhead(
         soa_id=soa.id,
@@ -132,16 +141,7 @@ def soa_ahead(
         parsed=parsed,
         chunks=chunks,
         embedder=embedder.name,
-        vectors=dict(zip(ids, vectors, strict=True)),
-    )
-
-
-def prepare_soa(request: JobRequest) -> SoaAhead:
-    """ingest_soa's `Prepare`."""
-    with read_transaction() as session:
-        soa = approved_soa(session, request.run_id)
-    return soa_ahead(
-        get_settings().resolved_storage_dir, soa, request.assessment_id, default_embedder()
+        vectors=dict(zip(ids, vectors, strict=True)) if embed else {},
     )
 
 

@@ -23,7 +23,6 @@ from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import Document
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, PrepareAgain
 from orchestrator.knowledge.embedder import Embedder, default_embedder
-from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 from orchestrator.knowledge.vectors import index_missing, pending_chunks, store_vectors
 from workers.ingestion.ahead import (
     DocumentsAhead,
@@ -31,13 +30,13 @@ from workers.ingestion.ahead import (
     approved_soa,
     parse_documents,
     prepare_documents,
-    prepare_soa,
     soa_ahead,
     uploaded,
 )
 from workers.ingestion.chunking import Chunk, chunk_blocks
-from workers.ingestion.parse import MARKDOWN, ParsedDocument
+from workers.ingestion.parse import ParsedDocument
 from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
+from workers.ingestion.soa_document import prepare_soa, write_soa_document
 from workers.ingestion.store import (
     DUPLICATE,
     FAILED,
@@ -173,8 +172,9 @@ def _no_text_message(documents: list[Document], outcomes: dict[Any, DocumentOutc
 
 
 def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResult:
-    """Put the run's approved SoA into the KB as a Markdown document, chunked and embedded
-    ahead by `prepare_soa`; here only its rows are written.
+    """Put the run's approved SoA into the KB as a Markdown document. `prepare_soa` wrote
+    it and embedded its chunks in batches; here it is found (or, for a caller outside the
+    job runtime, written and embedded in this transaction).
 
     The SoA is text this fleet wrote, so it is parsed in process, not in the sandbox."""
     request, session = context.request, context.session
@@ -185,41 +185,10 @@ def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResu
         if write_transaction_holder() is not None:
             raise PrepareAgain(prepare_soa, "the approved SoA changed since it was prepared")
         ahead = soa_ahead(context.storage_dir, soa, request.assessment_id, embedder)
-    # Unique on (assessment, sha256): the same approved SoA is one document, however
-    # often it is ingested.
-    document = session.scalar(
-        select(Document).where(
-            Document.assessment_id == request.assessment_id, Document.sha256 == ahead.sha256
-        )
+    document, counts = write_soa_document(session, request, ahead)
+    embedded = ahead.embedded + store_vectors(
+        session, request.assessment_id, embedder, ahead.vectors
     )
-    if document is None:
-        document = Document(
-            tenant_id=request.tenant_id,
-            assessment_id=request.assessment_id,
-            filename=f"soa-v{soa.version}.md",
-            media_type=MARKDOWN,
-            size_bytes=ahead.size_bytes,
-            sha256=ahead.sha256,
-            storage_path=str(ahead.path),
-            status=UPLOADED,
-            uploaded_by=SYSTEM_UPLOADER,
-            created_at=utcnow(),
-        )
-        session.add(document)
-        session.flush()
-    counts = write_chunks(
-        session, document, ahead.chunks, utcnow(), ChunkIndex(session, request.assessment_id)
-    )
-    record_outcome(
-        session,
-        document,
-        utcnow(),
-        outcome=INGESTED,
-        parsed=ahead.parsed,
-        counts=counts,
-        digest=text_sha256(ahead.parsed),
-    )
-    embedded = store_vectors(session, request.assessment_id, embedder, ahead.vectors)
     if pending_chunks(session, request.assessment_id, embedder, document.id):
         # Only a chunk the preparation did not see (it cannot, for the same SoA) is left.
         if write_transaction_holder() is not None:
@@ -232,7 +201,7 @@ def ingest_soa(context: JobContext, embedder: Embedder | None = None) -> JobResu
             "document_id": str(document.id),
             "soa_version": soa.version,
             "chunks": len(ahead.chunks),
-            "new_chunks": counts.new,
+            "new_chunks": ahead.new_chunks + counts.new,
             "embedded": embedded,
         }
     )

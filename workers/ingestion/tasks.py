@@ -7,9 +7,10 @@ from typing import Any
 from celery import Task, shared_task
 
 from orchestrator.jobs.task import JOB_TASK_OPTIONS, run_job_task
-from workers.ingestion.ahead import prepare_documents, prepare_soa
+from workers.ingestion.ahead import prepare_documents
 from workers.ingestion.service import ingest_documents as ingest_documents_service
 from workers.ingestion.service import ingest_soa as ingest_soa_service
+from workers.ingestion.soa_document import prepare_soa
 
 
 @shared_task(

@@ -33,9 +33,12 @@ def embedding_work(assessment_id: uuid.UUID) -> batches.Work:
     return work
 
 
-def embed_in_batches(request: JobRequest, batch_size: int | None = None) -> IndexCounts:
-    """The index_kb job's `Prepare`: plan the batches, offer them to the queue, take them
-    until none is left, and wait for the rest."""
+def embed_in_batches(
+    request: JobRequest, batch_size: int | None = None, kind: JobKind = JobKind.INDEX_KB
+) -> IndexCounts:
+    """The index_kb job's `Prepare` (and ingest_soa's, for the SoA's chunks): plan the
+    batches, offer them to the kb_index queue, take them until none is left, and wait for
+    the rest within the job's deadline (`kind`'s)."""
     embedder = default_embedder()
     with read_transaction() as session:
         todo = pending_chunks(session, request.assessment_id, embedder)
@@ -52,11 +55,11 @@ def embed_in_batches(request: JobRequest, batch_size: int | None = None) -> Inde
                 send_batch(EMBED_BATCH_TASK, queue, batch_id, {**body, "batch_id": batch_id})
             except Exception:  # this process takes what nobody else was offered
                 log.warning("could not offer batch %s to the queue", batch_id, exc_info=True)
-    deadline = settings.sweeps.job_deadline(JobKind.INDEX_KB).total_seconds()
+    deadline = settings.sweeps.job_deadline(kind).total_seconds()
     done = batches.drive(request.job_id, embedding_work(request.assessment_id), deadline)
     with read_transaction() as session:
         left = len(pending_chunks(session, request.assessment_id, embedder))
-    log.info("index_kb %s: %d/%d batches done", request.job_id, done.done, done.total)
+    log.info("%s %s: %d/%d batches done", kind.value, request.job_id, done.done, done.total)
     return IndexCounts(embedded=len(todo) - left, already_indexed=0)
 
 
