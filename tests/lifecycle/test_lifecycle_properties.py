@@ -144,9 +144,22 @@ def _check_fate(call: Call) -> None:
         assert len(decision.effects) == 1
 
 
+def _redrafts_report(call: Call) -> bool:
+    """The one step back: the scope approved while the report waits for its approval (its
+    sign-off named the scope unapproved) redrafts the report."""
+    return (
+        call.signal.type is S.SCOPE_APPROVED
+        and call.before.step is Step.WAIT_FOR_REPORT_APPROVAL
+        and call.decision.state.step is Step.CREATE_REPORT
+    )
+
+
 def _check_progress(call: Call) -> None:
     before, decision = call.before, call.decision
     after = decision.state
+    if _redrafts_report(call):
+        assert entered(decision) == [Step.CREATE_REPORT] and not completed(decision)
+        return
     assert position(after.step) >= position(before.step), "the run moved backwards"
     steps = entered(decision)
     assert len(steps) <= MAX_TRANSITIONS_PER_DECISION
@@ -267,6 +280,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.job_ids: list[str] = []
         self.completions: Counter[Step] = Counter()
         self.uploads_during_ingestion = 0
+        self.report_redrafts = 0
 
     @property
     def state(self) -> RunState:
@@ -291,10 +305,15 @@ class LifecycleMachine(RuleBasedStateMachine):
                 and call.decision.fate is SignalFate.APPLIED
             ):
                 self.uploads_during_ingestion += 1
+            self.report_redrafts += _redrafts_report(call)
         self.checked = len(self.inbox.calls)
         # Each step is completed at most once: the machine sends no reprocess/revision.
-        # Ingestion may run again, once per upload that came while it ran.
-        allowed = {Step.INGEST_DOCUMENTS: 1 + self.uploads_during_ingestion}
+        # Ingestion may run again, once per upload that came while it ran, and the report
+        # once per redraft.
+        allowed = {
+            Step.INGEST_DOCUMENTS: 1 + self.uploads_during_ingestion,
+            Step.CREATE_REPORT: 1 + self.report_redrafts,
+        }
         assert all(n <= allowed.get(step, 1) for step, n in self.completions.items()), (
             self.completions
         )
