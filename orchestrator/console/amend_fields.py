@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.contracts.artifact_registry import body, declaration
+from orchestrator.contracts.artifact_registry import body_of
 from orchestrator.service.amendments import ASSESSED, SEVERITIES
 
 
@@ -69,10 +69,7 @@ REPORT = (
 
 def fields_of(kind: str) -> tuple[AmendField, ...]:
     """The amendment form's fields for `kind`, as its declaration names them."""
-    found = declaration(kind)
-    if found is None or found.fields is None:
-        return ()
-    fields: tuple[AmendField, ...] = body(found.fields)
+    fields: tuple[AmendField, ...] = body_of(kind, "fields") or ()
     return fields
 
 

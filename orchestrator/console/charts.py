@@ -15,7 +15,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from orchestrator.console.draft_tables import dicts
-from orchestrator.contracts.artifact_registry import body, declaration
+from orchestrator.contracts.artifact_registry import body_of
 
 WIDTH = 640
 LABEL_W = 250
@@ -198,8 +198,6 @@ def _float(value: Any) -> float:
 
 def charts(kind: str, content: dict[str, Any]) -> list[Chart]:
     """The kind's chart, as its declaration names it (none for most kinds)."""
-    found = declaration(kind)
-    if found is None or found.chart is None:
-        return []
-    drawn: list[Chart] = body(found.chart)(content)
+    draw = body_of(kind, "chart")
+    drawn: list[Chart] = draw(content) if draw is not None else []
     return drawn

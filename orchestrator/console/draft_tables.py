@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.contracts.artifact_registry import body, declaration
+from orchestrator.contracts.artifact_registry import body_of
 from orchestrator.service import draft_rows
 from orchestrator.service.draft_rows import row_name
 
@@ -361,10 +361,7 @@ REPORT: tuple[TableSpec, ...] = (
 
 def specs_of(kind: str) -> tuple[TableSpec, ...]:
     """The kind's tables, as its declaration names them (none for an undeclared kind)."""
-    found = declaration(kind)
-    if found is None or found.tables is None:
-        return ()
-    specs: tuple[TableSpec, ...] = body(found.tables)
+    specs: tuple[TableSpec, ...] = body_of(kind, "tables") or ()
     return specs
 
 

@@ -175,6 +175,14 @@ def drafted_at(step: str) -> ArtifactDeclaration | None:
     return next((d for d in declared() if d.drafted_at == step), None)
 
 
+def body_of(kind: str, part: str) -> Any | None:
+    """What a kind's declaration names for `part` ("tables", "fields", "chart", "draft",
+    "prepare"), or None where the kind is undeclared or names nothing."""
+    found = declaration(kind)
+    path = getattr(found, part) if found is not None else None
+    return body(path) if path else None
+
+
 @cache
 def body(path: str) -> Any:
     """The object an import path names ("package.module:attribute")."""

@@ -28,6 +28,7 @@ from orchestrator.contracts.jobs import JobKind
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind, SignalType
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepKind
+from orchestrator.lifecycle import artifact_table
 from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, STEP_SPECS
 from orchestrator.lifecycle.policies import GatePolicy, requires_decisions
 from orchestrator.service.amendments import AMENDABLE, REPORT_STATEMENT, amended_content
@@ -163,6 +164,21 @@ def test_a_new_artifact_kind_is_one_declaration(declared_fake: ArtifactDeclarati
     }
     [drawn] = charts(kind, content)
     assert drawn.rows == [(1,)]
+
+    # The lifecycle page's table of drafts.
+    assert (
+        "| `vendor_review` | `create_vendor_review` | `vendor_review_approved` | "
+        "`wait_for_vendor_review_approval` | `vendors` by `vendor_id` | "
+        "`owner` set (required by default) |"
+    ) in artifact_table.render()
+
+
+def test_the_lifecycle_page_is_what_the_declarations_write() -> None:
+    page = artifact_table.PAGE.read_text()
+    assert artifact_table.written(page) == page, (
+        "docs/lifecycle.md is stale: python -m orchestrator.lifecycle.artifact_table --write"
+    )
+    assert all(f"| `{d.kind}` |" in page for d in declared())
 
 
 def test_an_undeclared_kind_has_nothing() -> None:
