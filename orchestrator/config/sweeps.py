@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orchestrator.config.sweep_registry import by_name
-from orchestrator.contracts.jobs import JobKind
+from orchestrator.contracts.jobs import JOBS, JobKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepKind
 
@@ -37,15 +37,9 @@ class ApprovalTiming(BaseModel):
         return self
 
 
-#: Seconds a job may go without an outcome or a heartbeat once started. Each is above the
-#: kind's hard time limit, so a live job is never taken for a lost one.
-DEFAULT_JOB_DEADLINES: dict[JobKind, float] = {
-    JobKind.INGEST_DOCUMENTS: 900,
-    JobKind.INDEX_KB: 1200,
-    JobKind.ANALYSIS: 600,
-    JobKind.INGEST_SOA: 600,
-    JobKind.RENDER_REPORT: 600,
-}
+#: Seconds a job may go without an outcome or a heartbeat once started, as each kind
+#: declares (orchestrator.contracts.jobs.JOBS): above its hard time limit.
+DEFAULT_JOB_DEADLINES: dict[JobKind, float] = {job.kind: job.deadline_s for job in JOBS}
 
 
 class SweepSettings(BaseSettings):

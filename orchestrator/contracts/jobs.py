@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -22,6 +23,38 @@ class JobKind(StrEnum):
     ANALYSIS = "analysis"
     INGEST_SOA = "ingest_soa"
     RENDER_REPORT = "render_report"
+
+
+@dataclass(frozen=True)
+class JobDeclaration:
+    """A job kind, declared once: the Celery task that runs it and its queue, the task's
+    time limits, and the lost-jobs sweep's deadline (above the hard limit, so a live job
+    is never taken for a lost one). Routing, the tasks' options and the sweep's settings
+    all read it (`tests/architecture/test_job_kind_declarations.py`)."""
+
+    kind: JobKind
+    task: str
+    queue: str
+    #: Hard time limit (s); the soft limit, which the job sees, is a minute earlier.
+    time_limit_s: float
+    #: Seconds a started job may go without an outcome or a heartbeat.
+    deadline_s: float
+
+    @property
+    def soft_time_limit_s(self) -> float:
+        return self.time_limit_s - 60
+
+
+JOBS: tuple[JobDeclaration, ...] = (
+    JobDeclaration(JobKind.INGEST_DOCUMENTS, "ingestion.ingest_documents", "ingestion", 660, 900),
+    JobDeclaration(JobKind.INDEX_KB, "kb_index.index_kb", "kb_index", 960, 1200),
+    JobDeclaration(JobKind.ANALYSIS, "analysis.run_step", "analysis", 360, 600),
+    JobDeclaration(JobKind.INGEST_SOA, "ingestion.ingest_soa", "ingestion", 360, 600),
+    JobDeclaration(JobKind.RENDER_REPORT, "reporting.render_report", "reporting", 360, 600),
+)
+
+#: Each kind's declaration.
+JOB_DECLARATIONS: dict[JobKind, JobDeclaration] = {job.kind: job for job in JOBS}
 
 
 class JobStatus(StrEnum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from orchestrator.contracts.jobs import JobKind
+from orchestrator.contracts.jobs import JOBS, JobKind
 
 COORDINATE_TASK = "orchestrator.coordinate"
 ORCHESTRATOR_QUEUE = "orchestrator"
@@ -18,13 +18,8 @@ class Route:
     queue: str
 
 
-ROUTES: dict[JobKind, Route] = {
-    JobKind.INGEST_DOCUMENTS: Route("ingestion.ingest_documents", "ingestion"),
-    JobKind.INGEST_SOA: Route("ingestion.ingest_soa", "ingestion"),
-    JobKind.INDEX_KB: Route("kb_index.index_kb", "kb_index"),
-    JobKind.ANALYSIS: Route("analysis.run_step", "analysis"),
-    JobKind.RENDER_REPORT: Route("reporting.render_report", "reporting"),
-}
+#: Declared with each job kind (orchestrator.contracts.jobs.JOBS).
+ROUTES: dict[JobKind, Route] = {job.kind: Route(job.task, job.queue) for job in JOBS}
 
 QUEUES: tuple[str, ...] = (ORCHESTRATOR_QUEUE, *sorted({r.queue for r in ROUTES.values()}))
 QUEUES += (NOTIFICATIONS_QUEUE,)

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from orchestrator.config.settings import get_settings
-from orchestrator.contracts.jobs import JobRequest
+from orchestrator.contracts.jobs import JOB_DECLARATIONS, JobKind, JobRequest
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import JOBS
 from orchestrator.engine.coordinator import coordinate
@@ -35,6 +35,18 @@ JOB_TASK_OPTIONS: dict[str, Any] = {
     # FAILURE in Flower, logged as an expected outcome.
     "throws": (JobFailedForGood,),
 }
+
+
+def job_task_options(kind: JobKind) -> dict[str, Any]:
+    """`shared_task` options of the kind's job task: its declared name and time limits."""
+    job = JOB_DECLARATIONS[kind]
+    return {
+        "name": job.task,
+        "soft_time_limit": job.soft_time_limit_s,
+        "time_limit": job.time_limit_s,
+        **JOB_TASK_OPTIONS,
+    }
+
 
 ServiceWrapper = Callable[[JobService], JobService]
 _wrappers: list[ServiceWrapper] = []

@@ -7,12 +7,13 @@ from typing import Any
 
 from celery import Task, shared_task
 
-from orchestrator.jobs.task import JOB_TASK_OPTIONS, run_job_task
+from orchestrator.contracts.jobs import JobKind
+from orchestrator.jobs.task import job_task_options, run_job_task
 from workers.analysis.reassessment import evaluate_reassessment
 from workers.analysis.service import prepare_analysis_step, run_analysis_step
 
 
-@shared_task(name="analysis.run_step", soft_time_limit=300, time_limit=360, **JOB_TASK_OPTIONS)
+@shared_task(**job_task_options(JobKind.ANALYSIS))
 def run_step(self: Task, body: dict[str, Any]) -> str:
     return run_job_task(self, body, run_analysis_step, prepare_analysis_step)
 
