@@ -18,9 +18,7 @@ from pydantic_settings import BaseSettings
 
 from orchestrator.config.settings import Settings
 from orchestrator.config.sweep_registry import declared
-
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
-BEGIN, END = "<!-- settings:begin -->", "<!-- settings:end -->"
+from orchestrator.contracts.doc_sections import DOCS, DocSection
 
 
 def _default(field: FieldInfo) -> str:
@@ -64,7 +62,7 @@ def groups() -> list[tuple[str, type[BaseSettings]]]:
 
 
 def render() -> str:
-    out = [BEGIN, ""]
+    out: list[str] = []
     for name, model in groups():
         doc = (model.__doc__ or "").strip().splitlines()
         out += [f"### {name}", ""]
@@ -73,23 +71,11 @@ def render() -> str:
         out += ["| variable | default | meaning |", "|---|---|---|", *_rows(model), ""]
     out += ["### sweeps by name", "", "| sweep | every (s) | what it does |", "|---|---|---|"]
     out += [f"| `{s.name}` | {s.interval_s:g} | {s.does} |" for s in declared()]
-    out += ["", END]
     return "\n".join(out)
 
 
-def written(page: str) -> str:
-    before, _, rest = page.partition(BEGIN)
-    _, _, after = rest.partition(END)
-    return before + render() + after
-
-
-def main(argv: list[str]) -> int:
-    if "--write" in argv:
-        PAGE.write_text(written(PAGE.read_text()))
-    else:
-        print(render())
-    return 0
-
+SECTION = DocSection(DOCS / "configuration.md", "settings", render)
+PAGE, written = SECTION.page, SECTION.written
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(SECTION.main(sys.argv[1:]))

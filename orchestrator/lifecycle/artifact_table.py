@@ -8,12 +8,9 @@ markers in docs/lifecycle.md (a test checks the page equals what this writes).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from orchestrator.contracts.artifact_registry import ArtifactDeclaration, declared
-
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "lifecycle.md"
-BEGIN, END = "<!-- artifacts:begin -->", "<!-- artifacts:end -->"
+from orchestrator.contracts.doc_sections import DOCS, DocSection
 
 
 def _code(value: str | None) -> str:
@@ -34,24 +31,11 @@ def render() -> str:
     head = (
         "| artifact kind | drafted at | approved by | waits at | rows people amend | decided when |"
     )
-    return "\n".join(
-        [BEGIN, "", head, "|---|---|---|---|---|---|", *map(_row, declared()), "", END]
-    )
+    return "\n".join([head, "|---|---|---|---|---|---|", *map(_row, declared())])
 
 
-def written(page: str) -> str:
-    before, _, rest = page.partition(BEGIN)
-    _, _, after = rest.partition(END)
-    return before + render() + after
-
-
-def main(argv: list[str]) -> int:
-    if "--write" in argv:
-        PAGE.write_text(written(PAGE.read_text()))
-    else:
-        print(render())
-    return 0
-
+SECTION = DocSection(DOCS / "lifecycle.md", "artifacts", render)
+PAGE, written = SECTION.page, SECTION.written
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(SECTION.main(sys.argv[1:]))
