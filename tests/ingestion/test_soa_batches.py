@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.identity import Actor
@@ -21,6 +22,7 @@ from orchestrator.db.session import dispose_engines, transaction
 from orchestrator.jobs.interface import JobContext
 from orchestrator.service.progress import batch_progress
 from tests.support.services import TENANT, USER, Kit, open_kit
+from workers.ingestion import soa_document
 from workers.ingestion.service import ingest_soa
 from workers.ingestion.soa_document import prepare_soa
 
@@ -97,3 +99,27 @@ def test_the_soa_is_written_then_embedded_in_batches_before_the_job(kit: Kit) ->
     again = prepare_soa(request)
     assert (again.embedded, again.new_chunks) == (0, 0)
     assert _counts(kit.assessment.id) == (1, chunks, chunks)
+
+
+def test_a_copy_of_the_job_preparing_at_the_same_time_loses_the_race_cleanly(
+    kit: Kit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A redelivered copy commits the same rows first: this preparation's insert conflicts,
+    and writing again finds them."""
+    request = kit.context(Step.INGEST_SOA).request
+    real = soa_document.write_soa_document
+    raced: list[bool] = []
+
+    def racing(session: object, request: object, ahead: object) -> object:
+        if not raced:
+            raced.append(True)
+            with transaction() as other:  # the other delivery wins
+                real(other, request, ahead)  # type: ignore[arg-type]
+            raise IntegrityError("INSERT INTO documents", {}, Exception("unique violation"))
+        return real(session, request, ahead)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(soa_document, "write_soa_document", racing)
+    ahead = prepare_soa(request)
+    documents, chunks, vectors = _counts(kit.assessment.id)
+    assert raced and documents == 1 and vectors == chunks > 0
+    assert ahead.new_chunks == 0 and ahead.embedded == chunks

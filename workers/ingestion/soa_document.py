@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
@@ -79,7 +80,20 @@ def prepare_soa(request: JobRequest) -> SoaAhead:
         soa = approved_soa(session, request.run_id)
     storage, embedder = get_settings().resolved_storage_dir, default_embedder()
     ahead = soa_ahead(storage, soa, request.assessment_id, embedder, embed=False)
-    with transaction() as session:
-        _, written = write_soa_document(session, request, ahead)
+    written = _written_once(request, ahead)
     embedded = embed_in_batches(request, kind=JobKind.INGEST_SOA).embedded
     return replace(ahead, embedded=embedded, new_chunks=written.new)
+
+
+def _written_once(request: JobRequest, ahead: SoaAhead, attempts: int = 3) -> WriteCounts:
+    """Write the document outside the job's lock: a redelivered copy of this job may
+    prepare at the same time, and the loser of that race finds the winner's rows when it
+    writes again."""
+    for attempt in range(1, attempts + 1):
+        try:
+            with transaction() as session:
+                return write_soa_document(session, request, ahead)[1]
+        except IntegrityError:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
