@@ -89,11 +89,11 @@ def _written_once(request: JobRequest, ahead: SoaAhead, attempts: int = 3) -> Wr
     """Write the document outside the job's lock: a redelivered copy of this job may
     prepare at the same time, and the loser of that race finds the winner's rows when it
     writes again."""
-    for attempt in range(1, attempts + 1):
+    for _ in range(attempts - 1):
         try:
             with transaction() as session:
                 return write_soa_document(session, request, ahead)[1]
         except IntegrityError:
-            if attempt == attempts:
-                raise
-    raise AssertionError("unreachable")
+            continue
+    with transaction() as session:
+        return write_soa_document(session, request, ahead)[1]
