@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orchestrator.config.api import ApiSettings
@@ -94,7 +94,8 @@ class Settings(BaseSettings):
     job_heartbeat_interval_s: float = Field(
         10,
         gt=0,
-        description="How often a worker process renews the lease of each job it runs.",
+        description="How often a worker process renews the lease of each job it runs; "
+        "below LIFECYCLE_SWEEP_JOB_LEASE_S (the lease runs from the job's claim).",
     )
     database_busy_timeout_s: float = Field(
         30.0,
@@ -141,6 +142,18 @@ class Settings(BaseSettings):
         if value and value.startswith(("postgresql://", "postgres://")):
             return "postgresql+psycopg://" + value.split("://", 1)[1]
         return value
+
+    @model_validator(mode="after")
+    def _renewed_within_the_lease(self) -> Settings:
+        # The lease runs from the claim; its first renewal comes within one interval.
+        if self.job_heartbeat_interval_s >= self.sweeps.job_lease_s:
+            raise ValueError(
+                f"LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S ({self.job_heartbeat_interval_s:g}) must be "
+                f"below LIFECYCLE_SWEEP_JOB_LEASE_S ({self.sweeps.job_lease_s:g}): a job's "
+                "lease would lapse before its first renewal and every running job be taken "
+                "for lost"
+            )
+        return self
 
     @property
     def resolved_database_url(self) -> str:

@@ -19,7 +19,9 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind, SignalType
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.engine.run_rows import state_of
 from orchestrator.lifecycle.definition import APPROVED_AT
+from orchestrator.lifecycle.policies import requires_decisions
 from orchestrator.service.amendments import amend_artifact
 from orchestrator.service.approval_events import record_approval
 from orchestrator.service.draft_rows import rows_in, rows_of
@@ -147,7 +149,10 @@ class ScriptedReviewer:
 
     def _decide_undecided(self, run: RunView, kind: ArtifactKind, version: int) -> bool:
         """Where the gate needs rows decided first, a colleague confirms the proposals in
-        bulk (one amendment: a filter per proposed value)."""
+        bulk (one amendment: a filter per proposed value). A gate whose policy does not
+        require decisions is not read at all: the run's context holds the policy."""
+        if not requires_decisions(state_of(run).policy(kind), kind):
+            return False
         artifact_id = self._draft_id(run, kind, version)
         if artifact_id is None:
             return False

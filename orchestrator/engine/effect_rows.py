@@ -108,10 +108,14 @@ def execute_rows(session: Session, statement: Executable, rows: list[dict[str, A
 
 
 class RunIdentity(Protocol):
-    id: Any
-    tenant_id: str
-    organization_id: str
-    assessment_id: Any
+    @property
+    def id(self) -> Any: ...
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def organization_id(self) -> str: ...
+    @property
+    def assessment_id(self) -> Any: ...
 
 
 @dataclass

@@ -23,17 +23,27 @@ RunRecord: TypeAlias = Row[*tuple[Any, ...]]
 
 
 class RunRow(Protocol):
-    """What a decision needs of a run row (an ORM object or a Core row)."""
+    """What a decision needs of a run row (an ORM object, a Core row or a read model):
+    read-only, so any of them fits."""
 
-    id: uuid.UUID
-    assessment_id: uuid.UUID
-    tenant_id: str
-    organization_id: str
-    status: str
-    current_step: str | None
-    reason: str | None
-    context: dict[str, Any]
-    version: int
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def assessment_id(self) -> uuid.UUID: ...
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def organization_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def current_step(self) -> str | None: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def context(self) -> dict[str, Any]: ...
+    @property
+    def version(self) -> int: ...
 
 
 _LOCKED_COLUMNS = select(

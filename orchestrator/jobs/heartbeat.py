@@ -53,13 +53,14 @@ def heartbeat(job_id: str, min_interval_s: float = 30.0) -> bool:
 
 @contextmanager
 def lease(job_id: str, renew_for_s: float) -> Iterator[None]:
-    """Hold the job's lease for the block: beat now, then renew until the block exits or
-    `renew_for_s` passed (the kind's deadline: past it only a hung task is still here, and
-    its lease must lapse although its process lives)."""
+    """Hold the job's lease for the block: renew it until the block exits or `renew_for_s`
+    passed (the kind's deadline: past it only a hung task is still here, and its lease must
+    lapse although its process lives). No beat at the start: the claim just stamped the
+    job's `updated_at`, which the lost-job sweep reads as the lease's first beat, and the
+    renewer's first write comes within one interval (a job shorter than that writes none)."""
     if _skipped():
         yield
         return
-    _beat([job_id])
     with _lock:
         _leases[job_id] = time.monotonic() + renew_for_s
     _ensure_renewer()

@@ -164,6 +164,7 @@ def test_a_job_hung_inside_its_transaction_is_found_by_the_lost_job_sweep(
     )
     # Its process stops renewing the hung job's lease at that deadline; the lease lapses.
     fast["LIFECYCLE_SWEEP_JOB_LEASE_S"] = "4"
+    fast["LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S"] = "1"  # below the lease (the others' renewals)
     fleet.env.update(fast)
     fleet.start("orchestrator", concurrency=2)
     fleet.start("kb_index,analysis,reporting", concurrency=2)

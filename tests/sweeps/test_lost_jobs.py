@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from pydantic import ValidationError
 
-from orchestrator.config.settings import reset_settings
+from orchestrator.config.settings import Settings, reset_settings
+from orchestrator.config.sweeps import SweepSettings
 from orchestrator.db.ops_models import DeadLetter, JobWatch
 from orchestrator.engine.coordinator import coordinate
 from orchestrator.service.dead_letters import list_dead_letters
@@ -108,3 +110,10 @@ def _claim_without_finishing(job_id: str) -> None:
 
     _claim(JobRequest.model_validate(job(job_id).request))
     assert job(job_id).status == "started"
+
+
+def test_a_renewal_interval_not_below_the_lease_is_refused() -> None:
+    """Every running job would be taken for lost before its first renewal."""
+    with pytest.raises(ValidationError, match=r"HEARTBEAT_INTERVAL_S \(60\) must be below"):
+        Settings(job_heartbeat_interval_s=60, sweeps=SweepSettings(job_lease_s=60))
+    assert Settings(job_heartbeat_interval_s=59, sweeps=SweepSettings(job_lease_s=60))

@@ -12,7 +12,7 @@ import json
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from typing import TypeVar
 
@@ -20,11 +20,14 @@ import pytest
 import redis
 from sqlalchemy import select, update
 
-from orchestrator.config.settings import reset_settings
+from orchestrator.config.settings import get_settings, reset_settings
+from orchestrator.contracts.jobs import JobRequest
 from orchestrator.db.models import Job, OutboxMessage
 from orchestrator.db.ops_models import DeadLetter, DeliveryAttempt, JobWatch, SweepMark
 from orchestrator.db.session import transaction
-from orchestrator.jobs.heartbeat import heartbeat
+from orchestrator.jobs import heartbeat as leases
+from orchestrator.jobs.heartbeat import heartbeat, lease
+from orchestrator.jobs.runtime import _claim
 from orchestrator.notifications.delivery import deliver
 from orchestrator.notifications.subscriptions import subscribe
 from orchestrator.sweeps import (
@@ -44,6 +47,7 @@ from tests.support.sweeps import (
     deliveries_of,
     drive_to,
     installed_clock,
+    job,
     new_tenant,
     notifications_of,
     run_until_job_queued,
@@ -219,6 +223,39 @@ def test_a_running_job_is_never_taken_for_lost(clock: Clock) -> None:
     clock.advance(seconds=901)
     recover_lost_jobs()
     assert redispatches(job_id) == 1
+
+
+def test_a_jobs_lease_runs_from_its_claim_without_a_write_of_its_own(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entering the lease writes nothing (the claim's stamp is its first beat: a job shorter
+    than one renewal interval costs no heartbeat transaction); the sweep still takes the
+    job for lost once the lease passes from the claim without a renewal."""
+    owner, _ = new_tenant()
+    _, job_id = run_until_job_queued(owner)
+    caller = threading.current_thread()
+    beats: list[list[str]] = []
+    written = leases._beat
+
+    def recorded(job_ids: Iterable[str]) -> None:
+        ids = list(job_ids)
+        if threading.current_thread() is caller:  # not the process's renewer thread
+            beats.append(ids)
+        written(ids)
+
+    monkeypatch.setattr(leases, "_beat", recorded)
+    assert _claim(JobRequest.model_validate(job(job_id).request)).value == "succeeded"
+    with lease(job_id, renew_for_s=900):
+        assert beats == [], "the lease's start writes no heartbeat"
+        assert job_id in leases.held_leases()
+    assert count(JobWatch, JobWatch.job_id == job_id) == 0
+
+    clock.advance(seconds=get_settings().sweeps.job_lease_s - 1)
+    recover_lost_jobs()
+    assert redispatches(job_id) == 0, "within the lease counted from the claim"
+    clock.advance(seconds=2)
+    recover_lost_jobs()
+    assert redispatches(job_id) == 1, "no renewal came within the lease"
 
 
 def redispatches(job_id: str) -> int:
