@@ -103,7 +103,7 @@ def _apply_locked(session: Session, run: RunRecord) -> tuple[CoordinationResult,
     envelopes = {row.id: SignalEnvelope.model_validate(row.envelope) for row in rows}
     approvals = _approvals(session, envelopes.values())
     now = utcnow()
-    writer = EffectWriter(session=session, run=run, now=now)
+    writer = EffectWriter(session=session, run=run, now=now, subscribed=run.subscribed)
     state = state_of(run)
     fates: list[dict[str, Any]] = []
     pending = [row.id for row in rows]

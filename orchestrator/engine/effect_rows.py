@@ -128,6 +128,9 @@ class EffectWriter:
     session: Session
     run: RunIdentity
     now: datetime
+    subscribed: bool | None = None
+    """Whether the run's tenant has an active webhook subscription, read with the run's
+    lock (None: not read; asked when run events are written)."""
     new_steps: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     outbox: list[OutboxEntry] = field(default_factory=list)
     revoked: list[str] = field(default_factory=list)
@@ -244,7 +247,9 @@ class EffectWriter:
     def _audit(self, effect: Audit, trace_id: str, cause: object) -> None:
         run = self.run
         if self.events is None:
-            self.events = RunEvents(run.id, run.tenant_id, run.organization_id, run.assessment_id)
+            self.events = RunEvents(
+                run.id, run.tenant_id, run.organization_id, run.assessment_id, self.subscribed
+            )
         self.events.collect(
             effect.event_type, effect.step.value if effect.step else None, effect.metadata, cause
         )

@@ -67,13 +67,16 @@ class RunEvents:
     tenant_id: str
     organization_id: str
     assessment_id: uuid.UUID
+    subscribed: bool | None = None
+    """Whether the tenant has an active subscription (read with the run's lock); None:
+    unknown, asked when the events are written. False: nothing is collected."""
     pending: list[RunEvent] = field(default_factory=list)
 
     def collect(
         self, event_type: _E, step: str | None, metadata: dict[str, Any], cause: object
     ) -> None:
         event = _EVENTS.get(event_type)
-        if event is None:
+        if event is None or self.subscribed is False:
             return
         data: dict[str, Any] = {
             "run_id": str(self.run_id),

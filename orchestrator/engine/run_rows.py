@@ -9,12 +9,13 @@ from __future__ import annotations
 import uuid
 from typing import Any, Protocol, TypeAlias
 
-from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy import Row, Table, bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import ConcurrentUpdate
 from orchestrator.contracts.statuses import WorkflowStatus
+from orchestrator.db.ops_models import WebhookSubscription
 from orchestrator.db.tables import RUNS
 from orchestrator.lifecycle.state import RunState
 
@@ -46,6 +47,7 @@ class RunRow(Protocol):
     def version(self) -> int: ...
 
 
+_SUBSCRIPTIONS: Table = WebhookSubscription.__table__  # type: ignore[assignment]
 _LOCKED_COLUMNS = select(
     RUNS.c.id,
     RUNS.c.assessment_id,
@@ -56,6 +58,11 @@ _LOCKED_COLUMNS = select(
     RUNS.c.reason,
     RUNS.c.context,
     RUNS.c.version,
+    # Read with the lock: a tenant without an active webhook subscription (most) needs no
+    # run events collected and no subscription query per transaction.
+    exists()
+    .where(_SUBSCRIPTIONS.c.tenant_id == RUNS.c.tenant_id, _SUBSCRIPTIONS.c.active.is_(True))
+    .label("subscribed"),
 ).where(RUNS.c.id == bindparam("run_id"))
 # FOR NO KEY UPDATE: it serialises the run's writers, yet lets other transactions insert
 # rows that reference the run (their foreign-key check takes KEY SHARE). A job holding its

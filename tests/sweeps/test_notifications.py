@@ -7,19 +7,19 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import event, select, update
 
 from orchestrator.contracts.errors import InvalidInput, NotFound
 from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.ops_models import DeliveryAttempt, Notification, NotificationDelivery
-from orchestrator.db.session import transaction
+from orchestrator.db.session import get_engine, transaction
 from orchestrator.notifications import signing
 from orchestrator.notifications.delivery import DeliveryStatus, deliver
 from orchestrator.notifications.enqueue import notify
 from orchestrator.notifications.subscriptions import deactivate, list_subscriptions, subscribe
 from orchestrator.notifications.sweep import sweep_deliveries
-from tests.support.sweeps import Clock, count, new_tenant
+from tests.support.sweeps import Clock, count, drive_to, new_tenant, start_run
 from tests.support.webhook_receiver import webhook_receiver
 
 SECRET = "s" * 32
@@ -170,3 +170,45 @@ def _attempts(delivery_id: int) -> list[DeliveryAttempt]:
                 .order_by(DeliveryAttempt.attempt)
             )
         )
+
+
+def test_run_events_are_recorded_from_the_transaction_after_a_tenant_subscribes(
+    clock: Clock,
+) -> None:
+    """The run's lock read says whether its tenant subscribes: until it does, a
+    coordinator transaction records no run event and never queries the subscriptions;
+    the first transaction after `subscribe` records them."""
+    owner, reviewer = new_tenant()
+    run_id = start_run(owner)
+    queried: list[str] = []
+
+    def seen(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if statement.startswith("SELECT webhook_subscriptions"):  # not the lock's EXISTS
+            queried.append(statement)
+
+    engine = get_engine()
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        drive_to(reviewer, run_id, "wait_for_framework_selection")
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert queried == [], "an unsubscribed tenant's transactions read no subscription"
+    assert _run_events(run_id) == []
+
+    with webhook_receiver() as receiver:
+        subscribe(owner, receiver.url, ["approval.requested", "run.waiting"])
+        drive_to(reviewer, run_id, "wait_for_soa_approval")
+    assert _run_events(run_id) == [
+        ("run.waiting", "wait_for_soa_approval"),
+        ("approval.requested", "wait_for_soa_approval"),
+    ], "the framework's wait opened before the subscription; the SoA's after it"
+
+
+def _run_events(run_id: uuid.UUID) -> list[tuple[str, str]]:
+    with transaction() as session:
+        rows = session.execute(
+            select(Notification.event_type, Notification.payload)
+            .where(Notification.run_id == run_id)
+            .order_by(Notification.created_at, Notification.event_type.desc())
+        )
+        return [(kind, payload["step"]) for kind, payload in rows]
