@@ -17,6 +17,7 @@ from orchestrator.db.models import (
     StepExecution,
     WorkflowRun,
 )
+from orchestrator.db.ops_models import WebhookSubscription
 
 APPROVALS = cast(Table, ApprovalEvent.__table__)
 ARTIFACTS = cast(Table, Artifact.__table__)
@@ -27,3 +28,4 @@ JOBS = cast(Table, Job.__table__)
 OUTBOX = cast(Table, OutboxMessage.__table__)
 RUNS = cast(Table, WorkflowRun.__table__)
 STEPS = cast(Table, StepExecution.__table__)
+SUBSCRIPTIONS = cast(Table, WebhookSubscription.__table__)

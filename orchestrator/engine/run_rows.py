@@ -9,14 +9,13 @@ from __future__ import annotations
 import uuid
 from typing import Any, Protocol, TypeAlias
 
-from sqlalchemy import Row, Table, bindparam, exists, select, update
+from sqlalchemy import Row, bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import ConcurrentUpdate
 from orchestrator.contracts.statuses import WorkflowStatus
-from orchestrator.db.ops_models import WebhookSubscription
-from orchestrator.db.tables import RUNS
+from orchestrator.db.tables import RUNS, SUBSCRIPTIONS
 from orchestrator.lifecycle.state import RunState
 
 RunRecord: TypeAlias = Row[*tuple[Any, ...]]
@@ -47,7 +46,6 @@ class RunRow(Protocol):
     def version(self) -> int: ...
 
 
-_SUBSCRIPTIONS: Table = WebhookSubscription.__table__  # type: ignore[assignment]
 _LOCKED_COLUMNS = select(
     RUNS.c.id,
     RUNS.c.assessment_id,
@@ -61,7 +59,7 @@ _LOCKED_COLUMNS = select(
     # Read with the lock: a tenant without an active webhook subscription (most) needs no
     # run events collected and no subscription query per transaction.
     exists()
-    .where(_SUBSCRIPTIONS.c.tenant_id == RUNS.c.tenant_id, _SUBSCRIPTIONS.c.active.is_(True))
+    .where(SUBSCRIPTIONS.c.tenant_id == RUNS.c.tenant_id, SUBSCRIPTIONS.c.active.is_(True))
     .label("subscribed"),
 ).where(RUNS.c.id == bindparam("run_id"))
 # FOR NO KEY UPDATE: it serialises the run's writers, yet lets other transactions insert

@@ -24,12 +24,12 @@ from __future__ import annotations
 import uuid
 from enum import Enum
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
-from orchestrator.db.models import InboxSignal, Job, WorkflowRun
 from orchestrator.db.ops_models import PENDING_FATE
+from orchestrator.db.tables import INBOX, JOBS, RUNS
 from orchestrator.engine.broker_topology import is_amqp
 
 
@@ -56,18 +56,38 @@ def priority(level: Level) -> int | None:
     return (_AMQP if is_amqp(get_settings().broker_url) else _REDIS)[level]
 
 
+#: Another queued job of the tenant on the queue (statements built once: every enqueue
+#: asks, on the coordinator's hot path).
+_OTHER_QUEUED_JOB = (
+    select(JOBS.c.id)
+    .select_from(JOBS.join(RUNS, RUNS.c.id == JOBS.c.run_id))
+    .where(
+        JOBS.c.status == "queued",
+        JOBS.c.queue == bindparam("queue"),
+        JOBS.c.id != bindparam("job_id"),
+        RUNS.c.tenant_id == bindparam("tenant_id"),
+    )
+    .limit(1)
+)
+_OWNER = RUNS.alias("owner")
+#: Another run of the run's tenant with a signal waiting to be applied.
+_OTHER_PENDING_RUN = (
+    select(INBOX.c.run_id)
+    .select_from(INBOX.join(RUNS, RUNS.c.id == INBOX.c.run_id))
+    .where(
+        PENDING_FATE,
+        INBOX.c.run_id != bindparam("run_id"),
+        RUNS.c.tenant_id
+        == select(_OWNER.c.tenant_id).where(_OWNER.c.id == bindparam("run_id")).scalar_subquery(),
+    )
+    .limit(1)
+)
+
+
 def job_level(session: Session, tenant_id: str, queue: str, job_id: str) -> Level:
     """First, unless another job of the tenant is queued on this queue."""
     other = session.scalar(
-        select(Job.id)
-        .join(WorkflowRun, WorkflowRun.id == Job.run_id)
-        .where(
-            Job.status == "queued",
-            Job.queue == queue,
-            Job.id != job_id,
-            WorkflowRun.tenant_id == tenant_id,
-        )
-        .limit(1)
+        _OTHER_QUEUED_JOB, {"queue": queue, "job_id": job_id, "tenant_id": tenant_id}
     )
     return Level.FIRST if other is None else Level.BACKLOG
 
@@ -80,14 +100,7 @@ def job_priority(session: Session, tenant_id: str, queue: str, job_id: str) -> i
 
 def wake_level(session: Session, run_id: uuid.UUID) -> Level:
     """First, unless another run of the run's tenant has a signal waiting to be applied."""
-    owner = aliased(WorkflowRun)
-    tenant = select(owner.tenant_id).where(owner.id == run_id).scalar_subquery()
-    other = session.scalar(
-        select(InboxSignal.run_id)
-        .join(WorkflowRun, WorkflowRun.id == InboxSignal.run_id)
-        .where(PENDING_FATE, InboxSignal.run_id != run_id, WorkflowRun.tenant_id == tenant)
-        .limit(1)
-    )
+    other = session.scalar(_OTHER_PENDING_RUN, {"run_id": run_id})
     return Level.FIRST if other is None else Level.BACKLOG
 
 
