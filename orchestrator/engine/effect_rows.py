@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Executable, bindparam, func, insert, update
 from sqlalchemy.orm import Session
@@ -21,6 +21,7 @@ from orchestrator.engine.outbox import OutboxEntry
 from orchestrator.engine.outside_effects import OutsideEffects
 from orchestrator.engine.routing import ROUTES
 from orchestrator.engine.run_events import RunEvents
+from orchestrator.engine.run_rows import RunIdentity
 from orchestrator.engine.tenant_order import job_priority
 from orchestrator.lifecycle.effects import (
     ArtifactStatusChanged,
@@ -105,17 +106,6 @@ def execute_rows(session: Session, statement: Executable, rows: list[dict[str, A
     """One row: a plain execute; several: one executemany (a multi-row INSERT, or a
     pipelined batch). A one-row executemany would pay the batching machinery for nothing."""
     session.execute(statement, rows[0] if len(rows) == 1 else rows)
-
-
-class RunIdentity(Protocol):
-    @property
-    def id(self) -> Any: ...
-    @property
-    def tenant_id(self) -> str: ...
-    @property
-    def organization_id(self) -> str: ...
-    @property
-    def assessment_id(self) -> Any: ...
 
 
 @dataclass

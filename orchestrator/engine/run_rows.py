@@ -22,18 +22,25 @@ RunRecord: TypeAlias = Row[*tuple[Any, ...]]
 """A run read with Core: its columns as attributes (a `RunRow` and more)."""
 
 
-class RunRow(Protocol):
+class RunIdentity(Protocol):
+    """Whose a run is: what every row written for it carries."""
+
+    @property
+    def id(self) -> Any: ...
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def organization_id(self) -> str: ...
+    @property
+    def assessment_id(self) -> Any: ...
+
+
+class RunRow(RunIdentity, Protocol):
     """What a decision needs of a run row (an ORM object, a Core row or a read model):
     read-only, so any of them fits."""
 
     @property
     def id(self) -> uuid.UUID: ...
-    @property
-    def assessment_id(self) -> uuid.UUID: ...
-    @property
-    def tenant_id(self) -> str: ...
-    @property
-    def organization_id(self) -> str: ...
     @property
     def status(self) -> str: ...
     @property
