@@ -2,14 +2,15 @@
 
 1. floor: bare Celery ping-pong on the fleet's broker and settings (N chains of 20 hops);
 2. fleet: N assessments through the 20-step lifecycle, instant jobs, every wait answered
-   as it opens; then 10,000 runs waiting for approval inserted, and the database load
-   measured absent vs present (idle, one beat cycle, throughput);
+   as it opens; then, per count of runs waiting for approval (10,000 and 100,000), a
+   second fleet whose database holds them: the database load measured absent vs present
+   (idle, one beat cycle) and the two fleets' rounds alternated (throughput);
 3. peer: DBOS Transact running the same shape (20 steps, 7 waiting for a message);
 4. fair peer: the same, each step writing what the fleet writes per applied signal.
 
 Prints the table and writes it between the markers in docs/benchmarks.md.
 
-    python -m bench.compare                      # N=30, 3 rounds, 10,000 waiting runs
+    python -m bench.compare                      # N=30, 3 rounds, 10,000 and 100,000 waiting
     python -m bench.compare --runs 10 --repeat 1 --waiting 1000 --no-docs
     python -m bench.compare --profile            # + py-spy of the fleet's workers (2 rounds)
 """
@@ -35,19 +36,23 @@ from bench.compare.peer_runs import run_peer
 from bench.compare.profile import Profile, Recorder
 from bench.compare.report import Report, render, write_docs
 from bench.compare.results import PhaseResult
-from bench.compare.waiting import (
-    LoadFigures,
-    clone_waiting_runs,
-    measure_load,
-    template_run,
-)
+from bench.compare.waiting_phase import waiting_rounds
 from bench.compare.workers import BenchWorkers
 from bench.options import add_database_url
-from orchestrator.db.session import transaction
 from orchestrator.testing.reset import reset_process_state
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 HOPS = 20
+
+
+def _counts(value: str) -> list[int]:
+    try:
+        counts = [int(part.replace("_", "")) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of counts: {value!r}") from None
+    if any(n < 0 for n in counts):
+        raise argparse.ArgumentTypeError(f"counts are not negative: {value!r}")
+    return [n for n in counts if n > 0]
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -58,10 +63,16 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--warmup", type=int, default=1, help="uncounted rounds per system before its counted ones"
     )
     parser.add_argument(
-        "--waiting", type=int, default=10_000, help="runs waiting for approval (0: skip that phase)"
+        "--waiting",
+        type=_counts,
+        default=[10_000, 100_000],
+        help="runs waiting for approval, one count or several (10000,100000); 0 skips the phase",
     )
     parser.add_argument(
-        "--waiting-repeat", type=int, default=3, help="fleet rounds with the waiting runs present"
+        "--waiting-repeat",
+        type=int,
+        default=3,
+        help="fleet rounds with the waiting runs present, each beside one without",
     )
     parser.add_argument("--idle-s", type=float, default=5.0)
     add_database_url(
@@ -144,7 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     with Fleet(options) as fleet:
         machine = describe_machine(fleet.url)
         fleet_result = run_fleet(fleet, args.runs, args.repeat, warmup=args.warmup)
-        waiting = _waiting_phase(fleet, args) if args.waiting else None
+        waiting = [
+            waiting_rounds(fleet, options, count, args.runs, args.waiting_repeat, args.idle_s)
+            for count in args.waiting
+        ]
         profiles = _profile(fleet, args.runs) if args.profile else []
         fleet_result.peak_rss_mb = fleet.peak_rss()
     reset_process_state()
@@ -169,20 +183,13 @@ def main(argv: list[str] | None = None) -> int:
         floor,
         fleet_result,
         peers.get("bare"),
-        args.waiting,
+        waiting,
         fair_peer=peers.get("fair"),
         profiles=profiles,
         floor_single_hop_ms=single_hop,
         peer_version=version("dbos"),
         warmup=args.warmup,
     )
-    if waiting is not None:
-        (
-            report.fleet_before_waiting,
-            report.fleet_waiting,
-            report.load_absent,
-            report.load_present,
-        ) = waiting
     body = render(report)
     print(body)
     if not args.no_docs:
@@ -212,23 +219,6 @@ def _floor(args: argparse.Namespace) -> tuple[PhaseResult, float]:
     )
     shutil.rmtree(home, ignore_errors=True)  # kept, with the workers' logs, on a failure
     return result
-
-
-def _waiting_phase(
-    fleet: Fleet, args: argparse.Namespace
-) -> tuple[PhaseResult, PhaseResult, LoadFigures, LoadFigures]:
-    print(f"waiting runs: absent, then {args.waiting:,} present", flush=True)
-    template = template_run()
-    absent = measure_load(fleet.watch, args.idle_s)
-    # Rounds right before the copies, after the same VACUUM ANALYZE: the planner's view of
-    # the tables, and the machine's load, as close as they get to the rounds after.
-    before = run_fleet(fleet, args.runs, args.waiting_repeat, label="fleet-before-waiting")
-    with transaction() as session:
-        rows = clone_waiting_runs(session, template, args.waiting)
-    print(f"  inserted {rows:,} rows", flush=True)
-    present = measure_load(fleet.watch, args.idle_s)
-    result = run_fleet(fleet, args.runs, args.waiting_repeat, label="fleet-waiting")
-    return before, result, absent, present
 
 
 def _profile(fleet: Fleet, runs: int) -> list[Profile]:

@@ -100,6 +100,12 @@ class Fleet:
         else:
             print(f"fleet worker logs kept in {self.home / 'logs'}", file=sys.stderr)
 
+    def activate(self) -> None:
+        """Point this process (the driver, the sweeps it calls) at this fleet's database and
+        broker: two fleets may run side by side, their rounds alternated."""
+        os.environ.update(self.env)
+        reset_process_state()
+
     def pids(self) -> dict[str, int]:
         return {role: self.workers.pid(name) for role, name in self.names.items()}
 
@@ -113,6 +119,7 @@ class Fleet:
         return Counter(sqlcount.read_counts(self.count_dir, role)["statements"])
 
     def round(self, runs: int, label: str) -> RoundFigures:
+        self.activate()
         owner = new_owner(label)
         assessments = create_assessments(owner, runs)
         answerer = WaitAnswerer(owner)

@@ -11,6 +11,8 @@ from bench.compare.machine import Machine
 from bench.compare.profile import Profile, is_project_frame
 from bench.compare.results import PhaseResult
 from bench.compare.waiting import LoadFigures
+from bench.compare.waiting_phase import TARGET as WAITING_TARGET
+from bench.compare.waiting_phase import WaitingResult
 
 START = "<!-- bench:compare:start -->"
 END = "<!-- bench:compare:end -->"
@@ -24,12 +26,7 @@ class Report:
     floor: PhaseResult
     fleet: PhaseResult
     peer: PhaseResult | None
-    waiting: int
-    fleet_waiting: PhaseResult | None = None
-    fleet_before_waiting: PhaseResult | None = None
-    """Rounds run just before the waiting runs were added (after the same VACUUM ANALYZE)."""
-    load_absent: LoadFigures | None = None
-    load_present: LoadFigures | None = None
+    waiting: list[WaitingResult]
     profiles: list[Profile] = field(default_factory=list)
     floor_single_hop_ms: float = math.nan
     peer_version: str = ""
@@ -94,6 +91,13 @@ def _ratios(r: Report) -> list[str]:
             f"(target ≥ {targets[label]}: {_verdict(ratio >= targets[label])}); "
             f"CPU per lifecycle, all processes: {cpu:.2f}"
         )
+    for w in r.waiting:
+        pairs = ", ".join(f"{x:.2f}" for x in w.pair_ratios())
+        lines.append(
+            f"- fleet with {w.count:,} runs waiting / without, rounds alternated: "
+            f"**{w.ratio:.2f}** (target ≥ {WAITING_TARGET}: "
+            f"{_verdict(w.ratio >= WAITING_TARGET)}); round by round {pairs}"
+        )
     lines.append(
         f"- fleet / floor, lifecycles/s: "
         f"**{fleet.lifecycles_per_s / floor.lifecycles_per_s:.3f}**; transitions/s: "
@@ -131,8 +135,12 @@ def _round_times(r: Report) -> str:
         ("fleet", r.fleet),
         ("peer", r.peer),
         ("fair peer", r.fair_peer),
-        (f"fleet with {r.waiting:,} waiting", r.fleet_waiting),
     ]
+    for w in r.waiting:
+        phases += [
+            (f"fleet beside {w.count:,} waiting", w.absent),
+            (f"fleet with {w.count:,} waiting", w.present),
+        ]
     return (
         "Round wall times, s: "
         + "; ".join(
@@ -162,10 +170,8 @@ def _cpu_lines(r: Report) -> list[str]:
     return lines
 
 
-def _load_table(r: Report) -> list[str]:
-    absent, present = r.load_absent, r.load_present
-    if absent is None or present is None:
-        return []
+def _load_table(w: WaitingResult) -> list[str]:
+    absent, present = w.load_absent, w.load_present
 
     def reads(v: dict[str, int]) -> str:
         return (
@@ -186,7 +192,7 @@ def _load_table(r: Report) -> list[str]:
         )
 
     lines = [
-        f"| | absent | {r.waiting:,} present |",
+        f"| | absent | {w.count:,} present |",
         "|---|---|---|",
         f"| idle fleet, {absent.idle_s:.0f} s | {idle(absent)} | {idle(present)} |",
         f"| one beat cycle ({len(absent.sweeps)} sweeps) | {cycle(absent)} | {cycle(present)} |",
@@ -198,23 +204,20 @@ def _load_table(r: Report) -> list[str]:
             f"{a.statements}, {a.database_cpu_ms:.0f} | {p.wall_ms:.1f}, "
             f"{p.statements}, {p.database_cpu_ms:.0f} |"
         )
-    if r.fleet_waiting is not None:
-        fw = r.fleet_waiting
-        fa = r.fleet_before_waiting or r.fleet
 
-        def fleet(p: PhaseResult) -> str:
-            statements = p.per_signal("stmt")
-            return (
-                f"{p.lifecycles_per_s:.2f}, {p.latency_ms(50):.0f}, "
-                f"{p.cpu_ms_per_lifecycle('database_cpu_s'):.0f}, "
-                f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}, {statements:.1f}"
-            )
-
-        lines.append(
-            "| fleet rounds: lifecycles/s, p50 dispatch ms, CPU ms per lifecycle of "
-            "PostgreSQL and of the workers, coordinator statements per applied "
-            f"signal | {fleet(fa)} | {fleet(fw)} |"
+    def fleet(p: PhaseResult) -> str:
+        statements = p.per_signal("stmt")
+        return (
+            f"{p.lifecycles_per_s:.2f}, {p.latency_ms(50):.0f}, "
+            f"{p.cpu_ms_per_lifecycle('database_cpu_s'):.0f}, "
+            f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}, {statements:.1f}"
         )
+
+    lines.append(
+        "| fleet rounds, alternated: lifecycles/s (median), p50 dispatch ms, CPU ms per "
+        "lifecycle of PostgreSQL and of the workers, coordinator statements per applied "
+        f"signal | {fleet(w.absent)} | {fleet(w.present)} |"
+    )
     return lines
 
 
@@ -276,8 +279,8 @@ def render(r: Report) -> str:
         parts.append(_row(peer_label, r.peer))
     if r.fair_peer is not None:
         parts.append(_row(f"fair {peer_label}, the fleet's writes in each step", r.fair_peer))
-    if r.fleet_waiting is not None:
-        parts.append(_row(f"fleet, {r.waiting:,} other runs waiting", r.fleet_waiting))
+    for w in r.waiting:
+        parts.append(_row(f"fleet, {w.count:,} other runs waiting", w.present))
     parts += [
         "",
         *_ratios(r),
@@ -288,9 +291,13 @@ def render(r: Report) -> str:
         "",
         *_cpu_lines(r),
     ]
-    load = _load_table(r)
-    if load:
-        parts += ["", f"{r.waiting:,} runs waiting for approval, absent and present:", "", *load]
+    for w in r.waiting:
+        parts += [
+            "",
+            f"{w.count:,} runs waiting for approval ({w.rows:,} rows), absent and present:",
+            "",
+            *_load_table(w),
+        ]
     parts += ["", "Coordinator statements per applied signal (fleet):", "", *_statements(r)]
     profile = _profiles(r)
     if profile:
