@@ -2,9 +2,9 @@
 
 1. floor: bare Celery ping-pong on the fleet's broker and settings (N chains of 20 hops);
 2. fleet: N assessments through the 20-step lifecycle, instant jobs, every wait answered
-   as it opens; then, per count of runs waiting for approval (10,000 and 100,000), a
-   second fleet whose database holds them: the database load measured absent vs present
-   (idle, one beat cycle) and the two fleets' rounds alternated (throughput);
+   as it opens; then, per count of runs waiting for approval (10,000 and 100,000), two
+   fresh fleets, one whose database holds them: the database load measured absent vs
+   present (idle, one beat cycle) and the two fleets' rounds alternated (throughput);
 3. peer: DBOS Transact running the same shape (20 steps, 7 waiting for a message);
 4. fair peer: the same, each step writing what the fleet writes per applied signal.
 
@@ -155,12 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     with Fleet(options) as fleet:
         machine = describe_machine(fleet.url)
         fleet_result = run_fleet(fleet, args.runs, args.repeat, warmup=args.warmup)
-        waiting = [
-            waiting_rounds(fleet, options, count, args.runs, args.waiting_repeat, args.idle_s)
-            for count in args.waiting
-        ]
         profiles = _profile(fleet, args.runs) if args.profile else []
         fleet_result.peak_rss_mb = fleet.peak_rss()
+    waiting = [
+        waiting_rounds(options, count, args.runs, args.waiting_repeat, args.idle_s)
+        for count in args.waiting
+    ]
     reset_process_state()
     peers: dict[str, PhaseResult] = {}
     for kind in [] if args.skip_peer else args.peers.split(","):

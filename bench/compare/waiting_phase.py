@@ -1,10 +1,12 @@
 """Phase 4's rounds: the fleet with and without runs waiting, alternated round by round.
 
-Two fleets run side by side, each with its own database and broker: one whose database
-holds only the rounds' runs, one whose database also holds `count` runs waiting for
-approval. Their rounds alternate (absent, present, absent, ...), so the machine's load,
-which moves rates between minutes more than anything measured here, falls on both alike;
-the ratio of the medians and each pair's ratio are what is reported.
+Two fresh fleets are started side by side, each with its own database and broker: one
+whose database holds only the rounds' runs, one whose database also holds `count` runs
+waiting for approval. Both are as old, have done the same work and have been vacuumed the
+same way; their rounds alternate in the order absent, present, present, absent, ... so
+that neither the machine's load (which moves rates between minutes more than anything
+measured here) nor going first favours one side. The ratio of the medians and each
+pair's ratio are reported.
 """
 
 from __future__ import annotations
@@ -47,43 +49,44 @@ class WaitingResult:
         return statistics.median(self.pair_ratios())
 
 
-def other_broker(url: str) -> str:
-    """The next Redis database: the second fleet's messages never meet the first's."""
+def other_broker(url: str, offset: int) -> str:
+    """A Redis database `offset` after `url`'s: the fleets' messages never meet."""
     parsed = make_url(url)
     db = int((parsed.database or "0").lstrip("/") or 0)
-    return parsed.set(database=str(db + 1)).render_as_string(hide_password=False)
+    return parsed.set(database=str(db + offset)).render_as_string(hide_password=False)
 
 
 def waiting_rounds(
-    absent: Fleet, options: FleetOptions, count: int, runs: int, repeat: int, idle_s: float
+    options: FleetOptions, count: int, runs: int, repeat: int, idle_s: float
 ) -> WaitingResult:
-    """Start a second fleet, give its database `count` waiting runs, alternate rounds."""
-    print(f"waiting runs: {count:,} in a second fleet's database", flush=True)
-    absent.activate()
-    load_absent = measure_load(absent.watch, idle_s)
-    second = replace(options, broker_url=other_broker(options.broker_url))
-    with Fleet(second) as present:
-        present.activate()
-        template = template_run()
-        with transaction() as session:
-            rows = clone_waiting_runs(session, template, count)
-        print(f"  inserted {rows:,} rows", flush=True)
-        load_present = measure_load(present.watch, idle_s)  # VACUUM ANALYZE first
-        absent.activate()
-        absent.watch.vacuum_analyze()
-        present.round(runs, "fleet-waiting-warmup")  # its workers' imports and pools
-        pairs: list[tuple[RoundFigures, RoundFigures]] = []
+    """Two fresh fleets, `count` waiting runs in the second's database, rounds alternated."""
+    print(f"waiting runs: two fresh fleets, {count:,} waiting in the second", flush=True)
+    with (
+        Fleet(replace(options, broker_url=other_broker(options.broker_url, 1))) as absent,
+        Fleet(replace(options, broker_url=other_broker(options.broker_url, 2))) as present,
+    ):
+        rows = 0
+        for fleet, copies in ((absent, 0), (present, count)):
+            fleet.activate()
+            template = template_run()  # both hold one run waiting: only the copies differ
+            if copies:
+                with transaction() as session:
+                    rows = clone_waiting_runs(session, template, copies)
+                print(f"  inserted {rows:,} rows", flush=True)
+        # VACUUM ANALYZE of each database inside, then the same warm-up round each.
+        loads = [measure_load(fleet.watch, idle_s) for fleet in (absent, present)]
+        for fleet in (absent, present):
+            fleet.round(runs, "fleet-waiting-warmup")
+        rounds: dict[Fleet, list[RoundFigures]] = {absent: [], present: []}
         for i in range(repeat):
-            pairs.append(
-                (absent.round(runs, f"fleet-absent{i}"), present.round(runs, f"fleet-waiting{i}"))
-            )
-        present_rss = present.peak_rss()
-    absent.activate()
-    return WaitingResult(
-        count,
-        PhaseResult.of("fleet-absent", [a for a, _ in pairs], absent.peak_rss()),
-        PhaseResult.of("fleet-waiting", [p for _, p in pairs], present_rss),
-        load_absent,
-        load_present,
-        rows,
-    )
+            order = (absent, present) if i % 2 == 0 else (present, absent)
+            for fleet in order:
+                rounds[fleet].append(fleet.round(runs, f"fleet-waiting-{len(rounds[fleet])}"))
+        return WaitingResult(
+            count,
+            PhaseResult.of("fleet-absent", rounds[absent], absent.peak_rss()),
+            PhaseResult.of("fleet-waiting", rounds[present], present.peak_rss()),
+            loads[0],
+            loads[1],
+            rows,
+        )
