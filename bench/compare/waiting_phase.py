@@ -73,8 +73,9 @@ def waiting_rounds(
                 with transaction() as session:
                     rows = clone_waiting_runs(session, template, copies)
                 print(f"  inserted {rows:,} rows", flush=True)
-        # VACUUM ANALYZE of each database inside, then the same warm-up round each.
-        loads = [measure_load(fleet.watch, idle_s) for fleet in (absent, present)]
+        # VACUUM ANALYZE of each database inside, then the same warm-up round each. The
+        # sweeps run in this process: each fleet is activated so they read its database.
+        loads = [_load_of(fleet, idle_s) for fleet in (absent, present)]
         for fleet in (absent, present):
             fleet.round(runs, "fleet-waiting-warmup")
         rounds: dict[Fleet, list[RoundFigures]] = {absent: [], present: []}
@@ -90,3 +91,8 @@ def waiting_rounds(
             loads[1],
             rows,
         )
+
+
+def _load_of(fleet: Fleet, idle_s: float) -> LoadFigures:
+    fleet.activate()
+    return measure_load(fleet.watch, idle_s)
