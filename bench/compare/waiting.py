@@ -3,7 +3,8 @@
 A real run is driven to its SoA approval wait; its rows (assessment, run, steps, jobs,
 signals, outbox, audit events, artifacts) are then copied 10,000 times in one INSERT ...
 SELECT per table, each copy with its own ids and its times moved back by up to 22 hours
-(younger than the first reminder, 24 h). The database load is then measured with the
+(younger than the first reminder, 24 h); its ids are UUIDv7 of its moved-back creation, as
+the product's would be. The database load is then measured with the
 copies absent and present: over an idle interval of the running fleet, over one cycle of
 every beat sweep, and under the fleet's throughput rounds (run by compare.py).
 """
@@ -78,11 +79,20 @@ def template_run(timeout_s: float = 120) -> uuid.UUID:
     raise TimeoutError("the template run did not reach its SoA approval wait")
 
 
+def _uuid7_at(moment: str) -> str:
+    """SQL for a UUIDv7 of `moment` (orchestrator.contracts.ids makes the product's ids so):
+    the copies' ids sort before the rounds' runs as real older runs' would."""
+    millis = f"substring(int8send(floor(extract(epoch FROM {moment}) * 1000)::bigint) FROM 3)"
+    random = "uuid_send(gen_random_uuid())"
+    stamped = f"overlay({random} PLACING {millis} FROM 1 FOR 6)"
+    return f"encode(set_byte({stamped}, 6, 112 | (get_byte({random}, 6) & 15)), 'hex')::uuid"
+
+
 def _column_expression(table: str, column: str, data_type: str) -> str:
     uuid_ids = {
         ("assessments", "id"): "m.assessment_id",
         ("workflow_runs", "id"): "m.run_id",
-        ("artifacts", "id"): "gen_random_uuid()",
+        ("artifacts", "id"): _uuid7_at("now() - m.age"),
     }
     if (table, column) in uuid_ids:
         return uuid_ids[(table, column)]
@@ -91,7 +101,7 @@ def _column_expression(table: str, column: str, data_type: str) -> str:
     if column in ("assessment_id", "active_assessment_id"):
         return "m.assessment_id"
     if column == "signal_id":
-        return "gen_random_uuid()"
+        return _uuid7_at("now() - m.age")
     if (table, column) in {
         ("jobs", "id"),
         ("outbox", "task_id"),
@@ -109,9 +119,10 @@ def clone_waiting_runs(session: Session, template: uuid.UUID, count: int) -> int
     assessment = session.scalar(select(WorkflowRun.assessment_id).where(WorkflowRun.id == template))
     session.execute(
         text(
-            "CREATE TEMP TABLE clone_map ON COMMIT DROP AS SELECT n, gen_random_uuid() AS run_id, "
-            "gen_random_uuid() AS assessment_id, make_interval(secs => n * :step) AS age "
-            "FROM generate_series(1, :count) AS n"
+            "CREATE TEMP TABLE clone_map ON COMMIT DROP AS SELECT n, "
+            f"{_uuid7_at('now() - age')} AS run_id, {_uuid7_at('now() - age')} AS assessment_id, "
+            "age FROM (SELECT n, make_interval(secs => n * :step) AS age "
+            "FROM generate_series(1, :count) AS n) AS ages"
         ),
         {"count": count, "step": MAX_AGE_S / count},
     )

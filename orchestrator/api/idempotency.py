@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -23,6 +22,7 @@ from orchestrator.api.problems import ApiProblem
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import IdempotencyConflict
+from orchestrator.contracts.ids import new_id
 from orchestrator.db.apikey_models import IdempotentResponse
 from orchestrator.db.session import transaction
 from orchestrator.service.apikeys import Principal
@@ -88,7 +88,7 @@ def _claim(tenant_id: str, key: str, fingerprint: str) -> StoredResponse | None:
         with transaction() as session:
             session.add(
                 IdempotentResponse(
-                    id=uuid.uuid4(),
+                    id=new_id(),
                     tenant_id=tenant_id,
                     idempotency_key=key,
                     request_hash=fingerprint,

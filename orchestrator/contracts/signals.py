@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from orchestrator.contracts.artifact_registry import ARTIFACTS
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.text import NulFree, Text
 
@@ -134,7 +135,7 @@ class SignalEnvelope(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
 
     schema_version: int = SIGNAL_SCHEMA_VERSION
-    signal_id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    signal_id: uuid.UUID = Field(default_factory=new_id)
     type: SignalType
     run_id: uuid.UUID
     tenant_id: Text = Field(min_length=1, max_length=128)

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Date, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
+from orchestrator.contracts.ids import new_id
 from orchestrator.db.models import Base, BigId, JsonDoc
 
 
@@ -25,7 +26,7 @@ class Reassessment(Base):
         Index("ix_reassessments_assessment", "assessment_id", "created_at"),
     )
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128))
     assessment_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("assessments.id"))
     base_run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("workflow_runs.id"))
@@ -66,7 +67,7 @@ class EvidenceRequest(Base):
     __tablename__ = "evidence_requests"
     __table_args__ = (Index("ix_evidence_requests_due", "status", "due_on"),)
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128))
     assessment_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("assessments.id"), index=True)
     requirements: Mapped[list[str]] = mapped_column(JsonDoc)
@@ -108,7 +109,7 @@ class CatalogueAdoption(Base):
         Index("ix_catalogue_adoptions_assessment", "assessment_id", "created_at"),
     )
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128))
     assessment_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("assessments.id"))
     run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("workflow_runs.id"))

@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy import Boolean, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
+from orchestrator.contracts.ids import new_id
 from orchestrator.db.models import Base, JsonDoc
 
 
@@ -18,7 +19,7 @@ class ExportTarget(Base):
     __tablename__ = "export_targets"
     __table_args__ = (UniqueConstraint("tenant_id", "url", name="uq_export_target_url"),)
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128), index=True)
     url: Mapped[str] = mapped_column(String(2000))
     secret: Mapped[str] = mapped_column(String(200))

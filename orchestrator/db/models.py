@@ -23,6 +23,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from orchestrator.contracts.ids import new_id
+
 JsonDoc = JSON().with_variant(JSONB(), "postgresql")
 # SQLite has no 64-bit autoincrement BIGINT; INTEGER PRIMARY KEY is its rowid.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -36,7 +38,7 @@ class Base(DeclarativeBase):
 class Assessment(Base):
     __tablename__ = "assessments"
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128), index=True)
     organization_id: Mapped[str] = mapped_column(String(128))
     name: Mapped[str] = mapped_column(String(300))
@@ -57,7 +59,7 @@ class WorkflowRun(Base):
         Index("ix_runs_tenant_status", "tenant_id", "status"),
     )
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     assessment_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("assessments.id"), index=True)
     active_assessment_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     tenant_id: Mapped[str] = mapped_column(String(128))
@@ -188,7 +190,7 @@ class ApprovalEvent(Base):
     __tablename__ = "approval_events"
     __table_args__ = (Index("ix_approvals_artifact", "artifact_id"),)
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128))
     organization_id: Mapped[str] = mapped_column(String(128))
     assessment_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("assessments.id"))
@@ -215,7 +217,7 @@ class Document(Base):
     __tablename__ = "documents"
     __table_args__ = (UniqueConstraint("assessment_id", "sha256", name="uq_document_content"),)
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128))
     assessment_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("assessments.id"), index=True)
     filename: Mapped[str] = mapped_column(String(500))
@@ -275,7 +277,7 @@ class Artifact(Base):
     __tablename__ = "artifacts"
     __table_args__ = (UniqueConstraint("run_id", "kind", "version", name="uq_artifact_version"),)
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128))
     assessment_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("assessments.id"))
     run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("workflow_runs.id"), index=True)

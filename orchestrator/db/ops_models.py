@@ -23,6 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from orchestrator.contracts.ids import new_id
 from orchestrator.db.models import (
     Base,
     BigId,
@@ -147,7 +148,7 @@ class WebhookSubscription(Base):
     __tablename__ = "webhook_subscriptions"
     __table_args__ = (UniqueConstraint("tenant_id", "url", name="uq_webhook_tenant_url"),)
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128), index=True)
     url: Mapped[str] = mapped_column(String(2000))
     secret: Mapped[str] = mapped_column(String(200))

@@ -8,6 +8,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from orchestrator.contracts.ids import new_id
 from orchestrator.db.models import Base
 
 
@@ -17,7 +18,7 @@ class ReportExport(Base):
     __tablename__ = "report_exports"
     __table_args__ = (UniqueConstraint("artifact_id", "kind", name="uq_report_export_kind"),)
 
-    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
     artifact_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("artifacts.id"), index=True)
     kind: Mapped[str] = mapped_column(String(32))
     media_type: Mapped[str] = mapped_column(String(128))

@@ -13,6 +13,7 @@ from datetime import datetime
 from sqlalchemy import Index, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
+from orchestrator.contracts.ids import new_id
 from orchestrator.db.models import Base, BigId
 
 
@@ -22,7 +23,7 @@ class RoleGrant(Base):
     __tablename__ = "role_grants"
     __table_args__ = (UniqueConstraint("tenant_id", "principal", "role", name="uq_role_grant"),)
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(128))
     principal: Mapped[str] = mapped_column(String(256))
     role: Mapped[str] = mapped_column(String(64))

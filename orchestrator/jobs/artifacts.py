@@ -10,6 +10,7 @@ from sqlalchemy import bindparam, insert, select
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.jobs import ArtifactRef
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.storage import put_bytes, sha256_hex
@@ -66,7 +67,7 @@ def save_artifact(
         storage_path = str(path)
     else:
         digest = sha256_hex(json.dumps(content, sort_keys=True, default=str).encode())
-    artifact_id = uuid.uuid4()
+    artifact_id = new_id()
     context.session.execute(
         insert(ARTIFACTS),
         {

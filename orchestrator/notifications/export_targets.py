@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.effect_models import ExportTarget
 from orchestrator.notifications.signed_targets import (
@@ -49,7 +50,7 @@ def add_export_target(
     publication whose outcome is unknown may simply be sent again."""
     check_url(url)
     row = ExportTarget(
-        id=uuid.uuid4(),
+        id=new_id(),
         tenant_id=actor.tenant_id,
         url=url,
         secret=secret_or_new(secret, "target's"),

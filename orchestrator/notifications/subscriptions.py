@@ -12,6 +12,7 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.events import NotificationEvent
 from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.ids import new_id
 from orchestrator.db.ops_models import WebhookSubscription
 from orchestrator.notifications.signed_targets import (
     add_once,
@@ -41,7 +42,7 @@ def subscribe(
     check_url(url)
     types = _check_event_types(event_types or [])
     row = WebhookSubscription(
-        id=uuid.uuid4(),
+        id=new_id(),
         tenant_id=actor.tenant_id,
         url=url,
         secret=secret_or_new(secret, "webhook"),

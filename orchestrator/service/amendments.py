@@ -26,6 +26,7 @@ from orchestrator.contracts.errors import (
     SignalRejected,
 )
 from orchestrator.contracts.identity import Actor, Kick
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Artifact
@@ -371,11 +372,11 @@ def _insert_version(
     content: dict[str, Any],
     recorded: Recorded,
 ) -> uuid.UUID:
-    new_id = uuid.uuid4()
+    artifact_id = new_id()
     session.execute(
         insert(ARTIFACTS),
         {
-            "id": new_id,
+            "id": artifact_id,
             "tenant_id": run.tenant_id,
             "assessment_id": run.assessment_id,
             "run_id": run.id,
@@ -390,4 +391,4 @@ def _insert_version(
             "created_at": utcnow(),
         },
     )
-    return new_id
+    return artifact_id

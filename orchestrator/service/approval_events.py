@@ -17,6 +17,7 @@ from orchestrator.contracts.errors import (
     SignalRejected,
 )
 from orchestrator.contracts.identity import Actor, Kick
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
 from orchestrator.contracts.text import require_nul_free
 from orchestrator.db.busy import retry_busy
@@ -88,7 +89,7 @@ def record_approval(
             _refuse_unless_ready(session, run, kind, artifact_id)
         # The gate setting in force now travels with the event, as the roles held do.
         waived = waiver(session, run.tenant_id, kind, artifact_id, actor.actor_id)
-        event_id = uuid.uuid4()
+        event_id = new_id()
         session.execute(
             insert(APPROVALS),
             {

@@ -29,6 +29,7 @@ from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import IdempotencyConflict, InvalidInput, NotFound
 from orchestrator.contracts.identity import Actor
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.continuous_models import CatalogueAdoption, Reassessment
@@ -263,7 +264,7 @@ def adopt_catalogue(
             return _view(seen, status=_status(seen), duplicate=True)
         if setting.old.id == setting.new.id:
             return AdoptionView(
-                id=uuid.uuid4(),
+                id=new_id(),
                 assessment_id=assessment_id,
                 catalog_name=setting.new.info.name,
                 from_catalog_id=setting.old.id,

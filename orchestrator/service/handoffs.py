@@ -38,6 +38,7 @@ from orchestrator.contracts.external_effects import (
     allowed_actions,
 )
 from orchestrator.contracts.identity import Actor, Kick
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.signals import SignalEnvelope, SignalType
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.effect_models import ExternalEffect, Handoff
@@ -145,7 +146,7 @@ def open_handoff(
     """In the worker's transaction that settled the effect as stuck."""
     run = session.get(WorkflowRun, effect.run_id)
     assert run is not None
-    handoff_id = uuid.uuid4()
+    handoff_id = new_id()
     actions = [a.value for a in allowed_actions(reason, effect.idempotent)]
     described = f"{effect.kind} of {_what(effect)}: {detail}"
     session.add(

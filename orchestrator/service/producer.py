@@ -32,6 +32,7 @@ from orchestrator.contracts.errors import (
     UnknownFrameworkSelected,
 )
 from orchestrator.contracts.identity import Actor, Kick
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.origins import StartOrigin
 from orchestrator.contracts.signals import (
     INTERNAL_SIGNALS,
@@ -219,7 +220,7 @@ def _create_run(
         )
     now = utcnow()
     run = WorkflowRun(
-        id=uuid.uuid4(),
+        id=new_id(),
         assessment_id=assessment.id,
         active_assessment_id=assessment.id,
         tenant_id=actor.tenant_id,

@@ -9,7 +9,6 @@ approval event reads the roles its principal holds at that moment (`held_roles`)
 from __future__ import annotations
 
 import re
-import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.ids import new_id
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.role_models import RoleGrant, RoleGrantEvent
 from orchestrator.db.session import read_transaction, transaction
@@ -142,7 +142,7 @@ def grant_role(
                 with session.begin_nested():
                     session.add(
                         RoleGrant(
-                            id=uuid.uuid4(),
+                            id=new_id(),
                             tenant_id=tenant_id,
                             principal=principal,
                             role=role,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import json
-import uuid
 from typing import Any
 
 from sqlalchemy import func, select
@@ -24,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.continuous_models import Reassessment
 from orchestrator.db.models import Artifact
@@ -212,7 +212,7 @@ def write_version(
         or 0
     )
     artifact = Artifact(
-        id=uuid.uuid4(),
+        id=new_id(),
         tenant_id=base.tenant_id,
         assessment_id=base.assessment_id,
         run_id=base.run_id,
