@@ -42,3 +42,40 @@ def test_postgres_migrations_are_reversible_and_match_the_models(scratch_url: st
         differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     engine.dispose()
     assert differences == []
+
+
+def test_the_inbox_and_outbox_keep_room_on_each_page_as_the_models_declare(
+    scratch_url: str,
+) -> None:
+    """Their rows are updated once on an indexed column: fillfactor 70 keeps that update on
+    the row's own (recent) page instead of an old one the free-space map offers."""
+    upgrade(scratch_url)
+    declared = {
+        name: Base.metadata.tables[name].dialect_options["postgresql"]["with"]
+        for name in ("signal_inbox", "outbox")
+    }
+    engine = create_engine(scratch_url)
+    with engine.connect() as connection:
+        options = dict(
+            connection.execute(
+                text(
+                    "SELECT relname, reloptions FROM pg_class "
+                    "WHERE relname IN ('signal_inbox', 'outbox', 'audit_events')"
+                )
+            ).all()
+        )
+    engine.dispose()
+    assert declared == {"signal_inbox": {"fillfactor": 70}, "outbox": {"fillfactor": 70}}
+    assert options == {
+        "signal_inbox": ["fillfactor=70"],
+        "outbox": ["fillfactor=70"],
+        "audit_events": None,
+    }
+    downgrade(scratch_url, "0014")
+    engine = create_engine(scratch_url)
+    with engine.connect() as connection:
+        reset = connection.execute(
+            text("SELECT reloptions FROM pg_class WHERE relname = 'signal_inbox'")
+        ).scalar()
+    engine.dispose()
+    assert reset is None
