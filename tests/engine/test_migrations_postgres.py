@@ -56,7 +56,7 @@ def test_the_inbox_and_outbox_keep_room_on_each_page_as_the_models_declare(
     }
     engine = create_engine(scratch_url)
     with engine.connect() as connection:
-        options = dict(
+        options: dict[str, list[str] | None] = dict(
             connection.execute(
                 text(
                     "SELECT relname, reloptions FROM pg_class "
