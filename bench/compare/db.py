@@ -130,6 +130,14 @@ class DbWatch:
         while set(self.backend_pids()) - {own} and time.monotonic() < deadline:
             time.sleep(0.05)
 
+    def wal_position(self) -> int:
+        """The server's WAL insert position, bytes: what every database wrote so far (the
+        benchmark's phases never overlap, so a difference is one phase's WAL)."""
+        with self.engine.connect() as connection:
+            lsn = str(connection.scalar(text("SELECT pg_current_wal_insert_lsn()")))
+        high, low = lsn.split("/")
+        return (int(high, 16) << 32) | int(low, 16)
+
     def backend_pids(self) -> list[int]:
         with self.engine.connect() as connection:
             return list(

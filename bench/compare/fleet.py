@@ -203,6 +203,7 @@ class _Meters:
     driver_cpu: float
     database_cpu: float
     broker_cpu: float
+    wal: int
 
     @classmethod
     def read(cls, fleet: Fleet, driver: Counter[str] | None = None) -> _Meters:
@@ -218,6 +219,7 @@ class _Meters:
             own_cpu_s(),
             fleet.watch.backend_cpu_s(),
             broker_cpu_s(),
+            fleet.watch.wal_position(),
         )
 
     def fill(self, before: _Meters, figures: RoundFigures) -> None:
@@ -236,6 +238,7 @@ class _Meters:
         figures.driver_cpu_s = self.driver_cpu - before.driver_cpu
         figures.database_cpu_s = self.database_cpu - before.database_cpu
         figures.broker_cpu_s = self.broker_cpu - before.broker_cpu
+        figures.extra["wal_bytes"] = self.wal - before.wal
 
 
 def run_fleet(

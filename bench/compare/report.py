@@ -210,13 +210,14 @@ def _load_table(w: WaitingResult) -> list[str]:
         return (
             f"{p.lifecycles_per_s:.2f}, {p.latency_ms(50):.0f}, "
             f"{p.cpu_ms_per_lifecycle('database_cpu_s'):.0f}, "
-            f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}, {statements:.1f}"
+            f"{p.cpu_ms_per_lifecycle('worker_cpu_s'):.0f}, {statements:.1f}, "
+            f"{p.extra_per_lifecycle('wal_bytes') / 1024:.0f}"
         )
 
     lines.append(
         "| fleet rounds, alternated: lifecycles/s (median), p50 dispatch ms, CPU ms per "
         "lifecycle of PostgreSQL and of the workers, coordinator statements per applied "
-        f"signal | {fleet(w.absent)} | {fleet(w.present)} |"
+        f"signal, WAL kB per lifecycle | {fleet(w.absent)} | {fleet(w.present)} |"
     )
     return lines
 

@@ -124,6 +124,12 @@ class PhaseResult:
         lifecycles = sum(r.lifecycles for r in self.rounds)
         return 1000 * sum(getattr(r, attribute) for r in self.rounds) / lifecycles
 
+    def extra_per_lifecycle(self, key: str) -> float:
+        """A count some rounds keep in `extra` (the fleet's WAL bytes), per lifecycle."""
+        lifecycles = sum(r.lifecycles for r in self.rounds if key in r.extra)
+        total = sum(r.extra[key] for r in self.rounds if key in r.extra)
+        return total / lifecycles if lifecycles else math.nan
+
     @property
     def max_rss_mb(self) -> float:
         return max(self.peak_rss_mb.values()) if self.peak_rss_mb else math.nan
