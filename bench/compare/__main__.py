@@ -2,9 +2,10 @@
 
 1. floor: bare Celery ping-pong on the fleet's broker and settings (N chains of 20 hops);
 2. fleet: N assessments through the 20-step lifecycle, instant jobs, every wait answered
-   as it opens; then, per count of runs waiting for approval (10,000 and 100,000), two
-   fresh fleets, one whose database holds them: the database load measured absent vs
-   present (idle, one beat cycle) and the two fleets' rounds alternated (throughput);
+   as it opens, on Redis and again on RabbitMQ; then, per count of runs waiting for
+   approval (10,000 and 100,000), two fresh fleets, one whose database holds them: the
+   database load measured absent vs present (idle, one beat cycle) and the two fleets'
+   rounds alternated (throughput);
 3. peer: DBOS Transact running the same shape (20 steps, 7 waiting for a message);
 4. fair peer: the same, each step writing what the fleet writes per applied signal.
 
@@ -29,12 +30,12 @@ from pathlib import Path
 
 from bench.compare import floor_app as floor
 from bench.compare import sqlcount  # noqa: E402
-from bench.compare.fleet import Fleet, FleetOptions, run_fleet
+from bench.compare.fleet import Fleet, FleetOptions, rabbitmq_version, run_fleet
 from bench.compare.floor_runs import run_floor
 from bench.compare.machine import describe_machine
 from bench.compare.peer_runs import run_peer
 from bench.compare.profile import Profile, Recorder
-from bench.compare.report import Report, render, write_docs
+from bench.compare.report import RabbitPhase, Report, render, write_docs
 from bench.compare.results import PhaseResult
 from bench.compare.waiting_phase import waiting_rounds
 from bench.compare.workers import BenchWorkers
@@ -82,6 +83,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--broker-url",
         default="redis://127.0.0.1:6379/9",
         help="a Redis database to flush, used by nothing else meanwhile",
+    )
+    parser.add_argument(
+        "--rabbitmq-url",
+        default="amqp://guest:guest@127.0.0.1:5672//",
+        help="a RabbitMQ vhost whose fleet queues may be deleted: the fleet again on it "
+        "(quorum queues, publisher confirms); empty skips it",
     )
     parser.add_argument(
         "--coordinator-concurrency",
@@ -157,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         fleet_result = run_fleet(fleet, args.runs, args.repeat, warmup=args.warmup)
         profiles = _profile(fleet, args.runs) if args.profile else []
         fleet_result.peak_rss_mb = fleet.peak_rss()
+    on_rabbitmq = _on_rabbitmq(args, options) if args.rabbitmq_url else None
     waiting = [
         waiting_rounds(options, count, args.runs, args.waiting_repeat, args.idle_s)
         for count in args.waiting
@@ -189,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         floor_single_hop_ms=single_hop,
         peer_version=version("dbos"),
         warmup=args.warmup,
+        on_rabbitmq=on_rabbitmq,
     )
     body = render(report)
     print(body)
@@ -219,6 +228,16 @@ def _floor(args: argparse.Namespace) -> tuple[PhaseResult, float]:
     )
     shutil.rmtree(home, ignore_errors=True)  # kept, with the workers' logs, on a failure
     return result
+
+
+def _on_rabbitmq(args: argparse.Namespace, options: FleetOptions) -> RabbitPhase:
+    """The same fleet, rounds and driver, on RabbitMQ instead of Redis."""
+    server = rabbitmq_version(args.rabbitmq_url)
+    print(f"fleet on RabbitMQ {server}: {args.runs} lifecycles, {args.repeat} rounds", flush=True)
+    with Fleet(replace(options, broker_url=args.rabbitmq_url)) as fleet:
+        result = run_fleet(fleet, args.runs, args.repeat, "fleet-rabbitmq", warmup=args.warmup)
+        result.peak_rss_mb = fleet.peak_rss()
+    return RabbitPhase(server, result)
 
 
 def _profile(fleet: Fleet, runs: int) -> list[Profile]:

@@ -10,10 +10,12 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from kombu import Connection
 from sqlalchemy import func, select
 
 from bench.compare import sqlcount
@@ -26,6 +28,7 @@ from bench.compare.workers import BenchWorkers
 from orchestrator.db.migrate import upgrade
 from orchestrator.db.models import InboxSignal, StepExecution, WorkflowRun
 from orchestrator.db.session import transaction
+from orchestrator.engine.routing import QUEUES
 from orchestrator.testing.reset import reset_process_state
 
 JOB_QUEUES = "ingestion,kb_index,analysis,reporting"
@@ -61,9 +64,13 @@ class Fleet:
         self.workers = BenchWorkers(self.env, self.home / "logs")
         self.names: dict[str, str] = {}
 
+    @property
+    def scheme(self) -> str:
+        return "amqp" if self.options.broker_url.startswith("amqp") else "redis"
+
     def __enter__(self) -> Fleet:
         try:
-            redis.Redis.from_url(self.options.broker_url).flushdb()
+            empty_broker(self.options.broker_url)
             os.environ.update(self.env)
             reset_process_state()
             upgrade(self.url)
@@ -135,6 +142,25 @@ class Fleet:
         after.fill(before, figures)
         figures.extra["driver_polls"] = answerer.polls
         return figures
+
+
+def empty_broker(url: str) -> None:
+    """A Redis database flushed, or the fleet's queues deleted from a RabbitMQ vhost (the
+    workers declare them afresh, as quorum queues)."""
+    if not url.startswith("amqp"):
+        redis.Redis.from_url(url).flushdb()
+        return
+    with Connection(url, connect_timeout=10) as connection:
+        for name in QUEUES:
+            with closing(connection.channel()) as channel:
+                channel.queue_delete(name)
+
+
+def rabbitmq_version(url: str) -> str:
+    with Connection(url, connect_timeout=10) as connection:
+        connection.ensure_connection(max_retries=1)
+        properties = connection.connection.server_properties
+    return str(properties.get("version", "?"))
 
 
 def _figures_of(
@@ -218,7 +244,7 @@ class _Meters:
             sum(cpu_s(pid) for pid in fleet.pids().values()),
             own_cpu_s(),
             fleet.watch.backend_cpu_s(),
-            broker_cpu_s(),
+            broker_cpu_s(fleet.scheme),
             fleet.watch.wal_position(),
         )
 

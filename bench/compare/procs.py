@@ -32,11 +32,16 @@ def own_cpu_s() -> float:
     return times.user + times.system
 
 
-def broker_cpu_s() -> float:
-    """CPU seconds of the local redis-server processes so far (0 when none is visible)."""
+#: The broker's processes by URL scheme: Redis, and RabbitMQ's Erlang VM.
+BROKER_PROCESSES = {"redis": "redis-server", "amqp": "beam.smp"}
+
+
+def broker_cpu_s(scheme: str = "redis") -> float:
+    """CPU seconds of the local broker's processes so far (0 when none is visible)."""
+    name = BROKER_PROCESSES[scheme]
     total = 0.0
     for process in psutil.process_iter(["name"]):
-        if process.info["name"] == "redis-server":
+        if process.info["name"] == name:
             try:
                 total += sum(process.cpu_times()[:2])
             except psutil.Error:

@@ -19,6 +19,14 @@ END = "<!-- bench:compare:end -->"
 
 
 @dataclass
+class RabbitPhase:
+    """The fleet's rounds on RabbitMQ (quorum queues, publisher confirms)."""
+
+    version: str
+    fleet: PhaseResult
+
+
+@dataclass
 class Report:
     machine: Machine
     runs: int
@@ -33,6 +41,7 @@ class Report:
     warmup: int = 0
     fair_peer: PhaseResult | None = None
     """The peer with each step writing what the fleet writes per applied signal."""
+    on_rabbitmq: RabbitPhase | None = None
 
     def peers(self) -> list[tuple[str, PhaseResult]]:
         both = [("peer", self.peer), ("fair peer", self.fair_peer)]
@@ -91,6 +100,15 @@ def _ratios(r: Report) -> list[str]:
             f"(target ≥ {targets[label]}: {_verdict(ratio >= targets[label])}); "
             f"CPU per lifecycle, all processes: {cpu:.2f}"
         )
+    if r.on_rabbitmq is not None:
+        rabbit = r.on_rabbitmq.fleet
+        lines.append(
+            f"- fleet on RabbitMQ / on Redis, lifecycles/s: "
+            f"**{rabbit.lifecycles_per_s / fleet.lifecycles_per_s:.2f}**; CPU per lifecycle, "
+            f"all processes: {_all_cpu_ms(rabbit) / _all_cpu_ms(fleet):.2f}; completion → "
+            f"next dispatch p50 {_f(rabbit.latency_ms(50), 1)} against "
+            f"{_f(fleet.latency_ms(50), 1)} ms"
+        )
     for w in r.waiting:
         pairs = ", ".join(f"{x:.2f}" for x in w.pair_ratios())
         lines.append(
@@ -133,6 +151,7 @@ def _round_times(r: Report) -> str:
     phases = [
         ("floor", r.floor),
         ("fleet", r.fleet),
+        ("fleet on RabbitMQ", r.on_rabbitmq.fleet if r.on_rabbitmq else None),
         ("peer", r.peer),
         ("fair peer", r.fair_peer),
     ]
@@ -154,10 +173,12 @@ def _round_times(r: Report) -> str:
 
 def _cpu_lines(r: Report) -> list[str]:
     lines = [
-        "| | workers | driver | PostgreSQL backends | Redis | all | Celery messages |",
+        "| | workers | driver | PostgreSQL backends | broker (Redis; RabbitMQ's Erlang VM) "
+        "| all | Celery messages |",
         "|---|---|---|---|---|---|---|",
     ]
-    phases = [("floor", r.floor), ("fleet", r.fleet), *r.peers()]
+    rabbit = [("fleet on RabbitMQ", r.on_rabbitmq.fleet)] if r.on_rabbitmq else []
+    phases = [("floor", r.floor), ("fleet", r.fleet), *rabbit, *r.peers()]
     for label, phase in phases:
         lifecycles = sum(x.lifecycles for x in phase.rounds) or 1
         messages = sum(x.messages for x in phase.rounds) / lifecycles
@@ -276,6 +297,8 @@ def render(r: Report) -> str:
         _row("floor: bare Celery ping-pong", r.floor, " (one hop)"),
         _row("fleet", r.fleet),
     ]
+    if r.on_rabbitmq is not None:
+        parts.append(_row(f"fleet on RabbitMQ {r.on_rabbitmq.version}", r.on_rabbitmq.fleet))
     if r.peer is not None:
         parts.append(_row(peer_label, r.peer))
     if r.fair_peer is not None:
