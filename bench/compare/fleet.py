@@ -10,11 +10,9 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-import redis
 from kombu import Connection
 from sqlalchemy import func, select
 
@@ -28,7 +26,8 @@ from bench.compare.workers import BenchWorkers
 from orchestrator.db.migrate import upgrade
 from orchestrator.db.models import InboxSignal, StepExecution, WorkflowRun
 from orchestrator.db.session import transaction
-from orchestrator.engine.routing import QUEUES
+from orchestrator.engine.broker_topology import is_amqp
+from orchestrator.testing.empty_broker import empty_broker
 from orchestrator.testing.reset import reset_process_state
 
 JOB_QUEUES = "ingestion,kb_index,analysis,reporting"
@@ -66,7 +65,7 @@ class Fleet:
 
     @property
     def scheme(self) -> str:
-        return "amqp" if self.options.broker_url.startswith("amqp") else "redis"
+        return "amqp" if is_amqp(self.options.broker_url) else "redis"
 
     def __enter__(self) -> Fleet:
         try:
@@ -142,18 +141,6 @@ class Fleet:
         after.fill(before, figures)
         figures.extra["driver_polls"] = answerer.polls
         return figures
-
-
-def empty_broker(url: str) -> None:
-    """A Redis database flushed, or the fleet's queues deleted from a RabbitMQ vhost (the
-    workers declare them afresh, as quorum queues)."""
-    if not url.startswith("amqp"):
-        redis.Redis.from_url(url).flushdb()
-        return
-    with Connection(url, connect_timeout=10) as connection:
-        for name in QUEUES:
-            with closing(connection.channel()) as channel:
-                channel.queue_delete(name)
 
 
 def rabbitmq_version(url: str) -> str:

@@ -15,16 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from orchestrator.db.migrate import upgrade
-from orchestrator.engine.broker_topology import is_amqp
+from orchestrator.testing.empty_broker import empty_broker
 from orchestrator.testing.reset import reset_process_state
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.polling import scaled
-from tests.support.rabbitmq import delete_fleet_queues
 
 DATABASE_URL = os.environ.get("LIFECYCLE_TEST_DATABASE_URL")
 BROKER_URL = os.environ.get("LIFECYCLE_TEST_BROKER_URL")
@@ -60,12 +58,7 @@ def postgres_url(services: tuple[str, str]) -> Iterator[str]:
 def broker_url(services: tuple[str, str]) -> str:
     """The test broker, emptied: a Redis database flushed, or (amqp://) the fleet's queues
     deleted from the RabbitMQ vhost, to be declared afresh as quorum queues."""
-    if is_amqp(services[1]):
-        delete_fleet_queues(services[1])
-        return services[1]
-    client = redis.Redis.from_url(services[1])
-    client.flushdb()
-    client.close()
+    empty_broker(services[1])
     return services[1]
 
 

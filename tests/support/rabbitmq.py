@@ -18,22 +18,10 @@ from pathlib import Path
 import pytest
 from kombu import Connection
 
-from orchestrator.engine.routing import QUEUES
 from tests.support.polling import scaled, wait_for
 from tests.support.private_services import free_port
 
 SERVER_BINARIES = ("/usr/lib/rabbitmq/bin/rabbitmq-server",)
-
-
-def delete_fleet_queues(url: str) -> None:
-    """Delete the fleet's queues (and their messages) on the broker at `url`."""
-    with Connection(url, connect_timeout=10) as connection:
-        for name in QUEUES:
-            channel = connection.channel()
-            try:
-                channel.queue_delete(name)
-            finally:
-                channel.close()
 
 
 def _answers(url: str) -> bool:
