@@ -8,7 +8,8 @@ decided in bulk by a colleague, each draft approved); a coordinator worker and N
 (one process each, solo pool, every job queue). One uncounted warm-up round first (caches,
 the model's first load). Prints per worker count the whole run, each job step's seconds
 (its step execution, start to end: queue wait included) and the ratio to the first count.
-`index_kb` and `ingest_soa` fan out (per batch of chunks); the other steps run in one
+`ingest_documents` fans out per batch of documents, `index_kb` and `ingest_soa` per
+batch of chunks; the other steps run in one
 process whatever N is, which the per-step ratios show.
 
     python -m bench.whole_path --procedures 141 --workers 1,2,4 \\

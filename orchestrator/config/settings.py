@@ -75,6 +75,14 @@ class Settings(BaseSettings):
         "enough that each worker of the queue takes several, so the last batch taken does "
         "not keep one worker busy while the others idle.",
     )
+    job_batch_documents: int = Field(
+        4,
+        ge=1,
+        le=1024,
+        description="Documents in one batch of an ingestion job that fans out (each checked "
+        "and parsed by whichever ingestion worker takes the batch): a few, so that a large "
+        "upload spreads over every ingestion worker and one slow file holds up only its batch.",
+    )
     database_idle_transaction_timeout_s: int = Field(
         1200,
         ge=0,

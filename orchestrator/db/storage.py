@@ -21,10 +21,15 @@ def put_bytes(root: Path, data: bytes, suffix: str = "") -> tuple[Path, str]:
     """Store `data` under root/ab/cd/<sha256><suffix>; returns (path, sha256)."""
     digest = sha256_hex(data)
     path = content_path(root, digest, suffix)
-    if path.exists():
-        return path, digest
+    if not path.exists():
+        put_at(path, data)
+    return path, digest
+
+
+def put_at(path: Path, data: bytes) -> None:
+    """Write `data` at `path` whole or not at all: a crash never leaves a half-written file
+    under the final name, and a reader sees the old file or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename, so a crash never leaves a half-written file under the final name.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -35,4 +40,3 @@ def put_bytes(root: Path, data: bytes, suffix: str = "") -> tuple[Path, str]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path, digest

@@ -25,7 +25,7 @@ from orchestrator.service.producer import create_assessment, get_run, start_life
 from orchestrator.testing.reset import reset_process_state
 from tests.support import documents as files
 from tests.support.embedded import LIFECYCLE_VARS
-from workers.ingestion.ahead import prepare_documents
+from workers.ingestion.fan_out import prepare_documents
 from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.service import ingest_documents
 

@@ -44,7 +44,7 @@ from workers.analysis.catalog import run_catalogs, run_scf_catalog
 from workers.analysis.reassessed_drafts import reassess_drafts, write_version
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.analysis.soa import judged_fields, not_applicable
-from workers.ingestion.ahead import prepare_documents
+from workers.ingestion.fan_out import prepare_documents
 from workers.ingestion.service import ingest_documents
 from workers.inputs import latest_artifact
 

@@ -15,10 +15,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import Artifact, Document
-from orchestrator.db.session import read_transaction
 from orchestrator.db.storage import put_bytes
 from orchestrator.formats.document_errors import DocumentError
 from orchestrator.jobs.interface import JobFailure
@@ -27,9 +25,8 @@ from orchestrator.knowledge.vectors import embedding_text
 from workers.ingestion.chunking import Chunk, chunk_blocks, chunk_id
 from workers.ingestion.extract import precheck, require_text
 from workers.ingestion.parse import MARKDOWN, ParsedDocument, parse
-from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
+from workers.ingestion.sandbox import ParserSandbox
 from workers.ingestion.soa_markdown import render_soa_markdown
-from workers.ingestion.store import UPLOADED
 from workers.inputs import latest_artifact
 
 
@@ -85,13 +82,6 @@ def uploaded(session: Any, assessment_id: uuid.UUID) -> list[Document]:
             .order_by(Document.created_at, Document.id)
         )
     )
-
-
-def prepare_documents(request: JobRequest, sandbox: ParserSandbox | None = None) -> DocumentsAhead:
-    """ingest_documents' `Prepare`: every document still 'uploaded', parsed ahead."""
-    with read_transaction() as session:
-        documents = [d for d in uploaded(session, request.assessment_id) if d.status == UPLOADED]
-    return parse_documents(documents, sandbox or shared_sandbox())
 
 
 @dataclass(frozen=True)

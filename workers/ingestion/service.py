@@ -29,11 +29,11 @@ from workers.ingestion.ahead import (
     SoaAhead,
     approved_soa,
     parse_documents,
-    prepare_documents,
     soa_ahead,
     uploaded,
 )
 from workers.ingestion.chunking import Chunk, chunk_blocks
+from workers.ingestion.fan_out import prepare_documents
 from workers.ingestion.parse import ParsedDocument
 from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
 from workers.ingestion.soa_document import prepare_soa, write_soa_document
