@@ -128,8 +128,8 @@ def test_each_document_is_parsed_in_its_own_batch_and_the_job_gets_what_one_proc
         assert kept_path(get_settings().resolved_storage_dir, document, sandbox.limits).is_file()
     _same_outcomes(fanned, parse_documents(documents, ParserSandbox()))
     broken = next(d for d in documents if d.filename == "broken.pdf")
-    assert fanned.by_id[broken.id].error is not None
-    assert fanned.by_id[broken.id].error.code == DocumentErrorCode.CORRUPT_FILE
+    error = fanned.by_id[broken.id].error
+    assert error is not None and error.code == DocumentErrorCode.CORRUPT_FILE
     # The job's transaction stores them as before: three documents ingested, one failed.
     kit.session.expire_all()
     context = dataclasses.replace(kit.context(Step.INGEST_DOCUMENTS), prepared=fanned)
@@ -212,8 +212,8 @@ def test_a_missing_file_is_checked_again_not_remembered(kit: Kit) -> None:
 
     ahead = fan_out.prepare_documents(request, sandbox)
 
-    assert ahead.by_id[first.id].error is not None
-    assert ahead.by_id[first.id].error.code == DocumentErrorCode.FILE_MISSING
+    error = ahead.by_id[first.id].error
+    assert error is not None and error.code == DocumentErrorCode.FILE_MISSING
     assert not kept_path(get_settings().resolved_storage_dir, first, sandbox.limits).exists()
     moved.rename(first.storage_path)  # restored: the next job parses it
     retry = fan_out.prepare_documents(
