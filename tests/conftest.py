@@ -16,6 +16,9 @@ import pytest
 # MiniLM model explicitly (test_minilm_numpy.py, test_drafts_real_data.py); worker
 # processes inherit this.
 os.environ.setdefault("LIFECYCLE_EMBEDDER", "hashing")
+# Most worker processes the tests start never read the catalogue; the preload's own test
+# turns it on (tests/engine/test_worker_preload.py).
+os.environ.setdefault("LIFECYCLE_WORKER_PRELOAD", "false")
 
 pytest_plugins = ["tests.support.embedded", "tests.support.fleet", "tests.support.outside_effects"]
 

@@ -83,6 +83,20 @@ class Settings(BaseSettings):
         "and parsed by whichever ingestion worker takes the batch): a few, so that a large "
         "upload spreads over every ingestion worker and one slow file holds up only its batch.",
     )
+    job_batch_requirements: int = Field(
+        64,
+        ge=1,
+        le=4096,
+        description="Judgements in one batch of an evidence analysis that fans out (an "
+        "applicable control, or a requirement's linked controls, each judged against the "
+        "knowledge base by whichever analysis worker takes the batch).",
+    )
+    worker_preload: bool = Field(
+        True,
+        description="A worker of a job queue loads the shipped SCF catalogue and the embedding "
+        "model before it takes work (before the prefork pool forks, so its children share "
+        "them), instead of in its first job.",
+    )
     database_idle_transaction_timeout_s: int = Field(
         1200,
         ge=0,

@@ -112,7 +112,7 @@ ARTIFACTS: tuple[ArtifactDeclaration, ...] = (
         "evidence_analysis",
         "run_evidence_analysis",
         draft="workers.analysis.evidence:run_evidence_analysis",
-        prepare=_RETRIEVAL,
+        prepare="workers.analysis.evidence_batches:prepare_evidence",
         tables=f"{_TABLES}:EVIDENCE",
     ),
     ArtifactDeclaration(

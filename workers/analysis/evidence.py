@@ -3,12 +3,15 @@ support it (hybrid retrieval), and a proposed status with its reason."""
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.judged_ahead import Judgement, Key, judged_ahead
 from workers.analysis.proposal import Judged, Proposal, proposal_counts
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.inputs import require_artifact, source
@@ -23,6 +26,25 @@ _FROM_SOA = {
 }
 
 
+def judgement_keys(soa: dict[str, Any], scope: dict[str, Any]) -> list[Key]:
+    """What the draft judges, in its order: each applicable control, then each applicable
+    requirement's linked controls (once per distinct set)."""
+    applicable = applicable_controls(soa)
+    decided = {row_key(row): row for row in soa_rows(soa)}
+    keys: dict[Key, None] = {(control_id,): None for control_id in applicable}
+    for framework in scope.get("frameworks", []):
+        for requirement in framework.get("requirements", []):
+            row = decided.get((str(framework.get("name")), str(requirement.get("requirement_id"))))
+            linked = _linked(requirement, applicable)
+            if linked and (row or {}).get("applicable") is not False:
+                keys[tuple(linked)] = None
+    return list(keys)
+
+
+def judgement_of(judge: RequirementJudge, key: Key) -> Judgement:
+    return _judgement(judge.judge(list(key)))
+
+
 def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
     soa = require_artifact(context, ArtifactKind.SOA)
     scope = require_artifact(context, ArtifactKind.SCOPE)
@@ -30,20 +52,26 @@ def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
     applicable = applicable_controls(soa.content)
     judge = RequirementJudge(context, catalog, applicable)
     decided = {row_key(row): row for row in soa_rows(soa.content)}
+    # Judgements other analysis workers computed from these same inputs (fanned out).
+    ahead = judged_ahead(context)
+
+    def judgement(key: Key) -> Judgement:
+        if key not in ahead:
+            ahead[key] = judgement_of(judge, key)
+        return copy.deepcopy(ahead[key])  # rows never share their lists
 
     controls = []
     for control_id, row in applicable.items():
-        judged = judge.judge([control_id])
         known = catalog.control(control_id)
         controls.append(
             {
                 **{key: row.get(key) for key in ("control_id", "domain", "domain_name", "title")},
                 "weighting": known.details.get("weighting") if known else None,
-                **_judgement(judged),
+                **judgement((control_id,)),
             }
         )
     requirements = [
-        _requirement(framework, requirement, applicable, judge.judge, decided)
+        _requirement(framework, requirement, applicable, judgement, decided)
         for framework in scope.content.get("frameworks", [])
         for requirement in framework.get("requirements", [])
     ]
@@ -103,10 +131,10 @@ def _requirement(
     framework: dict[str, Any],
     requirement: dict[str, Any],
     applicable: dict[str, Any],
-    judge: Any,
+    judgement: Callable[[Key], Judgement],
     decided: dict[tuple[str, str], dict[str, Any]],
 ) -> dict[str, Any]:
-    linked = [c for c in requirement.get("controls", []) if c in applicable]
+    linked = _linked(requirement, applicable)
     head = {
         "framework": framework.get("name"),
         "requirement_id": requirement.get("requirement_id"),
@@ -135,7 +163,10 @@ def _requirement(
             "evidence": [],
             "template_passages": [],
         }
-    judged = judge(linked)
-    row = _judgement(judged)
+    row = judgement(tuple(linked))
     keys = ("evidence", "candidates", "families_addressed", "proposal", "reason")
     return {**head, **{k: row[k] for k in (*keys, "template_passages")}}
+
+
+def _linked(requirement: dict[str, Any], applicable: dict[str, Any]) -> list[str]:
+    return [c for c in requirement.get("controls", []) if c in applicable]
