@@ -14,6 +14,7 @@ from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.judged_ahead import Judgement, Key, judged_ahead
 from workers.analysis.proposal import Judged, Proposal, proposal_counts
 from workers.analysis.requirement_evidence import RequirementJudge
+from workers.analysis.shared_judge import judge_for
 from workers.inputs import require_artifact, source
 from workers.soa_content import applicable_controls, row_key, soa_rows
 
@@ -50,7 +51,7 @@ def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
     scope = require_artifact(context, ArtifactKind.SCOPE)
     catalog = run_scf_catalog(context)
     applicable = applicable_controls(soa.content)
-    judge = RequirementJudge(context, catalog, applicable)
+    judge = judge_for(context, catalog)  # the one this job's batches used, if here
     decided = {row_key(row): row for row in soa_rows(soa.content)}
     # Judgements other analysis workers computed from these same inputs (fanned out).
     ahead = judged_ahead(context)

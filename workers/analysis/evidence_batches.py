@@ -24,8 +24,9 @@ from orchestrator.jobs import batches
 from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.evidence import judgement_keys, judgement_of
-from workers.analysis.judged_ahead import Key, canonical, keep, kept_path
-from workers.analysis.requirement_evidence import RequirementJudge, prepare_retrieval
+from workers.analysis.judged_ahead import Key, keep, kept_path
+from workers.analysis.requirement_evidence import prepare_retrieval
+from workers.analysis.shared_judge import judge_for
 from workers.basis import basis_of
 from workers.inputs import require_artifact
 
@@ -72,7 +73,7 @@ def judging_work(request: JobRequest) -> batches.Work:
         with read_transaction() as session:
             context = JobContext(request=request, session=session, storage_dir=storage)
             basis = basis_of(session, request.run_id, request.assessment_id)
-            judge = _judge(request.job_id, json.dumps(canonical(basis)), context)
+            judge = judge_for(context, run_scf_catalog(context))
             judged = {_key(item): judgement_of(judge, _key(item)) for item in items}
         keep(kept_path(storage, request.job_id, items), basis, judged)
         return lambda session: None  # the judgements are in storage; the mark is the batch's
@@ -82,19 +83,6 @@ def judging_work(request: JobRequest) -> batches.Work:
 
 def _key(item: str) -> Key:
     return tuple(str(c) for c in json.loads(item))
-
-
-_JUDGES: dict[tuple[str, str], RequirementJudge] = {}
-
-
-def _judge(job_id: str, basis: str, context: JobContext) -> RequirementJudge:
-    """One judge per process for the batches of one job from one basis: loading the
-    passages and the catalogue's ranks is most of a batch's work."""
-    key = (job_id, basis)
-    if key not in _JUDGES:
-        _JUDGES.clear()
-        _JUDGES[key] = RequirementJudge(context, run_scf_catalog(context))
-    return _JUDGES[key]
 
 
 def judge_one_batch(body: dict[str, Any]) -> str:
