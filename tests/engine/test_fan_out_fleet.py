@@ -43,6 +43,7 @@ def _batch_task_outcomes(fleet: Fleet, names: list[str]) -> dict[str, list[str]]
     return found
 
 
+@pytest.mark.broker_matrix
 def test_every_offered_batch_reaches_a_worker_and_is_done_once(fleet: Fleet) -> None:
     fleet.start("orchestrator", concurrency=2)
     workers = [
