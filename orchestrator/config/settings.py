@@ -84,12 +84,15 @@ class Settings(BaseSettings):
         "upload spreads over every ingestion worker and one slow file holds up only its batch.",
     )
     job_batch_requirements: int = Field(
-        64,
+        512,
         ge=1,
-        le=4096,
+        le=8192,
         description="Judgements in one batch of an evidence analysis that fans out (an "
         "applicable control, or a requirement's linked controls, each judged against the "
-        "knowledge base by whichever analysis worker takes the batch).",
+        "knowledge base by whichever analysis worker takes the batch). Each worker that "
+        "takes one first ranks the passages against the whole catalogue, about as long as "
+        "judging a few hundred: one framework's scope stays in one batch, several "
+        "frameworks' spread.",
     )
     worker_preload: bool = Field(
         True,

@@ -19,14 +19,17 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.db.batch_models import JobBatch
 from orchestrator.db.session import read_transaction, transaction
+from orchestrator.engine.messages import send_batch
 from orchestrator.jobs.interface import JobFailure
 
 log = logging.getLogger(__name__)
@@ -208,3 +211,33 @@ def drive(job_id: str, work: Work, timeout_s: float) -> BatchProgress:
                 "batches_unfinished", f"{progress} after {timeout_s} s", retryable=True
             )
         time.sleep(WAIT_INTERVAL_S)
+
+
+def fan_out(
+    request: JobRequest,
+    items: Sequence[str],
+    size: int,
+    offer: tuple[str, str, dict[str, Any]],
+    work: Work,
+    deadline_of: JobKind | None = None,
+) -> BatchProgress:
+    """A job's items in batches: plan them, offer all but the first to the workers of a
+    queue (`offer`: the batch task, its queue and the message body, to which each batch's
+    id is added), take them here until none is left and wait for the rest within the
+    deadline of the job's kind (or `deadline_of`'s). On the embedded broker there is one
+    process anyway: it does every batch itself."""
+    settings = get_settings()
+    planned = plan(
+        request.job_id, request.run_id, request.tenant_id, request.step.value, items, size
+    )
+    task_name, queue, body = offer
+    if not settings.is_embedded_broker:
+        for batch in planned[1:]:  # the first is this process's own
+            try:
+                send_batch(task_name, queue, batch, {**body, "batch_id": batch})
+            except Exception:  # this process takes what nobody else was offered
+                log.warning("could not offer batch %s to the queue", batch, exc_info=True)
+    deadline = settings.sweeps.job_deadline(deadline_of or request.kind).total_seconds()
+    done = drive(request.job_id, work, deadline)
+    log.info("%s %s: %d/%d batches done", request.step.value, request.job_id, done.done, done.total)
+    return done

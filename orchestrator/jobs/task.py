@@ -48,6 +48,21 @@ def job_task_options(kind: JobKind) -> dict[str, Any]:
     }
 
 
+def batch_task_options(name: str) -> dict[str, Any]:
+    """`shared_task` options of a fanned-out job's batch task (orchestrator.jobs.batches):
+    acked after its batch committed; a failed batch goes back to its job's list alone, and
+    the job (or the next worker offered it) takes it again."""
+    return {
+        "name": name,
+        "bind": True,
+        "acks_late": True,
+        "reject_on_worker_lost": True,
+        "ignore_result": True,
+        "soft_time_limit": 600,
+        "time_limit": 660,
+    }
+
+
 ServiceWrapper = Callable[[JobService], JobService]
 _wrappers: list[ServiceWrapper] = []
 _replaced = False

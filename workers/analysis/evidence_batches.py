@@ -8,7 +8,6 @@ from the same inputs. The draft's content is the same however many workers took 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +17,6 @@ from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.session import read_transaction
-from orchestrator.engine.messages import send_batch
 from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs import batches
 from orchestrator.jobs.interface import JobContext
@@ -30,7 +28,6 @@ from workers.analysis.shared_judge import judge_for
 from workers.basis import basis_of
 from workers.inputs import require_artifact
 
-log = logging.getLogger(__name__)
 JUDGE_BATCH_TASK = "analysis.judge_batch"
 
 
@@ -46,25 +43,12 @@ def prepare_evidence(request: JobRequest) -> None:
     keys = [json.dumps(list(key)) for key in judgement_keys(soa, scope)]
     if not keys:
         return
-    planned = batches.plan(
-        request.job_id,
-        request.run_id,
-        request.tenant_id,
-        request.step.value,
-        keys,
-        settings.job_batch_requirements,
+    offer = (
+        JUDGE_BATCH_TASK,
+        ROUTES[JobKind.ANALYSIS].queue,
+        {"request": request.model_dump(mode="json")},
     )
-    if not settings.is_embedded_broker:  # one process anyway: it does every batch itself
-        body = {"request": request.model_dump(mode="json")}
-        queue = ROUTES[JobKind.ANALYSIS].queue
-        for batch_id in planned[1:]:  # the first is this process's own
-            try:
-                send_batch(JUDGE_BATCH_TASK, queue, batch_id, {**body, "batch_id": batch_id})
-            except Exception:  # this process takes what nobody else was offered
-                log.warning("could not offer batch %s to the queue", batch_id, exc_info=True)
-    deadline = settings.sweeps.job_deadline(request.kind).total_seconds()
-    done = batches.drive(request.job_id, judging_work(request), deadline)
-    log.info("%s %s: %d/%d batches done", request.step.value, request.job_id, done.done, done.total)
+    batches.fan_out(request, keys, settings.job_batch_requirements, offer, judging_work(request))
 
 
 def judging_work(request: JobRequest) -> batches.Work:

@@ -8,7 +8,7 @@ from typing import Any
 from celery import Task, shared_task
 
 from orchestrator.contracts.jobs import JobKind
-from orchestrator.jobs.task import job_task_options, run_job_task
+from orchestrator.jobs.task import batch_task_options, job_task_options, run_job_task
 from workers.analysis.evidence_batches import JUDGE_BATCH_TASK, judge_one_batch
 from workers.analysis.reassessment import evaluate_reassessment
 from workers.analysis.service import prepare_analysis_step, run_analysis_step
@@ -32,15 +32,7 @@ def reassess(self: Task, body: dict[str, Any]) -> str:
     return evaluate_reassessment(uuid.UUID(str(body["reassessment_id"])))
 
 
-@shared_task(
-    name=JUDGE_BATCH_TASK,
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=600,
-    time_limit=660,
-)
+@shared_task(**batch_task_options(JUDGE_BATCH_TASK))
 def judge_batch(self: Task, body: dict[str, Any]) -> str:
     """One batch of an evidence analysis: a failed batch goes back to its job's list
     alone; the job (or the next worker offered it) takes it again."""

@@ -7,7 +7,6 @@ decided once, in one place."""
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable
 
@@ -18,7 +17,6 @@ from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.db.models import Document
 from orchestrator.db.session import read_transaction
-from orchestrator.engine.messages import send_batch
 from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs import batches
 from workers.ingestion.ahead import DocumentsAhead, Parsed, parse_documents, uploaded
@@ -26,7 +24,6 @@ from workers.ingestion.kept_outcomes import keep, kept
 from workers.ingestion.sandbox import ParserSandbox, shared_sandbox
 from workers.ingestion.store import UPLOADED
 
-log = logging.getLogger(__name__)
 PARSE_BATCH_TASK = "ingestion.parse_batch"
 
 
@@ -57,25 +54,9 @@ def prepare_documents(request: JobRequest, sandbox: ParserSandbox | None = None)
     if not documents:
         return DocumentsAhead({})
     settings = get_settings()
-    planned = batches.plan(
-        request.job_id,
-        request.run_id,
-        request.tenant_id,
-        request.step.value,
-        [str(document.id) for document in documents],
-        settings.job_batch_documents,
-    )
-    if not settings.is_embedded_broker:  # one process anyway: it does every batch itself
-        body = {"job_id": request.job_id}
-        queue = ROUTES[JobKind.INGEST_DOCUMENTS].queue
-        for batch_id in planned[1:]:  # the first is this process's own
-            try:
-                send_batch(PARSE_BATCH_TASK, queue, batch_id, {**body, "batch_id": batch_id})
-            except Exception:  # this process takes what nobody else was offered
-                log.warning("could not offer batch %s to the queue", batch_id, exc_info=True)
-    deadline = settings.sweeps.job_deadline(request.kind).total_seconds()
-    done = batches.drive(request.job_id, parsing_work(parser), deadline)
-    log.info("%s %s: %d/%d batches done", request.kind.value, request.job_id, done.done, done.total)
+    ids = [str(document.id) for document in documents]
+    offer = (PARSE_BATCH_TASK, ROUTES[JobKind.INGEST_DOCUMENTS].queue, {"job_id": request.job_id})
+    batches.fan_out(request, ids, settings.job_batch_documents, offer, parsing_work(parser))
     storage = settings.resolved_storage_dir
     found: dict[uuid.UUID, Parsed] = {}
     for document in documents:

@@ -7,7 +7,7 @@ from typing import Any
 from celery import Task, shared_task
 
 from orchestrator.contracts.jobs import JobKind
-from orchestrator.jobs.task import job_task_options, run_job_task
+from orchestrator.jobs.task import batch_task_options, job_task_options, run_job_task
 from workers.ingestion.fan_out import PARSE_BATCH_TASK, parse_one_batch, prepare_documents
 from workers.ingestion.service import ingest_documents as ingest_documents_service
 from workers.ingestion.service import ingest_soa as ingest_soa_service
@@ -24,15 +24,7 @@ def ingest_soa(self: Task, body: dict[str, Any]) -> str:
     return run_job_task(self, body, ingest_soa_service, prepare_soa)
 
 
-@shared_task(
-    name=PARSE_BATCH_TASK,
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=600,
-    time_limit=660,
-)
+@shared_task(**batch_task_options(PARSE_BATCH_TASK))
 def parse_batch(self: Task, body: dict[str, str]) -> str:
     """One batch of an ingest_documents job: a failed batch goes back to its job's list
     alone; the job (or the next worker offered it) takes it again."""

@@ -5,7 +5,6 @@ still finishes; with more workers the batches spread."""
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable
 
@@ -14,13 +13,11 @@ from sqlalchemy.orm import Session
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.db.session import read_transaction
-from orchestrator.engine.messages import send_batch
 from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs import batches
 from orchestrator.knowledge.embedder import default_embedder
 from orchestrator.knowledge.vectors import IndexCounts, embed_chunks, pending_chunks
 
-log = logging.getLogger(__name__)
 EMBED_BATCH_TASK = "kb_index.embed_batch"
 
 
@@ -42,24 +39,13 @@ def embed_in_batches(
     embedder = default_embedder()
     with read_transaction() as session:
         todo = pending_chunks(session, request.assessment_id, embedder)
-    settings = get_settings()
-    size = batch_size or settings.job_batch_items
-    planned = batches.plan(
-        request.job_id, request.run_id, request.tenant_id, request.step.value, todo, size
-    )
-    if not settings.is_embedded_broker:  # one process anyway: it does every batch itself
-        body = {"assessment_id": str(request.assessment_id), "job_id": request.job_id}
-        queue = ROUTES[JobKind.INDEX_KB].queue
-        for batch_id in planned[1:]:  # the first is this process's own
-            try:
-                send_batch(EMBED_BATCH_TASK, queue, batch_id, {**body, "batch_id": batch_id})
-            except Exception:  # this process takes what nobody else was offered
-                log.warning("could not offer batch %s to the queue", batch_id, exc_info=True)
-    deadline = settings.sweeps.job_deadline(kind).total_seconds()
-    done = batches.drive(request.job_id, embedding_work(request.assessment_id), deadline)
+    body = {"assessment_id": str(request.assessment_id), "job_id": request.job_id}
+    offer = (EMBED_BATCH_TASK, ROUTES[JobKind.INDEX_KB].queue, body)
+    size = batch_size or get_settings().job_batch_items
+    work = embedding_work(request.assessment_id)
+    batches.fan_out(request, todo, size, offer, work, deadline_of=kind)
     with read_transaction() as session:
         left = len(pending_chunks(session, request.assessment_id, embedder))
-    log.info("%s %s: %d/%d batches done", kind.value, request.job_id, done.done, done.total)
     return IndexCounts(embedded=len(todo) - left, already_indexed=0)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from celery import Task, shared_task
 
 from orchestrator.contracts.jobs import JobKind
-from orchestrator.jobs.task import job_task_options, run_job_task
+from orchestrator.jobs.task import batch_task_options, job_task_options, run_job_task
 from workers.kb_index.fan_out import EMBED_BATCH_TASK, embed_one_batch
 from workers.kb_index.service import embed_before
 from workers.kb_index.service import index_kb as index_kb_service
@@ -18,15 +18,7 @@ def index_kb(self: Task, body: dict[str, Any]) -> str:
     return run_job_task(self, body, index_kb_service, embed_before)
 
 
-@shared_task(
-    name=EMBED_BATCH_TASK,
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=600,
-    time_limit=660,
-)
+@shared_task(**batch_task_options(EMBED_BATCH_TASK))
 def embed_batch(self: Task, body: dict[str, str]) -> str:
     """One batch of an index_kb job: a failed batch goes back to its job's list alone; the
     job (or the next worker offered it) takes it again."""
