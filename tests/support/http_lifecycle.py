@@ -119,6 +119,9 @@ def drive_to_completion(
             owner,
             run_id,
             lambda r: r["status"] in ("waiting_for_input", "waiting_for_approval", "completed"),
+            # As long as through_soa_approval waits: the report of a whole-catalogue (SCF)
+            # run renders hundreds of PDF pages, over a minute on 2 cores, more under coverage.
+            timeout_s=300,
         )
         if run["status"] == "completed":
             return run
