@@ -22,6 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import func, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
@@ -61,34 +62,38 @@ def batch_id(job_id: str, seq: int) -> str:
 def plan(
     job_id: str, run_id: uuid.UUID, tenant_id: str, step: str, items: Sequence[str], size: int
 ) -> list[str]:
-    """The job's batches (made once; failed ones queued again): ids of those to do."""
-    with transaction() as session:
-        existing = session.scalar(
-            select(func.count()).select_from(JobBatch).where(JobBatch.job_id == job_id)
-        )
-        if not existing:
-            now = utcnow()
-            for seq, start in enumerate(range(0, len(items), size)):
-                session.add(
-                    JobBatch(
-                        id=batch_id(job_id, seq),
-                        job_id=job_id,
-                        run_id=run_id,
-                        tenant_id=tenant_id,
-                        step=step,
-                        seq=seq,
-                        items={"ids": list(items[start : start + size])},
-                        status="queued",
-                        attempts=0,
-                        created_at=now,
+    """The job's batches (made once; failed ones queued again): ids of those to do.
+
+    Two deliveries of one job (a publish sent again after a lost confirm) may plan at the
+    same moment: the second one's rows collide with the first's, and the first plan stands.
+    """
+    try:
+        with transaction() as session:
+            if not _planned(session, job_id):
+                now = utcnow()
+                for seq, start in enumerate(range(0, len(items), size)):
+                    session.add(
+                        JobBatch(
+                            id=batch_id(job_id, seq),
+                            job_id=job_id,
+                            run_id=run_id,
+                            tenant_id=tenant_id,
+                            step=step,
+                            seq=seq,
+                            items={"ids": list(items[start : start + size])},
+                            status="queued",
+                            attempts=0,
+                            created_at=now,
+                        )
                     )
-                )
+    except IntegrityError:
+        log.info("batches of %s were planned by another delivery of the job", job_id)
+    with transaction() as session:
         session.execute(
             update(JobBatch)
             .where(JobBatch.job_id == job_id, JobBatch.status == "failed")
             .values(status="queued", attempts=0, error=None)
         )
-        session.flush()
         return list(
             session.scalars(
                 select(JobBatch.id)
@@ -96,6 +101,13 @@ def plan(
                 .order_by(JobBatch.seq)
             )
         )
+
+
+def _planned(session: Session, job_id: str) -> bool:
+    count = session.scalar(
+        select(func.count()).select_from(JobBatch).where(JobBatch.job_id == job_id)
+    )
+    return bool(count)
 
 
 def _claimable(now: object) -> object:

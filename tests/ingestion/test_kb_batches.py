@@ -203,3 +203,25 @@ def test_the_batch_size_is_a_setting(kit_ids: KitIds, monkeypatch: pytest.Monkey
     assert [len(row.items["ids"]) for row in rows][:-1] == [3] * (len(rows) - 1)
     assert len(rows) == -(-chunks // 3) > 1
     assert counts.embedded == chunks
+
+
+def test_two_deliveries_planning_at_once_share_the_first_plan(
+    assessment: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job's message sent twice (its confirm was lost) is delivered twice; both may find
+    no plan and write one at the same moment. The second's rows collide with the first's:
+    it goes on with the first plan instead of crashing."""
+    request = _request(assessment)
+    items = [f"chunk-{n}" for n in range(5)]
+    first = batches.plan(request.job_id, request.run_id, TENANT, "index_kb", items, BATCH)
+    # The second delivery looked before the first committed: it saw no plan.
+    monkeypatch.setattr(batches, "_planned", lambda session, job_id: False)
+
+    second = batches.plan(request.job_id, request.run_id, TENANT, "index_kb", items, BATCH)
+
+    assert second == first
+    assert [row.items["ids"] for row in _batches(request.job_id)] == [
+        items[0:2],
+        items[2:4],
+        items[4:5],
+    ]
