@@ -18,11 +18,18 @@ from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.batch_models import JobBatch
-from orchestrator.db.session import dispose_engines, transaction
+from orchestrator.db.session import transaction
 from orchestrator.jobs import batches
 from orchestrator.jobs.interface import JobContext
 from orchestrator.service.progress import batch_progress
-from tests.support.services import TENANT, USER, Kit, add_standard_documents, open_kit
+from tests.support.services import (
+    TENANT,
+    USER,
+    Kit,
+    add_standard_documents,
+    kit_database_for_this_process,
+    open_kit,
+)
 from workers.analysis import evidence, evidence_batches
 from workers.analysis.judged_ahead import kept_path
 
@@ -38,13 +45,8 @@ def kit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kit]:
     with open_kit(tmp_path) as kit:
         add_standard_documents(kit)
         kit.run_through(Step.INGEST_SOA)
-        kit.session.commit()
-        monkeypatch.setenv("LIFECYCLE_DATABASE_URL", str(kit.session.get_bind().engine.url))
-        reset_settings()
-        dispose_engines()
-        yield kit
-    dispose_engines()
-    reset_settings()
+        with kit_database_for_this_process(kit, monkeypatch):
+            yield kit
 
 
 class Counted:

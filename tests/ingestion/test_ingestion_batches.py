@@ -19,11 +19,18 @@ from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.batch_models import JobBatch
 from orchestrator.db.models import Document
-from orchestrator.db.session import dispose_engines, transaction
+from orchestrator.db.session import transaction
 from orchestrator.formats.document_errors import DocumentErrorCode
 from orchestrator.jobs import batches
 from orchestrator.service.progress import batch_progress
-from tests.support.services import TENANT, USER, Kit, add_standard_documents, open_kit
+from tests.support.services import (
+    TENANT,
+    USER,
+    Kit,
+    add_standard_documents,
+    kit_database_for_this_process,
+    open_kit,
+)
 from workers.ingestion import fan_out
 from workers.ingestion.ahead import DocumentsAhead, parse_documents
 from workers.ingestion.kept_outcomes import kept_path
@@ -57,13 +64,8 @@ def kit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kit]:
     with open_kit(tmp_path) as kit:
         add_standard_documents(kit)
         kit.add_document("broken.pdf", b"%PDF-1.7\n this is no pdf", media_type="application/pdf")
-        kit.session.commit()
-        monkeypatch.setenv("LIFECYCLE_DATABASE_URL", str(kit.session.get_bind().engine.url))
-        reset_settings()
-        dispose_engines()
-        yield kit
-    dispose_engines()
-    reset_settings()
+        with kit_database_for_this_process(kit, monkeypatch):
+            yield kit
 
 
 def _request(kit: Kit) -> JobRequest:

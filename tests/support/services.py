@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.contracts.signals import ArtifactKind
@@ -29,7 +31,7 @@ from orchestrator.db.models import (
     DocumentChunk,
     WorkflowRun,
 )
-from orchestrator.db.session import make_engine
+from orchestrator.db.session import dispose_engines, make_engine
 from orchestrator.db.storage import put_bytes
 from orchestrator.jobs.interface import JobContext, JobResult, JobService
 from orchestrator.lifecycle.definition import STEP_SPECS
@@ -320,3 +322,18 @@ def open_kit(tmp_path: Path, *, assessment_name: str = "FY25 assessment") -> Ite
     finally:
         session.close()
         engine.dispose()
+
+
+@contextmanager
+def kit_database_for_this_process(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kit]:
+    """This process's own transactions (a job's Prepare, its batches) open the kit's
+    database, as a worker's open the fleet's."""
+    kit.session.commit()
+    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", str(kit.session.get_bind().engine.url))
+    reset_settings()
+    dispose_engines()
+    try:
+        yield kit
+    finally:
+        dispose_engines()
+        reset_settings()
