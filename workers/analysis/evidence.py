@@ -15,6 +15,7 @@ from workers.analysis.judged_ahead import Judgement, Key, judged_ahead
 from workers.analysis.proposal import Judged, Proposal, proposal_counts
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.analysis.shared_judge import judge_for
+from workers.basis import basis_of
 from workers.inputs import require_artifact, source
 from workers.soa_content import applicable_controls, row_key, soa_rows
 
@@ -51,10 +52,12 @@ def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
     scope = require_artifact(context, ArtifactKind.SCOPE)
     catalog = run_scf_catalog(context)
     applicable = applicable_controls(soa.content)
-    judge = judge_for(context, catalog)  # the one this job's batches used, if here
     decided = {row_key(row): row for row in soa_rows(soa.content)}
-    # Judgements other analysis workers computed from these same inputs (fanned out).
-    ahead = judged_ahead(context)
+    # Judgements other analysis workers computed from these same inputs (fanned out), and
+    # the judge this job's batches used in this process, if they ran here.
+    basis = basis_of(context.session, context.request.run_id, context.request.assessment_id)
+    ahead = judged_ahead(context, basis)
+    judge = judge_for(context, catalog, basis)
 
     def judgement(key: Key) -> Judgement:
         if key not in ahead:

@@ -57,7 +57,7 @@ def judging_work(request: JobRequest) -> batches.Work:
         with read_transaction() as session:
             context = JobContext(request=request, session=session, storage_dir=storage)
             basis = basis_of(session, request.run_id, request.assessment_id)
-            judge = judge_for(context, run_scf_catalog(context))
+            judge = judge_for(context, run_scf_catalog(context), basis)
             judged = {_key(item): judgement_of(judge, _key(item)) for item in items}
         keep(kept_path(storage, request.job_id, items), basis, judged)
         return lambda session: None  # the judgements are in storage; the mark is the batch's

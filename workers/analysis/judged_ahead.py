@@ -16,7 +16,7 @@ from orchestrator.config.settings import get_settings
 from orchestrator.db.batch_models import JobBatch
 from orchestrator.db.storage import content_path, put_at
 from orchestrator.jobs.interface import JobContext
-from workers.basis import Basis, basis_of
+from workers.basis import Basis
 
 Key = tuple[str, ...]
 """The SCF control ids judged together: one applicable control, or a requirement's links."""
@@ -38,8 +38,8 @@ def keep(path: Path, basis: Basis, judgements: dict[Key, Judgement]) -> None:
     put_at(path, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
 
 
-def judged_ahead(context: JobContext) -> dict[Key, Judgement]:
-    """The judgements this job's finished batches kept from the inputs the draft reads."""
+def judged_ahead(context: JobContext, basis: Basis) -> dict[Key, Judgement]:
+    """The judgements this job's finished batches kept from `basis`, the draft's inputs."""
     request = context.request
     done = list(
         context.session.scalars(
@@ -50,7 +50,7 @@ def judged_ahead(context: JobContext) -> dict[Key, Judgement]:
     )
     if not done:
         return {}
-    basis = canonical(basis_of(context.session, request.run_id, request.assessment_id))
+    read = canonical(basis)
     storage = get_settings().resolved_storage_dir  # where the batches kept them
     found: dict[Key, Judgement] = {}
     for items in done:
@@ -58,6 +58,6 @@ def judged_ahead(context: JobContext) -> dict[Key, Judgement]:
             body = json.loads(kept_path(storage, request.job_id, items["ids"]).read_bytes())
         except (OSError, ValueError):
             continue  # gone or unreadable: judged again by the draft
-        if isinstance(body, dict) and body.get("basis") == basis:
+        if isinstance(body, dict) and body.get("basis") == read:
             found.update((tuple(key), value) for key, value in body.get("judgements", []))
     return found

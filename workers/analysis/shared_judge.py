@@ -12,16 +12,15 @@ from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.jobs.interface import JobContext
 from workers.analysis.judged_ahead import canonical
 from workers.analysis.requirement_evidence import RequirementJudge
-from workers.basis import basis_of
+from workers.basis import Basis
 
 _judges: dict[tuple[str, str], RequirementJudge] = {}
 _lock = threading.Lock()
 
 
-def judge_for(context: JobContext, catalog: LoadedCatalog) -> RequirementJudge:
-    request = context.request
-    basis = canonical(basis_of(context.session, request.run_id, request.assessment_id))
-    key = (request.job_id, json.dumps(basis))
+def judge_for(context: JobContext, catalog: LoadedCatalog, basis: Basis) -> RequirementJudge:
+    """The judge of this job from these inputs (`basis`, as the caller read it)."""
+    key = (context.request.job_id, json.dumps(canonical(basis)))
     with _lock:  # two batches of one job in one process: the second waits for the first's
         if key not in _judges:
             _judges.clear()  # one job's at a time: a judge holds the passages' vectors
