@@ -14,6 +14,7 @@ batch has: the database says so, never a chord or a result backend.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -35,8 +36,10 @@ from orchestrator.jobs.interface import JobFailure
 
 log = logging.getLogger(__name__)
 
+#: Writes a batch's results, in the transaction that marks it done.
+WriteResults = Callable[[Session], None]
 #: Computes a batch's results outside any transaction; returns what writes them.
-Work = Callable[[list[str]], Callable[[Session], None]]
+Work = Callable[[list[str]], WriteResults]
 WAIT_INTERVAL_S = 0.2
 
 
@@ -45,6 +48,13 @@ class Claimed:
     id: str
     items: list[str]
     attempt: int
+
+
+_unreleased: dict[str, tuple[Claimed, str]] = {}
+"""Claims this process could not give back (the database went away while it did the batch
+or recorded its failure): given back before this process claims again, so a job retried
+after an outage takes its batch again at once instead of waiting for the lease to lapse."""
+_unreleased_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,7 @@ def _claimable(now: object) -> object:
 
 def claim(batch: str) -> Claimed | None:
     """Take this batch if nobody holds it (or its holder's lease lapsed)."""
+    release_unreleased()
     now = utcnow()
     lease = now + timedelta(seconds=get_settings().job_batch_lease_s)
     with transaction() as session:
@@ -145,39 +156,71 @@ def _next_claimable(job_id: str) -> str | None:
 
 def run_claimed(claimed: Claimed, work: Work) -> bool:
     """Do a claimed batch; True when it succeeded. Its results commit with its mark, and
-    only while this claim still holds it (a lapsed lease taken over commits nothing)."""
+    only while this claim still holds it (a lapsed lease taken over commits nothing). A
+    claim whose outcome could not be written is kept to be given back (`_unreleased`)."""
     try:
         write = work(claimed.items)
     except Exception as error:
         log.exception("batch %s failed (attempt %d)", claimed.id, claimed.attempt)
-        _failed(claimed, error)
+        _give_back(claimed, f"{type(error).__name__}: {error}")
         return False
+    try:
+        with transaction() as session:
+            held = session.execute(
+                update(JobBatch)
+                .where(
+                    JobBatch.id == claimed.id,
+                    JobBatch.status == "started",
+                    JobBatch.attempts == claimed.attempt,
+                )
+                .values(status="succeeded", finished_at=utcnow(), lease_until=None, error=None)
+                .returning(JobBatch.id)
+            ).first()
+            if held is not None:
+                write(session)
+    except Exception as error:
+        _keep_unreleased(claimed, f"{type(error).__name__}: {error}")
+        raise
+    return held is not None
+
+
+def _give_back(claimed: Claimed, error: str) -> None:
+    try:
+        _failed(claimed, error)
+    except Exception:
+        _keep_unreleased(claimed, error)
+        raise
+
+
+def _keep_unreleased(claimed: Claimed, error: str) -> None:
+    with _unreleased_lock:
+        _unreleased[claimed.id] = (claimed, error)
+
+
+def release_unreleased() -> None:
+    """Give back the claims this process could not (raises while the database is away)."""
+    with _unreleased_lock:
+        pending = list(_unreleased.values())
+    for claimed, error in pending:
+        _failed(claimed, error)
+        with _unreleased_lock:
+            _unreleased.pop(claimed.id, None)
+
+
+def _failed(claimed: Claimed, error: str) -> None:
+    used_up = claimed.attempt >= get_settings().job_batch_attempts
     with transaction() as session:
-        held = session.execute(
+        session.execute(
             update(JobBatch)
             .where(
                 JobBatch.id == claimed.id,
                 JobBatch.status == "started",
                 JobBatch.attempts == claimed.attempt,
             )
-            .values(status="succeeded", finished_at=utcnow(), lease_until=None, error=None)
-            .returning(JobBatch.id)
-        ).first()
-        if held is not None:
-            write(session)
-    return held is not None
-
-
-def _failed(claimed: Claimed, error: Exception) -> None:
-    used_up = claimed.attempt >= get_settings().job_batch_attempts
-    with transaction() as session:
-        session.execute(
-            update(JobBatch)
-            .where(JobBatch.id == claimed.id, JobBatch.attempts == claimed.attempt)
             .values(
                 status="failed" if used_up else "queued",
                 lease_until=None,
-                error=f"{type(error).__name__}: {error}"[:2000],
+                error=error[:2000],
                 finished_at=utcnow() if used_up else None,
             )
         )
@@ -202,6 +245,7 @@ def drive(job_id: str, work: Work, timeout_s: float) -> BatchProgress:
     """Take this job's batches until none is left, then wait for those others hold (and
     take over any whose lease lapsed). Raises a retryable JobFailure if a batch failed."""
     deadline = time.monotonic() + timeout_s
+    release_unreleased()
     while True:
         batch = _next_claimable(job_id)
         if batch is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import OperationalError
 
 from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.clock import utcnow
@@ -225,3 +226,42 @@ def test_two_deliveries_planning_at_once_share_the_first_plan(
         items[2:4],
         items[4:5],
     ]
+
+
+def test_a_claim_the_database_outage_kept_is_given_back_when_the_job_comes_again(
+    kit_ids: KitIds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database goes away while a batch is worked on: its failure cannot be written, so
+    the row still says `started` under a lease of minutes. The job's next delivery in this
+    process gives the claim back first and takes the batch at once, instead of waiting for
+    the lease to lapse (past its deadline, the job would fail for good)."""
+    assessment, run_id = kit_ids
+    request = _request(assessment, run_id)
+    todo = [f"chunk-{n}" for n in range(3)]
+    [first, *_] = batches.plan(request.job_id, run_id, TENANT, "index_kb", todo, BATCH)
+    claimed = batches.claim(first)
+    assert claimed is not None
+
+    def outage(items: list[str]) -> batches.WriteResults:
+        raise OperationalError("SELECT 1", {}, Exception("server closed the connection"))
+
+    real_failed = batches._failed
+    monkeypatch.setattr(batches, "_failed", lambda claimed, error: outage([]))
+    with pytest.raises(OperationalError):
+        batches.run_claimed(claimed, outage)
+    assert [row.status for row in _batches(request.job_id)][0] == "started"
+    monkeypatch.setattr(batches, "_failed", real_failed)  # the database is back
+
+    done: list[list[str]] = []
+
+    def work(items: list[str]) -> batches.WriteResults:
+        done.append(items)
+        return lambda session: None
+
+    progress = batches.drive(request.job_id, work, timeout_s=30)
+
+    assert (progress.done, progress.total) == (2, 2)
+    assert done == [todo[0:2], todo[2:3]]
+    rows = _batches(request.job_id)
+    assert [row.attempts for row in rows] == [2, 1]
+    assert rows[0].lease_until is None
