@@ -162,7 +162,8 @@ def run_claimed(claimed: Claimed, work: Work) -> bool:
         write = work(claimed.items)
     except Exception as error:
         log.exception("batch %s failed (attempt %d)", claimed.id, claimed.attempt)
-        _give_back(claimed, f"{type(error).__name__}: {error}")
+        _keep_unreleased(claimed, error)
+        release_unreleased()  # gives it back now, unless the database is away
         return False
     try:
         with transaction() as session:
@@ -179,26 +180,19 @@ def run_claimed(claimed: Claimed, work: Work) -> bool:
             if held is not None:
                 write(session)
     except Exception as error:
-        _keep_unreleased(claimed, f"{type(error).__name__}: {error}")
+        _keep_unreleased(claimed, error)
         raise
     return held is not None
 
 
-def _give_back(claimed: Claimed, error: str) -> None:
-    try:
-        _failed(claimed, error)
-    except Exception:
-        _keep_unreleased(claimed, error)
-        raise
-
-
-def _keep_unreleased(claimed: Claimed, error: str) -> None:
+def _keep_unreleased(claimed: Claimed, error: Exception) -> None:
     with _unreleased_lock:
-        _unreleased[claimed.id] = (claimed, error)
+        _unreleased[claimed.id] = (claimed, f"{type(error).__name__}: {error}")
 
 
 def release_unreleased() -> None:
-    """Give back the claims this process could not (raises while the database is away)."""
+    """Give back the claims this process holds but no longer works on, a failed batch's
+    included (raises while the database is away: they stay kept)."""
     with _unreleased_lock:
         pending = list(_unreleased.values())
     for claimed, error in pending:
