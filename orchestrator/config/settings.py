@@ -58,12 +58,6 @@ class Settings(BaseSettings):
         "9 minutes with the default backoff): an outage is not the job's "
         "fault, so it gets more than job_max_retries.",
     )
-    job_batch_lease_s: float = Field(
-        300,
-        gt=0,
-        description="How long a worker holds a batch of a job that fans out (a slice of "
-        "its chunks to embed) before another may take it over; above one batch's work.",
-    )
     job_batch_attempts: int = Field(
         3, ge=1, description="Tries of one batch before its job fails (and is retried)."
     )

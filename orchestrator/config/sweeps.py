@@ -87,8 +87,9 @@ class SweepSettings(BaseSettings):
         60,
         gt=0,
         description="A started job whose heartbeats stop for this long is taken for lost "
-        "(its worker died, hung or was cut off) and re-dispatched; several heartbeat "
-        "intervals (LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S).",
+        "(its worker died, hung or was cut off) and re-dispatched, and a claimed batch of a "
+        "job that fans out is taken over; several heartbeat intervals "
+        "(LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S).",
     )
 
     @field_validator("approval_policies")

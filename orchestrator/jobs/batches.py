@@ -2,9 +2,11 @@
 
 The job plans its batches (rows in `job_batches`, idempotent on the job id), sends one
 message per batch to its queue, then takes batches itself until none is left to take and
-waits for the ones other workers hold. A batch is claimed with a lease (a worker that dies
-holding one loses it when the lease lapses; whoever comes next takes it over), does its
-work outside any transaction and commits its results together with its `succeeded` mark.
+waits for the ones other workers hold. A batch is claimed with a lease as long as a job's
+(`LIFECYCLE_SWEEP_JOB_LEASE_S`), which its holder renews while it works, as a job's is
+(orchestrator.jobs.heartbeat): a worker that dies or is cut off holding one loses it within
+that lease, and whoever comes next takes it over. A batch does its work outside any
+transaction and commits its results together with its `succeeded` mark.
 A batch that fails goes back to the queue alone, with its attempts counted; once they are
 used up it is `failed` and the job fails (retryable: its next delivery re-queues the
 failed batches, the succeeded ones stay done). The job's step completes only when every
@@ -32,6 +34,7 @@ from orchestrator.contracts.jobs import JobKind, JobRequest
 from orchestrator.db.batch_models import JobBatch
 from orchestrator.db.session import read_transaction, transaction
 from orchestrator.engine.messages import send_batch
+from orchestrator.jobs.heartbeat import Renew, renewing
 from orchestrator.jobs.interface import JobFailure
 
 log = logging.getLogger(__name__)
@@ -41,6 +44,9 @@ WriteResults = Callable[[Session], None]
 #: Computes a batch's results outside any transaction; returns what writes them.
 Work = Callable[[list[str]], WriteResults]
 WAIT_INTERVAL_S = 0.2
+#: The hard time limit of a batch task; a claim is renewed no longer (a task hung past it
+#: in a live process lets its lease lapse).
+BATCH_TIME_LIMIT_S = 660
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,7 @@ def claim(batch: str) -> Claimed | None:
     """Take this batch if nobody holds it (or its holder's lease lapsed)."""
     release_unreleased()
     now = utcnow()
-    lease = now + timedelta(seconds=get_settings().job_batch_lease_s)
+    lease = now + _lease()
     with transaction() as session:
         row = session.execute(
             update(JobBatch)
@@ -142,6 +148,25 @@ def claim(batch: str) -> Claimed | None:
     if row is None:
         return None
     return Claimed(batch, list(row.items["ids"]), int(row.attempts))
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=get_settings().sweeps.job_lease_s)
+
+
+def _renew(claimed: Claimed) -> Renew:
+    def renew(session: Session) -> None:
+        session.execute(
+            update(JobBatch)
+            .where(
+                JobBatch.id == claimed.id,
+                JobBatch.status == "started",
+                JobBatch.attempts == claimed.attempt,
+            )
+            .values(lease_until=utcnow() + _lease())
+        )
+
+    return renew
 
 
 def _next_claimable(job_id: str) -> str | None:
@@ -158,6 +183,11 @@ def run_claimed(claimed: Claimed, work: Work) -> bool:
     """Do a claimed batch; True when it succeeded. Its results commit with its mark, and
     only while this claim still holds it (a lapsed lease taken over commits nothing). A
     claim whose outcome could not be written is kept to be given back (`_unreleased`)."""
+    with renewing(claimed.id, _renew(claimed), renew_for_s=BATCH_TIME_LIMIT_S):
+        return _run_claimed(claimed, work)
+
+
+def _run_claimed(claimed: Claimed, work: Work) -> bool:
     try:
         write = work(claimed.items)
     except Exception as error:

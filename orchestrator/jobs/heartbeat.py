@@ -11,6 +11,10 @@ hung in a live process lets its lease lapse too). A job's own code may still cal
 Beats go to `job_watch` in short transactions of their own, never to the job row: the
 running job holds that row's lock while it commits. On SQLite no sweep judges leases (the
 embedded fleet lives in one process), so nothing is written there.
+
+The same thread renews other leases a process holds while it works (a claimed batch of a
+job that fans out: `renewing`), so a batch, like a job, is taken over within one lease of
+its holder's death or cut-off, however long its work is.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from sqlalchemy.orm import Session
@@ -35,6 +39,10 @@ log = logging.getLogger(__name__)
 _last_beat: dict[str, float] = {}
 _leases: dict[str, float] = {}
 """Job id -> until when (monotonic) this process renews its lease."""
+#: Writes one renewal of a lease other than a job's, in the renewer's transaction.
+Renew = Callable[[Session], None]
+_renewals: dict[str, tuple[float, Renew]] = {}
+"""Key -> until when (monotonic) this process renews that lease, and how."""
 _lock = threading.Lock()
 _renewer: tuple[int, threading.Thread] | None = None
 _wake = threading.Event()
@@ -69,6 +77,23 @@ def lease(job_id: str, renew_for_s: float) -> Iterator[None]:
     finally:
         with _lock:
             _leases.pop(job_id, None)
+
+
+@contextmanager
+def renewing(key: str, renew: Renew, renew_for_s: float) -> Iterator[None]:
+    """Renew another lease (`renew` writes it) every heartbeat interval for the block, at
+    most `renew_for_s` (past it only a hung task is still here). Nothing on SQLite."""
+    if _skipped():
+        yield
+        return
+    with _lock:
+        _renewals[key] = (time.monotonic() + renew_for_s, renew)
+    _ensure_renewer()
+    try:
+        yield
+    finally:
+        with _lock:
+            _renewals.pop(key, None)
 
 
 def held_leases() -> frozenset[str]:
@@ -115,13 +140,27 @@ def _ensure_renewer() -> None:
 
 
 def _renew_forever() -> None:
-    interval = get_settings().job_heartbeat_interval_s
     while True:
-        _wake.wait(interval)  # a timer, not a wait for another party
+        # A timer, not a wait for another party; the interval is read each time (settings
+        # change in a long-lived process only in tests, which must not wait for a stale one).
+        _wake.wait(get_settings().job_heartbeat_interval_s)
         held = held_leases()
-        if not held:
-            continue
-        try:
-            _beat(held)
-        except Exception:  # the database is away: the next renewal tries again
-            log.warning("could not renew the lease of %d job(s)", len(held), exc_info=True)
+        if held:
+            try:
+                _beat(held)
+            except Exception:  # the database is away: the next renewal tries again
+                log.warning("could not renew the lease of %d job(s)", len(held), exc_info=True)
+        others = _held_renewals()
+        if others:
+            try:
+                with transaction() as session:
+                    for renew in others:
+                        renew(session)
+            except Exception:
+                log.warning("could not renew %d other lease(s)", len(others), exc_info=True)
+
+
+def _held_renewals() -> list[Renew]:
+    now = time.monotonic()
+    with _lock:
+        return [renew for until, renew in _renewals.values() if until > now]

@@ -17,6 +17,7 @@ from orchestrator.db.session import transaction
 from orchestrator.db.tables import JOBS
 from orchestrator.engine.coordinator import coordinate
 from orchestrator.engine.messages import kick
+from orchestrator.jobs.batches import BATCH_TIME_LIMIT_S
 from orchestrator.jobs.failed import JobAlreadyFailed, JobFailedForGood
 from orchestrator.jobs.interface import JobFailure, JobService, Prepare
 from orchestrator.jobs.not_run import not_run
@@ -58,8 +59,8 @@ def batch_task_options(name: str) -> dict[str, Any]:
         "acks_late": True,
         "reject_on_worker_lost": True,
         "ignore_result": True,
-        "soft_time_limit": 600,
-        "time_limit": 660,
+        "soft_time_limit": BATCH_TIME_LIMIT_S - 60,
+        "time_limit": BATCH_TIME_LIMIT_S,
     }
 
 
