@@ -59,6 +59,13 @@ def broker_conf(broker_url: str) -> dict[str, Any]:
         "task_default_delivery_mode": "persistent",
         "worker_detect_quorum_queues": True,
         "broker_native_delayed_delivery_queue_type": "quorum",
+        # After a reconnect Celery lowers the prefetch count and raises it again from the
+        # thread that acknowledges a task: with the threads pool that is a pool thread, and
+        # its synchronous basic.qos reads the consumer's socket beside the event loop, which
+        # then reads from mid-frame and hangs until the broker drops it for missed
+        # heartbeats. Quorum queues take per-consumer QoS, where the raise is a no-op anyway
+        # (celery/celery#9512): the worker would stay at the lowered count.
+        "worker_enable_prefetch_count_reduction": False,
     }
 
 

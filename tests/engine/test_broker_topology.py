@@ -26,6 +26,9 @@ def test_on_rabbitmq_every_queue_is_a_durable_quorum_queue_behind_a_topic_exchan
     assert app.conf.task_default_delivery_mode == "persistent"
     assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
     assert app.conf.worker_prefetch_multiplier == 1
+    # No prefetch reduction after a reconnect: its restore from a pool thread desynchronised
+    # the consumer's connection (test_fault_rabbitmq's restarts hung a worker for minutes).
+    assert app.conf.worker_enable_prefetch_count_reduction is False
 
 
 @pytest.mark.parametrize("url", [REDIS, "memory://localhost/"])
@@ -35,3 +38,4 @@ def test_other_brokers_keep_classic_declarations(url: str) -> None:
     assert all(not queue.queue_arguments for queue in app.conf.task_queues)
     assert "confirm_publish" not in app.conf.broker_transport_options
     assert app.conf.task_default_queue_type == "classic"
+    assert app.conf.worker_enable_prefetch_count_reduction is True
