@@ -67,14 +67,14 @@ def test_a_dead_holder_s_batch_is_taken_over_within_a_job_lease_and_a_live_one_s
     def long_work(items: list[str]) -> batches.WriteResults:
         # Works until the dead holder's batch was taken over (its lease lapsed) and its
         # own claim was renewed past the lease it was claimed with.
-        taken_over.append(
-            poll(
-                lambda: batches.claim(dead_batch),
-                lambda claim: claim is not None,
-                timeout_s=60,
-                what="the dead holder's batch to be claimable again",
-            )
+        claim = poll(
+            lambda: batches.claim(dead_batch),
+            lambda claim: claim is not None,
+            timeout_s=60,
+            what="the dead holder's batch to be claimable again",
         )
+        assert claim is not None
+        taken_over.append(claim)
         wait_for(
             lambda: _lease_until(live_batch) > claimed_until,
             timeout_s=60,
