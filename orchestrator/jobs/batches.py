@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import Update, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -154,17 +154,19 @@ def _lease() -> timedelta:
     return timedelta(seconds=get_settings().sweeps.job_lease_s)
 
 
+def _held(claimed: Claimed) -> Update:
+    """An update of the batch while this claim still holds it (a lapsed lease taken over,
+    or a claim given back, is not this claim's any more)."""
+    return update(JobBatch).where(
+        JobBatch.id == claimed.id,
+        JobBatch.status == "started",
+        JobBatch.attempts == claimed.attempt,
+    )
+
+
 def _renew(claimed: Claimed) -> Renew:
     def renew(session: Session) -> None:
-        session.execute(
-            update(JobBatch)
-            .where(
-                JobBatch.id == claimed.id,
-                JobBatch.status == "started",
-                JobBatch.attempts == claimed.attempt,
-            )
-            .values(lease_until=utcnow() + _lease())
-        )
+        session.execute(_held(claimed).values(lease_until=utcnow() + _lease()))
 
     return renew
 
@@ -198,12 +200,7 @@ def _run_claimed(claimed: Claimed, work: Work) -> bool:
     try:
         with transaction() as session:
             held = session.execute(
-                update(JobBatch)
-                .where(
-                    JobBatch.id == claimed.id,
-                    JobBatch.status == "started",
-                    JobBatch.attempts == claimed.attempt,
-                )
+                _held(claimed)
                 .values(status="succeeded", finished_at=utcnow(), lease_until=None, error=None)
                 .returning(JobBatch.id)
             ).first()
@@ -235,13 +232,7 @@ def _failed(claimed: Claimed, error: str) -> None:
     used_up = claimed.attempt >= get_settings().job_batch_attempts
     with transaction() as session:
         session.execute(
-            update(JobBatch)
-            .where(
-                JobBatch.id == claimed.id,
-                JobBatch.status == "started",
-                JobBatch.attempts == claimed.attempt,
-            )
-            .values(
+            _held(claimed).values(
                 status="failed" if used_up else "queued",
                 lease_until=None,
                 error=error[:2000],

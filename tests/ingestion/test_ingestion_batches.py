@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from orchestrator.config.settings import get_settings, reset_settings
 from orchestrator.contracts.identity import Actor
-from orchestrator.contracts.jobs import JobKind, JobRequest
+from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.batch_models import JobBatch
 from orchestrator.db.models import Document
@@ -28,6 +28,7 @@ from tests.support.services import (
     USER,
     Kit,
     add_standard_documents,
+    job_request,
     kit_database_for_this_process,
     open_kit,
 )
@@ -69,19 +70,7 @@ def kit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kit]:
 
 
 def _request(kit: Kit) -> JobRequest:
-    return JobRequest(
-        job_id=f"{kit.run.id}:ingest_documents:1",
-        kind=JobKind.INGEST_DOCUMENTS,
-        run_id=kit.run.id,
-        step=Step.INGEST_DOCUMENTS,
-        attempt=1,
-        idempotency_key="k",
-        trace_id="t",
-        tenant_id=TENANT,
-        organization_id="org-1",
-        assessment_id=kit.assessment.id,
-        actor_id="tester",
-    )
+    return job_request(Step.INGEST_DOCUMENTS, kit.run.id, kit.assessment.id)
 
 
 def _documents(kit: Kit) -> list[Document]:

@@ -17,7 +17,7 @@ from sqlalchemy.exc import OperationalError
 from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.identity import Actor
-from orchestrator.contracts.jobs import JobKind, JobRequest
+from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.batch_models import JobBatch
 from orchestrator.db.models import ChunkEmbedding, DocumentChunk
@@ -25,7 +25,7 @@ from orchestrator.db.session import dispose_engines, transaction
 from orchestrator.jobs import batches
 from orchestrator.knowledge.embedder import HashingEmbedder, Vectors
 from orchestrator.service.progress import batch_progress
-from tests.support.services import TENANT, USER, add_standard_documents, open_kit
+from tests.support.services import TENANT, USER, add_standard_documents, job_request, open_kit
 from workers.kb_index import fan_out
 
 BATCH = 2
@@ -73,20 +73,7 @@ def assessment(kit_ids: KitIds) -> uuid.UUID:
 
 
 def _request(assessment_id: uuid.UUID, run_id: uuid.UUID | None = None) -> JobRequest:
-    run_id = run_id or uuid.uuid4()
-    return JobRequest(
-        job_id=f"{run_id}:index_kb:1",
-        kind=JobKind.INDEX_KB,
-        run_id=run_id,
-        step=Step.INDEX_KB,
-        attempt=1,
-        idempotency_key="k",
-        trace_id="t",
-        tenant_id=TENANT,
-        organization_id="org-1",
-        assessment_id=assessment_id,
-        actor_id="tester",
-    )
+    return job_request(Step.INDEX_KB, run_id or uuid.uuid4(), assessment_id)
 
 
 def _batches(job_id: str) -> list[JobBatch]:

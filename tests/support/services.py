@@ -223,19 +223,12 @@ class Kit:
             }
         params |= parameters
         self.jobs += 1
-        request = JobRequest(
-            job_id=job_id or f"job-{step.value}-{self.jobs}",
-            kind=spec.job_kind,
-            run_id=self.run.id,
-            step=step,
-            attempt=1,
-            idempotency_key=f"key-{self.jobs}",
-            trace_id="trace-1",
-            tenant_id=TENANT,
-            organization_id=ORG,
-            assessment_id=self.assessment.id,
-            actor_id="system:test",
-            parameters=params,
+        request = job_request(step, self.run.id, self.assessment.id).model_copy(
+            update={
+                "job_id": job_id or f"job-{step.value}-{self.jobs}",
+                "idempotency_key": f"key-{self.jobs}",
+                "parameters": params,
+            }
         )
         return JobContext(request=request, session=self.session, storage_dir=self.storage_dir)
 
@@ -280,6 +273,25 @@ def add_standard_documents(kit: Kit) -> None:
     kit.add_document("access-control-policy.md", ACCESS_POLICY)
     kit.add_document("incident-response-plan.md", INCIDENT_PLAN)
     kit.add_document("backup-standard.txt", BACKUP_STANDARD, media_type="text/plain")
+
+
+def job_request(step: Step, run_id: uuid.UUID, assessment_id: uuid.UUID) -> JobRequest:
+    """The first attempt of the step's job for a run, as the coordinator sends it."""
+    kind = STEP_SPECS[step].job_kind
+    assert kind is not None, f"{step.value} runs no job"
+    return JobRequest(
+        job_id=f"{run_id}:{step.value}:1",
+        kind=kind,
+        run_id=run_id,
+        step=step,
+        attempt=1,
+        idempotency_key=f"{run_id}:{step.value}",
+        trace_id="trace-1",
+        tenant_id=TENANT,
+        organization_id=ORG,
+        assessment_id=assessment_id,
+        actor_id="system:test",
+    )
 
 
 @contextmanager
