@@ -34,6 +34,9 @@ LEASE = {
     "LIFECYCLE_SWEEP_JOB_LEASE_S": "6",
     "LIFECYCLE_JOB_HEARTBEAT_INTERVAL_S": "1",
     "LIFECYCLE_SWEEP_INTERVAL_S": "1",
+    # Frozen inside a transaction (planning its batches), the worker holds row locks the
+    # other's delivery waits on: the server ends that transaction, as it does a hung one.
+    "LIFECYCLE_DATABASE_IDLE_TRANSACTION_TIMEOUT_S": "10",
 }
 #: Long enough that the frozen worker is still inside the job when it is frozen.
 SLOW = {**SLOW_READER_ENV, "LIFECYCLE_TEST_SLOW_PARSE_S": "20"}
