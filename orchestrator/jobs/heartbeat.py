@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -66,34 +67,32 @@ def lease(job_id: str, renew_for_s: float) -> Iterator[None]:
     lapse although its process lives). No beat at the start: the claim just stamped the
     job's `updated_at`, which the lost-job sweep reads as the lease's first beat, and the
     renewer's first write comes within one interval (a job shorter than that writes none)."""
-    if _skipped():
+    with _registered(_leases, job_id, time.monotonic() + renew_for_s):
         yield
-        return
-    with _lock:
-        _leases[job_id] = time.monotonic() + renew_for_s
-    _ensure_renewer()
-    try:
-        yield
-    finally:
-        with _lock:
-            _leases.pop(job_id, None)
 
 
 @contextmanager
 def renewing(key: str, renew: Renew, renew_for_s: float) -> Iterator[None]:
     """Renew another lease (`renew` writes it) every heartbeat interval for the block, at
     most `renew_for_s` (past it only a hung task is still here). Nothing on SQLite."""
+    with _registered(_renewals, key, (time.monotonic() + renew_for_s, renew)):
+        yield
+
+
+@contextmanager
+def _registered(registry: dict[str, Any], key: str, entry: Any) -> Iterator[None]:
+    """`entry` in a registry the renewer reads, for the block (nothing on SQLite)."""
     if _skipped():
         yield
         return
     with _lock:
-        _renewals[key] = (time.monotonic() + renew_for_s, renew)
+        registry[key] = entry
     _ensure_renewer()
     try:
         yield
     finally:
         with _lock:
-            _renewals.pop(key, None)
+            registry.pop(key, None)
 
 
 def held_leases() -> frozenset[str]:
