@@ -1,5 +1,6 @@
-"""A bench fleet's environment: a fresh migrated database next to the given server, a
-flushed broker database and a home, set in this process's environment for the workers it
+"""A bench fleet's environment: a fresh migrated database next to the given server, an
+emptied broker (a Redis database flushed, or the fleet's RabbitMQ queues deleted) and a
+home, set in this process's environment for the workers it
 starts; the database is dropped afterwards."""
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import redis
-
 from bench.compare.db import drop_database, fresh_database
+from orchestrator.testing.empty_broker import empty_broker
 
 
 @contextmanager
@@ -28,7 +28,7 @@ def fleet_environment(
         "LIFECYCLE_HOME": str(home),
         **(settings or {}),
     }
-    redis.Redis.from_url(broker_url).flushdb()
+    empty_broker(broker_url)
     os.environ.update(env)
     # Imported once the environment names this fleet's database.
     from orchestrator.db.migrate import upgrade

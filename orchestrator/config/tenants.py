@@ -15,8 +15,9 @@ class TenantShareSettings(BaseSettings):
     fair_order: bool = Field(
         True,
         description="A tenant's first message on a queue (nothing else of the tenant waiting "
-        "there) is taken before other tenants' backlogs (message priorities; Redis, and "
-        "RabbitMQ 4 quorum queues).",
+        "there) is taken before other tenants' backlogs (message priorities on Redis and "
+        "RabbitMQ 4 quorum queues; on RabbitMQ, a backlog message also gives way when it is "
+        "delivered ahead of another tenant's first job).",
     )
     job_limit: int = Field(
         0,

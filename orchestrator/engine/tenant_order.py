@@ -14,17 +14,26 @@ backlog themselves.
 
 Brokers: on Redis, kombu keeps one list per priority step and reads step 0 first (a
 message with no priority is at step 0, so the sweeps' re-sends are never held back); on
-RabbitMQ 4 quorum queues treat a priority above 4 as high and the rest as normal
-(RabbitMQ 3.x quorum queues ignore priorities: the order is then first in, first out);
-the in-memory broker of the embedded default has one process and no order to keep.
+RabbitMQ 4 quorum queues treat a priority above 4 as high and the rest as normal; the
+in-memory broker of the embedded default has one process and no order to keep.
+
+RabbitMQ 3.x quorum queues ignore priorities, so on RabbitMQ the order is also kept where
+a message is delivered: a job message (or a batch of a fanned-out job) of a tenant's
+backlog gives way when another tenant's first job on its queue was queued after it was
+sent, by going back to the end of the queue (`first_behind`). A message gives way once per
+such job at most (sent again, it is no longer ahead of it), so a first job waits for what
+the workers already hold and one pass over the messages ahead of it, and a first job
+whose message was lost costs one pass, not a standstill. Coordinator wake-ups are not held
+back this way: they take milliseconds each.
 """
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from enum import Enum
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, exists, select
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
@@ -49,6 +58,12 @@ def ordering() -> bool:
     return settings.tenants.fair_order and not settings.is_embedded_broker
 
 
+def kept_at_delivery() -> bool:
+    """Is the order kept by backlog messages giving way when delivered? (on RabbitMQ, whose
+    3.x quorum queues ignore priorities; harmless on 4.x, where first jobs start earlier)"""
+    return ordering() and is_amqp(get_settings().broker_url)
+
+
 def priority(level: Level) -> int | None:
     """The message priority that puts a message at this level on the configured broker."""
     if not ordering():
@@ -66,6 +81,33 @@ _OTHER_QUEUED_JOB = (
         JOBS.c.queue == bindparam("queue"),
         JOBS.c.id != bindparam("job_id"),
         RUNS.c.tenant_id == bindparam("tenant_id"),
+    )
+    .limit(1)
+)
+_FIRST = JOBS.alias("first")
+_FIRST_RUN = RUNS.alias("first_run")
+_PEER = JOBS.alias("peer")
+_PEER_RUN = RUNS.alias("peer_run")
+#: Another tenant's first job on the queue (nothing else of its tenant queued there),
+#: queued after a given time: behind a message sent then.
+_FIRST_BEHIND = (
+    select(_FIRST.c.id)
+    .select_from(_FIRST.join(_FIRST_RUN, _FIRST_RUN.c.id == _FIRST.c.run_id))
+    .where(
+        _FIRST.c.queue == bindparam("queue"),
+        _FIRST.c.status == "queued",
+        _FIRST.c.created_at > bindparam("sent_at"),
+        _FIRST_RUN.c.tenant_id != bindparam("tenant_id"),
+        ~exists(
+            select(_PEER.c.id)
+            .select_from(_PEER.join(_PEER_RUN, _PEER_RUN.c.id == _PEER.c.run_id))
+            .where(
+                _PEER.c.queue == _FIRST.c.queue,
+                _PEER.c.status == "queued",
+                _PEER.c.id != _FIRST.c.id,
+                _PEER_RUN.c.tenant_id == _FIRST_RUN.c.tenant_id,
+            )
+        ),
     )
     .limit(1)
 )
@@ -96,6 +138,15 @@ def job_priority(session: Session, tenant_id: str, queue: str, job_id: str) -> i
     if not ordering():
         return None
     return priority(job_level(session, tenant_id, queue, job_id))
+
+
+def first_behind(session: Session, tenant_id: str, queue: str, sent_at: datetime) -> bool:
+    """Is another tenant's first job on the queue queued after `sent_at`, behind a message
+    of this tenant sent then?"""
+    found = session.scalar(
+        _FIRST_BEHIND, {"queue": queue, "tenant_id": tenant_id, "sent_at": sent_at}
+    )
+    return found is not None
 
 
 def wake_level(session: Session, run_id: uuid.UUID) -> Level:

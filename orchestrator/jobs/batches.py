@@ -305,7 +305,10 @@ def fan_out(
     if not settings.is_embedded_broker:
         for batch in planned[1:]:  # the first is this process's own
             try:
-                send_batch(task_name, queue, batch, {**body, "batch_id": batch})
+                # Its tenant and queue let a worker give way to another tenant's
+                # first job (orchestrator.jobs.task.run_batch_task).
+                offered = {**body, "batch_id": batch, "tenant_id": request.tenant_id}
+                send_batch(task_name, queue, batch, {**offered, "queue": queue})
             except Exception:  # this process takes what nobody else was offered
                 log.warning("could not offer batch %s to the queue", batch, exc_info=True)
     deadline = settings.sweeps.job_deadline(deadline_of or request.kind).total_seconds()

@@ -16,13 +16,15 @@ from orchestrator.contracts.jobs import JOB_DECLARATIONS, JobKind, JobRequest
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import JOBS
 from orchestrator.engine.coordinator import coordinate
-from orchestrator.engine.messages import kick
+from orchestrator.engine.messages import kick, send_batch
+from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs.batches import BATCH_TIME_LIMIT_S
 from orchestrator.jobs.failed import JobAlreadyFailed, JobFailedForGood
 from orchestrator.jobs.interface import JobFailure, JobService, Prepare
 from orchestrator.jobs.not_run import not_run
 from orchestrator.jobs.runtime import DATABASE_UNAVAILABLE, Delivery, JobRun, run_job
-from orchestrator.jobs.tenant_share import admitted, send_to_back
+from orchestrator.jobs.tenant_share import admitted, gives_way, send_to_back
+from orchestrator.observability.broker_view import SENT_AT_HEADER
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,24 @@ def batch_task_options(name: str) -> dict[str, Any]:
     }
 
 
+def run_batch_task(task: Task, body: dict[str, Any], take: Callable[[dict[str, Any]], str]) -> str:
+    """A batch task's body: `take` the batch, unless its message gives way to another
+    tenant's first job on its queue (tenant_share.gives_way): then it goes back to the end
+    of the queue, and its job's own process may take the batch meanwhile."""
+    tenant, queue = body.get("tenant_id"), body.get("queue")
+    if isinstance(tenant, str) and isinstance(queue, str) and _gives_way(task, tenant, queue):
+        send_batch(task.name, queue, str(body["batch_id"]), body)
+        return "gave way"
+    return take(body)
+
+
+def _gives_way(task: Task, tenant_id: str, queue: str, job_id: str | None = None) -> bool:
+    """A first delivery only: a retry keeps its place (its countdown is its own wait)."""
+    if task.request.retries:
+        return False
+    return gives_way(tenant_id, queue, job_id, getattr(task.request, SENT_AT_HEADER, None))
+
+
 ServiceWrapper = Callable[[JobService], JobService]
 _wrappers: list[ServiceWrapper] = []
 _replaced = False
@@ -96,6 +116,9 @@ def run_job_task(
     if not admitted(request):
         send_to_back(request, body)  # then this message is acknowledged
         return "deferred"
+    if _gives_way(task, request.tenant_id, ROUTES[request.kind].queue, request.job_id):
+        send_to_back(request, body, pause=False)
+        return "gave way"
     settings = get_settings()
     retries = task.request.retries
     delivery = Delivery(

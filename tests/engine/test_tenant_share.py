@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from orchestrator.db.models import InboxSignal, Job, WorkflowRun
 from orchestrator.db.session import dispose_engines, transaction
 from orchestrator.engine import messages, tenant_order
 from orchestrator.engine.tenant_order import Level
+from orchestrator.jobs import task as task_module
 from orchestrator.jobs import tenant_share
 from orchestrator.observability.state_metrics import StateCollector
 from tests.support.services import open_kit
@@ -237,3 +239,88 @@ def test_the_levels_per_broker_and_the_switch(
     assert tenant_order.priority(Level.BACKLOG) is None
     _broker(monkeypatch, "memory://")
     assert tenant_order.priority(Level.BACKLOG) is None  # one process, no order to keep
+
+
+def _sent_now() -> float:
+    """A publish stamp taken now (celery_hooks stamps each message with time.time())."""
+    return utcnow().timestamp()
+
+
+def test_on_rabbitmq_a_backlog_message_gives_way_once_to_a_first_job_queued_behind_it(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RabbitMQ 3.x quorum queues ignore priorities: the order is kept at delivery."""
+    _broker(monkeypatch, "amqp://guest:guest@127.0.0.1:5672//")
+    a_first = _job(runs[A], 1, "queued")
+    a_second = _job(runs[A], 2, "queued")
+    a_sent = _sent_now()  # A's messages are ahead of what is queued from here on
+    assert not tenant_share.gives_way(A, "analysis", a_second, a_sent)  # nobody behind
+    b_first = _job(runs[B], 1, "queued")
+
+    assert tenant_share.gives_way(A, "analysis", a_second, a_sent)
+    assert tenant_share.gives_way(A, "analysis", None, a_sent)  # a batch: always backlog
+    # Sent again after B's job was queued, it is behind it: it does not give way again.
+    assert not tenant_share.gives_way(A, "analysis", a_second, _sent_now())
+    # Another queue, another order; and B never gives way to itself.
+    assert not tenant_share.gives_way(A, "ingestion", None, a_sent)
+    assert not tenant_share.gives_way(B, "analysis", None, a_sent)
+    # No stamp (a message from before the stamps): it keeps its place.
+    assert not tenant_share.gives_way(A, "analysis", a_second, None)
+
+    # B with a second job queued has a backlog too: its jobs are no one's first.
+    _job(runs[B], 2, "queued")
+    assert not tenant_share.gives_way(A, "analysis", a_second, a_sent)
+    with transaction() as session:
+        session.get_one(Job, b_first).status = "started"
+    assert tenant_share.gives_way(A, "analysis", a_second, a_sent)  # B's second is first
+
+    # A's last queued job is its tenant's first: first jobs keep their order.
+    with transaction() as session:
+        session.get_one(Job, a_first).status = "started"
+    assert not tenant_share.gives_way(A, "analysis", a_second, a_sent)
+
+
+def test_elsewhere_the_order_is_kept_by_priorities_not_at_delivery(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _job(runs[A], 1, "queued")
+    a_second = _job(runs[A], 2, "queued")
+    a_sent = _sent_now()
+    _job(runs[B], 1, "queued")
+    _broker(monkeypatch, "redis://127.0.0.1:6379/15")
+    assert not tenant_share.gives_way(A, "analysis", a_second, a_sent)
+    _broker(monkeypatch, "amqp://guest:guest@127.0.0.1:5672//", fair=False)
+    assert not tenant_share.gives_way(A, "analysis", a_second, a_sent)
+
+
+class _Task:
+    """What a batch task reads of its delivery: its name, retries and publish stamp."""
+
+    name = "analysis.judge_batch"
+
+    def __init__(self, sent_at: float, retries: int = 0) -> None:
+        self.request = SimpleNamespace(retries=retries, lifecycle_sent_at=sent_at)
+
+
+def test_a_batch_that_gives_way_goes_back_to_its_queue_untaken(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _broker(monkeypatch, "amqp://guest:guest@127.0.0.1:5672//")
+    a_sent = _sent_now()
+    _job(runs[B], 1, "queued")
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(task_module, "send_batch", lambda *args: sent.append(args))
+    taken: list[dict[str, Any]] = []
+
+    def take(body: dict[str, Any]) -> str:
+        taken.append(body)
+        return "succeeded"
+
+    body = {"batch_id": "j:batch:1", "job_id": "j", "tenant_id": A, "queue": "analysis"}
+    assert task_module.run_batch_task(_Task(a_sent), body, take) == "gave way"
+    assert sent == [("analysis.judge_batch", "analysis", "j:batch:1", body)] and not taken
+    # A retry keeps its place; so does a batch offered before batches named their tenant.
+    assert task_module.run_batch_task(_Task(a_sent, retries=1), body, take) == "succeeded"
+    old = {"batch_id": "j:batch:2", "job_id": "j"}
+    assert task_module.run_batch_task(_Task(a_sent), old, take) == "succeeded"
+    assert taken == [body, old] and len(sent) == 1

@@ -8,7 +8,12 @@ from typing import Any
 from celery import Task, shared_task
 
 from orchestrator.contracts.jobs import JobKind
-from orchestrator.jobs.task import batch_task_options, job_task_options, run_job_task
+from orchestrator.jobs.task import (
+    batch_task_options,
+    job_task_options,
+    run_batch_task,
+    run_job_task,
+)
 from workers.analysis.evidence_batches import JUDGE_BATCH_TASK, judge_one_batch
 from workers.analysis.reassessment import evaluate_reassessment
 from workers.analysis.service import prepare_analysis_step, run_analysis_step
@@ -36,4 +41,4 @@ def reassess(self: Task, body: dict[str, Any]) -> str:
 def judge_batch(self: Task, body: dict[str, Any]) -> str:
     """One batch of an evidence analysis: a failed batch goes back to its job's list
     alone; the job (or the next worker offered it) takes it again."""
-    return judge_one_batch(body)
+    return run_batch_task(self, body, judge_one_batch)

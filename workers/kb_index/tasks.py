@@ -7,7 +7,12 @@ from typing import Any
 from celery import Task, shared_task
 
 from orchestrator.contracts.jobs import JobKind
-from orchestrator.jobs.task import batch_task_options, job_task_options, run_job_task
+from orchestrator.jobs.task import (
+    batch_task_options,
+    job_task_options,
+    run_batch_task,
+    run_job_task,
+)
 from workers.kb_index.fan_out import EMBED_BATCH_TASK, embed_one_batch
 from workers.kb_index.service import embed_before
 from workers.kb_index.service import index_kb as index_kb_service
@@ -22,4 +27,4 @@ def index_kb(self: Task, body: dict[str, Any]) -> str:
 def embed_batch(self: Task, body: dict[str, str]) -> str:
     """One batch of an index_kb job: a failed batch goes back to its job's list alone; the
     job (or the next worker offered it) takes it again."""
-    return embed_one_batch(body)
+    return run_batch_task(self, body, embed_one_batch)
