@@ -36,5 +36,13 @@ class TenantShareSettings(BaseSettings):
         "back at the end of its queue (bounds the turns of a queue only one tenant fills).",
     )
 
+    give_way_after_s: float = Field(
+        1.0,
+        ge=0,
+        description="On RabbitMQ, how long a backlog message must have waited in its queue "
+        "before its worker looks for another tenant's first job queued behind it (a message "
+        "that waited less had little ahead of it: no read for it).",
+    )
+
     def limit_for(self, tenant_id: str) -> int:
         return self.job_limits.get(tenant_id, self.job_limit)

@@ -171,6 +171,7 @@ def _pending_signal(run_id: uuid.UUID, key: str) -> None:
 
 def _broker(monkeypatch: pytest.MonkeyPatch, url: str, fair: bool = True) -> None:
     monkeypatch.setenv("LIFECYCLE_BROKER_URL", url)
+    monkeypatch.setenv("LIFECYCLE_TENANT_GIVE_WAY_AFTER_S", "0")
     monkeypatch.setenv("LIFECYCLE_TENANT_FAIR_ORDER", "true" if fair else "false")
     reset_settings()
 
@@ -278,6 +279,21 @@ def test_on_rabbitmq_a_backlog_message_gives_way_once_to_a_first_job_queued_behi
     with transaction() as session:
         session.get_one(Job, a_first).status = "started"
     assert not tenant_share.gives_way(A, "analysis", a_second, a_sent)
+
+
+def test_a_message_that_waited_less_than_the_setting_keeps_its_place_unread(
+    runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _broker(monkeypatch, "amqp://guest:guest@127.0.0.1:5672//")
+    monkeypatch.setenv("LIFECYCLE_TENANT_GIVE_WAY_AFTER_S", "60")
+    reset_settings()
+    _job(runs[A], 1, "queued")
+    a_second = _job(runs[A], 2, "queued")
+    _job(runs[B], 1, "queued")
+    # Sent ten minutes and one second before B's job was queued: both are ahead of it.
+    long_ago, just_now = _sent_now() - 600, _sent_now() - 1
+    assert tenant_share.gives_way(A, "analysis", a_second, long_ago)
+    assert not tenant_share.gives_way(A, "analysis", a_second, just_now)
 
 
 def test_elsewhere_the_order_is_kept_by_priorities_not_at_delivery(
