@@ -67,7 +67,8 @@ class Settings(BaseSettings):
         le=4096,
         description="Items in one batch of a job that fans out (chunks to embed): small "
         "enough that each worker of the queue takes several, so the last batch taken does "
-        "not keep one worker busy while the others idle.",
+        "not keep one worker busy while the others idle (a job with few chunks cuts smaller "
+        "batches, at least 8).",
     )
     job_batch_documents: int = Field(
         4,

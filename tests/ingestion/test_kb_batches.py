@@ -188,9 +188,31 @@ def test_the_batch_size_is_a_setting(kit_ids: KitIds, monkeypatch: pytest.Monkey
 
     rows = _batches(request.job_id)
     chunks, _ = _vectors_per_chunk(assessment)
-    assert [len(row.items["ids"]) for row in rows][:-1] == [3] * (len(rows) - 1)
-    assert len(rows) == -(-chunks // 3) > 1
+    size = fan_out.spread(chunks, 3)
+    assert [len(row.items["ids"]) for row in rows][:-1] == [size] * (len(rows) - 1)
+    assert len(rows) == -(-chunks // size) > 1
     assert counts.embedded == chunks
+    # The longest chunks go first: the batches taken last are the quickest.
+    lengths = _lengths([chunk for row in rows for chunk in row.items["ids"]])
+    assert lengths == sorted(lengths, reverse=True) and lengths[0] > lengths[-1]
+
+
+def test_few_chunks_are_cut_into_smaller_batches_for_the_workers_to_share() -> None:
+    """A batch size that leaves fewer than MIN_BATCHES batches is cut down (the SoA's
+    chunks were 2 batches, the second left to one worker); it never grows."""
+    assert fan_out.spread(1000, 32) == 32
+    assert fan_out.spread(256, 32) == 32  # exactly MIN_BATCHES batches of 32
+    assert fan_out.spread(60, 32) == 8  # 8 batches, the last of 4
+    assert -(-60 // fan_out.spread(60, 32)) == fan_out.MIN_BATCHES
+    assert fan_out.spread(5, 32) == 1
+    assert fan_out.spread(0, 32) == 1
+
+
+def _lengths(chunk_ids: list[str]) -> list[int]:
+    query = select(DocumentChunk.id, DocumentChunk.text).where(DocumentChunk.id.in_(chunk_ids))
+    with transaction() as session:
+        texts = {row.id: row.text for row in session.execute(query)}
+    return [len(texts[chunk_id]) for chunk_id in chunk_ids]
 
 
 def test_two_deliveries_planning_at_once_share_the_first_plan(
