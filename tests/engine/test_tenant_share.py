@@ -91,6 +91,11 @@ def _job(run_id: uuid.UUID, n: int, status: str) -> str:
     return job_id
 
 
+def _backlog(run_id: uuid.UUID) -> tuple[str, str]:
+    """Two queued jobs of the run on the analysis queue: its tenant's first and backlog."""
+    return _job(run_id, 1, "queued"), _job(run_id, 2, "queued")
+
+
 def _request(run_id: uuid.UUID, tenant: str, job_id: str) -> JobRequest:
     return JobRequest(
         job_id=job_id,
@@ -180,8 +185,7 @@ def test_a_tenants_first_job_on_a_queue_goes_ahead_of_another_tenants_backlog(
     runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _broker(monkeypatch, "redis://127.0.0.1:6379/15")
-    a_first = _job(runs[A], 1, "queued")
-    a_second = _job(runs[A], 2, "queued")
+    a_first, a_second = _backlog(runs[A])
     b_first = _job(runs[B], 1, "queued")
     _job(runs[B], 2, "started")  # running, not waiting: B still has nothing queued
     with transaction() as session:
@@ -252,8 +256,7 @@ def test_on_rabbitmq_a_backlog_message_gives_way_once_to_a_first_job_queued_behi
 ) -> None:
     """RabbitMQ 3.x quorum queues ignore priorities: the order is kept at delivery."""
     _broker(monkeypatch, "amqp://guest:guest@127.0.0.1:5672//")
-    a_first = _job(runs[A], 1, "queued")
-    a_second = _job(runs[A], 2, "queued")
+    a_first, a_second = _backlog(runs[A])
     a_sent = _sent_now()  # A's messages are ahead of what is queued from here on
     assert not tenant_share.gives_way(A, "analysis", a_second, a_sent)  # nobody behind
     b_first = _job(runs[B], 1, "queued")
@@ -287,8 +290,7 @@ def test_a_message_that_waited_less_than_the_setting_keeps_its_place_unread(
     _broker(monkeypatch, "amqp://guest:guest@127.0.0.1:5672//")
     monkeypatch.setenv("LIFECYCLE_TENANT_GIVE_WAY_AFTER_S", "60")
     reset_settings()
-    _job(runs[A], 1, "queued")
-    a_second = _job(runs[A], 2, "queued")
+    _, a_second = _backlog(runs[A])
     _job(runs[B], 1, "queued")
     # Sent ten minutes and one second before B's job was queued: both are ahead of it.
     long_ago, just_now = _sent_now() - 600, _sent_now() - 1
@@ -299,8 +301,7 @@ def test_a_message_that_waited_less_than_the_setting_keeps_its_place_unread(
 def test_elsewhere_the_order_is_kept_by_priorities_not_at_delivery(
     runs: dict[str, uuid.UUID], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _job(runs[A], 1, "queued")
-    a_second = _job(runs[A], 2, "queued")
+    _, a_second = _backlog(runs[A])
     a_sent = _sent_now()
     _job(runs[B], 1, "queued")
     _broker(monkeypatch, "redis://127.0.0.1:6379/15")
