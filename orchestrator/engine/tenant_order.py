@@ -32,8 +32,9 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from enum import Enum
+from typing import Any
 
-from sqlalchemy import bindparam, exists, select
+from sqlalchemy import Select, bindparam, exists, select
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
@@ -71,23 +72,30 @@ def priority(level: Level) -> int | None:
     return (_AMQP if is_amqp(get_settings().broker_url) else _REDIS)[level]
 
 
+def _other_queued_job(queue: Any, job_id: Any, tenant_id: Any) -> Select[Any]:
+    """Another queued job than `job_id` of tenant `tenant_id` on `queue` (values or the
+    columns of an outer query)."""
+    job, run = JOBS.alias(), RUNS.alias()
+    return (
+        select(job.c.id)
+        .select_from(job.join(run, run.c.id == job.c.run_id))
+        .where(
+            job.c.status == "queued",
+            job.c.queue == queue,
+            job.c.id != job_id,
+            run.c.tenant_id == tenant_id,
+        )
+        .limit(1)
+    )
+
+
 #: Another queued job of the tenant on the queue (statements built once: every enqueue
 #: asks, on the coordinator's hot path).
-_OTHER_QUEUED_JOB = (
-    select(JOBS.c.id)
-    .select_from(JOBS.join(RUNS, RUNS.c.id == JOBS.c.run_id))
-    .where(
-        JOBS.c.status == "queued",
-        JOBS.c.queue == bindparam("queue"),
-        JOBS.c.id != bindparam("job_id"),
-        RUNS.c.tenant_id == bindparam("tenant_id"),
-    )
-    .limit(1)
+_OTHER_QUEUED_JOB = _other_queued_job(
+    bindparam("queue"), bindparam("job_id"), bindparam("tenant_id")
 )
 _FIRST = JOBS.alias("first")
 _FIRST_RUN = RUNS.alias("first_run")
-_PEER = JOBS.alias("peer")
-_PEER_RUN = RUNS.alias("peer_run")
 #: Another tenant's first job on the queue (nothing else of its tenant queued there),
 #: queued after a given time: behind a message sent then.
 _FIRST_BEHIND = (
@@ -98,16 +106,7 @@ _FIRST_BEHIND = (
         _FIRST.c.status == "queued",
         _FIRST.c.created_at > bindparam("sent_at"),
         _FIRST_RUN.c.tenant_id != bindparam("tenant_id"),
-        ~exists(
-            select(_PEER.c.id)
-            .select_from(_PEER.join(_PEER_RUN, _PEER_RUN.c.id == _PEER.c.run_id))
-            .where(
-                _PEER.c.queue == _FIRST.c.queue,
-                _PEER.c.status == "queued",
-                _PEER.c.id != _FIRST.c.id,
-                _PEER_RUN.c.tenant_id == _FIRST_RUN.c.tenant_id,
-            )
-        ),
+        ~exists(_other_queued_job(_FIRST.c.queue, _FIRST.c.id, _FIRST_RUN.c.tenant_id)),
     )
     .limit(1)
 )

@@ -24,6 +24,7 @@ from orchestrator.engine import messages, tenant_order
 from orchestrator.engine.tenant_order import Level
 from orchestrator.jobs import task as task_module
 from orchestrator.jobs import tenant_share
+from orchestrator.observability.broker_view import SENT_AT_HEADER
 from orchestrator.observability.state_metrics import StateCollector
 from tests.support.services import open_kit
 
@@ -316,7 +317,7 @@ class _Task:
     name = "analysis.judge_batch"
 
     def __init__(self, sent_at: float, retries: int = 0) -> None:
-        self.request = SimpleNamespace(retries=retries, lifecycle_sent_at=sent_at)
+        self.request = SimpleNamespace(retries=retries, **{SENT_AT_HEADER: sent_at})
 
 
 def test_a_batch_that_gives_way_goes_back_to_its_queue_untaken(
