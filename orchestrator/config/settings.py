@@ -89,6 +89,15 @@ class Settings(BaseSettings):
         "judging a few hundred: one framework's scope stays in one batch, several "
         "frameworks' spread.",
     )
+    worker_blas_threads: int = Field(
+        1,
+        ge=1,
+        le=256,
+        description="Threads of numpy's BLAS (the matrix products of rankings and of the "
+        "embedding model) in each worker process. The fleet scales by processes, one per "
+        "core: OpenBLAS's own threads then spin against the other processes (on 2 cores "
+        "with its default of 2, an evidence analysis's judging took five times as long).",
+    )
     worker_preload: bool = Field(
         True,
         description="A worker of a job queue loads the shipped SCF catalogue and the embedding "

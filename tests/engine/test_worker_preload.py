@@ -1,6 +1,7 @@
 """A worker of a job queue loads the shipped catalogue and the embedding model before it
 takes work (a fresh worker's first job would otherwise wait seconds for them); a
-coordinator-only worker loads nothing it does not use."""
+coordinator-only worker loads nothing it does not use. Every worker runs numpy's BLAS in
+one thread (orchestrator.runtime.blas)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.polling import wait_for
 
 PRELOADED = "preloaded the catalogue and the model"
+BLAS = "numpy's BLAS threads"
 
 
 def test_only_a_worker_of_a_job_queue_preloads() -> None:
@@ -26,9 +28,13 @@ def test_only_a_worker_of_a_job_queue_preloads() -> None:
     assert shipped_catalog.cache_info().currsize == 1
 
 
-def _preloaded(log: str) -> list[dict[str, object]]:
+def _logged(log: str, message: str) -> list[dict[str, object]]:
     lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
-    return [line for line in lines if line.get("message") == PRELOADED]
+    return [line for line in lines if line.get("message") == message]
+
+
+def _preloaded(log: str) -> list[dict[str, object]]:
+    return _logged(log, PRELOADED)
 
 
 def _ready_line(fleet: Fleet, name: str) -> Callable[[], bool]:
@@ -49,3 +55,7 @@ def test_a_job_worker_has_preloaded_when_it_first_answers(fleet: Fleet, pool: st
     assert float(str(line["seconds"])) > 0
     assert _preloaded(fleet.log_of(coordinator)) == []
     assert _preloaded(fleet.log_of(off)) == []
+    # The default, one thread, whatever the cores (OpenBLAS would start one per core).
+    for name in (job_worker, coordinator, off):
+        [threads] = _logged(fleet.log_of(name), BLAS)
+        assert threads["blas_threads"] == [1], name
