@@ -172,6 +172,10 @@ def _story(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     for key, heading in SECTIONS:
         title = Paragraph(_text(heading), styles.h2)
         title._section_key = key  # the contents entry and its link target
+        # Listed before the first pass (its page not yet known): the contents take their
+        # final room at once, and multiBuild settles in two passes of the whole document
+        # instead of three. The PDF is the same.
+        contents.addEntry(0, title.getPlainText(), 0, key)
         story.append(title)
         story.extend(builders[key](report, styles, width))
     return story
