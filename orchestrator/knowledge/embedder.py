@@ -128,10 +128,15 @@ class HashingEmbedder:
 
     def rescore(self, query: str, texts: Sequence[str]) -> list[float]:
         wanted = term_weights(query)
-        return [
-            sum(weight * wanted.get(term, 0.0) for term, weight in term_weights(t).items())
-            for t in texts
-        ]
+        return [_dot(wanted, term_weights(t)) for t in texts]
+
+
+def _dot(left: dict[str, float], right: dict[str, float]) -> float:
+    """The cosine of two unit term vectors, walking the shorter: a query of a few words
+    against a passage of hundreds of terms (pre-analysis asks a thousand of them)."""
+    if len(right) < len(left):
+        left, right = right, left
+    return sum(weight * right.get(term, 0.0) for term, weight in left.items())
 
 
 def normalise_rows(matrix: Vectors) -> Vectors:
