@@ -8,7 +8,7 @@ decided in bulk by a colleague, each draft approved); a coordinator worker and N
 (one process each, solo pool, every job queue). One uncounted warm-up round first (caches,
 the model's first load). Prints per worker count the whole run, each job step's seconds
 (its step execution, start to end: queue wait included), the job steps' total wait for a
-worker, and the ratio to the first count.
+worker, where the cores' seconds went, and the ratio to the first count.
 `ingest_documents` fans out per batch of documents, `index_kb` and `ingest_soa` per
 batch of chunks; the other steps run in one
 process whatever N is, which the per-step ratios show.
@@ -31,8 +31,17 @@ from bench.options import add_database_url
 ROOT = Path(__file__).resolve().parents[1]
 PROCEDURES = ROOT.parent / "shared" / "data" / "evidence" / "procedures"
 ADMIN = "user:bench-admin@example.org"
+#: The row of the uploads' seconds, before the lifecycle starts (this process, through the
+#: producer: no worker takes part, whatever their number).
+UPLOADS = "(uploading the procedures, in the whole run)"
 #: The row of the job steps' total wait for a worker.
 WAITING = "(job steps waiting for a worker, in total)"
+#: The rows of CPU seconds used during the run, by whom (all cores together).
+CPU_JOBS = "(CPU s: job workers)"
+CPU_COORDINATOR = "(CPU s: coordinator)"
+CPU_SELF = "(CPU s: uploads and the reviewer, this process)"
+CPU_REST = "(CPU s: PostgreSQL, broker, the rest of the machine)"
+CPU_IDLE = "(CPU s: cores idle)"
 
 
 def main() -> int:
@@ -69,16 +78,47 @@ def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
     results: dict[int, tuple[float, dict[str, float]]] = {}
     for round_no, workers in enumerate([counts[0], *counts]):
         with WorkerProcesses(env, home / "logs", ready_timeout_s=180) as fleet:
-            fleet.start("orchestrator", concurrency=4)
-            for _ in range(workers):
-                fleet.start(job_queues, pool="solo", concurrency=1)
+            coordinator = fleet.start("orchestrator", concurrency=4)
+            jobs = [fleet.start(job_queues, pool="solo", concurrency=1) for _ in range(workers)]
+            groups = {
+                CPU_JOBS: [fleet.workers[name].pid for name in jobs],
+                CPU_COORDINATOR: [fleet.workers[coordinator].pid],
+            }
+            before = _cpu(groups)
             seconds, steps = _one_run(files, args.timeout_s)
+            steps.update(_used(before, _cpu(groups)))
         if round_no == 0:
             print(f"warm-up, workers={workers}: {seconds:.1f} s (not counted)", flush=True)
             continue
         results[workers] = (seconds, steps)
         print(f"workers={workers}: {seconds:.1f} s", flush=True)
     _print_table(results)
+
+
+def _cpu(groups: dict[str, list[int]]) -> dict[str, float]:
+    """CPU seconds so far: of each group of worker processes, of this process (the uploads
+    and the reviewer), of the whole machine busy and idle."""
+    import psutil
+
+    from bench.compare.procs import cpu_s, own_cpu_s
+
+    machine = psutil.cpu_times()
+    idle = machine.idle + getattr(machine, "iowait", 0.0)
+    return {
+        **{group: sum(cpu_s(pid) for pid in pids) for group, pids in groups.items()},
+        CPU_SELF: own_cpu_s(),
+        CPU_IDLE: idle,
+        "busy": sum(machine) - idle,
+    }
+
+
+def _used(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """Where the cores went during the run; the rest is PostgreSQL, the broker and
+    whatever else ran on the machine."""
+    used = {key: after[key] - before[key] for key in before}
+    busy = used.pop("busy")
+    used[CPU_REST] = busy - sum(v for k, v in used.items() if k != CPU_IDLE)
+    return used
 
 
 def _one_run(files: list[Path], timeout_s: float) -> tuple[float, dict[str, float]]:
@@ -103,6 +143,7 @@ def _one_run(files: list[Path], timeout_s: float) -> tuple[float, dict[str, floa
     assessment = create_assessment(owner, "bench-org", "Whole-path bench")
     for path in files:
         upload_document(owner, assessment.id, path.name, path.read_bytes())
+    uploaded = time.monotonic() - began
     run = start_lifecycle(owner, assessment.id, idempotency_key=f"bench-{assessment.id}")
     final = drive(ScriptedReviewer(reviewer, framework="SOC 2"), run.id, timeout_s)
     seconds = time.monotonic() - began
@@ -126,6 +167,7 @@ def _one_run(files: list[Path], timeout_s: float) -> tuple[float, dict[str, floa
             if job.started_at is not None
         ]
     steps[WAITING] = sum(waits)
+    steps[UPLOADS] = uploaded
     return seconds, steps
 
 
