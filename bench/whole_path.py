@@ -97,28 +97,22 @@ def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
 
 def _cpu(groups: dict[str, list[int]]) -> dict[str, float]:
     """CPU seconds so far: of each group of worker processes, of this process (the uploads
-    and the reviewer), of the whole machine busy and idle."""
+    and the reviewer), of the rest of the machine (PostgreSQL, the broker, anything else:
+    its busy seconds less those), and the cores' idle seconds."""
     import psutil
 
     from bench.compare.procs import cpu_s, own_cpu_s
 
     machine = psutil.cpu_times()
     idle = machine.idle + getattr(machine, "iowait", 0.0)
-    return {
-        **{group: sum(cpu_s(pid) for pid in pids) for group, pids in groups.items()},
-        CPU_SELF: own_cpu_s(),
-        CPU_IDLE: idle,
-        "busy": sum(machine) - idle,
-    }
+    named = {group: sum(cpu_s(pid) for pid in pids) for group, pids in groups.items()}
+    named[CPU_SELF] = own_cpu_s()
+    return {**named, CPU_REST: sum(machine) - idle - sum(named.values()), CPU_IDLE: idle}
 
 
 def _used(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
-    """Where the cores went during the run; the rest is PostgreSQL, the broker and
-    whatever else ran on the machine."""
-    used = {key: after[key] - before[key] for key in before}
-    busy = used.pop("busy")
-    used[CPU_REST] = busy - sum(v for k, v in used.items() if k != CPU_IDLE)
-    return used
+    """Where the cores went between two readings of `_cpu`."""
+    return {key: after[key] - before[key] for key in before}
 
 
 def _one_run(files: list[Path], timeout_s: float) -> tuple[float, dict[str, float]]:

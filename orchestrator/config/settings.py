@@ -93,10 +93,11 @@ class Settings(BaseSettings):
         1,
         ge=1,
         le=256,
-        description="Threads of numpy's BLAS (the matrix products of rankings and of the "
-        "embedding model) in each worker process. The fleet scales by processes, one per "
-        "core: OpenBLAS's own threads then spin against the other processes (on 2 cores "
-        "with its default of 2, an evidence analysis's judging took five times as long).",
+        description="Threads of numpy's BLAS (the matrix products of rankings) in each "
+        "worker process; the embedding model always runs in one. The fleet scales by "
+        "processes, one per core: OpenBLAS's own threads then spin against the other "
+        "processes (on 2 cores with its default of 2, an evidence analysis's judging took "
+        "five times as long).",
     )
     worker_preload: bool = Field(
         True,

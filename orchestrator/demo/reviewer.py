@@ -261,28 +261,30 @@ def drive(
     """Follow a run, answering its waits, until it completes, fails, blocks or is cancelled."""
     deadline = time.monotonic() + timeout_s
     last: tuple[str, str | None] | None = None
-    pause = POLL_S[0]
+    pause = POLL_FIRST_S
     while time.monotonic() < deadline:
         run = get_run(reviewer.actor, run_id)
         if (run.status, run.current_step) != last:
             if on_change is not None:
                 on_change(run)
-            pause = POLL_S[0]
+            pause = POLL_FIRST_S
         last = (run.status, run.current_step)
         if run.status in _STOPPED:
             return run
         if reviewer.answer(run):
-            pause = POLL_S[0]
+            pause = POLL_FIRST_S
         else:
             time.sleep(pause)  # a reviewer polling the run's page, not a race fix
-            pause = min(pause * 2, POLL_S[1])
+            pause = min(pause * 2, POLL_MOST_S)
     raise TimeoutError(f"run {run_id} still {last} after {timeout_s} s")
 
 
-#: How often the reviewer looks at the run: soon after it moved, then less often while it
-#: does not (at 100 a second through a minute's job step, the reviewer's reads took 4.5 CPU
-#: seconds beside the job workers' 59, on the same cores).
-POLL_S = (0.01, 0.05)
+#: How often the reviewer looks at the run: POLL_FIRST_S after it moved, then twice as
+#: long each time it has not, up to POLL_MOST_S (at 100 a second through a minute's job
+#: step, the reviewer's reads took 4.5 CPU seconds beside the job workers' 59, on the same
+#: cores).
+POLL_FIRST_S = 0.01
+POLL_MOST_S = 0.05
 
 
 _STOPPED = frozenset({"completed", "cancelled", "failed", "blocked"})

@@ -20,11 +20,6 @@ from orchestrator.config.settings import get_settings
 log = logging.getLogger(__name__)
 
 
-def limit_blas_threads(threads: int) -> None:
-    """From now on, in this process: not a context, nothing restores it."""
-    threadpool_limits(limits=threads, user_api="blas")
-
-
 def blas_threads() -> list[int]:
     """The threads of each BLAS library loaded in this process."""
     return [int(pool["num_threads"]) for pool in threadpool_info() if pool["user_api"] == "blas"]
@@ -32,7 +27,8 @@ def blas_threads() -> list[int]:
 
 @worker_init.connect
 def limit_on_worker_start(**_: Any) -> None:
-    limit_blas_threads(get_settings().worker_blas_threads)
+    """For the rest of the process: called, not entered, so nothing restores it."""
+    threadpool_limits(limits=get_settings().worker_blas_threads, user_api="blas")
 
 
 @worker_ready.connect
