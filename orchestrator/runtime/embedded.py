@@ -2,16 +2,40 @@
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from celery import Celery
 from celery.worker import WorkController
 from celery.worker import state as worker_state
+from celery.worker.consumer import Consumer
 
 from orchestrator.engine.routing import NOTIFICATIONS_QUEUE, ORCHESTRATOR_QUEUE, QUEUES
+
+log = logging.getLogger(__name__)
+
+
+class ImmediateAckConsumer(Consumer):
+    """A consumer that acknowledges a finished task at once, from the thread that ran it.
+
+    Without an event loop (the in-memory transport has none) Celery queues a thread's
+    acknowledgement until its loop's 2-second wait for messages ends, and until then the
+    task's prefetch slot stays taken: a worker of one job thread took a job only every
+    2 s. The in-memory transport's acknowledgement is a set insert (kombu's virtual QoS),
+    safe from any thread, so nothing needs to wait for the loop.
+    """
+
+    def call_soon(self, p: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if self.hub is not None:
+            return super().call_soon(p, *args, **kwargs)
+        try:
+            p(*args, **kwargs)
+        except Exception:  # the loop would have logged it and gone on
+            log.exception("a consumer operation failed")
+        return p
 
 
 class _Worker(WorkController):
@@ -65,6 +89,7 @@ def _start(
         without_heartbeat=True,
         without_mingle=True,
         without_gossip=True,
+        consumer_cls=ImmediateAckConsumer,
     )
     thread = threading.Thread(target=worker.start, name=f"worker-{hostname}", daemon=True)
     thread.start()
