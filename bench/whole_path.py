@@ -11,7 +11,10 @@ the model's first load). Prints per worker count the whole run, each job step's 
 worker, where the cores' seconds went, and the ratio to the first count.
 `ingest_documents` fans out per batch of documents, `index_kb` and `ingest_soa` per
 batch of chunks; the other steps run in one
-process whatever N is, which the per-step ratios show.
+process whatever N is, which the per-step ratios show. With `--cold` every round is an
+assessment's first on the catalogue: its control texts' vectors are removed from storage
+before the round, so the first analysis job (`create_soa_draft`) embeds them again, in
+batches any analysis worker takes.
 
     python -m bench.whole_path --procedures 141 --workers 1,2,4 \\
         --database-url postgresql://postgres@127.0.0.1:5432/test \\
@@ -21,6 +24,7 @@ process whatever N is, which the per-step ratios show.
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
 import uuid
 from pathlib import Path
@@ -49,6 +53,11 @@ def main() -> int:
     parser.add_argument("--procedures", type=int, default=141)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--timeout-s", type=float, default=1800)
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="remove the catalogue's kept vectors before each round",
+    )
     add_database_url(parser)
     parser.add_argument(
         "--broker-url",
@@ -68,8 +77,10 @@ def main() -> int:
 
 
 def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
+    from orchestrator.config.settings import get_settings
     from orchestrator.engine.routing import ROUTES
     from orchestrator.testing.worker_processes import WorkerProcesses
+    from workers.analysis.requirement_query import CACHE_DIR
 
     job_queues = ",".join(sorted({route.queue for route in ROUTES.values()}))
     files = sorted(PROCEDURES.glob("*.md"))[: args.procedures]
@@ -77,6 +88,8 @@ def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
     print(f"{len(files)} procedures; job queues {job_queues}")
     results: dict[int, tuple[float, dict[str, float]]] = {}
     for round_no, workers in enumerate([counts[0], *counts]):
+        if args.cold:
+            shutil.rmtree(get_settings().resolved_storage_dir / CACHE_DIR, ignore_errors=True)
         with WorkerProcesses(env, home / "logs", ready_timeout_s=180) as fleet:
             coordinator = fleet.start("orchestrator", concurrency=4)
             jobs = [fleet.start(job_queues, pool="solo", concurrency=1) for _ in range(workers)]

@@ -70,6 +70,15 @@ class Settings(BaseSettings):
         "not keep one worker busy while the others idle (a job with few chunks cuts smaller "
         "batches, at least 8).",
     )
+    job_batch_controls: int = Field(
+        32,
+        ge=1,
+        le=4096,
+        description="Controls in one batch of the catalogue's control texts to embed (about "
+        "five texts each), when an analysis job finds them missing from the vectors kept "
+        "under the storage directory: the first assessment on a catalogue version and model "
+        "(a minute for SCF with the model on one core) spreads over the analysis workers.",
+    )
     job_batch_documents: int = Field(
         4,
         ge=1,

@@ -291,16 +291,17 @@ def fan_out(
     offer: tuple[str, str, dict[str, Any]],
     work: Work,
     deadline_of: JobKind | None = None,
+    key: str | None = None,
 ) -> BatchProgress:
     """A job's items in batches: plan them, offer all but the first to the workers of a
     queue (`offer`: the batch task, its queue and the message body, to which each batch's
     id is added), take them here until none is left and wait for the rest within the
     deadline of the job's kind (or `deadline_of`'s). On the embedded broker there is one
-    process anyway: it does every batch itself."""
+    process anyway: it does every batch itself. A job that fans out twice gives the other
+    fan-out a `key` of its own (planned once per key, as once per job)."""
     settings = get_settings()
-    planned = plan(
-        request.job_id, request.run_id, request.tenant_id, request.step.value, items, size
-    )
+    key = key or request.job_id
+    planned = plan(key, request.run_id, request.tenant_id, request.step.value, items, size)
     task_name, queue, body = offer
     if not settings.is_embedded_broker:
         for batch in planned[1:]:  # the first is this process's own
@@ -312,6 +313,6 @@ def fan_out(
             except Exception:  # this process takes what nobody else was offered
                 log.warning("could not offer batch %s to the queue", batch, exc_info=True)
     deadline = settings.sweeps.job_deadline(deadline_of or request.kind).total_seconds()
-    done = drive(request.job_id, work, deadline)
-    log.info("%s %s: %d/%d batches done", request.step.value, request.job_id, done.done, done.total)
+    done = drive(key, work, deadline)
+    log.info("%s %s: %d/%d batches done", request.step.value, key, done.done, done.total)
     return done

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from orchestrator.catalog.registry import shipped_catalog
 from orchestrator.contracts.steps import STEP_ORDER
 from orchestrator.db.batch_models import JobBatch
 from orchestrator.db.session import transaction
@@ -26,7 +27,12 @@ SMALL_BATCHES = {
     "LIFECYCLE_JOB_BATCH_ITEMS": "4",
     "LIFECYCLE_JOB_BATCH_REQUIREMENTS": "16",
 }
-BATCH_TASKS = {"ingestion.parse_batch", "kb_index.embed_batch", "analysis.judge_batch"}
+BATCH_TASKS = {
+    "ingestion.parse_batch",
+    "kb_index.embed_batch",
+    "analysis.judge_batch",
+    "analysis.embed_catalog_batch",
+}
 
 
 def _batch_task_outcomes(fleet: Fleet, names: list[str]) -> dict[str, list[str]]:
@@ -64,13 +70,21 @@ def test_every_offered_batch_reaches_a_worker_and_is_done_once(fleet: Fleet) -> 
     assert step_counts(run.id) == {(step.value, "completed"): 1 for step in STEP_ORDER}
     with transaction() as session:
         rows = list(session.scalars(select(JobBatch).where(JobBatch.run_id == run.id)))
+    # The first analysis job found the catalogue's vectors missing (fresh storage) and
+    # offered its controls in batches of their own: each control in exactly one.
+    catalogue = [row for row in rows if row.job_id.endswith(":catalog")]
+    rows = [row for row in rows if not row.job_id.endswith(":catalog")]
+    assert len(catalogue) >= 8 and len({row.job_id for row in catalogue}) == 1
+    embedded = [control for row in catalogue for control in row.items["ids"]]
+    assert sorted(embedded) == sorted(control.id for control in shipped_catalog().controls)
+    assert {(row.status, row.attempts) for row in catalogue} == {("succeeded", 1)}
     per_step = Counter(row.step for row in rows)
     assert per_step["ingest_documents"] == 3  # one batch per document
     assert per_step["index_kb"] >= 2 and per_step["run_evidence_analysis"] >= 2, per_step
     assert {(row.status, row.attempts) for row in rows} == {("succeeded", 1)}
     # The job's process keeps the first batch of each job; every other one was offered to
     # the queue, and a worker of it ran its task: it did the batch, or found it done.
-    offered = {row.id for row in rows if row.seq > 0}
+    offered = {row.id for row in rows + catalogue if row.seq > 0}
     wait_for(
         lambda: set(_batch_task_outcomes(fleet, workers)) >= offered,
         what="every offered batch's task to run",

@@ -29,6 +29,7 @@ from orchestrator.knowledge.embedder import default_embedder
 from orchestrator.knowledge.hybrid import EvidenceIndex, Ranked
 from orchestrator.knowledge.vectors import embed_ahead
 from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.catalog_batches import embed_catalog_in_batches
 from workers.analysis.catalog_ranks import CatalogRanks
 from workers.analysis.document_judgement import judge_documents
 from workers.analysis.document_set_aside import set_aside_documents
@@ -40,7 +41,7 @@ from workers.analysis.proposal import (
     on_topic_for,
     propose,
 )
-from workers.analysis.requirement_query import CatalogVectors, requirement_facets
+from workers.analysis.requirement_query import CACHE_DIR, CatalogVectors, requirement_facets
 from workers.analysis.sections import non_normative
 from workers.analysis.templates import placeholders
 
@@ -48,22 +49,23 @@ DOCUMENTS = 10  # the evidence list names this many distinct documents
 FURTHER = 5  # and then this many more passages of those documents
 POOL = 50  # passages judged beyond the list: a specific passage may rank lower
 BOOST = 0.25  # weight of the reverse check in the ranking, per method
-# The retriever's view of the catalogue vectors outlives the job: same catalogue, same model.
-CACHE_DIR = "catalog-vectors"
 
 
 def prepare_retrieval(request: JobRequest) -> None:
     """The drafting job's `Prepare`: embed the chunks the current model has not seen and
-    the catalogue's control texts the cache lacks (a minute for a whole catalogue on CPU)
-    before the job's transaction opens, so it never holds its locks through that. Every
-    control is embedded, not only those in scope: the reverse check ranks them all."""
+    the catalogue's control texts the cache lacks (a minute for a whole catalogue on one
+    core, in batches any analysis worker may take) before the job's transaction opens, so
+    it never holds its locks through that. Every control is embedded, not only those in
+    scope: the reverse check ranks them all."""
     embedder = default_embedder()
     embed_ahead(request.assessment_id, embedder)
     storage = get_settings().resolved_storage_dir
     with read_transaction() as session:
         context = JobContext(request=request, session=session, storage_dir=storage)
         catalog = run_scf_catalog(context)
-    CatalogVectors(catalog, embedder, storage / CACHE_DIR).vectors(c.id for c in catalog.controls)
+    cache = CatalogVectors(catalog, embedder, storage / CACHE_DIR)
+    embed_catalog_in_batches(request, cache)  # the first job on this catalogue and model
+    cache.vectors(c.id for c in catalog.controls)
 
 
 class RequirementJudge:

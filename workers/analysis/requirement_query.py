@@ -9,6 +9,7 @@ catalogue checksum and model), and a second assessment on the same catalogue reu
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import os
@@ -26,6 +27,8 @@ from orchestrator.knowledge.embedder import Embedder, Vectors
 from orchestrator.knowledge.hybrid import EvidenceIndex, Facet
 from orchestrator.knowledge.lexical import terms
 
+#: Where the vectors are kept, under the storage directory: same catalogue, same model.
+CACHE_DIR = "catalog-vectors"
 QUERY_TEXTS = "q2"  # which texts control_texts gives: a change must not reuse old vectors
 _lock = threading.Lock()
 _memory: dict[tuple[str, str, str], dict[str, Vectors]] = {}
@@ -72,16 +75,53 @@ class CatalogVectors:
         self.computed = 0  # texts embedded by this instance: 0 when the cache served all
 
     def vectors(self, control_ids: Iterable[str]) -> dict[str, Vectors]:
-        wanted = [c for c in dict.fromkeys(control_ids) if self.catalog.control(c) is not None]
+        wanted = self._in_catalog(control_ids)
         with _lock:
             known = _memory.setdefault(self._key, {})
             if any(c not in known for c in wanted):
                 known.update(self._read_file())
+            parts: list[Path] = []
+            if any(c not in known for c in wanted):
+                parts = self._parts()
+                for part in parts:
+                    known.update(_load(part))
             missing = [c for c in wanted if c not in known]
             if missing:
                 known.update(self._embed(missing))
+            if missing or parts:
                 self._write_file(known)
+                for part in parts:  # merged into the file: a late reader finds them there
+                    part.unlink(missing_ok=True)
             return {c: known[c] for c in wanted}
+
+    def missing(self, control_ids: Iterable[str]) -> list[str]:
+        """The controls whose vectors neither this process nor the kept file has."""
+        wanted = self._in_catalog(control_ids)
+        with _lock:
+            known = _memory.setdefault(self._key, {})
+            if any(c not in known for c in wanted):
+                known.update(self._read_file())
+            return [c for c in wanted if c not in known]
+
+    def keep_part(self, control_ids: Sequence[str]) -> None:
+        """Embed these controls' texts and keep them in a part file beside the kept one
+        (a batch of the catalogue: `workers.analysis.catalog_batches`), which the next
+        `vectors` call merges in. Without a directory they stay in this process."""
+        embedded = self._embed(self._in_catalog(control_ids))
+        if self._file is None:
+            with _lock:
+                _memory.setdefault(self._key, {}).update(embedded)
+            return
+        digest = hashlib.sha256("\n".join(sorted(embedded)).encode()).hexdigest()[:16]
+        _write_npz(self._file.with_name(f"{self._file.stem}.part-{digest}.npz"), embedded)
+
+    def _in_catalog(self, control_ids: Iterable[str]) -> list[str]:
+        return [c for c in dict.fromkeys(control_ids) if self.catalog.control(c) is not None]
+
+    def _parts(self) -> list[Path]:
+        if self._file is None or not self._file.parent.exists():
+            return []
+        return sorted(self._file.parent.glob(f"{self._file.stem}.part-*.npz"))
 
     def _embed(self, control_ids: Sequence[str]) -> dict[str, Vectors]:
         texts: list[str] = []
@@ -97,24 +137,33 @@ class CatalogVectors:
         return {control_id: matrix[start:end] for control_id, start, end in spans}
 
     def _read_file(self) -> dict[str, Vectors]:
-        if self._file is None or not self._file.exists():
+        if self._file is None:
             return {}
-        try:
-            with np.load(self._file) as stored:
-                return {name: stored[name].astype(np.float32) for name in stored.files}
-        except (OSError, ValueError):
-            return {}  # a damaged cache is recomputed, never trusted
+        return _load(self._file)
 
     def _write_file(self, known: dict[str, Vectors]) -> None:
-        if self._file is None:
-            return
-        self._file.parent.mkdir(parents=True, exist_ok=True)
-        buffer = io.BytesIO()
-        np.savez(buffer, **known)  # type: ignore[arg-type]
-        fd, tmp = tempfile.mkstemp(dir=self._file.parent, prefix=".part-")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(buffer.getvalue())
-        os.replace(tmp, self._file)  # whole file or none: concurrent readers never see half
+        if self._file is not None:
+            _write_npz(self._file, known)
+
+
+def _load(path: Path) -> dict[str, Vectors]:
+    if not path.exists():
+        return {}
+    try:
+        with np.load(path) as stored:
+            return {name: stored[name].astype(np.float32) for name in stored.files}
+    except (OSError, ValueError):
+        return {}  # a damaged (or just removed) file is recomputed, never trusted
+
+
+def _write_npz(path: Path, vectors: dict[str, Vectors]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    np.savez(buffer, **vectors)  # type: ignore[arg-type]
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(buffer.getvalue())
+    os.replace(tmp, path)  # whole file or none: concurrent readers never see half
 
 
 def requirement_facets(

@@ -14,6 +14,7 @@ from orchestrator.jobs.task import (
     run_batch_task,
     run_job_task,
 )
+from workers.analysis.catalog_batches import CATALOG_BATCH_TASK, embed_one_batch
 from workers.analysis.evidence_batches import JUDGE_BATCH_TASK, judge_one_batch
 from workers.analysis.reassessment import evaluate_reassessment
 from workers.analysis.service import prepare_analysis_step, run_analysis_step
@@ -42,3 +43,10 @@ def judge_batch(self: Task, body: dict[str, Any]) -> str:
     """One batch of an evidence analysis: a failed batch goes back to its job's list
     alone; the job (or the next worker offered it) takes it again."""
     return run_batch_task(self, body, judge_one_batch)
+
+
+@shared_task(**batch_task_options(CATALOG_BATCH_TASK))
+def embed_catalog_batch(self: Task, body: dict[str, Any]) -> str:
+    """One batch of the catalogue's control texts to embed (the first analysis job on a
+    catalogue version and model): a failed batch goes back to its job's list alone."""
+    return run_batch_task(self, body, embed_one_batch)

@@ -1,0 +1,73 @@
+"""The catalogue's vectors embedded in parts (one per batch, by any analysis worker) and
+merged into the one kept file: the same vectors as one process embedding them all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orchestrator.catalog.registry import shipped_catalog
+from orchestrator.knowledge.embedder import default_embedder
+from workers.analysis import requirement_query
+from workers.analysis.requirement_query import CatalogVectors
+
+
+def _forget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What follows stands for another process: nothing kept in this one's memory."""
+    monkeypatch.setattr(requirement_query, "_memory", {})
+
+
+def test_parts_kept_by_two_workers_merge_into_the_kept_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = shipped_catalog()
+    embedder = default_embedder()
+    ids = [control.id for control in catalog.controls][:120]
+    _forget(monkeypatch)
+    alone = CatalogVectors(catalog, embedder, None).vectors(ids)
+    _forget(monkeypatch)
+
+    cache_dir = tmp_path / "catalog-vectors"
+    assert CatalogVectors(catalog, embedder, cache_dir).missing(ids) == ids
+    CatalogVectors(catalog, embedder, cache_dir).keep_part(ids[:50])  # one worker
+    CatalogVectors(catalog, embedder, cache_dir).keep_part(ids[50:] + ["NOT-A-CONTROL"])
+    _forget(monkeypatch)
+    assert len(list(cache_dir.glob("*.part-*.npz"))) == 2
+
+    merging = CatalogVectors(catalog, embedder, cache_dir)
+    merged = merging.vectors(ids)
+
+    assert merging.computed == 0  # every text came from a part
+    assert list(merged) == ids
+    assert all(np.array_equal(merged[c], alone[c]) for c in ids)
+    assert list(cache_dir.glob("*.part-*.npz")) == []  # merged into the one file
+    _forget(monkeypatch)
+    later = CatalogVectors(catalog, embedder, cache_dir)
+    assert later.missing(ids) == []
+    assert all(np.array_equal(later.vectors(ids)[c], alone[c]) for c in ids)
+    assert later.computed == 0
+
+
+def test_a_damaged_part_is_embedded_again_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = shipped_catalog()
+    embedder = default_embedder()
+    ids = [control.id for control in catalog.controls][:20]
+    _forget(monkeypatch)
+    cache_dir = tmp_path / "catalog-vectors"
+    CatalogVectors(catalog, embedder, cache_dir).keep_part(ids[:10])
+    (part,) = cache_dir.glob("*.part-*.npz")
+    part.write_bytes(b"not a numpy archive")
+    CatalogVectors(catalog, embedder, cache_dir).keep_part(ids[10:])  # another worker's
+    _forget(monkeypatch)
+
+    merging = CatalogVectors(catalog, embedder, cache_dir)
+    merged = merging.vectors(ids)
+
+    assert list(merged) == ids
+    # The damaged part's ten controls were embedded again, and only they.
+    texts = [requirement_query.control_texts(catalog, control) for control in catalog.controls]
+    assert merging.computed == sum(len(own) for own in texts[:10])

@@ -1,0 +1,73 @@
+"""The catalogue's control texts embedded in batches: the first analysis job on a catalogue
+version and model finds their vectors missing (a minute for SCF with the model on one
+core) and offers the missing controls, LIFECYCLE_JOB_BATCH_CONTROLS at a time, to every
+analysis worker (orchestrator.jobs.batches). Each batch keeps its vectors in a part file
+beside the kept ones (`CatalogVectors.keep_part`); the job's next read merges them. The
+vectors are the same however many workers took part: each text is embedded alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from orchestrator.config.settings import get_settings
+from orchestrator.contracts.jobs import JobKind, JobRequest
+from orchestrator.db.session import read_transaction
+from orchestrator.engine.routing import ROUTES
+from orchestrator.jobs import batches
+from orchestrator.jobs.interface import JobContext
+from orchestrator.knowledge.embedder import default_embedder
+from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.requirement_query import CACHE_DIR, CatalogVectors
+
+CATALOG_BATCH_TASK = "analysis.embed_catalog_batch"
+#: The catalogue's batches of a job, planned apart from any other fan-out of the same job.
+KEY_SUFFIX = ":catalog"
+#: At least this many batches when there are enough controls (as for chunks: the last
+#: batch taken should not keep one worker busy while the others idle).
+MIN_BATCHES = 8
+
+
+def embed_catalog_in_batches(request: JobRequest, cache: CatalogVectors) -> None:
+    """Offer the controls whose vectors the cache lacks to the analysis workers, take
+    batches here too, and wait for the rest within the job's deadline."""
+    missing = cache.missing(control.id for control in cache.catalog.controls)
+    if not missing:
+        return
+    offer = (
+        CATALOG_BATCH_TASK,
+        ROUTES[JobKind.ANALYSIS].queue,
+        {"request": request.model_dump(mode="json")},
+    )
+    size = max(1, min(get_settings().job_batch_controls, -(-len(missing) // MIN_BATCHES)))
+    batches.fan_out(
+        request, missing, size, offer, catalog_work(cache), key=request.job_id + KEY_SUFFIX
+    )
+
+
+def catalog_work(cache: CatalogVectors) -> batches.Work:
+    def work(control_ids: list[str]) -> Callable[[Session], None]:
+        cache.keep_part(control_ids)
+        return lambda session: None  # the vectors are in storage; the mark is the batch's
+
+    return work
+
+
+def _cache_for(request: JobRequest) -> CatalogVectors:
+    storage = get_settings().resolved_storage_dir
+    with read_transaction() as session:
+        context = JobContext(request=request, session=session, storage_dir=storage)
+        catalog = run_scf_catalog(context)
+    return CatalogVectors(catalog, default_embedder(), storage / CACHE_DIR)
+
+
+def embed_one_batch(body: dict[str, Any]) -> str:
+    """An analysis worker's share: embed one batch of the catalogue if nobody holds it."""
+    claimed = batches.claim(str(body["batch_id"]))
+    if claimed is None:
+        return "taken"
+    request = JobRequest.model_validate(body["request"])
+    ok = batches.run_claimed(claimed, catalog_work(_cache_for(request)))
+    return "succeeded" if ok else "failed"
