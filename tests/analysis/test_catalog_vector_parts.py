@@ -3,6 +3,7 @@ merged into the one kept file: the same vectors as one process embedding them al
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,24 +20,29 @@ def _forget(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(requirement_query, "_memory", {})
 
 
-def test_parts_kept_by_two_workers_merge_into_the_kept_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def vectors_in(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path | None], CatalogVectors]:
+    """A fresh process's view of the shipped catalogue's vectors kept in a directory."""
     catalog = shipped_catalog()
-    embedder = default_embedder()
-    ids = [control.id for control in catalog.controls][:120]
     _forget(monkeypatch)
-    alone = CatalogVectors(catalog, embedder, None).vectors(ids)
+    return lambda cache_dir: CatalogVectors(catalog, default_embedder(), cache_dir)
+
+
+def test_parts_kept_by_two_workers_merge_into_the_kept_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vectors_in: Callable[..., CatalogVectors]
+) -> None:
+    ids = [control.id for control in shipped_catalog().controls][:120]
+    alone = vectors_in(None).vectors(ids)
     _forget(monkeypatch)
 
     cache_dir = tmp_path / "catalog-vectors"
-    assert CatalogVectors(catalog, embedder, cache_dir).missing(ids) == ids
-    CatalogVectors(catalog, embedder, cache_dir).keep_part(ids[:50])  # one worker
-    CatalogVectors(catalog, embedder, cache_dir).keep_part(ids[50:] + ["NOT-A-CONTROL"])
+    assert vectors_in(cache_dir).missing(ids) == ids
+    vectors_in(cache_dir).keep_part(ids[:50])  # one worker
+    vectors_in(cache_dir).keep_part(ids[50:] + ["NOT-A-CONTROL"])  # another
     _forget(monkeypatch)
     assert len(list(cache_dir.glob("*.part-*.npz"))) == 2
 
-    merging = CatalogVectors(catalog, embedder, cache_dir)
+    merging = vectors_in(cache_dir)
     merged = merging.vectors(ids)
 
     assert merging.computed == 0  # every text came from a part
@@ -44,27 +50,25 @@ def test_parts_kept_by_two_workers_merge_into_the_kept_file(
     assert all(np.array_equal(merged[c], alone[c]) for c in ids)
     assert list(cache_dir.glob("*.part-*.npz")) == []  # merged into the one file
     _forget(monkeypatch)
-    later = CatalogVectors(catalog, embedder, cache_dir)
+    later = vectors_in(cache_dir)
     assert later.missing(ids) == []
     assert all(np.array_equal(later.vectors(ids)[c], alone[c]) for c in ids)
     assert later.computed == 0
 
 
 def test_a_damaged_part_is_embedded_again_not_trusted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vectors_in: Callable[..., CatalogVectors]
 ) -> None:
     catalog = shipped_catalog()
-    embedder = default_embedder()
     ids = [control.id for control in catalog.controls][:20]
-    _forget(monkeypatch)
     cache_dir = tmp_path / "catalog-vectors"
-    CatalogVectors(catalog, embedder, cache_dir).keep_part(ids[:10])
+    vectors_in(cache_dir).keep_part(ids[:10])
     (part,) = cache_dir.glob("*.part-*.npz")
     part.write_bytes(b"not a numpy archive")
-    CatalogVectors(catalog, embedder, cache_dir).keep_part(ids[10:])  # another worker's
+    vectors_in(cache_dir).keep_part(ids[10:])  # another worker's
     _forget(monkeypatch)
 
-    merging = CatalogVectors(catalog, embedder, cache_dir)
+    merging = vectors_in(cache_dir)
     merged = merging.vectors(ids)
 
     assert list(merged) == ids
