@@ -5,6 +5,8 @@ methods to comply and the names of the Evidence Request List artifacts it asks f
 Their vectors depend only on the catalogue version and the model, so they are computed
 once and kept (in memory per process, and in a file under the storage directory keyed by
 catalogue checksum and model), and a second assessment on the same catalogue reuses them.
+The first computes them in batches over the analysis workers, each kept as a part file
+the next read merges into the one file (`workers.analysis.catalog_batches`).
 """
 
 from __future__ import annotations
