@@ -1,29 +1,62 @@
 """The embedded worker acknowledges a finished task at once, so a worker of one job thread
-takes the next message without waiting for its loop's 2-second wait to end."""
+takes the next message without waiting for its loop's 2-second wait to end.
+
+The chain runs in a fresh process: the in-memory broker's queues are class-wide, so a
+worker another test left in this process could take its messages."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
-from kombu.transport.virtual import base as virtual
-
-from orchestrator.engine.celery_app import create_app
-from orchestrator.engine.routing import NOTIFICATIONS_QUEUE, ORCHESTRATOR_QUEUE, QUEUES
-from orchestrator.runtime.embedded import embedded_worker
+from tests.support.polling import scaled
 
 HOPS = 10
-JOB_QUEUE = next(q for q in QUEUES if q not in (ORCHESTRATOR_QUEUE, NOTIFICATIONS_QUEUE))
 JOB_THREAD = "worker-embedded@localhost"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_one_thread_worker_takes_each_next_message_without_waiting_for_its_loop(
-    embedded: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    # Each time the job worker's loop waited its whole 2 s for a message it could not take.
-    waits_ended = {"count": 0}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LIFECYCLE_")}
+    env.update(LIFECYCLE_HOME=str(tmp_path), LIFECYCLE_WORKER_PRELOAD="false")
+    done = subprocess.run(
+        [sys.executable, "-c", "from tests.engine.test_embedded_acks import chain; chain()"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled(180),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert outcome["finished"], "the chain of messages did not finish"
+    # Before: each hop's message waited for the loop to send the last one's acknowledgement
+    # (one 2-s wait per hop, HOPS in all). Now the hops do not need the loop's waits to end.
+    assert outcome["waits"] <= 2, f"the loop waited out {outcome['waits']} times for {HOPS} hops"
+
+
+def chain() -> None:
+    """In a fresh process: HOPS messages, each sent by the task of the one before, through
+    an embedded worker of one job thread; prints how many of its loop's waits ran out."""
+    from kombu.transport.virtual import base as virtual
+
+    from orchestrator.db.migrate import upgrade
+    from orchestrator.engine.celery_app import create_app
+    from orchestrator.engine.routing import NOTIFICATIONS_QUEUE, ORCHESTRATOR_QUEUE, QUEUES
+    from orchestrator.runtime.embedded import embedded_worker
+
+    upgrade()
+    job_queue = next(q for q in QUEUES if q not in (ORCHESTRATOR_QUEUE, NOTIFICATIONS_QUEUE))
+    waits = {"count": 0}
     drain = virtual.Transport.drain_events
 
     def counted(self: Any, connection: Any, timeout: float | None = None) -> Any:
@@ -31,28 +64,25 @@ def test_a_one_thread_worker_takes_each_next_message_without_waiting_for_its_loo
             return drain(self, connection, timeout=timeout)
         except TimeoutError:
             if threading.current_thread().name == JOB_THREAD:
-                waits_ended["count"] += 1
+                waits["count"] += 1
             raise
 
-    monkeypatch.setattr(virtual.Transport, "drain_events", counted)
+    virtual.Transport.drain_events = counted  # type: ignore[method-assign]
     app = create_app()
-    done = threading.Event()
+    finished = threading.Event()
 
     @app.task(name="tests.hop")
     def hop(left: int) -> None:
         # Each hop sends the next only when it runs: one message at a time, as a run's
         # steps come to the job queues.
         if left:
-            hop.apply_async((left - 1,), queue=JOB_QUEUE)
+            hop.apply_async((left - 1,), queue=job_queue)
         else:
-            done.set()
+            finished.set()
 
     with embedded_worker(app, concurrency=1):
-        ready = waits_ended["count"]
-        hop.apply_async((HOPS,), queue=JOB_QUEUE)
-        assert done.wait(timeout=120), "the chain of messages did not finish"
-        waited = waits_ended["count"] - ready
-
-    # Before: each hop's message waited for the loop to send the last one's acknowledgement
-    # (one 2-s wait per hop, HOPS in all). Now the hops do not need the loop's waits to end.
-    assert waited <= 2, f"the worker's loop waited out {waited} times for {HOPS} hops"
+        ready = waits["count"]
+        hop.apply_async((HOPS,), queue=job_queue)
+        ok = finished.wait(timeout=120)
+        waited = waits["count"] - ready
+    print(json.dumps({"finished": ok, "waits": waited}), flush=True)
