@@ -3,7 +3,8 @@ version and model finds their vectors missing (a minute for SCF with the model o
 core) and offers the missing controls, LIFECYCLE_JOB_BATCH_CONTROLS at a time, to every
 analysis worker (orchestrator.jobs.batches). Each batch keeps its vectors in a part file
 beside the kept ones (`CatalogVectors.keep_part`); the job's next read merges them. The
-vectors are the same however many workers took part: each text is embedded alone."""
+vectors do not depend on which workers took part: the batches are planned once, in the
+catalogue's order, and a batch's texts are embedded together whoever takes it."""
 
 from __future__ import annotations
 
