@@ -188,7 +188,7 @@ def test_the_batch_size_is_a_setting(kit_ids: KitIds, monkeypatch: pytest.Monkey
 
     rows = _batches(request.job_id)
     chunks, _ = _vectors_per_chunk(assessment)
-    size = fan_out.spread(chunks, 3)
+    size = batches.spread(chunks, 3)
     assert [len(row.items["ids"]) for row in rows][:-1] == [size] * (len(rows) - 1)
     assert len(rows) == -(-chunks // size) > 1
     assert counts.embedded == chunks
@@ -200,12 +200,12 @@ def test_the_batch_size_is_a_setting(kit_ids: KitIds, monkeypatch: pytest.Monkey
 def test_few_chunks_are_cut_into_smaller_batches_for_the_workers_to_share() -> None:
     """A batch size that leaves fewer than MIN_BATCHES batches is cut down (the SoA's
     chunks were 2 batches, the second left to one worker); it never grows."""
-    assert fan_out.spread(1000, 32) == 32
-    assert fan_out.spread(256, 32) == 32  # exactly MIN_BATCHES batches of 32
-    assert fan_out.spread(60, 32) == 8  # 8 batches, the last of 4
-    assert -(-60 // fan_out.spread(60, 32)) == fan_out.MIN_BATCHES
-    assert fan_out.spread(5, 32) == 1
-    assert fan_out.spread(0, 32) == 1
+    assert batches.spread(1000, 32) == 32
+    assert batches.spread(256, 32) == 32  # exactly MIN_BATCHES batches of 32
+    assert batches.spread(60, 32) == 8  # 8 batches, the last of 4
+    assert -(-60 // batches.spread(60, 32)) == batches.MIN_BATCHES
+    assert batches.spread(5, 32) == 1
+    assert batches.spread(0, 32) == 1
 
 
 def _lengths(chunk_ids: list[str]) -> list[int]:

@@ -19,13 +19,13 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
 from orchestrator.db.session import dispose_engines, transaction
+from orchestrator.jobs import batches
 from orchestrator.jobs.interface import JobContext
 from orchestrator.service.progress import batch_progress
 from tests.support.services import TENANT, USER, Kit, open_kit
 from workers.ingestion import soa_document
 from workers.ingestion.service import ingest_soa
 from workers.ingestion.soa_document import prepare_soa
-from workers.kb_index import fan_out
 
 
 def _soa() -> dict[str, object]:
@@ -82,7 +82,7 @@ def test_the_soa_is_written_then_embedded_in_batches_before_the_job(kit: Kit) ->
     assert ahead.new_chunks == chunks
     [progress] = batch_progress(Actor(TENANT, USER), kit.run.id)
     assert progress.step == Step.INGEST_SOA.value
-    size = fan_out.spread(chunks, 2)  # batches of 2, or fewer chunks for 8 batches
+    size = batches.spread(chunks, 2)  # batches of 2, or fewer chunks for 8 batches
     assert progress.done == progress.total == -(-chunks // size)
 
     # The job's transaction finds the document, its chunks and vectors, and adds nothing.

@@ -19,16 +19,13 @@ from orchestrator.db.session import read_transaction
 from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs import batches
 from orchestrator.jobs.interface import JobContext
-from orchestrator.knowledge.embedder import default_embedder
+from orchestrator.knowledge.embedder import Embedder, default_embedder
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.requirement_query import CACHE_DIR, CatalogVectors
 
 CATALOG_BATCH_TASK = "analysis.embed_catalog_batch"
 #: The catalogue's batches of a job, planned apart from any other fan-out of the same job.
 KEY_SUFFIX = ":catalog"
-#: At least this many batches when there are enough controls (as for chunks: the last
-#: batch taken should not keep one worker busy while the others idle).
-MIN_BATCHES = 8
 
 
 def embed_catalog_in_batches(request: JobRequest, cache: CatalogVectors) -> None:
@@ -42,7 +39,7 @@ def embed_catalog_in_batches(request: JobRequest, cache: CatalogVectors) -> None
         ROUTES[JobKind.ANALYSIS].queue,
         {"request": request.model_dump(mode="json")},
     )
-    size = max(1, min(get_settings().job_batch_controls, -(-len(missing) // MIN_BATCHES)))
+    size = batches.spread(len(missing), get_settings().job_batch_controls)
     batches.fan_out(
         request, missing, size, offer, catalog_work(cache), key=request.job_id + KEY_SUFFIX
     )
@@ -56,12 +53,13 @@ def catalog_work(cache: CatalogVectors) -> batches.Work:
     return work
 
 
-def _cache_for(request: JobRequest) -> CatalogVectors:
+def catalog_vectors_for(request: JobRequest, embedder: Embedder) -> CatalogVectors:
+    """The kept vectors of the run's pinned catalogue, for this model."""
     storage = get_settings().resolved_storage_dir
     with read_transaction() as session:
         context = JobContext(request=request, session=session, storage_dir=storage)
         catalog = run_scf_catalog(context)
-    return CatalogVectors(catalog, default_embedder(), storage / CACHE_DIR)
+    return CatalogVectors(catalog, embedder, storage / CACHE_DIR)
 
 
 def embed_one_batch(body: dict[str, Any]) -> str:
@@ -70,5 +68,6 @@ def embed_one_batch(body: dict[str, Any]) -> str:
     if claimed is None:
         return "taken"
     request = JobRequest.model_validate(body["request"])
-    ok = batches.run_claimed(claimed, catalog_work(_cache_for(request)))
+    cache = catalog_vectors_for(request, default_embedder())
+    ok = batches.run_claimed(claimed, catalog_work(cache))
     return "succeeded" if ok else "failed"

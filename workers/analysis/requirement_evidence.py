@@ -23,13 +23,11 @@ from numpy.typing import NDArray
 from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import JobRequest
-from orchestrator.db.session import read_transaction
 from orchestrator.jobs.interface import JobContext
 from orchestrator.knowledge.embedder import default_embedder
 from orchestrator.knowledge.hybrid import EvidenceIndex, Ranked
 from orchestrator.knowledge.vectors import embed_ahead
-from workers.analysis.catalog import run_scf_catalog
-from workers.analysis.catalog_batches import embed_catalog_in_batches
+from workers.analysis.catalog_batches import catalog_vectors_for, embed_catalog_in_batches
 from workers.analysis.catalog_ranks import CatalogRanks
 from workers.analysis.document_judgement import judge_documents
 from workers.analysis.document_set_aside import set_aside_documents
@@ -59,13 +57,9 @@ def prepare_retrieval(request: JobRequest) -> None:
     scope: the reverse check ranks them all."""
     embedder = default_embedder()
     embed_ahead(request.assessment_id, embedder)
-    storage = get_settings().resolved_storage_dir
-    with read_transaction() as session:
-        context = JobContext(request=request, session=session, storage_dir=storage)
-        catalog = run_scf_catalog(context)
-    cache = CatalogVectors(catalog, embedder, storage / CACHE_DIR)
+    cache = catalog_vectors_for(request, embedder)
     embed_catalog_in_batches(request, cache)  # the first job on this catalogue and model
-    cache.vectors(c.id for c in catalog.controls)
+    cache.vectors(c.id for c in cache.catalog.controls)
 
 
 class RequirementJudge:

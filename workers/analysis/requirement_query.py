@@ -79,9 +79,7 @@ class CatalogVectors:
     def vectors(self, control_ids: Iterable[str]) -> dict[str, Vectors]:
         wanted = self._in_catalog(control_ids)
         with _lock:
-            known = _memory.setdefault(self._key, {})
-            if any(c not in known for c in wanted):
-                known.update(self._read_file())
+            known = self._known(wanted)
             parts: list[Path] = []
             if any(c not in known for c in wanted):
                 parts = self._parts()
@@ -100,9 +98,7 @@ class CatalogVectors:
         """The controls whose vectors neither this process nor the kept file has."""
         wanted = self._in_catalog(control_ids)
         with _lock:
-            known = _memory.setdefault(self._key, {})
-            if any(c not in known for c in wanted):
-                known.update(self._read_file())
+            known = self._known(wanted)
             return [c for c in wanted if c not in known]
 
     def keep_part(self, control_ids: Sequence[str]) -> None:
@@ -116,6 +112,14 @@ class CatalogVectors:
             return
         digest = hashlib.sha256("\n".join(sorted(embedded)).encode()).hexdigest()[:16]
         _write_npz(self._file.with_name(f"{self._file.stem}.part-{digest}.npz"), embedded)
+
+    def _known(self, wanted: list[str]) -> dict[str, Vectors]:
+        """This process's vectors, with the kept file's read in when some are wanted that
+        it lacks (under `_lock`)."""
+        known = _memory.setdefault(self._key, {})
+        if any(c not in known for c in wanted):
+            known.update(self._read_file())
+        return known
 
     def _in_catalog(self, control_ids: Iterable[str]) -> list[str]:
         return [c for c in dict.fromkeys(control_ids) if self.catalog.control(c) is not None]

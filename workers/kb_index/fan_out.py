@@ -1,6 +1,6 @@
 """index_kb fanned out: the chunks still without a vector, in batches of
 LIFECYCLE_JOB_BATCH_ITEMS chunks that any kb_index worker may embed
-(orchestrator.jobs.batches), or smaller ones when there are few chunks (`spread`). The
+(orchestrator.jobs.batches), or smaller ones when there are few chunks (`batches.spread`). The
 job's own process takes batches too, so a lone worker still finishes; with more workers the
 batches spread."""
 
@@ -42,24 +42,12 @@ def embed_in_batches(
         todo = pending_chunks(session, request.assessment_id, embedder)
     body = {"assessment_id": str(request.assessment_id), "job_id": request.job_id}
     offer = (EMBED_BATCH_TASK, ROUTES[JobKind.INDEX_KB].queue, body)
-    size = batch_size or spread(len(todo), get_settings().job_batch_items)
+    size = batch_size or batches.spread(len(todo), get_settings().job_batch_items)
     work = embedding_work(request.assessment_id)
     batches.fan_out(request, todo, size, offer, work, deadline_of=kind)
     with read_transaction() as session:
         left = len(pending_chunks(session, request.assessment_id, embedder))
     return IndexCounts(embedded=len(todo) - left, already_indexed=0)
-
-
-#: At least this many batches when there are enough chunks: a few large batches leave
-#: the last one to a single worker (the SoA's chunks made 2 batches of 32: ingest_soa was
-#: 1.3x faster with two workers, the second batch alone taking 7 of its 7.7 s).
-MIN_BATCHES = 8
-
-
-def spread(chunks: int, size: int) -> int:
-    """Chunks per batch: `size` (LIFECYCLE_JOB_BATCH_ITEMS), or fewer so that there are
-    at least MIN_BATCHES batches."""
-    return max(1, min(size, -(-chunks // MIN_BATCHES)))
 
 
 def embed_one_batch(body: dict[str, str]) -> str:
