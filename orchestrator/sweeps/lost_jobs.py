@@ -5,7 +5,8 @@ stopped renewing it, or stopped at its kind's deadline because the task hung); o
 where no lease is written, when nothing was heard of it within its kind's deadline.
 A queued job whose message the broker lost is sent again within seconds by
 orchestrator/sweeps/missing_messages.py; one still queued at the queued deadline is lost
-only if no live worker consumes its queue or its message is gone (a backlog waits). A job
+only if no live worker consumes its queue or its message is gone (a backlog waits). So is a
+started job lost again after a re-dispatch: its copy may still wait behind a backlog. A job
 that is running holds its row lock, so `FOR UPDATE SKIP LOCKED` never picks a live job on
 PostgreSQL.
 
@@ -66,7 +67,7 @@ def recover_lost_jobs() -> LostJobs:
         # Asked once per sweep: whether a queue is read decides a backlog and a dead
         # letter's reason.
         consumers = consumers_now() if lost else None
-        waiting = _waiting_for_a_worker([job for job, _ in lost], consumers)
+        waiting = _waiting_for_a_worker(lost, consumers)
         for job, watch in lost:
             if job.id in waiting:
                 continue
@@ -119,24 +120,43 @@ def _lost(session: Session, now: datetime, settings: SweepSettings) -> list[Any]
     )
 
 
-def _waiting_for_a_worker(jobs: list[Job], consumers: Consumers | None) -> set[str]:
-    """Queued jobs past the queued deadline whose messages wait in a queue that a live
-    worker is known to consume: a backlog, not a loss (sending a copy would only double
-    it). A queue nobody reads, or whose readers are unknown (the embedded broker), is
-    judged as a loss. When the broker cannot be read, every queued job counts as waiting:
-    nothing is judged blind."""
-    queued = [job for job in jobs if job.status == JobStatus.QUEUED.value]
+def _waiting_for_a_worker(lost: list[Any], consumers: Consumers | None) -> set[str]:
+    """Jobs whose message waits in a queue that a live worker is known to consume: a
+    backlog, not a loss (sending a copy would only double it). Two kinds are judged so:
+    queued jobs past the queued deadline, and started jobs whose lease lapsed after they
+    were re-dispatched (the copy sent then may still wait behind the queue's backlog, or in
+    a live worker's hands; a started job never re-dispatched is sent at once, as its worker
+    holds its only message).
+    A queue nobody reads, or whose readers are unknown (the embedded broker), is judged as
+    a loss. When the broker cannot be read, every such job counts as waiting: nothing is
+    judged blind. AMQP can only count: a queued job's missing message is the message
+    check's to find, and a re-dispatched copy may wait while its queue holds anything."""
+    queued = {job.id for job, _ in lost if job.status == JobStatus.QUEUED.value}
+    resent = {
+        job.id
+        for job, watch in lost
+        if job.status == JobStatus.STARTED.value and watch is not None and watch.redispatches
+    }
     read = {queue for queue, workers in (consumers or {}).items() if workers}
-    by_queue = jobs_by_queue((job.id, job.kind) for job in queued)
+    by_queue = jobs_by_queue((job.id, job.kind) for job, _ in lost if job.id in queued | resent)
     view = BrokerView(get_app())
     waiting: set[str] = set()
+    held: frozenset[str] | None = None
     try:
         for queue in by_queue.keys() & read:
-            present = view.present(queue, by_queue[queue])
-            waiting |= set(by_queue[queue]) if present is None else present
+            ids = set(by_queue[queue])
+            present = view.present(queue, ids)
+            if present is None:
+                present = ids if view.depth(queue).messages else ids & queued
+            waiting |= present
+            unseen = (ids & resent) - present
+            if unseen:
+                # A live worker may have taken the copy and not started it yet.
+                held = view.holdings().task_ids if held is None else held
+                waiting |= unseen & held
     except Exception:
         log.warning("the broker did not answer; queued jobs are judged later", exc_info=True)
-        return {job.id for job in queued}
+        return queued | resent
     return waiting
 
 

@@ -11,6 +11,8 @@ from orchestrator.config.settings import Settings, reset_settings
 from orchestrator.config.sweeps import SweepSettings
 from orchestrator.db.ops_models import DeadLetter, JobWatch
 from orchestrator.engine.coordinator import coordinate
+from orchestrator.engine.messages import get_app
+from orchestrator.observability.broker_view import BrokerView, WorkerHoldings
 from orchestrator.service.dead_letters import list_dead_letters
 from orchestrator.service.producer import get_run
 from orchestrator.sweeps import recover_lost_jobs
@@ -67,6 +69,42 @@ def test_a_started_job_is_lost_only_after_its_kinds_deadline(clock: Clock) -> No
     assert recover_lost_jobs() == LostJobs(0, 0)
     clock.advance(seconds=2)
     assert recover_lost_jobs() == LostJobs(1, 0)
+
+
+def test_a_started_job_sent_again_waits_while_its_copy_waits_in_a_read_queue(
+    clock: Clock, queued_messages: QueueLength, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.sweeps import lost_jobs
+
+    owner, _ = new_tenant()
+    run_id, job_id = run_until_job_queued(owner)
+    _claim_without_finishing(job_id)
+    monkeypatch.setattr(lost_jobs, "consumers_now", lambda: {"ingestion": ["w1@host"]})
+
+    clock.advance(seconds=901)
+    # Its worker holds its only message: sent again at once, whatever waits in the queue.
+    assert recover_lost_jobs() == LostJobs(1, 0)
+    waiting = queued_messages("ingestion")
+    clock.advance(seconds=901)
+    # The copy still waits behind the queue's backlog: another would only double it.
+    assert recover_lost_jobs() == LostJobs(0, 0)
+    assert queued_messages("ingestion") == waiting
+    assert count(JobWatch, JobWatch.job_id == job_id, JobWatch.redispatches == 1) == 1
+
+    with get_app().connection_for_write() as connection:
+        connection.default_channel.queue_purge("ingestion")  # taken off the queue
+    # By a live worker that has not started it yet: it waits there.
+    monkeypatch.setattr(BrokerView, "holdings", lambda *_: WorkerHoldings(frozenset([job_id]), 1))
+    assert recover_lost_jobs() == LostJobs(0, 0)
+    # Lost with no worker holding it: sent again.
+    monkeypatch.setattr(BrokerView, "holdings", lambda *_: WorkerHoldings(frozenset(), 1))
+    assert recover_lost_jobs() == LostJobs(1, 0)
+    assert queued_messages("ingestion") == 1
+    # Nobody reads the queue: the copy waiting there does not hold the job back.
+    monkeypatch.setattr(lost_jobs, "consumers_now", lambda: {})
+    clock.advance(seconds=901)
+    assert recover_lost_jobs() == LostJobs(1, 0)
+    assert audit_counts(run_id)["lifecycle_workflow_job_redispatched"] == 3
 
 
 def test_after_the_limit_the_job_is_dead_lettered_and_the_run_fails(
