@@ -66,11 +66,13 @@ class BrokerView:
         with self.app.connection_for_write() as connection:
             return queue_depth(connection.default_channel, queue)
 
-    def holdings(self, timeout_s: float = 1.0) -> WorkerHoldings:
-        """Ask every live worker which messages it holds (reserved or running). Raises
-        when the broker does not answer; no reply means no live worker."""
+    def holdings(self, timeout_s: float = 1.0, *, running: bool = True) -> WorkerHoldings:
+        """Ask every live worker which messages it holds: reserved, and running unless
+        `running` is False. Raises when the broker does not answer; no reply means no live
+        worker."""
         inspect = self.app.control.inspect(timeout=timeout_s)
-        replies = [inspect.active() or {}, inspect.reserved() or {}]
+        replies = [inspect.active() or {}] if running else []
+        replies.append(inspect.reserved() or {})
         ids = {
             task["id"]
             for reply in replies

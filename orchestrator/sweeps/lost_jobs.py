@@ -124,9 +124,9 @@ def _waiting_for_a_worker(lost: list[Any], consumers: Consumers | None) -> set[s
     """Jobs whose message waits in a queue that a live worker is known to consume: a
     backlog, not a loss (sending a copy would only double it). Two kinds are judged so:
     queued jobs past the queued deadline, and started jobs whose lease lapsed after they
-    were re-dispatched (the copy sent then may still wait behind the queue's backlog, or in
-    a live worker's hands; a started job never re-dispatched is sent at once, as its worker
-    holds its only message).
+    were re-dispatched (the copy sent then may still wait behind the queue's backlog, or be
+    reserved by a live worker; a started job never re-dispatched is sent at once, as its
+    worker holds its only message).
     A queue nobody reads, or whose readers are unknown (the embedded broker), is judged as
     a loss. When the broker cannot be read, every such job counts as waiting: nothing is
     judged blind. AMQP can only count: a queued job's missing message is the message
@@ -151,8 +151,10 @@ def _waiting_for_a_worker(lost: list[Any], consumers: Consumers | None) -> set[s
             waiting |= present
             unseen = (ids & resent) - present
             if unseen:
-                # A live worker may have taken the copy and not started it yet.
-                held = view.holdings().task_ids if held is None else held
+                # A live worker may have taken the copy and not started it yet. One that
+                # runs it without renewing its lease has hung: that does not count.
+                if held is None:
+                    held = view.holdings(running=False).task_ids
                 waiting |= unseen & held
     except Exception:
         log.warning("the broker did not answer; queued jobs are judged later", exc_info=True)

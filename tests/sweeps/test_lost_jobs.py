@@ -93,11 +93,13 @@ def test_a_started_job_sent_again_waits_while_its_copy_waits_in_a_read_queue(
 
     with get_app().connection_for_write() as connection:
         connection.default_channel.queue_purge("ingestion")  # taken off the queue
-    # By a live worker that has not started it yet: it waits there.
-    monkeypatch.setattr(BrokerView, "holdings", lambda *_: WorkerHoldings(frozenset([job_id]), 1))
+    # By a live worker that has not started it yet: it waits there. Running it without
+    # renewing its lease is a hang, which does not count.
+    copy, none = frozenset([job_id]), frozenset[str]()
+    monkeypatch.setattr(BrokerView, "holdings", _holding(reserved=copy, run=none))
     assert recover_lost_jobs() == LostJobs(0, 0)
-    # Lost with no worker holding it: sent again.
-    monkeypatch.setattr(BrokerView, "holdings", lambda *_: WorkerHoldings(frozenset(), 1))
+    # Lost, or held by a hung worker: sent again.
+    monkeypatch.setattr(BrokerView, "holdings", _holding(reserved=none, run=copy))
     assert recover_lost_jobs() == LostJobs(1, 0)
     assert queued_messages("ingestion") == 1
     # Nobody reads the queue: the copy waiting there does not hold the job back.
@@ -105,6 +107,17 @@ def test_a_started_job_sent_again_waits_while_its_copy_waits_in_a_read_queue(
     clock.advance(seconds=901)
     assert recover_lost_jobs() == LostJobs(1, 0)
     assert audit_counts(run_id)["lifecycle_workflow_job_redispatched"] == 3
+
+
+def _holding(reserved: frozenset[str], run: frozenset[str]) -> Callable[..., WorkerHoldings]:
+    """The live workers' answer: the messages they reserved, and those they run if asked."""
+
+    def holdings(
+        _view: BrokerView, timeout_s: float = 1.0, *, running: bool = True
+    ) -> WorkerHoldings:
+        return WorkerHoldings(reserved | run if running else reserved, 1)
+
+    return holdings
 
 
 def test_after_the_limit_the_job_is_dead_lettered_and_the_run_fails(
