@@ -35,7 +35,7 @@ class _Workers(BrokerView):
         self.held = held
         self.asked = 0
 
-    def holdings(self, timeout_s: float = 1.0) -> WorkerHoldings:
+    def holdings(self, timeout_s: float = 1.0, *, running: bool = True) -> WorkerHoldings:
         self.asked += 1
         return WorkerHoldings(self.held, 1 if self.held else 0)
 
