@@ -137,8 +137,9 @@ def _waiting_for_a_worker(lost: list[Any], consumers: Consumers | None) -> set[s
         for job, watch in lost
         if job.status == JobStatus.STARTED.value and watch is not None and watch.redispatches
     }
+    judged = queued | resent
     read = {queue for queue, workers in (consumers or {}).items() if workers}
-    by_queue = jobs_by_queue((job.id, job.kind) for job, _ in lost if job.id in queued | resent)
+    by_queue = jobs_by_queue((job.id, job.kind) for job, _ in lost if job.id in judged)
     view = BrokerView(get_app())
     waiting: set[str] = set()
     held: frozenset[str] | None = None
@@ -158,7 +159,7 @@ def _waiting_for_a_worker(lost: list[Any], consumers: Consumers | None) -> set[s
                 waiting |= unseen & held
     except Exception:
         log.warning("the broker did not answer; queued jobs are judged later", exc_info=True)
-        return queued | resent
+        return judged
     return waiting
 
 
