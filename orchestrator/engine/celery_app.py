@@ -8,6 +8,7 @@ from typing import Any
 from celery import Celery
 
 from orchestrator.config.settings import Settings, get_settings
+from orchestrator.engine import redis_transport
 from orchestrator.engine.broker_topology import (
     amqp_transport_options,
     broker_conf,
@@ -43,6 +44,7 @@ def _transport_options(settings: Settings) -> dict[str, Any]:
 
 def create_app(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
+    redis_transport.install()  # one Redis client per channel, not one per command
     app = Celery(
         "orchestrator",
         broker=settings.broker_url,
