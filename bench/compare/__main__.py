@@ -1,13 +1,15 @@
 """Fleet vs floor vs peer, side by side, in one run on this machine.
 
 1. floor: bare Celery ping-pong on the fleet's broker and settings (N chains of 20 hops);
-2. fleet: N assessments through the 20-step lifecycle, instant jobs, every wait answered
-   as it opens, on Redis and again on RabbitMQ; then, per count of runs waiting for
-   approval (10,000 and 100,000), two fresh fleets, one whose database holds them: the
-   database load measured absent vs present (idle, one beat cycle) and the two fleets'
-   rounds alternated (throughput);
-3. peer: DBOS Transact running the same shape (20 steps, 7 waiting for a message);
-4. fair peer: the same, each step writing what the fleet writes per applied signal.
+2. fleet, peer and fair peer, their rounds alternated (bench.compare.side_by_side):
+   - fleet: N assessments through the 20-step lifecycle, instant jobs, every wait
+     answered as it opens;
+   - peer: DBOS Transact running the same shape (20 steps, 7 waiting for a message);
+   - fair peer: the same, each step writing what the fleet writes per applied signal;
+3. the fleet again on RabbitMQ; then, per count of runs waiting for approval (10,000 and
+   100,000), two fresh fleets, one whose database holds them: the database load measured
+   absent vs present (idle, one beat cycle) and the two fleets' rounds alternated
+   (throughput).
 
 Prints the table and writes it between the markers in docs/benchmarks.md.
 
@@ -24,6 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import ExitStack
 from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
@@ -33,10 +36,11 @@ from bench.compare import sqlcount  # noqa: E402
 from bench.compare.fleet import Fleet, FleetOptions, rabbitmq_version, run_fleet
 from bench.compare.floor_runs import run_floor
 from bench.compare.machine import describe_machine
-from bench.compare.peer_runs import run_peer
+from bench.compare.peer_runs import Peer
 from bench.compare.profile import Profile, Recorder
 from bench.compare.report import RabbitPhase, Report, render, write_docs
 from bench.compare.results import PhaseResult
+from bench.compare.side_by_side import System, alternate
 from bench.compare.waiting_phase import waiting_rounds
 from bench.compare.workers import BenchWorkers
 from bench.options import add_database_url
@@ -151,7 +155,12 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"floor: {args.runs} chains x {HOPS} hops, {args.repeat} rounds", flush=True)
     floor, single_hop = _floor(args)
-    print(f"fleet: {args.runs} lifecycles, {args.repeat} rounds", flush=True)
+    kinds = [] if args.skip_peer else args.peers.split(",")
+    print(
+        f"fleet{''.join(f', {kind} peer' for kind in kinds)}: {args.runs} lifecycles, "
+        f"{args.repeat} rounds each, alternated",
+        flush=True,
+    )
     options = FleetOptions(
         args.database_url,
         args.broker_url,
@@ -159,30 +168,31 @@ def main(argv: list[str] | None = None) -> int:
         args.job_concurrency,
         poll_s,
     )
-    with Fleet(options) as fleet:
+    with Fleet(options) as fleet, ExitStack() as stack:
         machine = describe_machine(fleet.url)
-        fleet_result = run_fleet(fleet, args.runs, args.repeat, warmup=args.warmup)
+        systems: dict[str, System] = {"fleet": fleet}
+        for kind in kinds:
+            systems[kind] = stack.enter_context(
+                Peer(
+                    args.database_url,
+                    args.peer_processes,
+                    args.runs,
+                    poll_s,
+                    args.peer_queue_poll_ms / 1000,
+                    fair=kind == "fair",
+                )
+            )
+        results = alternate(systems, args.runs, args.repeat, args.warmup)
+        stack.close()  # the peers stop before the fleet's profile and the other phases
+        fleet_result = results["fleet"]
         profiles = _profile(fleet, args.runs) if args.profile else []
-        fleet_result.peak_rss_mb = fleet.peak_rss()
     on_rabbitmq = _on_rabbitmq(args, options) if args.rabbitmq_url else None
     waiting = [
         waiting_rounds(options, count, args.runs, args.waiting_repeat, args.idle_s)
         for count in args.waiting
     ]
     reset_process_state()
-    peers: dict[str, PhaseResult] = {}
-    for kind in [] if args.skip_peer else args.peers.split(","):
-        print(f"{kind} peer: {args.runs} workflows, {args.repeat} rounds", flush=True)
-        peers[kind] = run_peer(
-            args.database_url,
-            args.runs,
-            args.repeat,
-            args.peer_processes,
-            poll_s,
-            args.peer_queue_poll_ms / 1000,
-            warmup=args.warmup,
-            fair=kind == "fair",
-        )
+    peers = {kind: results[kind] for kind in kinds}
     machine = replace(machine, load_after=os.getloadavg()[0])
     report = Report(
         machine,

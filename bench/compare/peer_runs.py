@@ -23,8 +23,8 @@ from bench.compare.db import DbWatch, drop_database, fresh_database
 from bench.compare.latency import job_to_job_pairs
 from bench.compare.peer_app import QUEUE_NAME, SHAPE, WAIT_EVENT, WORKFLOW_NAME
 from bench.compare.peer_writes import TABLES
-from bench.compare.procs import cpu_s, own_cpu_s, peak_rss_mb
-from bench.compare.results import PhaseResult, RoundFigures
+from bench.compare.procs import cpu_s, own_cpu_s
+from bench.compare.results import RoundFigures
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.testing.worker_processes import ROOT
@@ -251,21 +251,3 @@ def _await_file(path: Path, process: subprocess.Popen[bytes], log: Path) -> None
         if time.monotonic() > deadline:
             raise TimeoutError(f"peer worker not ready: {log.read_text(errors='replace')[-2000:]}")
         time.sleep(0.05)
-
-
-def run_peer(
-    server_url: str,
-    runs: int,
-    repeat: int,
-    processes: int,
-    poll_s: float,
-    queue_poll_s: float,
-    warmup: int = 1,
-    fair: bool = False,
-) -> PhaseResult:
-    with Peer(server_url, processes, runs, poll_s, queue_poll_s, fair) as peer:
-        for i in range(warmup):  # imports, pools, caches: not what is compared
-            peer.round(runs, f"{peer.role}-warmup{i}")
-        rounds = [peer.round(runs, f"{peer.role}{i}") for i in range(repeat)]
-        rss = {name: peak_rss_mb(pid) for name, pid in peer.pids().items()}
-    return PhaseResult.of(peer.role, rounds, rss)

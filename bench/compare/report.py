@@ -95,10 +95,14 @@ def _ratios(r: Report) -> list[str]:
     for label, peer in r.peers():
         ratio = fleet.lifecycles_per_s / peer.lifecycles_per_s
         cpu = _all_cpu_ms(fleet) / _all_cpu_ms(peer)
+        pairs = ", ".join(
+            f"{f.lifecycles_per_s / p.lifecycles_per_s:.2f}"
+            for f, p in zip(fleet.rounds, peer.rounds, strict=False)
+        )
         lines.append(
             f"- fleet / {label}, lifecycles/s: **{ratio:.2f}** "
             f"(target ≥ {targets[label]}: {_verdict(ratio >= targets[label])}); "
-            f"CPU per lifecycle, all processes: {cpu:.2f}"
+            f"round by round {pairs}; CPU per lifecycle, all processes: {cpu:.2f}"
         )
     if r.on_rabbitmq is not None:
         rabbit = r.on_rabbitmq.fleet
@@ -285,6 +289,8 @@ def render(r: Report) -> str:
         "",
         f"N = {r.runs} lifecycles at once, {r.repeat} rounds after {r.warmup} uncounted "
         "warm-up round(s) per system: rates are the median round, "
+        "the fleet's and the peers' rounds alternated (the others' workers stopped "
+        "meanwhile), "
         "latencies are pooled over the rounds. Floor: N chains of 20 Celery hops. "
         "Latency: fleet and peer from a job's completion to the next job's dispatch; "
         "floor from one hop's send to the next task's start.",
