@@ -289,8 +289,7 @@ def render(r: Report) -> str:
         "",
         f"N = {r.runs} lifecycles at once, {r.repeat} rounds after {r.warmup} uncounted "
         "warm-up round(s) per system: rates are the median round, "
-        "the fleet's and the peers' rounds alternated (the others' workers stopped "
-        "meanwhile), "
+        "the fleet's and the peers' rounds alternated, "
         "latencies are pooled over the rounds. Floor: N chains of 20 Celery hops. "
         "Latency: fleet and peer from a job's completion to the next job's dispatch; "
         "floor from one hop's send to the next task's start.",
