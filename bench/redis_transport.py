@@ -17,19 +17,13 @@ import time
 import uuid
 
 from kombu import Connection, Exchange, Queue
-from kombu import transport as kombu_transport
 
 from orchestrator.engine import redis_transport
 
 TRANSPORTS = {
-    "kombu": "kombu.transport.redis:Transport",
-    "one client per channel": f"{redis_transport.__name__}:Transport",
+    "kombu": redis_transport.KOMBU,
+    "one client per channel": redis_transport.ONE_CLIENT_PER_CHANNEL,
 }
-
-
-def _use(path: str) -> None:
-    kombu_transport.TRANSPORT_ALIASES["redis"] = path
-    kombu_transport._transport_cache.pop("redis", None)
 
 
 def _round(url: str, messages: int) -> tuple[float, float]:
@@ -62,9 +56,9 @@ def main() -> None:
     figures: dict[str, list[tuple[float, float]]] = {label: [] for label in TRANSPORTS}
     for _ in range(args.rounds):
         for label, path in TRANSPORTS.items():
-            _use(path)
+            redis_transport.install(path)
             figures[label].append(_round(args.broker_url, args.messages))
-    _use(TRANSPORTS["one client per channel"])
+    redis_transport.install()
     medians = {
         label: (
             statistics.median(p for p, _ in rounds),

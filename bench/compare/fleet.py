@@ -20,7 +20,7 @@ from bench.compare import sqlcount
 from bench.compare.db import DbWatch, drop_database, fresh_database
 from bench.compare.driver import WaitAnswerer, create_assessments, drive, new_owner, start_runs
 from bench.compare.latency import fleet_latencies
-from bench.compare.procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_mb
+from bench.compare.procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_of
 from bench.compare.results import PhaseResult, RoundFigures
 from bench.compare.workers import BenchWorkers
 from orchestrator.db.migrate import upgrade
@@ -116,7 +116,7 @@ class Fleet:
         return {role: self.workers.pid(name) for role, name in self.names.items()}
 
     def peak_rss(self) -> dict[str, float]:
-        return {role: peak_rss_mb(pid) for role, pid in self.pids().items()}
+        return peak_rss_of(self.pids())
 
     def sql(self, role: str) -> Counter[str]:
         return Counter(sqlcount.read_counts(self.count_dir, role)["totals"])

@@ -11,7 +11,7 @@ from pathlib import Path
 import redis
 
 from bench.compare import floor_app as floor
-from bench.compare.procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_mb
+from bench.compare.procs import broker_cpu_s, cpu_s, own_cpu_s, peak_rss_of
 from bench.compare.results import PhaseResult, RoundFigures
 from bench.compare.workers import BenchWorkers
 
@@ -48,7 +48,7 @@ def run_floor(
             rounds[-1].driver_cpu_s = own_cpu_s() - driver_before
             rounds[-1].broker_cpu_s = broker_cpu_s() - broker_before
         single = _one_round(results, 1, hops)
-        rss = {name: peak_rss_mb(pid) for name, pid in pids.items()}
+        rss = peak_rss_of(pids)
     return (
         PhaseResult.of("floor", rounds, rss, units_per_lifecycle=hops),
         statistics.median(single.latencies_ms),

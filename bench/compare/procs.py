@@ -15,6 +15,11 @@ def peak_rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmHWM for process {pid}")
 
 
+def peak_rss_of(pids: dict[str, int]) -> dict[str, float]:
+    """Each named process's peak resident memory, MB."""
+    return {name: peak_rss_mb(pid) for name, pid in pids.items()}
+
+
 def cpu_s(pid: int) -> float:
     """CPU seconds of a process and its children so far."""
     try:

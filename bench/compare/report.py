@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bench.compare.machine import Machine
 from bench.compare.profile import Profile, is_project_frame
-from bench.compare.results import PhaseResult
+from bench.compare.results import PhaseResult, round_ratios
 from bench.compare.waiting import LoadFigures
 from bench.compare.waiting_phase import TARGET as WAITING_TARGET
 from bench.compare.waiting_phase import WaitingResult
@@ -95,10 +95,7 @@ def _ratios(r: Report) -> list[str]:
     for label, peer in r.peers():
         ratio = fleet.lifecycles_per_s / peer.lifecycles_per_s
         cpu = _all_cpu_ms(fleet) / _all_cpu_ms(peer)
-        pairs = ", ".join(
-            f"{f.lifecycles_per_s / p.lifecycles_per_s:.2f}"
-            for f, p in zip(fleet.rounds, peer.rounds, strict=False)
-        )
+        pairs = ", ".join(f"{x:.2f}" for x in round_ratios(fleet, peer))
         lines.append(
             f"- fleet / {label}, lifecycles/s: **{ratio:.2f}** "
             f"(target ≥ {targets[label]}: {_verdict(ratio >= targets[label])}); "

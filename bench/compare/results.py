@@ -50,6 +50,14 @@ class RoundFigures:
         return self.transitions / self.elapsed_s
 
 
+def round_ratios(numerator: PhaseResult, denominator: PhaseResult) -> list[float]:
+    """Lifecycles/s of one phase over another's, round by round (rounds run in pairs)."""
+    return [
+        n.lifecycles_per_s / d.lifecycles_per_s
+        for n, d in zip(numerator.rounds, denominator.rounds, strict=True)
+    ]
+
+
 def transactions(counts: Counter[str]) -> int:
     return counts["commits"] + counts["write_commits"] + counts["rollbacks"]
 

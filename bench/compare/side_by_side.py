@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bench.compare.procs import peak_rss_mb
+from bench.compare.procs import peak_rss_of
 from bench.compare.results import PhaseResult, RoundFigures
 
 
@@ -41,8 +41,7 @@ def alternate(
             figures = systems[name].round(runs, label)
             if i >= warmup:
                 rounds[name].append(figures)
-    return {name: PhaseResult.of(name, rounds[name], _peak_rss(systems[name])) for name in names}
-
-
-def _peak_rss(system: System) -> dict[str, float]:
-    return {role: peak_rss_mb(pid) for role, pid in system.pids().items()}
+    return {
+        name: PhaseResult.of(name, rounds[name], peak_rss_of(systems[name].pids()))
+        for name in names
+    }

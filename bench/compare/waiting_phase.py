@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy.engine import make_url
 
 from bench.compare.fleet import Fleet, FleetOptions
-from bench.compare.results import PhaseResult, RoundFigures
+from bench.compare.results import PhaseResult, RoundFigures, round_ratios
 from bench.compare.waiting import LoadFigures, clone_waiting_runs, measure_load, template_run
 from orchestrator.db.session import transaction
 
@@ -39,10 +39,7 @@ class WaitingResult:
         return self.present.lifecycles_per_s / self.absent.lifecycles_per_s
 
     def pair_ratios(self) -> list[float]:
-        return [
-            p.lifecycles_per_s / a.lifecycles_per_s
-            for a, p in zip(self.absent.rounds, self.present.rounds, strict=True)
-        ]
+        return round_ratios(self.present, self.absent)
 
     @property
     def median_pair_ratio(self) -> float:

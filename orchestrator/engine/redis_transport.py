@@ -9,7 +9,8 @@ one per channel is safe from every thread; a channel that replaces its pool afte
 connection gets a new client on the new pool.
 
 `install()` points kombu's `redis://` and `rediss://` at this transport for the process
-(Celery chooses a transport by the URL's scheme, so a setting cannot name it).
+(Celery chooses a transport by the URL's scheme, so a setting cannot name it);
+`install(KOMBU)` points them back at kombu's own, for a comparison.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
 
 _SCHEMES = ("redis", "rediss")
-_PATH = f"{__name__}:Transport"
+ONE_CLIENT_PER_CHANNEL = f"{__name__}:Transport"
+KOMBU = "kombu.transport.redis:Transport"
 
 
 class Channel(kombu_redis.Channel):  # type: ignore[misc]
@@ -40,10 +42,10 @@ class Transport(kombu_redis.Transport):  # type: ignore[misc]
     Channel = Channel
 
 
-def install() -> None:
+def install(transport: str = ONE_CLIENT_PER_CHANNEL) -> None:
     for scheme in _SCHEMES:
-        if TRANSPORT_ALIASES.get(scheme) != _PATH:
-            TRANSPORT_ALIASES[scheme] = _PATH
+        if TRANSPORT_ALIASES.get(scheme) != transport:
+            TRANSPORT_ALIASES[scheme] = transport
             # kombu memoises what a scheme resolved to: a connection made before this
             # call must not keep the old transport for the process.
             kombu_transport._transport_cache.pop(scheme, None)

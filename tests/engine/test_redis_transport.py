@@ -69,7 +69,7 @@ def test_kombus_own_transport_made_a_client_per_command(
     orchestrator.engine.redis_transport."""
     from kombu import transport
 
-    monkeypatch.setitem(transport.TRANSPORT_ALIASES, "redis", "kombu.transport.redis:Transport")
+    monkeypatch.setitem(transport.TRANSPORT_ALIASES, "redis", redis_transport.KOMBU)
     monkeypatch.delitem(transport._transport_cache, "redis", raising=False)
     assert _round_trip(redis_url, 20) == list(range(20))
     assert len(clients_made) >= 40  # a publish and an ack each, at least
