@@ -76,11 +76,33 @@ def test_a_non_normative_section_never_supports_on_its_own() -> None:
     assert "purpose and scope" in judged.reason and judged.evidence == []
 
 
-def test_close_but_not_specific_is_weak_with_the_ranks_in_words() -> None:
-    near = _checked("access.md", related=("IAC-17",), closest=("IAC-17", 8, 2))
+def test_close_but_not_specific_is_weak_in_an_assessors_words() -> None:
+    near = _checked(
+        "access.md",
+        related=("IAC-17",),
+        closest=("IAC-17", 8, 2),
+        quote="Access is reviewed every quarter by the system owner.",
+    )
     judged = propose([near], ["IAC-17"], _name)
     assert judged.proposal is Proposal.WEAK_EVIDENCE
-    assert "8th by meaning and 2nd by words" in judged.reason
+    # The passage quoted, the practice named; ranks stay out of the reader's sentence.
+    assert "\u201cAccess is reviewed every quarter by the system owner.\u201d" in judged.reason
+    assert "IAC-17 Periodic Review" in judged.reason and "IAC-07 User Provisioning" in judged.reason
+    assert "8th" not in judged.reason and "rank" not in judged.reason
+
+
+def test_evidence_found_quotes_the_sentence_it_rests_on_and_names_the_practice() -> None:
+    checked = [
+        _checked("access.md", specific=("IAC-07",), quote="Accounts are provisioned on request."),
+        _checked("review.md", specific=("IAC-17",), quote="Access is reviewed quarterly."),
+    ]
+    judged = propose(checked, ["IAC-07", "IAC-17"], _name)
+    assert judged.proposal is Proposal.EVIDENCE_FOUND
+    assert judged.reason.startswith(
+        "access.md \u00a7 Policy > Access: \u201cAccounts are provisioned on request.\u201d "
+        "states IAC-07 User Provisioning"
+    )
+    assert "review.md" in judged.reason and "2 of its 2 SCF control families" in judged.reason
 
 
 def test_only_a_set_aside_template_is_template_not_adopted() -> None:
@@ -115,6 +137,26 @@ def test_sections_about_the_document_are_non_normative(heading: str, kind: str) 
 def test_a_practice_under_a_normative_heading_is_normative_whatever_its_parents() -> None:
     assert non_normative("Scope > Access Reviews", "Access is reviewed quarterly.") is None
     assert non_normative("Policy", "All laptops are encrypted with full-disk encryption.") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("NIST CSF Functions: Identify, Protect, Detect, Respond, Recover", "banner"),
+        ("Access Control", "banner"),
+        ("CC6.1 Logical access, CC6.2 user access and CC6.3 removal of access apply.", "ids"),
+        ("- [Access policy](access.md)\n- [Backups](backup.md)\n- https://example.com/x", "links"),
+    ],
+)
+def test_banners_requirement_lists_and_link_lists_state_no_practice(text: str, kind: str) -> None:
+    found = non_normative("Policy > Overview", text)
+    assert found is not None and {"banner": "banner", "ids": "requirement ids"}.get(
+        kind, "links"
+    ) in found, found
+
+
+def test_a_short_sentence_stating_a_practice_is_normative() -> None:
+    assert non_normative("Access", "Access rights are reviewed quarterly by the owner.") is None
 
 
 def test_lists_of_policies_and_acronym_tables_are_non_normative_by_content() -> None:

@@ -24,6 +24,7 @@ from orchestrator.db.models import Document, DocumentChunk
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 from workers.analysis.adoption import judge_adoption
 from workers.analysis.document_kind import judge_kind
+from workers.analysis.unfilled_fields import unfilled_fields
 
 # A title that calls the document a template or a form to fill in.
 _SELF_DECLARED = re.compile(r"\b(?:templates?|blank form|fill-?in form|boilerplate)\b", re.I)
@@ -40,6 +41,8 @@ class DocumentJudgement:
     overridden_by: str | None = None  # reviewer actor id when a reviewer set kind/adoption
     override_reason: str | None = None
     record_type: str | None = None  # for records: log, ticket, test report, metrics, ...
+    #: Approval, date, owner or company fields left to fill in: drafted, not adopted
+    unfilled: tuple[str, ...] = ()
 
     @property
     def adoption(self) -> str:
@@ -56,6 +59,7 @@ class DocumentJudgement:
             "adoption_basis": self.adoption_basis,
             "overridden_by": self.overridden_by,
             "override_reason": self.override_reason,
+            "unfilled_fields": list(self.unfilled),
         }
 
 
@@ -75,14 +79,28 @@ def _judge(
         [text for _, text in passages], self_declared=bool(_SELF_DECLARED.search(own_title))
     )
     kind = judge_kind(own_title, passages)
+    unfilled = unfilled_fields([text for _, text in passages])
+    adopted, basis = adoption.adopted, adoption.basis
+    if unfilled and adopted:
+        adopted, basis = False, drafted_basis(unfilled)
     return DocumentJudgement(
         document_id=document_id,
         filename=filename,
         kind=kind.kind,
         kind_basis=kind.basis,
-        adopted=adoption.adopted,
-        adoption_basis=adoption.basis,
+        adopted=adopted,
+        adoption_basis=basis,
         record_type=kind.record_type,
+        unfilled=tuple(unfilled),
+    )
+
+
+def drafted_basis(unfilled: Sequence[str]) -> str:
+    more = f"; and {len(unfilled) - 4} more" if len(unfilled) > 4 else ""
+    shown = "; ".join(unfilled[:4]) + more
+    return (
+        "drafted, not adopted: its approval, date, owner or company fields are not filled "
+        f"in ({shown}); a reviewer who holds the signed version may mark it adopted"
     )
 
 

@@ -12,7 +12,7 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.judged_ahead import Judgement, Key, judged_ahead
-from workers.analysis.proposal import Judged, Proposal, proposal_counts
+from workers.analysis.proposal import Checked, Judged, Proposal, proposal_counts
 from workers.analysis.requirement_evidence import RequirementJudge
 from workers.analysis.shared_judge import judge_for
 from workers.basis import basis_of
@@ -119,7 +119,14 @@ def _judgement(judged: Judged) -> dict[str, Any]:
         "families_addressed": list(judged.families),
         "evidence": [hit.citation() for hit in judged.evidence],
         "candidates": [
-            c.hit.citation() | {"verdict": c.verdict(), "supports": c.hit in judged.evidence}
+            c.hit.citation()
+            | {
+                "verdict": c.verdict(),
+                "supports": c.hit in judged.evidence,
+                "quote": c.quote,
+                # The ranks behind the verdict, for those who want them; reasons use words.
+                "closest_family": _closest(c),
+            }
             for c in judged.candidates
         ],
         "template_passages": [
@@ -129,6 +136,13 @@ def _judgement(judged: Judged) -> dict[str, Any]:
         "best_score": round(best, 4),
         "coverage": _COVERAGE.get(judged.proposal, "none"),
     }
+
+
+def _closest(checked: Checked) -> dict[str, Any] | None:
+    if checked.closest is None:
+        return None
+    family, by_meaning, by_words = checked.closest
+    return {"family": family, "rank_by_meaning": by_meaning, "rank_by_words": by_words}
 
 
 def _requirement(

@@ -80,6 +80,7 @@ class Checked:
     about: str | None = None  # the catalogue family it is most about
     #: For the closest of the requirement's families: (family, rank by meaning, by words)
     closest: tuple[str, int, int] | None = None
+    quote: str = ""  # the passage's sentence closest to the requirement, for its reason
 
     @property
     def counts(self) -> bool:
@@ -94,7 +95,7 @@ class Checked:
         if self.specific:
             return f"specifically about {', '.join(self.specific)}"
         if self.related and self.closest:
-            return f"close to {_ranked(self.closest)}, not specifically about it"
+            return f"close to {self.closest[0]}, not specifically about it"
         return f"not specific to this requirement (most about {self.about})"
 
 
@@ -136,12 +137,11 @@ def propose(
 
     if addressed and len(addressed) >= needed:
         support = _one_per_family(specific)
+        missing = [f for f in families if f not in addressed]
+        rest = f"; nothing states a practice for {_titled(missing, name)}" if missing else ""
         return judged(
             Proposal.EVIDENCE_FOUND,
-            f"passages specifically about {_share(addressed, families)}: "
-            f"{_named(support, name)}. Each ranks its control among its own "
-            f"{SPECIFIC_RANK[0]} closest of the whole catalogue by one method (words or "
-            f"meaning) and among its {SPECIFIC_RANK[1]} closest by the other",
+            f"{_cited(support, name)}. {_share(addressed, families)} addressed{rest}",
             support,
         )
     if specific:
@@ -149,9 +149,8 @@ def propose(
         missing = [f for f in families if f not in addressed]
         return judged(
             Proposal.WEAK_EVIDENCE,
-            f"only {_share(addressed, families)} "
-            f"{'is' if len(addressed) == 1 else 'are'} specifically addressed "
-            f"({_named(support, name)}); nothing specific for {_list(missing)}",
+            f"only part of it is addressed: {_cited(support, name)}. Nothing states a "
+            f"practice for {_titled(missing, name)} ({_share(addressed, families)} addressed)",
             support,
         )
     related = [c for c in counted if c.related]
@@ -160,10 +159,9 @@ def propose(
         assert best.closest is not None
         return judged(
             Proposal.WEAK_EVIDENCE,
-            f"related passages only: {_where(best.hit)} is close to "
-            f"{_ranked(best.closest)}, where specific means within {SPECIFIC_RANK[0]} one "
-            f"way and {SPECIFIC_RANK[1]} the other; it is most about "
-            f"{_control(best.about, name)}",
+            f"related passages only: {_quoted(best)} is near {_titled([best.closest[0]], name)} "
+            f"but is mostly about {_control(best.about, name)}; no passage states a practice "
+            f"for {_titled(families, name)} itself",
             related[:3],
         )
     useful = [t for t in templates if t.specific or t.related]
@@ -171,27 +169,32 @@ def propose(
         first = useful[0]
         return judged(
             Proposal.TEMPLATE_NOT_ADOPTED,
-            f"the only passages on this subject are in a document set aside "
-            f"({_where(first.hit)}: {first.set_aside}); a template is not evidence "
-            "until the organisation adopts it",
+            f"only a document that is not adopted addresses it: {_quoted(first)} "
+            f"({first.set_aside}); a draft or template is not evidence until the "
+            "organisation adopts it",
         )
     boiler = [c for c in candidates if c.section and (c.specific or c.related)]
-    return judged(Proposal.NO_EVIDENCE_FOUND, _nothing(candidates, boiler, name))
+    return judged(Proposal.NO_EVIDENCE_FOUND, _nothing(candidates, boiler, families, name))
 
 
-def _nothing(candidates: list[Checked], boiler: list[Checked], name: Callable[[str], str]) -> str:
+def _nothing(
+    candidates: list[Checked],
+    boiler: list[Checked],
+    families: list[str],
+    name: Callable[[str], str],
+) -> str:
+    wanted = f"no adopted document states a practice for {_titled(families, name)}"
     if boiler:
+        first = boiler[0]
         return (
-            "no adopted passage states a practice for its controls; the closest is "
-            f"{_where(boiler[0].hit)}, {boiler[0].section}, which does not count on its own"
+            f"{wanted}; the closest is {_where(first.hit)}, {first.section}, which does not "
+            "count on its own"
         )
     if candidates:
         first = candidates[0]
-        return (
-            "no uploaded passage is on the subject of its controls; the closest, "
-            f"{_where(first.hit)}, is about {_control(first.about, name)}"
-        )
-    return "no uploaded passage is on the subject of its controls"
+        about = _control(first.about, name)
+        return f"{wanted}; the closest passage, {_quoted(first)}, is about {about}"
+    return f"{wanted}; no uploaded passage is on its subject"
 
 
 def _one_per_family(specific: list[Checked]) -> list[Checked]:
@@ -212,23 +215,21 @@ def _share(addressed: list[str], families: list[str]) -> str:
     return f"{len(addressed)} of its {total} SCF control {noun} ({', '.join(addressed)})"
 
 
-def _named(support: list[Checked], name: Callable[[str], str]) -> str:
-    shown = [f"{_list(list(c.specific))} in {_where(c.hit)}" for c in support[:3]]
+def _cited(support: list[Checked], name: Callable[[str], str]) -> str:
+    """What the supporting passages say, in their words, and which practice each states."""
+    shown = [f"{_quoted(c)} states {_titled(list(c.specific), name)}" for c in support[:2]]
     more = len(support) - len(shown)
-    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+    return "; ".join(shown) + (f"; and {more} more passages" if more > 0 else "")
 
 
-def _ranked(closest: tuple[str, int, int]) -> str:
-    control, dense, lexical = closest
-    return (
-        f"{control} (the passage ranks it {_ordinal(dense)} by meaning and "
-        f"{_ordinal(lexical)} by words among the catalogue's controls)"
-    )
+def _quoted(checked: Checked) -> str:
+    where = _where(checked.hit)
+    return f"{where}: \u201c{checked.quote}\u201d" if checked.quote else where
 
 
-def _ordinal(rank: int) -> str:
-    suffix = "th" if 10 <= rank % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
-    return f"{rank}{suffix}"
+def _titled(families: list[str], name: Callable[[str], str]) -> str:
+    named = [f"{f} {name(f)}".strip() for f in families]
+    return _list(named)
 
 
 def _control(control_id: str | None, name: Callable[[str], str]) -> str:

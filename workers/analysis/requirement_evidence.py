@@ -1,11 +1,17 @@
 """Asking the knowledge base about requirements: the evidence list and its proposal.
 
 Per requirement, every passage is scored by BM25 and by dense cosine over the texts of
-its linked SCF controls; the two are put on one scale (each min-max over the corpus) and
-summed, with a boost for passages that are specifically about the requirement's controls
-(the reverse check, `catalog_ranks`). The evidence list is the best passage of each of
-the first ten documents, then further passages of those documents. The proposal is
-judged from the passages of that list and the best of the rest (`proposal`).
+its linked SCF controls. Documents are ranked by their best passages
+(`document_ranking`); the evidence list names the first ten documents, each with its best
+passage that states a practice (never a heading, banner, list of links or requirement
+ids, a section about the document, an index or crosswalk, nor a quote of the control's
+own text: those come last, marked), then further passages of those documents. Which
+passage of a document is shown is its passage score: both methods on one scale (each
+min-max over the corpus) summed, with a boost for passages specifically about the
+requirement's controls (the reverse check, `catalog_ranks`). The proposal is judged from
+the passages of that list and the best of the rest (`proposal`), independently of the
+list's length. Documents not adopted (templates, drafts) are judged whole
+(`document_judgement`): their passages are never listed as evidence.
 
 The SoA and the evidence analysis ask the same way; a set of linked controls is asked
 once per job, however many requirements (or control rows) share it.
@@ -23,14 +29,19 @@ from numpy.typing import NDArray
 from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.jobs import JobRequest
+from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
 from orchestrator.knowledge.embedder import default_embedder
 from orchestrator.knowledge.hybrid import EvidenceIndex, Ranked
+from orchestrator.knowledge.lexical import terms
 from orchestrator.knowledge.vectors import embed_ahead
 from workers.analysis.catalog_batches import catalog_vectors_for, embed_catalog_in_batches
 from workers.analysis.catalog_ranks import CatalogRanks
 from workers.analysis.document_judgement import judge_documents
+from workers.analysis.document_ranking import DocumentRanking
 from workers.analysis.document_set_aside import set_aside_documents
+from workers.analysis.framework_quotes import ControlQuotes, index_documents
+from workers.analysis.passage_quote import quote
 from workers.analysis.proposal import (
     RELATED_RANK,
     SPECIFIC_RANK,
@@ -39,9 +50,15 @@ from workers.analysis.proposal import (
     on_topic_for,
     propose,
 )
-from workers.analysis.requirement_query import CACHE_DIR, CatalogVectors, requirement_facets
+from workers.analysis.requirement_query import (
+    CACHE_DIR,
+    CatalogVectors,
+    catalog_specificity,
+    control_texts,
+    requirement_facets,
+)
 from workers.analysis.sections import non_normative
-from workers.analysis.templates import placeholders
+from workers.inputs import latest_artifact
 
 DOCUMENTS = 10  # the evidence list names this many distinct documents
 FURTHER = 5  # and then this many more passages of those documents
@@ -83,12 +100,22 @@ class RequirementJudge:
         self.on_topic = on_topic_for(self.embedder.name)
         self.judged = judge_documents(context.session, context.request.assessment_id)
         self.documents = set_aside_documents(self.judged)
-        self._sections = [non_normative(p.heading_path, p.text) for p in self.index.passages]
-        self._held = [_set_aside(p.text) for p in self.index.passages]
+        passages = self.index.passages
+        indexes = index_documents((p.document_id, p.text) for p in passages)
+        self._sections = [
+            non_normative(p.heading_path, p.text) or indexes.get(p.document_id) for p in passages
+        ]
         self._about_document = np.array([s is not None for s in self._sections], dtype=bool)
-        self._counts = [held is None for held in self._held]
         self._about = self.ranks.closest()
         self._asked: dict[tuple[str, ...], Judged] = {}
+        self._quotes = ControlQuotes(self._control_texts)
+        self._weight = catalog_specificity(catalog)
+        self.ranking = DocumentRanking([p.document_id for p in passages])
+        self._by_document: dict[str, list[int]] = {}
+        for i, passage in enumerate(passages):
+            self._by_document.setdefault(passage.document_id, []).append(i)
+        self._context = context
+        self._calibrated = False
 
     def families_of(self, document_ids: Iterable[str]) -> set[str]:
         """The families the passages of these documents are most about."""
@@ -101,6 +128,8 @@ class RequirementJudge:
 
     def judge(self, control_ids: Sequence[str]) -> Judged:
         key = tuple(control_ids)
+        if not self._calibrated:
+            self._calibrate()
         if key not in self._asked:
             self._asked[key] = self._judge(list(control_ids))
         return self._asked[key]
@@ -132,12 +161,12 @@ class RequirementJudge:
                 dense_rank=int(dense_order[i]),
             )
 
-        # Passages that state a practice come before sections about the document.
-        order = order[np.argsort(self._about_document[order], kind="stable")]
-        listed = _evidence_list(order, self.index, self._counts, self.documents)
+        sections = self._sections_for(control_ids)
+        listed = self._evidence_list(self.ranking.order(lexical, dense), score, sections)
         listed_set = set(listed)
         pool = listed + [int(i) for i in order[:POOL] if int(i) not in listed_set]
-        judged = self._checked(pool, columns, ranked)
+        wanted = set(terms(" ".join(f.text for f in facets)))
+        judged = self._checked(pool, columns, ranked, sections, wanted)
         candidates = [c for c in judged if c.set_aside is None]
         templates = [c for c in judged if c.set_aside is not None]
         result = propose(candidates, control_ids, self._title, templates)
@@ -150,7 +179,12 @@ class RequirementJudge:
         )
 
     def _checked(
-        self, pool: list[int], columns: list[int], ranked: Callable[[int], Ranked]
+        self,
+        pool: list[int],
+        columns: list[int],
+        ranked: Callable[[int], Ranked],
+        sections: Callable[[int], str | None],
+        wanted: set[str],
     ) -> list[Checked]:
         """Each pooled passage with the outcome of each test, for the requirement's families
         (`columns`), computed for the whole pool at once."""
@@ -172,13 +206,86 @@ class RequirementJudge:
                     hit=ranked(i),
                     specific=tuple(f for f, ok in zip(families, specific[row], strict=True) if ok),
                     related=tuple(f for f, ok in zip(families, related[row], strict=True) if ok),
-                    section=self._sections[i],
-                    set_aside=self.documents.get(passage.document_id) or self._held[i],
+                    section=sections(i),
+                    set_aside=self.documents.get(passage.document_id),
                     about=self._about[i],
                     closest=(families[j], int(dense[row, j]), int(lexical[row, j])),
+                    quote=quote(passage.text, wanted, self._weight),
                 )
             )
         return out
+
+    def _calibrate(self) -> None:
+        """Each document's scores over the requirements in scope (the run's scope draft):
+        what `DocumentRanking` measures a document against."""
+        self._calibrated = True
+        scope = latest_artifact(
+            self._context.session, self._context.request.run_id, ArtifactKind.SCOPE
+        )
+        if scope is None or not self.index.size:
+            return
+        keys = {
+            tuple(str(c) for c in requirement.get("controls", []))
+            for framework in scope.content.get("frameworks", [])
+            for requirement in framework.get("requirements", [])
+        }
+        references = []
+        for key in sorted(k for k in keys if k):
+            facets = requirement_facets(self.index, self.catalog, self.vectors, key)
+            if facets:
+                references.append(self.index.scores(facets))
+        self.ranking.calibrate(references)
+
+    def _sections_for(self, control_ids: Sequence[str]) -> Callable[[int], str | None]:
+        """Why a passage does not count on its own for these controls, if it does not:
+        a section about the document, an index, or a quote of a control's own text."""
+
+        def section(i: int) -> str | None:
+            known = self._sections[i]
+            if known is not None:
+                return known
+            quoted = self._quotes.quoted(self.index.passages[i].text, control_ids)
+            if quoted is not None:
+                return f"it repeats the text of {quoted} itself, which proves nothing"
+            return None
+
+        return section
+
+    def _evidence_list(
+        self,
+        documents: list[str],
+        score: NDArray[np.float64],
+        sections: Callable[[int], str | None],
+    ) -> list[int]:
+        """The first DOCUMENTS documents in order, each with its best passage that states a
+        practice (documents with none come after those with one), then FURTHER passages of
+        those documents by passage score; set-aside documents are not listed."""
+        stating: list[int] = []
+        others: list[int] = []
+        for document_id in documents:
+            if document_id in self.documents:
+                continue
+            own = sorted(self._by_document[document_id], key=lambda i: (-score[i], i))
+            normative = next((i for i in own if sections(i) is None), None)
+            if normative is not None:
+                stating.append(normative)
+            else:
+                others.append(own[0])
+            if len(stating) >= DOCUMENTS:
+                break
+        best = (stating + others)[:DOCUMENTS]
+        chosen = set(best)
+        listed_documents = {self.index.passages[i].document_id for i in best}
+        further = [
+            i
+            for i in np.lexsort((np.arange(len(score)), -score))
+            if int(i) not in chosen and self.index.passages[int(i)].document_id in listed_documents
+        ][:FURTHER]
+        return best + [int(i) for i in further]
+
+    def _control_texts(self, control_id: str) -> list[str]:
+        control = self.catalog.control(control_id)
+        return control_texts(self.catalog, control) if control is not None else []
 
     def _title(self, control_id: str) -> str:
         control = self.catalog.control(control_id)
@@ -187,10 +294,12 @@ class RequirementJudge:
     def method(self) -> dict[str, Any]:
         """How the proposals were reached, for the draft's reader."""
         return {
-            "retrieval": "BM25 over heading path and text, and dense cosine, each scaled to "
-            "0-1 over the corpus and summed, with a boost for passages specifically about "
-            "the requirement's controls; the list names the best passage of each of the "
-            f"first {DOCUMENTS} documents, then {FURTHER} further passages",
+            "retrieval": "documents ranked by their best passage by BM25 over heading path "
+            "and text and by dense cosine, each scaled to 0-1 over the documents and summed, "
+            "and by how much more the document is about this requirement than about the "
+            "others in scope; the list names the first "
+            f"{DOCUMENTS} documents, each with its best passage that states a practice, "
+            f"then {FURTHER} further passages",
             "model": self.embedder.name,
             "specific": "a passage is specifically about a control family when, of the "
             f"catalogue's {self.ranks.size} families, BM25 or the dense model ranks that "
@@ -206,11 +315,6 @@ class RequirementJudge:
         }
 
 
-def _set_aside(text: str) -> str | None:
-    marks = placeholders(text)
-    return f"it still holds placeholders ({', '.join(marks[:3])})" if marks else None
-
-
 def _unit(values: NDArray[np.float64]) -> NDArray[np.float64]:
     low, high = float(values.min()), float(values.max())
     return (values - low) / (high - low) if high > low else np.zeros_like(values)
@@ -221,28 +325,3 @@ def _positions(values: NDArray[np.float64]) -> NDArray[np.int64]:
     positions = np.empty(len(values), dtype=np.int64)
     positions[order] = np.arange(1, len(values) + 1)
     return positions
-
-
-def _evidence_list(
-    order: NDArray[np.intp],
-    index: EvidenceIndex,
-    counts: list[bool],
-    set_aside: dict[str, str],
-) -> list[int]:
-    """The best passage of each of the first DOCUMENTS documents, then FURTHER passages of
-    those documents, in score order; passages of set-aside documents are not listed."""
-    best: dict[str, int] = {}
-    further: list[int] = []
-    for raw in order:
-        i = int(raw)
-        passage = index.passages[i]
-        if passage.document_id in set_aside or not counts[i]:
-            continue
-        if passage.document_id not in best:
-            if len(best) < DOCUMENTS:
-                best[passage.document_id] = i
-        elif len(further) < FURTHER:
-            further.append(i)
-        if len(best) >= DOCUMENTS and len(further) >= FURTHER:
-            break
-    return list(best.values()) + further

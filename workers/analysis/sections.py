@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from workers.analysis.framework_quotes import lists_requirements
+
 # A heading that names one of these is about the document, not a practice.
 _HEADING = re.compile(
     r"^\s*(?:\d+(?:\.\d+)*\.?\s+)?(?:"
@@ -31,6 +33,11 @@ _LISTED_DOCUMENT = re.compile(
 )
 _ACRONYM_ROW = re.compile(r"^\W*[A-Z][A-Z0-9&/-]{1,9}\W{1,6}[A-Z][\w ,/()-]{2,80}$")
 _TOC_ROW = re.compile(r"^.{3,90}?(?:\.{3,}|\s{2,}|\t)\s*\d{1,3}\s*$")
+_LINK_ROW = re.compile(r"^\W*(?:\[[^\]]+\]\([^)]*\)|https?://\S+|www\.\S+)\W*$")
+_SENTENCE_END = re.compile(r"[.!?;](?:\s|$)")
+#: A passage of fewer words than this, in one line, without a sentence, is a banner or
+#: a heading: it names a subject and states no practice.
+BANNER_WORDS = 12
 
 
 def non_normative(heading_path: str, text: str) -> str | None:
@@ -42,6 +49,12 @@ def non_normative(heading_path: str, text: str) -> str | None:
             return _kind(heading)
         break  # only the passage's own heading decides; its parents may be the title
     lines = [line.strip(" \t-*|•") for line in text.splitlines() if line.strip(" \t-*|•")]
+    if _is_banner(lines):
+        return "a heading or banner, which names a subject and states no practice"
+    if lists_requirements(text):
+        return "a list of requirement ids (a matrix or crosswalk row), not a practice"
+    if len(lines) >= 3 and _share(lines, _LINK_ROW.match) >= 0.6:
+        return "a list of links"
     if len(lines) >= 4:
         if _share(lines, _LISTED_DOCUMENT.search) >= 0.6:
             return "a list of other documents"
@@ -50,6 +63,13 @@ def non_normative(heading_path: str, text: str) -> str | None:
         if _share(lines, _TOC_ROW.match) >= 0.6:
             return "a table of contents"
     return None
+
+
+def _is_banner(lines: list[str]) -> bool:
+    words = sum(len(line.split()) for line in lines)
+    if words < 4:
+        return True
+    return len(lines) == 1 and words < BANNER_WORDS and not _SENTENCE_END.search(lines[0] + " ")
 
 
 def _kind(heading: str) -> str:
