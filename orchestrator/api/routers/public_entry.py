@@ -19,6 +19,7 @@ from orchestrator.api.problems import ApiProblem, problem_responses
 from orchestrator.api.uploads import UPLOAD_BODY, received_upload
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.errors import LifecycleError
+from orchestrator.contracts.text import Text
 from orchestrator.service.evidence_requests import (
     PublicRequest,
     public_request,
@@ -97,7 +98,7 @@ def _refused(error: LifecycleError | ApiProblem, slug: str) -> HTMLResponse:
 def page(
     request: Request,
     slug: str,
-    received: Annotated[str | None, Query(max_length=255)] = None,
+    received: Annotated[Text | None, Query(max_length=255)] = None,
 ) -> Response:
     try:
         found = public_request(slug)
