@@ -107,6 +107,22 @@ def test_sign_out_and_revoking_the_key_end_the_session(client: TestClient) -> No
     assert browser.get("/console/queue").headers["location"].startswith("/console/login")
 
 
+def test_a_cookie_copied_before_sign_out_signs_nobody_in_after_it(client: TestClient) -> None:
+    browser = _signed_in(client, "read")
+    copied = client.cookies.get(SESSION_COOKIE, path="/console")
+    assert copied and read_cookie(copied) is not None
+    out = browser.post("/console/logout", {})
+    assert out.status_code == 303
+    thief = TestClient(client.app)
+    thief.cookies.set(SESSION_COOKIE, copied, path="/console")
+    replayed = thief.get("/console/queue", follow_redirects=False)
+    assert replayed.status_code == 303
+    assert replayed.headers["location"].startswith("/console/login")
+    assert read_cookie(copied) is None, "the session ended on the server"
+    again = _signed_in(client, "read")
+    assert again.get("/console/queue").status_code == 200, "a new sign-in works"
+
+
 def test_the_sign_in_page_sends_only_to_console_pages(client: TestClient) -> None:
     browser = Browser(client)
     page = browser.get("/console/login?next=https://evil.example/")
@@ -373,6 +389,29 @@ def test_a_queued_job_with_no_consumer_is_stuck(
     operator = _signed_in(client, "read", "operate")
     stuck = text(operator.get("/console/ops/stuck"))
     assert f"job {run.id}:ingest_documents:1 queued on ingestion with no consumer" in stuck
+
+
+def test_every_answer_says_nosniff(client: TestClient) -> None:
+    """API answers and problems, console pages, redirects and error pages, static files."""
+    browser = _signed_in(client, "admin")
+    headers = {"Authorization": f"Bearer {key('read')}"}
+    answers = [
+        client.get("/api/v1/assessments", headers=headers),
+        client.get("/api/v1/assessments"),
+        client.get("/api/v1/assessments/not-an-id", headers=headers),
+        client.get("/openapi.json"),
+        client.get("/docs"),
+        client.get("/console/login"),
+        browser.get("/console/queue"),
+        browser.get("/console/no-such-page"),
+        client.get("/console/queue", follow_redirects=False),
+        client.get("/console/static/console.css"),
+        client.get("/console/static/console.js"),
+        client.get("/console/static/missing.css"),
+        client.get("/healthz"),
+    ]
+    for answer in answers:
+        assert answer.headers.get("x-content-type-options") == "nosniff", answer.url
 
 
 def test_pages_use_only_the_apps_own_assets(client: TestClient) -> None:
