@@ -24,6 +24,7 @@ from orchestrator.console import values
 from orchestrator.console.sessions import SESSION_COOKIE, ConsoleSession, read_cookie, same_token
 from orchestrator.console.settings import get_console_settings
 from orchestrator.contracts.errors import DatabaseBusy, FleetError, LifecycleError
+from orchestrator.contracts.shown_text import shown
 from orchestrator.db.busy import is_busy
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.review_queue import queue_count
@@ -35,6 +36,8 @@ TEMPLATES = Environment(
     autoescape=select_autoescape(["html"]),
     trim_blocks=True,
     lstrip_blocks=True,
+    # Every value a page shows: a name's bidi controls cannot reorder it on screen.
+    finalize=shown,
 )
 values.install(TEMPLATES.globals)
 

@@ -249,6 +249,26 @@ def test_actions_need_the_same_scopes_as_the_api(
 # --- uploads, operators ----------------------------------------------------------------------
 
 
+def test_a_bidi_control_in_a_file_name_is_shown_not_obeyed(client: TestClient) -> None:
+    browser = _signed_in(client, "read", "signal")
+    created = browser.post(
+        "/console/assessments",
+        {"organization_id": "acme-org", "name": "Names"},
+        from_page="/console/assessments",
+    )
+    page = created.headers["location"]
+    name = "invoice\u202egpj.md"
+    done = client.post(
+        f"{page}/documents",
+        data={"csrf_token": token(client.get(page).text)},
+        files=[("files", (name, b"# Invoice\n\nPaid.\n", "text/markdown"))],
+    )
+    assert done.status_code == 200, done.text
+    for shown in (done, browser.get(page)):
+        assert "invoice[U+202E]gpj.md" in shown.text
+        assert "\u202e" not in shown.text
+
+
 def test_several_documents_upload_at_once_and_a_refused_one_says_why(client: TestClient) -> None:
     browser = _signed_in(client, "read", "signal")
     created = browser.post(
