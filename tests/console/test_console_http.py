@@ -269,6 +269,20 @@ def test_a_bidi_control_in_a_file_name_is_shown_not_obeyed(client: TestClient) -
         assert "\u202e" not in shown.text
 
 
+def test_an_over_long_comment_gets_a_page_naming_the_limit(client: TestClient) -> None:
+    browser = _signed_in(client, "approve", "read")
+    answer = browser.post(
+        f"/console/runs/{uuid.uuid4()}/artifacts/soa/comments",
+        {"version": "1", "body": "x" * 4001},
+    )
+    assert answer.status_code == 422, answer.text
+    said = text(answer)
+    assert "There is no such page" not in said
+    assert "The body is too long: at most 4000 characters." in said
+    malformed = browser.post("/console/runs/not-an-id/artifacts/soa/comments", {"version": "1"})
+    assert malformed.status_code == 404, "a malformed id still names no page"
+
+
 def test_several_documents_upload_at_once_and_a_refused_one_says_why(client: TestClient) -> None:
     browser = _signed_in(client, "read", "signal")
     created = browser.post(
