@@ -11,6 +11,7 @@ from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 
 from orchestrator.api import health
+from orchestrator.api.content_type_options import NoSniffMiddleware
 from orchestrator.api.limits import BodyLimitMiddleware
 from orchestrator.api.problems import install_problem_handlers
 from orchestrator.api.routers import (
@@ -111,4 +112,6 @@ def create_app() -> FastAPI:
         app.include_router(module.router)
     install_console(app)
     install_observability(app)
+    # Outermost: every answer carries it, whichever layer gave it.
+    app.add_middleware(NoSniffMiddleware)
     return app

@@ -6,14 +6,18 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orchestrator.api.problems import problem_response
+from orchestrator.api.routers.public_entry import refusal_page, wants_page
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.errors import FleetError
 
 _UPLOAD_PATH = re.compile(r"^/api/v1/assessments/[^/]+/documents/?$")
+#: The public page of an evidence request's link takes one document, as the API does.
+_PUBLIC_UPLOAD_PATH = re.compile(r"^/w/evidence/([^/]+)/?$")
 #: The console's upload form carries several documents at once.
 _CONSOLE_UPLOAD_PATH = re.compile(r"^/console/assessments/[^/]+/documents/?$")
 CONSOLE_UPLOAD_FILES = 20
@@ -30,7 +34,10 @@ class BodyTooLarge(FleetError, HTTPException):
 def body_limit(scope: Scope) -> int:
     """Uploads may carry one document plus multipart framing; everything else is small."""
     api = get_settings().api
-    if scope.get("method") == "POST" and _UPLOAD_PATH.match(scope.get("path", "")):
+    path = scope.get("path", "")
+    if scope.get("method") == "POST" and (
+        _UPLOAD_PATH.match(path) or _PUBLIC_UPLOAD_PATH.match(path)
+    ):
         return get_settings().max_document_bytes + api.multipart_overhead_bytes
     if scope.get("method") == "POST" and _CONSOLE_UPLOAD_PATH.match(scope.get("path", "")):
         return CONSOLE_UPLOAD_FILES * (
@@ -79,11 +86,17 @@ class BodyLimitMiddleware:
 
     @staticmethod
     async def _refuse(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        message = f"the request body exceeds the {limit}-byte limit"
+        public = _PUBLIC_UPLOAD_PATH.match(scope.get("path", ""))
+        if public and wants_page(dict(Headers(scope=scope))):
+            # A browser's form on the public page gets the refusal as a page.
+            await refusal_page(413, message, public.group(1))(scope, receive, send)
+            return
         response = problem_response(
             None,
             413,
             "payload_too_large",
-            f"the request body exceeds the {limit}-byte limit",
+            message,
             instance=scope.get("path"),
             limit_bytes=limit,
         )

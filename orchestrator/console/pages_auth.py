@@ -16,6 +16,7 @@ from orchestrator.console.sessions import (
 )
 from orchestrator.console.web import ConsoleRoute, Posted, Session, render, see_other
 from orchestrator.service.apikeys import authenticate
+from orchestrator.service.console_sessions import end_session
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -110,6 +111,7 @@ def _login_again(request: Request, status: int, message: str, next: str) -> Resp
 
 @router.post("/logout", name="console_logout")
 def logout(session: Posted) -> Response:
+    end_session(session.session_id, session.expires_at)
     response = see_other("/console/login")
     response.delete_cookie(SESSION_COOKIE, path="/console")
     return response

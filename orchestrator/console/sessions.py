@@ -2,9 +2,10 @@
 
 Signing in checks the API key once; the cookie then carries the key's id, an expiry and a
 random session id, signed with HMAC. Each request reloads the key by id, so revoking the
-key ends its sessions at once. The CSRF token of a session is an HMAC of its session id:
-every form carries it and every POST must send it back. Before sign-in, the sign-in form
-uses a double-submit cookie instead.
+key ends its sessions at once; signing out records the session id as ended on the server,
+so a copy of the cookie signs nobody in afterwards. The CSRF token of a session is an HMAC
+of its session id: every form carries it and every POST must send it back. Before sign-in,
+the sign-in form uses a double-submit cookie instead.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from orchestrator.console.settings import get_console_settings, signing_secret
 from orchestrator.service.apikeys import Principal, principal_of_key
+from orchestrator.service.console_sessions import session_ended
 
 SESSION_COOKIE = "lifecycle_console"
 LOGIN_CSRF_COOKIE = "lifecycle_console_login"
@@ -57,7 +59,8 @@ def issue_cookie(principal: Principal, now: float | None = None) -> tuple[str, i
 
 
 def read_cookie(value: str | None, now: float | None = None) -> ConsoleSession | None:
-    """The session a cookie names, or None if it is forged, expired or its key revoked."""
+    """The session a cookie names, or None if it is forged, expired, signed out or its key
+    revoked."""
     if not value or value.count(".") != 1 or len(value) > 1024:
         return None
     payload, mac = value.split(".")
@@ -71,7 +74,9 @@ def read_cookie(value: str | None, now: float | None = None) -> ConsoleSession |
     if expires <= (now or time.time()):
         return None
     principal = principal_of_key(key_id)
-    return None if principal is None else ConsoleSession(principal, session_id, expires)
+    if principal is None or session_ended(session_id):
+        return None
+    return ConsoleSession(principal, session_id, expires)
 
 
 def new_login_token() -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -24,6 +24,7 @@ from orchestrator.console import values
 from orchestrator.console.sessions import SESSION_COOKIE, ConsoleSession, read_cookie, same_token
 from orchestrator.console.settings import get_console_settings
 from orchestrator.contracts.errors import DatabaseBusy, FleetError, LifecycleError
+from orchestrator.contracts.shown_text import shown
 from orchestrator.db.busy import is_busy
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.review_queue import queue_count
@@ -35,6 +36,8 @@ TEMPLATES = Environment(
     autoescape=select_autoescape(["html"]),
     trim_blocks=True,
     lstrip_blocks=True,
+    # Every value a page shows: a name's bidi controls cannot reorder it on screen.
+    finalize=shown,
 )
 values.install(TEMPLATES.globals)
 
@@ -101,11 +104,8 @@ class ConsoleRoute(APIRoute):
                 return await error_page(
                     request, error.status, TITLES.get(error.status, "Refused"), str(error.detail)
                 )
-            except RequestValidationError:
-                # A malformed id in the URL names nothing: the same page as an unknown id.
-                return await error_page(
-                    request, 404, "Not found", "There is no such page in the console."
-                )
+            except RequestValidationError as error:
+                return await _invalid_request_page(request, error)
             except Exception as error:  # a bug or an outage: the console's page, details logged
                 if is_busy(error):  # a write lock held past the busy timeout, not retried here
                     log.warning("database busy on %s %s", request.method, request.url.path)
@@ -116,6 +116,31 @@ class ConsoleRoute(APIRoute):
                 )
 
         return guarded
+
+
+async def _invalid_request_page(request: Request, error: RequestValidationError) -> Response:
+    refused = form_refusal(error.errors())
+    if refused:  # a field of the form: the page names it and its limit
+        return await error_page(request, 422, "Not accepted", refused)
+    # A malformed id in the URL names nothing: the same page as an unknown id.
+    return await error_page(request, 404, "Not found", "There is no such page in the console.")
+
+
+def form_refusal(errors: Sequence[Any]) -> str:
+    """What was wrong with a posted form's fields, in words naming each field and its limit;
+    "" when no field of a form or query is at fault (a malformed id in the URL)."""
+    said = []
+    for error in errors:
+        loc = list(error.get("loc") or ())
+        if not loc or loc[0] == "path":
+            continue
+        field = str(loc[-1]).replace("_", " ")
+        ctx = error.get("ctx") or {}
+        if error.get("type") == "string_too_long":
+            said.append(f"The {field} is too long: at most {ctx.get('max_length')} characters.")
+        else:
+            said.append(f"The {field} was not accepted: {error.get('msg', 'invalid')}.")
+    return " ".join(said)
 
 
 def _busy_message(request: Request) -> str:

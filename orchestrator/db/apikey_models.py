@@ -52,3 +52,14 @@ class IdempotentResponse(Base):
     response_headers: Mapped[dict[str, Any] | None]
     created_at: Mapped[datetime]
     completed_at: Mapped[datetime | None]
+
+
+class EndedConsoleSession(Base):
+    """A console session signed out before its cookie expires: the cookie no longer
+    signs anyone in. Kept until the cookie's own expiry, then of no use."""
+
+    __tablename__ = "ended_console_sessions"
+
+    session_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ended_at: Mapped[datetime]
+    expires_at: Mapped[datetime] = mapped_column(index=True)

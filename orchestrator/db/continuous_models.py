@@ -34,7 +34,7 @@ class Reassessment(Base):
     trigger: Mapped[str] = mapped_column(String(32))
     trigger_key: Mapped[str] = mapped_column(String(256))
     changed_documents: Mapped[list[str]] = mapped_column(JsonDoc)
-    status: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(32))
     """pending, no_change, awaiting_approval or approved."""
     result_artifact_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     figures: Mapped[dict[str, Any] | None]

@@ -7,7 +7,14 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from orchestrator.db.models import ApprovalEvent, Assessment, Document, InboxSignal, WorkflowRun
+from orchestrator.db.continuous_models import EvidenceRequest
+from orchestrator.db.models import (
+    ApprovalEvent,
+    Assessment,
+    Document,
+    InboxSignal,
+    WorkflowRun,
+)
 from orchestrator.db.session import transaction
 from tests.api.conftest import Api
 
@@ -18,7 +25,14 @@ def _rows() -> dict[str, int]:
     with transaction() as session:
         return {
             model.__name__: int(session.scalar(select(func.count()).select_from(model)) or 0)
-            for model in (Assessment, WorkflowRun, InboxSignal, ApprovalEvent, Document)
+            for model in (
+                Assessment,
+                WorkflowRun,
+                InboxSignal,
+                ApprovalEvent,
+                Document,
+                EvidenceRequest,
+            )
         }
 
 
@@ -31,6 +45,15 @@ def _problem(response: Any) -> dict[str, Any]:
 def assert_nul_refused_everywhere(api: Api) -> None:
     headers = api.key()
     assessment = api.create_assessment(headers)["id"]
+    uploaded = api.upload(headers, assessment, "policy.md", b"# Policy\n\nText.\n")
+    assert uploaded.status_code == 201, uploaded.text
+    document = uploaded.json()["id"]
+    evidence_request = {
+        "requirements": ["SCF IAC-01"],
+        "recipient": "it@acme.example",
+        "instructions": "Send the access review.",
+        "due_on": "2030-01-31",
+    }
     run = api.start(headers, assessment, "nul-run").json()["id"]
     workflow = f"/api/v1/workflows/{run}"
     # (method, url, body or params, where the NUL is: the field's loc, and inside it)
@@ -99,13 +122,35 @@ def assert_nul_refused_everywhere(api: Api) -> None:
             "",
         ),
         ("get", "/api/v1/assessments", {"cursor": f"abc{NUL}"}, ["query", "cursor"], ""),
+        *(
+            (
+                "post",
+                f"/api/v1/assessments/{assessment}/evidence-requests",
+                {**evidence_request, field: value},
+                ["body", *loc],
+                "",
+            )
+            for field, value, loc in (
+                ("instructions", f"Send{NUL}", ["instructions"]),
+                ("recipient", f"it{NUL}@acme.example", ["recipient"]),
+                ("requirements", ["SCF IAC-01", f"SCF{NUL}"], ["requirements", 1]),
+            )
+        ),
+        (
+            "put",
+            f"/api/v1/assessments/{assessment}/documents/{document}/life",
+            {"owner": f"user:{NUL}"},
+            ["body", "owner"],
+            "",
+        ),
+        ("get", "/api/v1/evidence/queue", {"owner": f"user:{NUL}"}, ["query", "owner"], ""),
     ]
     before = _rows()
     for method, url, data, loc, inside in cases:
         if method == "get":
             response = api.client.get(url, headers=headers, params=data)
         else:
-            response = api.client.post(url, headers=headers, json=data)
+            response = api.client.request(method, url, headers=headers, json=data)
         problem = _problem(response)
         assert problem["code"] == "validation_failed", (url, problem)
         [error] = problem["errors"]

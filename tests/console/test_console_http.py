@@ -107,6 +107,22 @@ def test_sign_out_and_revoking_the_key_end_the_session(client: TestClient) -> No
     assert browser.get("/console/queue").headers["location"].startswith("/console/login")
 
 
+def test_a_cookie_copied_before_sign_out_signs_nobody_in_after_it(client: TestClient) -> None:
+    browser = _signed_in(client, "read")
+    copied = client.cookies.get(SESSION_COOKIE, path="/console")
+    assert copied and read_cookie(copied) is not None
+    out = browser.post("/console/logout", {})
+    assert out.status_code == 303
+    thief = TestClient(client.app)
+    thief.cookies.set(SESSION_COOKIE, copied, path="/console")
+    replayed = thief.get("/console/queue", follow_redirects=False)
+    assert replayed.status_code == 303
+    assert replayed.headers["location"].startswith("/console/login")
+    assert read_cookie(copied) is None, "the session ended on the server"
+    again = _signed_in(client, "read")
+    assert again.get("/console/queue").status_code == 200, "a new sign-in works"
+
+
 def test_the_sign_in_page_sends_only_to_console_pages(client: TestClient) -> None:
     browser = Browser(client)
     page = browser.get("/console/login?next=https://evil.example/")
@@ -231,6 +247,40 @@ def test_actions_need_the_same_scopes_as_the_api(
 
 
 # --- uploads, operators ----------------------------------------------------------------------
+
+
+def test_a_bidi_control_in_a_file_name_is_shown_not_obeyed(client: TestClient) -> None:
+    browser = _signed_in(client, "read", "signal")
+    created = browser.post(
+        "/console/assessments",
+        {"organization_id": "acme-org", "name": "Names"},
+        from_page="/console/assessments",
+    )
+    page = created.headers["location"]
+    name = "invoice\u202egpj.md"
+    done = client.post(
+        f"{page}/documents",
+        data={"csrf_token": token(client.get(page).text)},
+        files=[("files", (name, b"# Invoice\n\nPaid.\n", "text/markdown"))],
+    )
+    assert done.status_code == 200, done.text
+    for shown in (done, browser.get(page)):
+        assert "invoice[U+202E]gpj.md" in shown.text
+        assert "\u202e" not in shown.text
+
+
+def test_an_over_long_comment_gets_a_page_naming_the_limit(client: TestClient) -> None:
+    browser = _signed_in(client, "approve", "read")
+    answer = browser.post(
+        f"/console/runs/{uuid.uuid4()}/artifacts/soa/comments",
+        {"version": "1", "body": "x" * 4001},
+    )
+    assert answer.status_code == 422, answer.text
+    said = text(answer)
+    assert "There is no such page" not in said
+    assert "The body is too long: at most 4000 characters." in said
+    malformed = browser.post("/console/runs/not-an-id/artifacts/soa/comments", {"version": "1"})
+    assert malformed.status_code == 404, "a malformed id still names no page"
 
 
 def test_several_documents_upload_at_once_and_a_refused_one_says_why(client: TestClient) -> None:
@@ -373,6 +423,29 @@ def test_a_queued_job_with_no_consumer_is_stuck(
     operator = _signed_in(client, "read", "operate")
     stuck = text(operator.get("/console/ops/stuck"))
     assert f"job {run.id}:ingest_documents:1 queued on ingestion with no consumer" in stuck
+
+
+def test_every_answer_says_nosniff(client: TestClient) -> None:
+    """API answers and problems, console pages, redirects and error pages, static files."""
+    browser = _signed_in(client, "admin")
+    headers = {"Authorization": f"Bearer {key('read')}"}
+    answers = [
+        client.get("/api/v1/assessments", headers=headers),
+        client.get("/api/v1/assessments"),
+        client.get("/api/v1/assessments/not-an-id", headers=headers),
+        client.get("/openapi.json"),
+        client.get("/docs"),
+        client.get("/console/login"),
+        browser.get("/console/queue"),
+        browser.get("/console/no-such-page"),
+        client.get("/console/queue", follow_redirects=False),
+        client.get("/console/static/console.css"),
+        client.get("/console/static/console.js"),
+        client.get("/console/static/missing.css"),
+        client.get("/healthz"),
+    ]
+    for answer in answers:
+        assert answer.headers.get("x-content-type-options") == "nosniff", answer.url
 
 
 def test_pages_use_only_the_apps_own_assets(client: TestClient) -> None:

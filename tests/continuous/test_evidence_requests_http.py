@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.continuous_models import EvidenceRequest
 from orchestrator.db.ops_models import Notification
@@ -169,3 +170,64 @@ def test_a_browser_form_gets_pages(api: Api, embedded: Path) -> None:
     assert "<form" not in gone.text
     # Without asking for HTML the answers stay JSON.
     assert api.client.get(link).json()["code"] == "link_refused"
+
+
+def test_the_link_never_tells_what_the_assessment_already_holds(api: Api, embedded: Path) -> None:
+    headers = api.key("signal", "read")
+    assessment = api.create_assessment(headers)["id"]
+    held = api.upload(headers, assessment, "board-minutes-secret.md", EVIDENCE)
+    assert held.status_code == 201, held.text
+    link = issue_request(api, headers, assessment)["link"]
+
+    fresh = _send(api, link, "other.md", b"# Another file\n\nIts own words.\n")
+    again = _send(api, link, "mine.md", EVIDENCE)
+    assert (fresh.status_code, again.status_code) == (201, 201), again.text
+    assert set(again.json()) == set(fresh.json()), "answered as any accepted file"
+    assert again.json()["filename"] == "mine.md"
+    for answer in (again.text, fresh.text):
+        assert "board-minutes-secret" not in answer and "duplicate" not in answer
+
+    html = {"Accept": "text/html"}
+    sent = api.client.post(
+        link,
+        headers=html,
+        files={"file": ("mine.md", EVIDENCE, "text/markdown")},
+        follow_redirects=False,
+    )
+    assert sent.status_code == 303 and "received=mine.md" in sent.headers["location"]
+    page = api.client.get(sent.headers["location"], headers=html)
+    assert "board-minutes-secret" not in page.text and "duplicate" not in page.text
+
+
+def test_the_link_takes_files_up_to_the_document_limit_and_a_browser_gets_pages(
+    api: Api, embedded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The general request-body cap (1 MiB) is not the link's: a document is."""
+    monkeypatch.setenv("LIFECYCLE_MAX_DOCUMENT_BYTES", str(3 * 2**20))
+    reset_settings()
+    headers = api.key("signal", "read")
+    assessment = api.create_assessment(headers)["id"]
+    link = issue_request(api, headers, assessment)["link"]
+    big = b"# A long review\n\n" + b"Every privileged account was reviewed.\n" * 50_000
+    assert 2**20 < len(big) < 3 * 2**20
+
+    assert _send(api, link, "long-review.md", big).status_code == 201
+    html = {"Accept": "text/html"}
+    sent = api.client.post(
+        link,
+        headers=html,
+        files={"file": ("long-review-2.md", big + b"More.\n", "text/markdown")},
+        follow_redirects=False,
+    )
+    assert sent.status_code == 303, sent.text
+
+    too_big = big * 3
+    refused = api.client.post(
+        link, headers=html, files={"file": ("huge.md", too_big, "text/markdown")}
+    )
+    assert refused.status_code == 413
+    assert refused.headers["content-type"].startswith("text/html"), refused.text
+    assert "Not received" in refused.text and "limit" in refused.text
+    as_json = _send(api, link, "huge.md", too_big)
+    assert as_json.status_code == 413
+    assert as_json.headers["content-type"] == "application/problem+json"

@@ -12,6 +12,7 @@ from orchestrator.api.auth import Reader
 from orchestrator.api.problems import problem_responses
 from orchestrator.catalog import service
 from orchestrator.contracts.errors import NotFound
+from orchestrator.contracts.text import Text
 
 router = APIRouter(
     prefix="/api/v1", tags=["catalogs"], responses=problem_responses(401, 403, 404, 422)
@@ -101,7 +102,7 @@ def catalogs(principal: Reader) -> Catalogs:
     'named by `catalog`: an id, "NAME VERSION" or a version).',
 )
 def frameworks(
-    principal: Reader, catalog: Annotated[str | None, Query(max_length=300)] = None
+    principal: Reader, catalog: Annotated[Text | None, Query(max_length=300)] = None
 ) -> Frameworks:
     try:
         items = service.list_frameworks(catalog)

@@ -16,6 +16,7 @@ from orchestrator.api.document_upload import upload_once
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.uploads import UPLOAD_BODY
+from orchestrator.contracts.text import Text
 from orchestrator.service.document_versions import document_versions, upload_document_version
 from orchestrator.service.evidence_life import DocumentLifeView, owner_queue, set_document_life
 from orchestrator.service.read_models import DocumentView
@@ -32,7 +33,7 @@ DocumentId = Annotated[uuid.UUID, Path(alias="documentId")]
 class DocumentLife(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    owner: str | None = Field(None, max_length=256, description="Who keeps the document")
+    owner: Text | None = Field(None, max_length=256, description="Who keeps the document")
     effective_on: date | None = Field(None, description="The date it takes effect")
     review_every_days: int | None = Field(
         None, gt=0, le=3650, description="Reviewed this often: expires this long after effect"
@@ -118,7 +119,7 @@ async def upload_version(
 )
 def queue(
     principal: Reader,
-    owner: Annotated[str, Query(min_length=1, max_length=256)],
+    owner: Annotated[Text, Query(min_length=1, max_length=256)],
     within_days: Annotated[int, Query(ge=0, le=3650)] = 30,
 ) -> list[DocumentLifeView]:
     return owner_queue(principal.actor, owner, within_days=within_days)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
+from orchestrator.contracts.text import Text
 from orchestrator.service.evidence_requests import (
     EvidenceRequestView,
     IssuedRequest,
@@ -33,11 +34,11 @@ RequestId = Annotated[uuid.UUID, Path(alias="requestId")]
 class NewEvidenceRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    requirements: list[Annotated[str, Field(min_length=1, max_length=300)]] = Field(
+    requirements: list[Annotated[Text, Field(min_length=1, max_length=300)]] = Field(
         min_length=1, max_length=200, description='Rows asked about: "<framework> <id>"'
     )
-    recipient: str = Field(min_length=1, max_length=256, description="Who answers (an email)")
-    instructions: str = Field(min_length=1, max_length=4000)
+    recipient: Text = Field(min_length=1, max_length=256, description="Who answers (an email)")
+    instructions: Text = Field(min_length=1, max_length=4000)
     due_on: date
     link_expires_at: datetime | None = Field(
         None, description="When the link stops taking uploads (default: 14 days after due)"

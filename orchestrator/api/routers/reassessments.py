@@ -13,6 +13,7 @@ from orchestrator.api.auth import Approver, Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
+from orchestrator.contracts.text import Text
 from orchestrator.service.catalogue_adoption import (
     AdoptionView,
     adopt_catalogue,
@@ -38,11 +39,11 @@ ReassessmentId = Annotated[uuid.UUID, Path(alias="reassessmentId")]
 class RowApprovalBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    row: str = Field(min_length=1, max_length=300, description='"<framework> <requirement>"')
+    row: Text = Field(min_length=1, max_length=300, description='"<framework> <requirement>"')
     row_sha256: str = Field(
         min_length=64, max_length=64, description="The row's content hash, as read"
     )
-    comment: str | None = Field(None, max_length=2000)
+    comment: Text | None = Field(None, max_length=2000)
 
 
 @router.get(
@@ -84,7 +85,7 @@ def approve(
 
 
 Target = Annotated[
-    str,
+    Text,
     Query(
         min_length=1,
         max_length=300,
@@ -96,9 +97,9 @@ Target = Annotated[
 class AdoptionBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    target: str = Field(min_length=1, max_length=300, description="The catalogue version")
-    reason: str = Field(min_length=1, max_length=2000)
-    idempotency_key: str | None = Field(None, min_length=1, max_length=256)
+    target: Text = Field(min_length=1, max_length=300, description="The catalogue version")
+    reason: Text = Field(min_length=1, max_length=2000)
+    idempotency_key: Text | None = Field(None, min_length=1, max_length=256)
 
 
 @router.get(

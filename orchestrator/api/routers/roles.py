@@ -16,6 +16,7 @@ from orchestrator.api.auth import Admin, Caller
 from orchestrator.api.dependencies import IdempotencyHeader
 from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
 from orchestrator.api.problems import problem_responses
+from orchestrator.contracts.text import Text
 from orchestrator.service import roles
 from orchestrator.service.roles import RoleChange, RoleEventView, RoleGrantView
 
@@ -27,14 +28,14 @@ router = APIRouter(
 class RoleRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    principal: str = Field(
+    principal: Text = Field(
         min_length=1,
         max_length=256,
         pattern=r"\S",
         description="Who holds the role: the principal an API key names.",
     )
-    role: str = Field(min_length=1, max_length=64, examples=["assessor"])
-    reason: str | None = Field(None, max_length=2000, description="Kept in the audit trail.")
+    role: Text = Field(min_length=1, max_length=64, examples=["assessor"])
+    reason: Text | None = Field(None, max_length=2000, description="Kept in the audit trail.")
 
 
 class MyRoles(BaseModel):
@@ -44,7 +45,7 @@ class MyRoles(BaseModel):
 
 
 PrincipalFilter = Annotated[
-    str | None, Query(alias="principal", max_length=256, description="Only this principal's.")
+    Text | None, Query(alias="principal", max_length=256, description="Only this principal's.")
 ]
 
 
