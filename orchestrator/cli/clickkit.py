@@ -37,14 +37,12 @@ class LazyChoice(click.Choice):  # type: ignore[type-arg]
 
     def __init__(self, values: Callable[[], Sequence[str]]) -> None:
         self._values = values
-        self._cached: tuple[str, ...] | None = None
         super().__init__([])
 
     @property  # type: ignore[override]
     def choices(self) -> tuple[str, ...]:
-        if self._cached is None:
-            self._cached = tuple(self._values())
-        return self._cached
+        # Read each time: a sweep declared after the command was built is a choice too.
+        return tuple(self._values())
 
     @choices.setter
     def choices(self, _: object) -> None:
