@@ -49,6 +49,14 @@ class LazyChoice(click.Choice):  # type: ignore[type-arg]
         pass
 
 
+def artifact_kinds() -> list[str]:
+    """The artifact kinds, from their declarations (the same names as `ArtifactKind`,
+    which tests/architecture holds them to) without loading the pydantic contracts."""
+    from orchestrator.contracts.artifact_registry import declared
+
+    return [artifact.kind for artifact in declared()]
+
+
 class LifecycleGroup(click.Group):
     """Loads a command's module only when that command runs (every `celery` command,
     workers included, loads this plugin), and turns the fleet's own errors into a

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from orchestrator.cli.clickkit import RUN_ID, LazyChoice, actor_option, json_option
+from orchestrator.cli.clickkit import (
+    RUN_ID,
+    LazyChoice,
+    actor_option,
+    artifact_kinds,
+    json_option,
+)
 from orchestrator.cli.operators import new_key, operator_for
 from orchestrator.cli.output import emit_json
 
@@ -25,12 +31,6 @@ def _steps() -> list[str]:
     from orchestrator.contracts.steps import STEP_ORDER
 
     return [s.value for s in STEP_ORDER]
-
-
-def _artifact_kinds() -> list[str]:
-    from orchestrator.contracts.signals import ArtifactKind
-
-    return [k.value for k in ArtifactKind]
 
 
 def _common(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -190,7 +190,7 @@ def _print_plan(run_id: uuid.UUID, plan: RewindPlan, as_json: bool) -> None:
 
 @click.command("new-version")
 @click.argument("run_id", type=RUN_ID)
-@click.argument("artifact_kind", type=LazyChoice(_artifact_kinds), metavar="ARTIFACT_KIND")
+@click.argument("artifact_kind", type=LazyChoice(artifact_kinds), metavar="ARTIFACT_KIND")
 @_common
 def new_version_command(
     run_id: uuid.UUID,

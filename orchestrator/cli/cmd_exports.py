@@ -6,16 +6,10 @@ import uuid
 
 import click
 
-from orchestrator.cli.clickkit import LazyChoice
+from orchestrator.cli.clickkit import LazyChoice, artifact_kinds
 from orchestrator.cli.output import emit_json, table, when
 
 # The fleet is imported inside each command: `--help` must not load it.
-
-
-def _artifact_kinds() -> list[str]:
-    from orchestrator.contracts.signals import ArtifactKind
-
-    return [k.value for k in ArtifactKind]
 
 
 _TENANT = click.option("--tenant", required=True, help="The tenant whose targets these are.")
@@ -33,7 +27,7 @@ def export_target() -> None:
     "--kind",
     "kinds",
     multiple=True,
-    type=LazyChoice(_artifact_kinds),
+    type=LazyChoice(artifact_kinds),
     help="Only drafts of this kind (repeatable; default: every kind published).",
 )
 @click.option(
