@@ -7,41 +7,27 @@ from typing import Any
 
 import click
 
-from orchestrator.cli.clickkit import RUN_ID, actor_option, json_option
+from orchestrator.cli.clickkit import RUN_ID, LazyChoice, actor_option, json_option
 from orchestrator.cli.operators import operator_id
 from orchestrator.cli.output import emit_json, short, table, when
 from orchestrator.config.sweep_registry import declared
-from orchestrator.contracts.identity import Actor
-from orchestrator.contracts.plain import jsonable
-from orchestrator.service.dead_letters import (
-    list_dead_letters,
-    replay_dead_letter,
-    resolve_dead_letter,
-)
-from orchestrator.service.fates import await_fate
+
+# The service layer is imported inside each command: `--help` must not load the fleet.
 
 
-class SweepName(click.Choice):  # type: ignore[type-arg]
+def _sweep_names() -> tuple[str, ...]:
     """A declared sweep's name, or all: read from the declarations when click asks."""
-
-    def __init__(self) -> None:
-        super().__init__([])
-
-    @property  # type: ignore[override]
-    def choices(self) -> tuple[str, ...]:
-        return (*(sweep.cli_name for sweep in declared()), "all")
-
-    @choices.setter
-    def choices(self, _: object) -> None:
-        pass
+    return (*(sweep.cli_name for sweep in declared()), "all")
 
 
 @click.command("sweep")
-@click.argument("name", type=SweepName())
+@click.argument("name", type=LazyChoice(_sweep_names))
 @json_option
 def sweep_command(name: str, as_json: bool) -> None:
     """Run a sweep now, in this process (NAME: a sweep, or all). Safe beside beat's:
     every effect happens once."""
+    from orchestrator.contracts.plain import jsonable
+
     chosen = [s for s in declared() if name in ("all", s.cli_name)]
     results = {s.cli_name: jsonable(s.function()()) for s in chosen}
     if as_json:
@@ -76,6 +62,8 @@ def dead_letters_list(
 ) -> None:
     """List dead letters, newest first (pending ones only: neither replayed nor resolved,
     unless --all)."""
+    from orchestrator.service.dead_letters import list_dead_letters
+
     letters = list_dead_letters(
         run_id=run_id, tenant_id=tenant, include_replayed=include_replayed, limit=limit
     )
@@ -116,6 +104,10 @@ def dead_letters_replay(
     letter_id: int, reason: str, wait: float, actor: str | None, as_json: bool
 ) -> None:
     """Replay a dead letter: its step runs again as a new attempt."""
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.service.dead_letters import replay_dead_letter
+    from orchestrator.service.fates import await_fate
+
     receipt = replay_dead_letter(letter_id, actor_id=operator_id(actor), reason=reason)
     receipt = await_fate(Actor(receipt.run.tenant_id, operator_id(actor)), receipt, wait)
     if as_json:
@@ -137,6 +129,8 @@ def dead_letters_replay(
 def dead_letters_resolve(letter_id: int, reason: str, actor: str | None, as_json: bool) -> None:
     """Resolve a dead letter by hand: it stops being pending (its step's success resolves
     it on its own)."""
+    from orchestrator.service.dead_letters import resolve_dead_letter
+
     letter = resolve_dead_letter(letter_id, actor_id=operator_id(actor), reason=reason)
     if as_json:
         emit_json(letter)

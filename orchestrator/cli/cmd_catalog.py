@@ -12,16 +12,18 @@ import click
 
 from orchestrator.cli.clickkit import json_option
 from orchestrator.cli.output import emit_json, short, table
-from orchestrator.contracts.plain import jsonable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _refusals(function: F) -> F:
-    """A bad file, an unknown version or framework: a message and exit status 1."""
+    """A bad file, an unknown version or framework: a message and exit status 1. On the
+    embedded default the schema is brought up first, here rather than in the groups so
+    that `--help` touches no database."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _schema_on_the_embedded_default()
         try:
             return function(*args, **kwargs)
         except (ValueError, LookupError) as error:
@@ -43,7 +45,6 @@ def _schema_on_the_embedded_default() -> None:
 @click.group("catalog")
 def catalog() -> None:
     """Control catalogue versions: the shipped SCF workbook and imported ones."""
-    _schema_on_the_embedded_default()
 
 
 @catalog.command("import")
@@ -54,6 +55,7 @@ def catalog_import(path: Path, as_json: bool) -> None:
     """Import an SCF workbook (.xlsx) or an OSCAL catalog or profile (.json). The same
     file again changes nothing; a newer release becomes a new version."""
     from orchestrator.catalog.service import import_file
+    from orchestrator.contracts.plain import jsonable
 
     began = time.perf_counter()
     result = import_file(path)
@@ -149,6 +151,7 @@ def catalog_adopt(
     from orchestrator.cli.operators import operator_id
     from orchestrator.contracts.errors import FleetError, NotFound
     from orchestrator.contracts.identity import Actor
+    from orchestrator.contracts.plain import jsonable
     from orchestrator.service.catalogue_adoption import adopt_catalogue, catalogue_diff
     from orchestrator.service.operator_lookups import tenant_of_assessment
 
@@ -195,7 +198,6 @@ def catalog_adopt(
 @click.group("framework")
 def framework() -> None:
     """Frameworks the catalogues crosswalk to, with their requirements."""
-    _schema_on_the_embedded_default()
 
 
 @framework.command("list")

@@ -6,25 +6,31 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from orchestrator.cli.clickkit import RUN_ID, actor_option, json_option
+from orchestrator.cli.clickkit import (
+    RUN_ID,
+    LazyChoice,
+    actor_option,
+    artifact_kinds,
+    json_option,
+)
 from orchestrator.cli.operators import new_key, operator_for
 from orchestrator.cli.output import emit_json
-from orchestrator.contracts.identity import Actor
-from orchestrator.contracts.signals import ArtifactKind, SignalFate
-from orchestrator.contracts.steps import STEP_ORDER
-from orchestrator.lifecycle.rewind import RewindPlan
-from orchestrator.service import operations
-from orchestrator.service.fates import await_fate
-from orchestrator.service.read_models import SignalReceipt
 
-STEPS = [s.value for s in STEP_ORDER]
-ARTIFACT_KINDS = [k.value for k in ArtifactKind]
-#: Fates after which the command did nothing: the exit status says so.
-REFUSED = (SignalFate.IGNORED, SignalFate.REJECTED, SignalFate.CONFLICT)
+# The fleet is imported inside each command: `--help` must not load it.
+if TYPE_CHECKING:
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.lifecycle.rewind import RewindPlan
+    from orchestrator.service.read_models import SignalReceipt
+
+
+def _steps() -> list[str]:
+    from orchestrator.contracts.steps import STEP_ORDER
+
+    return [s.value for s in STEP_ORDER]
 
 
 def _common(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -56,6 +62,8 @@ def _send(
     as_json: bool,
     send: Callable[[Actor, str], Any],
 ) -> None:
+    from orchestrator.service.fates import await_fate
+
     actor = operator_for(run_id, actor_name)
     key = key or new_key(command, run_id)
     receipt = await_fate(actor, send(actor, key), wait)
@@ -63,6 +71,10 @@ def _send(
 
 
 def _report(command: str, key: str, receipt: SignalReceipt, as_json: bool) -> None:
+    from orchestrator.contracts.signals import SignalFate
+
+    # Fates after which the command did nothing: the exit status says so.
+    refused = (SignalFate.IGNORED, SignalFate.REJECTED, SignalFate.CONFLICT)
     if as_json:
         emit_json({"command": command, "idempotency_key": key, **receipt.model_dump(mode="json")})
     else:
@@ -77,7 +89,7 @@ def _report(command: str, key: str, receipt: SignalReceipt, as_json: bool) -> No
         click.echo(f"  run     {run.status} at {run.current_step or '-'}")
         if receipt.fate is SignalFate.PENDING:
             click.echo("  the coordinator has not decided yet: `lifecycle show` tells later")
-    if receipt.fate in REFUSED:
+    if receipt.fate in refused:
         raise click.ClickException(
             f"the run {receipt.fate.value} the {command}: {receipt.reason or 'no reason given'}"
         )
@@ -90,6 +102,8 @@ def retry_command(
     run_id: uuid.UUID, reason: str, key: str | None, wait: float, actor: str | None, as_json: bool
 ) -> None:
     """Run a failed run's failed step again, as a new attempt."""
+    from orchestrator.service import operations
+
     _send(
         "retry",
         run_id,
@@ -103,7 +117,7 @@ def retry_command(
 
 @click.command("reprocess")
 @click.argument("run_id", type=RUN_ID)
-@click.argument("step", type=click.Choice(STEPS), metavar="STEP")
+@click.argument("step", type=LazyChoice(_steps), metavar="STEP")
 @click.option(
     "--new-version",
     is_flag=True,
@@ -128,6 +142,9 @@ def reprocess_command(
 ) -> None:
     """Rewind a run to STEP: downstream work is superseded and its approvals are
     collected again."""
+    from orchestrator.lifecycle.rewind import RewindPlan
+    from orchestrator.service import operations
+
     if dry_run:
         who = operator_for(run_id, actor)
         plan = operations.reprocess_step(
@@ -173,7 +190,7 @@ def _print_plan(run_id: uuid.UUID, plan: RewindPlan, as_json: bool) -> None:
 
 @click.command("new-version")
 @click.argument("run_id", type=RUN_ID)
-@click.argument("artifact_kind", type=click.Choice(ARTIFACT_KINDS), metavar="ARTIFACT_KIND")
+@click.argument("artifact_kind", type=LazyChoice(artifact_kinds), metavar="ARTIFACT_KIND")
 @_common
 def new_version_command(
     run_id: uuid.UUID,
@@ -185,6 +202,8 @@ def new_version_command(
     as_json: bool,
 ) -> None:
     """Draft a new version of an artifact (after a reviewer sent it back)."""
+    from orchestrator.service import operations
+
     _send(
         "new-version",
         run_id,
@@ -198,7 +217,9 @@ def new_version_command(
     )
 
 
-def _control(name: str, action: Callable[..., SignalReceipt], help_text: str) -> click.Command:
+def _control(name: str, action: str, help_text: str) -> click.Command:
+    """A command sending one signal through `orchestrator.service.operations.<action>`."""
+
     @click.command(name, help=help_text)
     @click.argument("run_id", type=RUN_ID)
     @_common
@@ -210,6 +231,9 @@ def _control(name: str, action: Callable[..., SignalReceipt], help_text: str) ->
         actor: str | None,
         as_json: bool,
     ) -> None:
+        from orchestrator.service import operations
+
+        send: Callable[..., SignalReceipt] = getattr(operations, action)
         _send(
             name,
             run_id,
@@ -217,15 +241,15 @@ def _control(name: str, action: Callable[..., SignalReceipt], help_text: str) ->
             key,
             wait,
             as_json,
-            lambda who, k: action(who, run_id, reason=reason, idempotency_key=k),
+            lambda who, k: send(who, run_id, reason=reason, idempotency_key=k),
         )
 
     return command
 
 
-cancel_command = _control("cancel", operations.cancel_run, "Cancel a run (terminal).")
-block_command = _control("block", operations.block_run, "Block a run for manual intervention.")
-resume_command = _control("resume", operations.resume_run, "Resume a blocked run where it stood.")
+cancel_command = _control("cancel", "cancel_run", "Cancel a run (terminal).")
+block_command = _control("block", "block_run", "Block a run for manual intervention.")
+resume_command = _control("resume", "resume_run", "Resume a blocked run where it stood.")
 
 
 @click.command("migrate")
@@ -243,6 +267,8 @@ def migrate_command(
 ) -> None:
     """Move a run to another shipped lifecycle definition that declares a migration from
     the run's (while it waits, is blocked or failed)."""
+    from orchestrator.service import operations
+
     _send(
         "migrate",
         run_id,

@@ -6,7 +6,6 @@ import click
 
 from orchestrator.cli.clickkit import json_option
 from orchestrator.cli.output import emit_json, table
-from orchestrator.lifecycle import definitions
 
 
 @click.command("definitions")
@@ -14,6 +13,8 @@ from orchestrator.lifecycle import definitions
 def definitions_command(as_json: bool) -> None:
     """Shipped definitions: version, content hash, steps, and the migrations each
     declares; new runs pin the newest."""
+    from orchestrator.lifecycle import definitions
+
     newest = definitions.current().version
     shipped = definitions.shipped()
     if as_json:

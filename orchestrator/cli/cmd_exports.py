@@ -6,14 +6,11 @@ import uuid
 
 import click
 
+from orchestrator.cli.clickkit import LazyChoice, artifact_kinds
 from orchestrator.cli.output import emit_json, table, when
-from orchestrator.contracts.identity import Actor
-from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.notifications.export_targets import (
-    add_export_target,
-    deactivate_export_target,
-    list_export_targets,
-)
+
+# The fleet is imported inside each command: `--help` must not load it.
+
 
 _TENANT = click.option("--tenant", required=True, help="The tenant whose targets these are.")
 
@@ -30,7 +27,7 @@ def export_target() -> None:
     "--kind",
     "kinds",
     multiple=True,
-    type=click.Choice([k.value for k in ArtifactKind]),
+    type=LazyChoice(artifact_kinds),
     help="Only drafts of this kind (repeatable; default: every kind published).",
 )
 @click.option(
@@ -41,6 +38,9 @@ def add_command(
     url: str, tenant: str, kinds: tuple[str, ...], idempotent: bool, secret: str | None
 ) -> None:
     """Publish the tenant's drafts to URL."""
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.notifications.export_targets import add_export_target
+
     actor = Actor(tenant, "operator")
     view = add_export_target(
         actor, url, artifact_kinds=list(kinds), idempotent=idempotent, secret=secret
@@ -52,6 +52,9 @@ def add_command(
 @_TENANT
 def list_command(tenant: str) -> None:
     """The tenant's export targets (never their secrets)."""
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.notifications.export_targets import list_export_targets
+
     views = list_export_targets(Actor(tenant, "operator"))
     rows = [
         [
@@ -72,5 +75,8 @@ def list_command(tenant: str) -> None:
 @_TENANT
 def deactivate_command(target_id: uuid.UUID, tenant: str) -> None:
     """No new publications go there (retractions of what it holds still do)."""
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.notifications.export_targets import deactivate_export_target
+
     view = deactivate_export_target(Actor(tenant, "operator"), target_id)
     click.echo(f"export target {view.id} deactivated")

@@ -5,30 +5,30 @@ a run's authority (docs/engine.md)."""
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 import click
 
-from orchestrator.cli.clickkit import RUN_ID, actor_option, json_option
+from orchestrator.cli.clickkit import RUN_ID, LazyChoice, actor_option, json_option
 from orchestrator.cli.operators import operator_for, operator_id
 from orchestrator.cli.output import emit_json, short, table, when
-from orchestrator.contracts.external_effects import HandoffAction
-from orchestrator.contracts.identity import Actor
-from orchestrator.service.adoption import adopt_run
-from orchestrator.service.authority import RunAuthority
-from orchestrator.service.effect_views import list_effects
-from orchestrator.service.handoffs import (
-    HandoffView,
-    claim_handoff,
-    get_handoff,
-    list_handoffs,
-    resolve_handoff,
-)
-from orchestrator.service.operator_lookups import tenant_of_handoff, tenants_with_handoffs
 
-ACTIONS = [a.value for a in HandoffAction]
+# The fleet is imported inside each command: `--help` must not load it.
+if TYPE_CHECKING:
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.service.handoffs import HandoffView
+
+
+def _actions() -> list[str]:
+    from orchestrator.contracts.external_effects import HandoffAction
+
+    return [a.value for a in HandoffAction]
 
 
 def _operator_of_handoff(handoff_id: uuid.UUID, actor: str | None = None) -> Actor:
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.service.operator_lookups import tenant_of_handoff
+
     return Actor(tenant_id=tenant_of_handoff(handoff_id), actor_id=operator_id(actor))
 
 
@@ -62,6 +62,10 @@ def list_command(
     tenant: str | None, run_id: uuid.UUID | None, show_all: bool, as_json: bool
 ) -> None:
     """Open handoffs, newest first (all tenants unless --tenant)."""
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.service.handoffs import list_handoffs
+    from orchestrator.service.operator_lookups import tenants_with_handoffs
+
     status = None if show_all or run_id else "open"
     if run_id is not None:
         views = list_handoffs(operator_for(run_id), status=None, run_id=run_id)
@@ -86,6 +90,8 @@ def list_command(
 @json_option
 def show_command(handoff_id: uuid.UUID, as_json: bool) -> None:
     """One handoff: the effect, why it waits, the actions allowed, who claimed it."""
+    from orchestrator.service.handoffs import get_handoff
+
     _print(get_handoff(_operator_of_handoff(handoff_id), handoff_id), as_json)
 
 
@@ -95,12 +101,14 @@ def show_command(handoff_id: uuid.UUID, as_json: bool) -> None:
 @json_option
 def claim_command(handoff_id: uuid.UUID, actor: str | None, as_json: bool) -> None:
     """Hold the handoff (others are refused meanwhile); prints the fence to resolve with."""
+    from orchestrator.service.handoffs import claim_handoff
+
     _print(claim_handoff(_operator_of_handoff(handoff_id, actor), handoff_id), as_json)
 
 
 @handoff.command("resolve")
 @click.argument("handoff_id", type=click.UUID)
-@click.option("--action", required=True, type=click.Choice(ACTIONS), help="What to do.")
+@click.option("--action", required=True, type=LazyChoice(_actions), help="What to do.")
 @click.option("--evidence", "evidence_ref", help="Where the evidence is (ticket, record id).")
 @click.option("--comment", help="Why (an evidence reference or a comment is required).")
 @click.option("--fence", type=click.IntRange(0), help="The fence of your claim.")
@@ -116,6 +124,8 @@ def resolve_command(
     as_json: bool,
 ) -> None:
     """Resolve a handoff once: confirm_effect, confirm_absent, retry or cancel."""
+    from orchestrator.service.handoffs import resolve_handoff
+
     who = _operator_of_handoff(handoff_id, actor)
     view = resolve_handoff(
         who, handoff_id, action, evidence_ref=evidence_ref, comment=comment, fence=fence
@@ -128,6 +138,8 @@ def resolve_command(
 @json_option
 def effects_command(run_id: uuid.UUID, as_json: bool) -> None:
     """A run's effects outside the database: publications and their undoing."""
+    from orchestrator.service.effect_views import list_effects
+
     views = list_effects(operator_for(run_id), run_id)
     if as_json:
         emit_json(views)
@@ -157,6 +169,9 @@ def effects_command(run_id: uuid.UUID, as_json: bool) -> None:
 @json_option
 def adopt_command(run_id: uuid.UUID, reason: str, actor: str | None, as_json: bool) -> None:
     """Act for the run from now on (after its starter's key was revoked, say)."""
+    from orchestrator.service.adoption import adopt_run
+    from orchestrator.service.authority import RunAuthority
+
     who = operator_for(run_id, actor)
     authority = adopt_run(who, run_id, reason=reason, authority=RunAuthority.of_actor(who))
     if as_json:

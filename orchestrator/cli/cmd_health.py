@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from orchestrator.api.health import health_report
 from orchestrator.cli.clickkit import json_option
 from orchestrator.cli.output import emit_json, table, when
 
@@ -14,6 +13,8 @@ from orchestrator.cli.output import emit_json, table, when
 def health_command(as_json: bool) -> None:
     """Database, broker, a worker on every queue, and beat with its last sweep time;
     exit 1 when any of them is unhealthy."""
+    from orchestrator.api.health import health_report
+
     report = health_report()
     if as_json:
         emit_json(report)

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from orchestrator.cli.clickkit import RUN_ID
-from orchestrator.engine.history import first_divergence, regenerate
-from orchestrator.service.operator_lookups import run_history
+
+# The engine is imported inside each command: `--help` must not load it.
 
 _FILES = click.argument(
     "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -35,6 +35,8 @@ def history() -> None:
 def export_command(run_id: uuid.UUID, output: Path | None) -> None:
     """Every signal RUN_ID decided, in order, with what each decision made of it. The
     history is checked against the database first (each fate, the stored state)."""
+    from orchestrator.service.operator_lookups import run_history
+
     recorded = run_history(run_id)
     if output is None:
         click.echo(json.dumps(recorded, indent=1, sort_keys=True))
@@ -47,6 +49,8 @@ def export_command(run_id: uuid.UUID, output: Path | None) -> None:
 @_FILES
 def check_command(files: tuple[Path, ...]) -> None:
     """Replay each history through today's rules; exit 1 at the first that diverges."""
+    from orchestrator.engine.history import first_divergence
+
     diverged = []
     for path in files:
         recorded = json.loads(path.read_text())
@@ -64,6 +68,8 @@ def check_command(files: tuple[Path, ...]) -> None:
 def regenerate_command(files: tuple[Path, ...]) -> None:
     """Rewrite each history's expectations with today's rules (after a rule change made
     on purpose; review the diff before committing it)."""
+    from orchestrator.engine.history import regenerate
+
     for path in files:
         recorded = json.loads(path.read_text())
         fresh = regenerate(recorded)

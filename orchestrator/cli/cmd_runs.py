@@ -3,30 +3,36 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from orchestrator.cli.clickkit import RUN_ID, json_option
+from orchestrator.cli.clickkit import RUN_ID, LazyChoice, json_option
 from orchestrator.cli.operators import operator_for
 from orchestrator.cli.output import between, emit_json, short, span, table, when
-from orchestrator.cli.timeline import history_json, load_history, render
-from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.identity import Actor
-from orchestrator.contracts.statuses import WorkflowStatus
-from orchestrator.contracts.steps import STEP_ORDER
-from orchestrator.service.operator_lookups import tenants_with_runs
-from orchestrator.service.queries import KeysetPage, RunFilter, list_runs
-from orchestrator.service.read_models import RunView
 
-STATUSES = [s.value for s in WorkflowStatus]
-STEPS = [s.value for s in STEP_ORDER]
+# The fleet is imported inside each command: `--help` must not load it.
+if TYPE_CHECKING:
+    from orchestrator.service.queries import KeysetPage, RunFilter
+    from orchestrator.service.read_models import RunView
+
+
+def _statuses() -> list[str]:
+    from orchestrator.contracts.statuses import WorkflowStatus
+
+    return [s.value for s in WorkflowStatus]
+
+
+def _steps() -> list[str]:
+    from orchestrator.contracts.steps import STEP_ORDER
+
+    return [s.value for s in STEP_ORDER]
 
 
 @click.command("list")
 @click.option("--tenant", help="Only this tenant's runs (needed to page with --cursor).")
-@click.option("--status", type=click.Choice(STATUSES), help="Only runs in this status.")
-@click.option("--step", type=click.Choice(STEPS), help="Only runs at this step.")
+@click.option("--status", type=LazyChoice(_statuses), help="Only runs in this status.")
+@click.option("--step", type=LazyChoice(_steps), help="Only runs at this step.")
 @click.option(
     "--waiting-for-approval/--not-waiting-for-approval",
     default=None,
@@ -47,6 +53,10 @@ def list_command(
     as_json: bool,
 ) -> None:
     """List runs, newest first."""
+    from orchestrator.contracts.clock import utcnow
+    from orchestrator.contracts.statuses import WorkflowStatus
+    from orchestrator.service.queries import RunFilter
+
     if cursor and not tenant:
         raise click.UsageError("--cursor pages one tenant's runs: give --tenant too")
     filters = RunFilter(
@@ -87,6 +97,10 @@ def list_command(
 def _runs(
     tenant: str | None, filters: RunFilter, limit: int, cursor: str | None
 ) -> KeysetPage[RunView]:
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.service.operator_lookups import tenants_with_runs
+    from orchestrator.service.queries import KeysetPage, list_runs
+
     if tenant:
         return list_runs(Actor(tenant, "operator"), filters, limit=limit, cursor=cursor)
     tenants = tenants_with_runs()
@@ -106,6 +120,8 @@ def _runs(
 def show_command(run_id: uuid.UUID, audit: bool, as_json: bool) -> None:
     """Show a run: status, a timeline of steps, waits, signals (with their fate), jobs
     (with attempts), dead letters, then artifacts, approvals and the audit trail."""
+    from orchestrator.cli.timeline import history_json, load_history, render
+
     history = load_history(operator_for(run_id), run_id)
     if as_json:
         body: dict[str, Any] = history_json(history)

@@ -49,7 +49,12 @@ COMMANDS = {
 }
 
 
+#: The installed distribution whose version `--version` prints (importlib.metadata).
+DISTRIBUTION = "assessment-lifecycle-fleet"
+
+
 @click.group(cls=LifecycleGroup, name="lifecycle", lazy=COMMANDS)
+@click.version_option(package_name=DISTRIBUTION, prog_name="lifecycle")
 def lifecycle() -> None:
     """Run and operate assessment lifecycles: the demo, migrations, the HTTP API; list,
     show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys, approver

@@ -7,11 +7,16 @@ import logging
 import sys
 
 from orchestrator.cli.group import lifecycle
+from orchestrator.observability.logs import configure_logging
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; return its exit status (0 done, 1 refused or failed, 2 usage)."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # Text lines for people; a service a command starts (`lifecycle api`) replaces this
+    # handler with its own, rather than adding a second one beside it. A host that set up
+    # logging already (a test runner calling main) keeps its own, as basicConfig would.
+    if not logging.getLogger().handlers:
+        configure_logging(level=logging.WARNING, fmt="text")
     try:
         lifecycle.main(args=argv, prog_name="lifecycle")
     except SystemExit as done:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import getpass
 import uuid
+from typing import TYPE_CHECKING
 
-from orchestrator.contracts.errors import InvalidInput
-from orchestrator.contracts.identity import Actor
-from orchestrator.service.operator_lookups import tenant_of_run
+if TYPE_CHECKING:
+    from orchestrator.contracts.identity import Actor
 
 
 def operator_id(actor: str | None) -> str:
@@ -26,6 +26,8 @@ def operator_id(actor: str | None) -> str:
 
 
 def parse_run_id(value: str) -> uuid.UUID:
+    from orchestrator.contracts.errors import InvalidInput
+
     try:
         return uuid.UUID(value)
     except ValueError as error:
@@ -34,6 +36,10 @@ def parse_run_id(value: str) -> uuid.UUID:
 
 def operator_for(run_id: uuid.UUID, actor: str | None = None) -> Actor:
     """An actor of the run's own tenant, seeing every organization."""
+    # Imported here: the commands' modules load this one for `--help` too.
+    from orchestrator.contracts.identity import Actor
+    from orchestrator.service.operator_lookups import tenant_of_run
+
     return Actor(tenant_id=tenant_of_run(run_id), actor_id=operator_id(actor))
 
 

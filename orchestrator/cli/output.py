@@ -9,10 +9,11 @@ from typing import Any
 
 import click
 
-from orchestrator.contracts.plain import jsonable
-
 
 def emit_json(value: Any) -> None:
+    # Imported here: every command's module loads this one, `--help` included.
+    from orchestrator.contracts.plain import jsonable
+
     click.echo(json.dumps(jsonable(value), indent=2, ensure_ascii=False))
 
 

@@ -29,6 +29,7 @@ from orchestrator.service.producer import get_run, send_signal
 from orchestrator.service.queries import get_artifact, list_artifacts
 from orchestrator.service.read_models import RunView
 from orchestrator.service.readiness import artifact_readiness
+from orchestrator.service.row_filter import matching_rows
 
 _SIGNAL_FOR_KIND = {kind: signal for signal, kind in APPROVAL_SIGNALS.items()}
 #: Who decides rows when the reviewer names nobody: a colleague, never the reviewer (whoever
@@ -161,6 +162,8 @@ class ScriptedReviewer:
             return False
         content = get_artifact(self.actor, run.id, artifact_id).content
         entries = confirm_proposals(kind, content)
+        if not entries:
+            return False  # what is left undecided has no proposal to confirm
         receipt = amend_artifact(
             self.colleague,
             run.id,
@@ -231,20 +234,23 @@ def statement_changes() -> dict[str, str]:
 
 def confirm_proposals(kind: ArtifactKind, content: dict[str, Any]) -> list[dict[str, Any]]:
     """One bulk entry per proposed value among the undecided rows: the SoA's proposed
-    implementation status, a finding's or POA&M item's proposed owner."""
-    rows_field, _ = rows_in(kind)
-    rows = [r for r in content.get(rows_field, []) if isinstance(r, dict)]
+    implementation status, a finding's or POA&M item's proposed owner.
+
+    Values are read from the undecided rows only, selected as the amendment service selects
+    them: the service refuses a filter that selects no row, so a value proposed only on
+    rows already decided gets no entry (and nothing undecided, no entries at all)."""
+    undecided = matching_rows(kind.value, content, {"undecided": True})
     if kind is ArtifactKind.SOA:
         field_name, proposed = "implementation_status", "proposed_implementation_status"
     else:
         field_name, proposed = "owner", "proposed_owner"
-    values = sorted({str(r[proposed]) for r in rows if r.get(proposed)})
+    values = sorted({str(r[proposed]) for r in undecided if r.get(proposed)})
     entries: list[dict[str, Any]] = [
         {"filter": {"undecided": True, proposed: value}, "changes": {field_name: value}}
         for value in values
         if value != "not_applicable"
     ]
-    if any(not r.get(proposed) for r in rows if r.get("applicable", True) is not False):
+    if any(not r.get(proposed) for r in undecided):
         fallback = "not_implemented" if kind is ArtifactKind.SOA else "Assessment team"
         entries.append(
             {"filter": {"undecided": True, proposed: None}, "changes": {field_name: fallback}}

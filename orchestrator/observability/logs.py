@@ -2,7 +2,9 @@
 
 A JSON line: {"ts", "level", "logger", "message", trace_id, run_id, step, tenant, job_id,
 any `extra=` fields, "exception"}. Services call `configure_logging()` once (the API at
-start, workers and beat through Celery's setup_logging signal).
+start, workers and beat through Celery's setup_logging signal). The root logger has one
+handler of this module's at a time: the `lifecycle` CLI installs its text one first, and
+the API it serves (`lifecycle api`) replaces it, so each line is written once.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from orchestrator.config.settings import get_settings
 from orchestrator.observability.context import current
 
 #: Attributes every LogRecord has; anything else was passed with `extra=`.
@@ -67,15 +68,22 @@ class _OurHandler(logging.StreamHandler):  # type: ignore[type-arg]
 def configure_logging(
     level: str | int | None = None, fmt: str | None = None, stream: TextIO | None = None
 ) -> None:
-    settings = get_settings().observability
+    """One handler on the root logger, replacing the one installed before (by the CLI or a
+    previous call); the level and format not given are the settings'."""
+    if not level or not fmt:
+        # Imported here: the CLI configures its lines before any command loads settings.
+        from orchestrator.config.settings import get_settings
+
+        settings = get_settings().observability
+        level = level or settings.log_level
+        fmt = fmt or settings.log_format
     handler = _OurHandler(stream or sys.stderr)
-    chosen = fmt or settings.log_format
-    handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root = logging.getLogger()
     for existing in [h for h in root.handlers if isinstance(h, _OurHandler)]:
         root.removeHandler(existing)
     root.addHandler(handler)
-    root.setLevel(_level(level or settings.log_level))
+    root.setLevel(_level(level))
 
 
 def _level(level: str | int) -> int:

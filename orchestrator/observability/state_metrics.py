@@ -111,9 +111,12 @@ def _runs_by_status(session: Session) -> Metric:
 
 
 def _jobs_by_status(session: Session) -> Metric:
-    # A job's queue follows from its kind, so the queue label adds no series.
+    # A job's queue follows from its kind, so the queue label adds no series. Not
+    # `lifecycle_jobs`: the deliveries counter `lifecycle_jobs_total` owns that name.
     family = GaugeMetricFamily(
-        "lifecycle_jobs", "Jobs by status, kind and queue.", labels=["status", "kind", "queue"]
+        "lifecycle_jobs_current",
+        "Jobs now in each status, by kind and queue (one per job, not per delivery).",
+        labels=["status", "kind", "queue"],
     )
     rows = session.execute(
         select(Job.status, Job.kind, Job.queue, func.count()).group_by(

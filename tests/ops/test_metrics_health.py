@@ -109,7 +109,9 @@ def test_a_run_is_counted_and_its_state_read_from_the_database(
         )
     assert grew("lifecycle_queue_wait_seconds_count", queue="ingestion") >= 1
     assert value(after, "lifecycle_runs", status="waiting_for_input") == 1
-    jobs = {labels: count for (name, labels), count in after.items() if name == "lifecycle_jobs"}
+    jobs = {
+        labels: count for (name, labels), count in after.items() if name == "lifecycle_jobs_current"
+    }
     assert jobs == {
         (("kind", kind), ("queue", queue), ("status", "succeeded")): 1
         for kind, queue in (

@@ -7,6 +7,7 @@ from typing import Any
 from orchestrator.contracts.signals import APPROVAL_SIGNALS
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle.definition import APPROVED_AT
+from orchestrator.service.row_filter import matching_rows
 from tests.api.conftest import Api, Headers
 
 SIGNAL_FOR_KIND = {kind.value: signal.value for signal, kind in APPROVAL_SIGNALS.items()}
@@ -69,17 +70,14 @@ def confirm_proposals(
     content = api.client.get(
         f"/api/v1/workflows/{run['id']}/artifacts/{gate['artifact_id']}", headers=decider
     ).json()["content"]
-    rows_field = {"soa": "requirements", "poam": "items", "gap_analysis": "gaps"}[
-        gate["artifact_kind"]
-    ]
     field, proposed = (
         ("implementation_status", "proposed_implementation_status")
         if gate["artifact_kind"] == "soa"
         else ("owner", "proposed_owner")
     )
-    values = sorted(
-        {r[proposed] for r in content[rows_field] if r.get(proposed)} - {"not_applicable"}
-    )
+    # The undecided rows only: a filter selecting no row is refused.
+    open_rows = matching_rows(gate["artifact_kind"], content, {"undecided": True})
+    values = sorted({r[proposed] for r in open_rows if r.get(proposed)} - {"not_applicable"})
     response = api.client.post(
         f"/api/v1/workflows/{run['id']}/artifacts/{gate['artifact_id']}/amendments",
         headers={**decider, "Idempotency-Key": f"{run['id']}:{gate['artifact_kind']}:decide"},
