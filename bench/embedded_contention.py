@@ -234,7 +234,7 @@ def main() -> None:
         user = threading.Thread(target=console_user, args=(figures, client, list(sides), stop))
         user.start()
         try:
-            result = run_demo(say=lambda _: None, timeout_s=args.timeout)
+            result = run_demo(say=lambda _: None, stall_s=args.timeout)
         finally:
             stop.set()
             user.join()

@@ -21,17 +21,18 @@ import click
 )
 @click.option(
     "--timeout",
-    "timeout_s",
+    "stall_s",
     type=click.FloatRange(1),
-    default=900.0,
+    default=300.0,
     show_default=True,
-    help="Seconds the whole run may take (the first run embeds the catalogue: a minute or "
-    "two on a laptop's CPU).",
+    help="Seconds the run may go without progress (a step finished or a batch of work "
+    "done) before the demo gives up; a slow run that progresses is never cut off.",
 )
-def demo_command(framework: str, concurrency: int, timeout_s: float) -> None:
+def demo_command(framework: str, concurrency: int, stall_s: float) -> None:
     """Run one whole assessment on the embedded default (SQLite, in-process worker)."""
     from orchestrator.config.settings import get_settings
     from orchestrator.db.migrate import upgrade
+    from orchestrator.demo.reviewer import RunStalled
     from orchestrator.demo.run import run_demo
     from orchestrator.engine.messages import get_app
     from orchestrator.runtime.embedded import embedded_worker
@@ -41,8 +42,18 @@ def demo_command(framework: str, concurrency: int, timeout_s: float) -> None:
         raise click.UsageError("demo runs on the embedded default; unset LIFECYCLE_BROKER_URL")
     click.echo(f"database: {settings.resolved_database_url}")
     upgrade()
-    with embedded_worker(get_app(), concurrency=concurrency):
-        result = run_demo(framework=framework, timeout_s=timeout_s)
+    try:
+        with embedded_worker(get_app(), concurrency=concurrency):
+            result = run_demo(framework=framework, stall_s=stall_s)
+    except RunStalled as stalled:
+        click.echo(f"\n{stalled}.", err=True)
+        click.echo(
+            "The run is kept in the database. To let it go on, start the API with its "
+            f"in-process worker (`lifecycle api`) and follow it with `lifecycle show "
+            f"{stalled.run_id}`; `lifecycle demo --timeout 900` waits longer.",
+            err=True,
+        )
+        raise SystemExit(1) from None
     click.echo()
     click.echo(f"run {result.run.id}: {result.run.status} in {result.seconds:.1f} s")
     for step, seconds in result.steps:

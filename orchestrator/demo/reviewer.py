@@ -258,31 +258,96 @@ def confirm_proposals(kind: ArtifactKind, content: dict[str, Any]) -> list[dict[
     return entries
 
 
+class RunStalled(TimeoutError):
+    """A run that did not move for the allowed time: where it stands, in a sentence."""
+
+    def __init__(self, run_id: uuid.UUID, where: tuple[str, str | None], quiet_s: float) -> None:
+        status, step = where
+        at = f"{status} at {step}" if step else status
+        super().__init__(
+            f"run {run_id} has not moved for {quiet_s:.0f} s ({at}): no step finished and "
+            "no batch of its work was done in that time"
+        )
+        self.run_id = run_id
+        self.where = where
+
+
+class _Watch:
+    """When the run last moved, and whether it has been still for too long."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        limit_s: float,
+        since_start: bool,
+        progress: Callable[[uuid.UUID], object] | None,
+        on_progress: Callable[[object], None] | None,
+    ) -> None:
+        self.clock, self.limit_s, self.since_start = clock, limit_s, since_start
+        self.began = self.moved = clock()
+        self.progress, self.on_progress = progress, on_progress
+        self.seen: object = None
+        self.asked_at = self.began - POLL_PROGRESS_S
+
+    def expired(self) -> bool:
+        return self.clock() - (self.began if self.since_start else self.moved) >= self.limit_s
+
+    def move(self) -> None:
+        self.moved = self.clock()
+
+    def look(self, run_id: uuid.UUID) -> None:
+        """Read the run's batches now and then: a change is progress too."""
+        if self.progress is None or self.clock() < self.asked_at + POLL_PROGRESS_S:
+            return
+        self.asked_at = self.clock()
+        seen = self.progress(run_id)
+        if seen != self.seen:
+            self.seen = seen
+            self.move()
+            if self.on_progress is not None:
+                self.on_progress(seen)
+
+
 def drive(
     reviewer: ScriptedReviewer,
     run_id: uuid.UUID,
     timeout_s: float = 120.0,
     on_change: Callable[[RunView], None] | None = None,
+    *,
+    stall_s: float | None = None,
+    progress: Callable[[uuid.UUID], object] | None = None,
+    on_progress: Callable[[object], None] | None = None,
+    read: Callable[[Actor, uuid.UUID], RunView] = get_run,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> RunView:
-    """Follow a run, answering its waits, until it completes, fails, blocks or is cancelled."""
-    deadline = time.monotonic() + timeout_s
+    """Follow a run, answering its waits, until it completes, fails, blocks or is cancelled.
+
+    Gives up after `timeout_s` in all; or, with `stall_s`, only once the run went that long
+    without moving: a new status or step, an answered wait, or a change of
+    `progress(run_id)` (its batches done) resets the clock, so a slow run keeps going."""
+    limit = stall_s if stall_s is not None else timeout_s
+    watch = _Watch(clock, limit, stall_s is None, progress, on_progress)
     last: tuple[str, str | None] | None = None
     pause = POLL_FIRST_S
-    while time.monotonic() < deadline:
-        run = get_run(reviewer.actor, run_id)
+    while not watch.expired():
+        run = read(reviewer.actor, run_id)
         if (run.status, run.current_step) != last:
             if on_change is not None:
                 on_change(run)
             pause = POLL_FIRST_S
+            watch.move()
         last = (run.status, run.current_step)
         if run.status in _STOPPED:
             return run
+        watch.look(run_id)
         if reviewer.answer(run):
             pause = POLL_FIRST_S
+            watch.move()
         else:
-            time.sleep(pause)  # a reviewer polling the run's page, not a race fix
+            sleep(pause)  # a reviewer polling the run's page, not a race fix
             pause = min(pause * 2, POLL_MOST_S)
-    raise TimeoutError(f"run {run_id} still {last} after {timeout_s} s")
+    raise RunStalled(run_id, last or ("unknown", None), limit)
 
 
 #: How often the reviewer looks at the run: POLL_FIRST_S after it moved, then twice as
@@ -291,6 +356,8 @@ def drive(
 #: cores).
 POLL_FIRST_S = 0.01
 POLL_MOST_S = 0.05
+#: Reading the batches' progress too costs a query: at most twice a second.
+POLL_PROGRESS_S = 0.5
 
 
 _STOPPED = frozenset({"completed", "cancelled", "failed", "blocked"})

@@ -91,7 +91,7 @@ def _until(run_id: uuid.UUID, done: Callable[[RunView], bool], what: str) -> Run
 def test_no_job_kind_computes_inside_its_write_transaction(embedded: Path) -> None:
     seen: list[tuple[str, str | None, str | None]] = []
     with observing(lambda what, job, holder: seen.append((what, job, holder))), worker():
-        result = run_demo(say=lambda _: None, timeout_s=scaled(120))
+        result = run_demo(say=lambda _: None, stall_s=scaled(120))
     assert result.run.status == "completed"
     inside = [entry for entry in seen if entry[2] is not None]
     assert inside == [], "heavy work ran inside a job's write transaction"

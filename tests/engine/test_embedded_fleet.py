@@ -24,7 +24,7 @@ JOB_STEPS = sum(spec.kind is StepKind.JOB for spec in STEP_SPECS.values())
 def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> None:
     lines: list[str] = []
     with embedded_worker(get_app(), concurrency=3):
-        result = run_demo(say=lines.append, timeout_s=scaled(120))
+        result = run_demo(say=lines.append, stall_s=scaled(120))
 
     assert result.run.status == "completed", lines
     # The owner wrote the assessor's statement on the report: it was drafted again.
