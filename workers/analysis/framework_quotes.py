@@ -73,9 +73,8 @@ class ControlQuotes:
         self._texts_of = texts_of
         self._shingles: dict[str, set[tuple[str, ...]]] = {}
 
-    def quoted(self, text: str, control_ids: Iterable[str]) -> str | None:
-        """The first of `control_ids` whose text the passage quotes, if any."""
-        mine = set(_shingles(terms(text)))
+    def quoted(self, mine: frozenset[tuple[str, ...]], control_ids: Iterable[str]) -> str | None:
+        """The first of `control_ids` whose text a passage (its `shingles`) quotes, if any."""
         if not mine:
             return None
         for control_id in control_ids:
@@ -85,6 +84,11 @@ class ControlQuotes:
             if mine & self._shingles[control_id]:
                 return control_id
         return None
+
+
+def shingles(text: str) -> frozenset[tuple[str, ...]]:
+    """A passage's runs of QUOTED_WORDS consecutive terms."""
+    return frozenset(_shingles(terms(text)))
 
 
 def _shingles(words: list[str]) -> list[tuple[str, ...]]:

@@ -19,6 +19,7 @@ once per job, however many requirements (or control rows) share it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -40,8 +41,8 @@ from workers.analysis.catalog_ranks import CatalogRanks
 from workers.analysis.document_judgement import judge_documents
 from workers.analysis.document_ranking import DocumentRanking
 from workers.analysis.document_set_aside import set_aside_documents
-from workers.analysis.framework_quotes import ControlQuotes, index_documents
-from workers.analysis.passage_quote import quote
+from workers.analysis.framework_quotes import ControlQuotes, index_documents, shingles
+from workers.analysis.passage_quote import Sentences, quote, sentences
 from workers.analysis.proposal import (
     RELATED_RANK,
     SPECIFIC_RANK,
@@ -105,10 +106,11 @@ class RequirementJudge:
         self._sections = [
             non_normative(p.heading_path, p.text) or indexes.get(p.document_id) for p in passages
         ]
-        self._about_document = np.array([s is not None for s in self._sections], dtype=bool)
         self._about = self.ranks.closest()
         self._asked: dict[tuple[str, ...], Judged] = {}
         self._quotes = ControlQuotes(self._control_texts)
+        self._shingles: dict[int, frozenset[tuple[str, ...]]] = {}
+        self._sentences: dict[int, Sentences] = {}
         self._weight = catalog_specificity(catalog)
         self.ranking = DocumentRanking([p.document_id for p in passages])
         self._by_document: dict[str, list[int]] = {}
@@ -116,6 +118,7 @@ class RequirementJudge:
             self._by_document.setdefault(passage.document_id, []).append(i)
         self._context = context
         self._calibrated = False
+        self._calibrating = threading.Lock()  # batches of one job may share this judge
 
     def families_of(self, document_ids: Iterable[str]) -> set[str]:
         """The families the passages of these documents are most about."""
@@ -128,8 +131,9 @@ class RequirementJudge:
 
     def judge(self, control_ids: Sequence[str]) -> Judged:
         key = tuple(control_ids)
-        if not self._calibrated:
-            self._calibrate()
+        with self._calibrating:
+            if not self._calibrated:
+                self._calibrate()
         if key not in self._asked:
             self._asked[key] = self._judge(list(control_ids))
         return self._asked[key]
@@ -210,7 +214,7 @@ class RequirementJudge:
                     set_aside=self.documents.get(passage.document_id),
                     about=self._about[i],
                     closest=(families[j], int(dense[row, j]), int(lexical[row, j])),
-                    quote=quote(passage.text, wanted, self._weight),
+                    quote=quote(self._sentences_of(i), wanted, self._weight),
                 )
             )
         return out
@@ -244,7 +248,9 @@ class RequirementJudge:
             known = self._sections[i]
             if known is not None:
                 return known
-            quoted = self._quotes.quoted(self.index.passages[i].text, control_ids)
+            if i not in self._shingles:
+                self._shingles[i] = shingles(self.index.passages[i].text)
+            quoted = self._quotes.quoted(self._shingles[i], control_ids)
             if quoted is not None:
                 return f"it repeats the text of {quoted} itself, which proves nothing"
             return None
@@ -282,6 +288,11 @@ class RequirementJudge:
             if int(i) not in chosen and self.index.passages[int(i)].document_id in listed_documents
         ][:FURTHER]
         return best + [int(i) for i in further]
+
+    def _sentences_of(self, i: int) -> Sentences:
+        if i not in self._sentences:
+            self._sentences[i] = sentences(self.index.passages[i].text)
+        return self._sentences[i]
 
     def _control_texts(self, control_id: str) -> list[str]:
         control = self.catalog.control(control_id)
