@@ -37,6 +37,7 @@ COMMANDS = {
     "apikey": f"{_ADMIN}:apikey",
     "role": f"{_ADMIN}:role",
     "catalog": f"{_CATALOG}:catalog",
+    "quality": "orchestrator.cli.cmd_quality:quality_command",
     "framework": f"{_CATALOG}:framework",
     "history": "orchestrator.cli.cmd_history:history",
     "migrate-definition": f"{_CONTROL}:migrate_command",

@@ -16,6 +16,7 @@ def install(app: FastAPI) -> None:
         pages_auth,
         pages_handoffs,
         pages_ops,
+        pages_quality,
         pages_queue,
         pages_review,
         pages_runs,
@@ -31,6 +32,7 @@ def install(app: FastAPI) -> None:
         pages_review,
         pages_ops,
         pages_handoffs,
+        pages_quality,
         pages_settings,
     ):
         app.include_router(module.router)
