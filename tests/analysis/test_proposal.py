@@ -150,9 +150,10 @@ def test_a_practice_under_a_normative_heading_is_normative_whatever_its_parents(
 )
 def test_banners_requirement_lists_and_link_lists_state_no_practice(text: str, kind: str) -> None:
     found = non_normative("Policy > Overview", text)
-    assert found is not None and {"banner": "banner", "ids": "requirement ids"}.get(
-        kind, "links"
-    ) in found, found
+    assert (
+        found is not None
+        and {"banner": "banner", "ids": "requirement ids"}.get(kind, "links") in found
+    ), found
 
 
 def test_a_short_sentence_stating_a_practice_is_normative() -> None:
