@@ -47,10 +47,16 @@ class Settings(BaseSettings):
         10, ge=1, description="How often Redis gives back messages of workers that died."
     )
     job_max_retries: int = Field(
-        3, ge=0, description="Retries of a retryable job error, with exponential backoff."
+        3,
+        ge=0,
+        description="Retries of a retryable job error, with exponential backoff and full jitter.",
     )
-    job_retry_backoff_s: int = Field(2, ge=0, description="First wait before a retry.")
-    job_retry_backoff_max_s: int = Field(30, ge=0, description="Longest wait between retries.")
+    job_retry_backoff_s: int = Field(
+        2, ge=0, description="Cap of the first wait before a retry (the wait is drawn below it)."
+    )
+    job_retry_backoff_max_s: int = Field(
+        30, ge=0, description="Cap of the longest wait between retries."
+    )
     job_database_retries: int = Field(
         20,
         ge=0,
@@ -141,7 +147,7 @@ class Settings(BaseSettings):
         gt=0,
         description="How long a person's read or write waits out a busy SQLite database "
         "(the one write lock held elsewhere) before it is answered as busy (503), "
-        "retried with backoff within that time; also SQLite's own busy timeout.",
+        "retried after jittered, doubling waits within that time; also SQLite's own busy timeout.",
     )
     max_document_bytes: int = Field(25 * 1024 * 1024, ge=1, description="Upload size limit.")
     embedding_dim: int = Field(
