@@ -1,12 +1,15 @@
 # One image for every service of the fleet (see docker-compose.yml): the API, the
 # workers, beat, Flower and the one-off migration run different commands of it.
-FROM python:3.11-slim
+# Dependencies at the exact versions CI tested (requirements/ci.lock, as constraints: the
+# lock's dev tools are not installed).
+FROM python:3.11.10-slim-bookworm
 WORKDIR /app
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 COPY pyproject.toml README.md beat_schedule.py ./
+COPY requirements/ci.lock ./requirements/ci.lock
 COPY orchestrator ./orchestrator
 COPY workers ./workers
-RUN pip install --no-cache-dir . \
+RUN pip install --no-cache-dir --constraint requirements/ci.lock . \
     && useradd --create-home lifecycle \
     && mkdir -p /data/storage \
     && chown lifecycle /data/storage

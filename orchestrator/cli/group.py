@@ -47,6 +47,7 @@ COMMANDS = {
     "adopt": "orchestrator.cli.cmd_handoffs:adopt_command",
     "export-target": "orchestrator.cli.cmd_exports:export_target",
     "health": "orchestrator.cli.cmd_health:health_command",
+    "verify": "orchestrator.cli.cmd_verify:verify_command",
 }
 
 

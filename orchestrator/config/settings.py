@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,6 +21,7 @@ from orchestrator.config.effects import EffectSettings
 from orchestrator.config.embedding import EmbeddingSettings
 from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.config.observability import ObservabilitySettings
+from orchestrator.config.placeholders import is_placeholder
 from orchestrator.config.sweeps import SweepSettings
 from orchestrator.config.tenants import TenantShareSettings
 from orchestrator.config.webhooks import WebhookSettings
@@ -40,6 +42,11 @@ class Settings(BaseSettings):
         "publisher confirms; orchestrator.engine.broker_topology).",
     )
     storage_dir: Path | None = Field(None, description="Documents and artifacts; default: home.")
+    allow_placeholder_passwords: bool = Field(
+        False,
+        description="Development only: start although the database or broker URL carries a "
+        "placeholder password (`change-me…`, as in .env.example); refused otherwise.",
+    )
     visibility_timeout_s: int = Field(
         4 * 3600, ge=1, description="Redis redelivery delay; > longest job."
     )
@@ -47,10 +54,16 @@ class Settings(BaseSettings):
         10, ge=1, description="How often Redis gives back messages of workers that died."
     )
     job_max_retries: int = Field(
-        3, ge=0, description="Retries of a retryable job error, with exponential backoff."
+        3,
+        ge=0,
+        description="Retries of a retryable job error, with exponential backoff and full jitter.",
     )
-    job_retry_backoff_s: int = Field(2, ge=0, description="First wait before a retry.")
-    job_retry_backoff_max_s: int = Field(30, ge=0, description="Longest wait between retries.")
+    job_retry_backoff_s: int = Field(
+        2, ge=0, description="Cap of the first wait before a retry (the wait is drawn below it)."
+    )
+    job_retry_backoff_max_s: int = Field(
+        30, ge=0, description="Cap of the longest wait between retries."
+    )
     job_database_retries: int = Field(
         20,
         ge=0,
@@ -141,7 +154,7 @@ class Settings(BaseSettings):
         gt=0,
         description="How long a person's read or write waits out a busy SQLite database "
         "(the one write lock held elsewhere) before it is answered as busy (503), "
-        "retried with backoff within that time; also SQLite's own busy timeout.",
+        "retried after jittered, doubling waits within that time; also SQLite's own busy timeout.",
     )
     max_document_bytes: int = Field(25 * 1024 * 1024, ge=1, description="Upload size limit.")
     embedding_dim: int = Field(
@@ -192,6 +205,20 @@ class Settings(BaseSettings):
                 "lease would lapse before its first renewal and every running job be taken "
                 "for lost"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _no_placeholder_passwords(self) -> Settings:
+        # The password itself is never echoed: only which URL carries a placeholder.
+        if self.allow_placeholder_passwords:
+            return self
+        for name, url in (("DATABASE", self.database_url), ("BROKER", self.broker_url)):
+            password = urlsplit(url).password if url else None
+            if password and is_placeholder(password):
+                raise ValueError(
+                    f"LIFECYCLE_{name}_URL carries a placeholder password: set a real secret "
+                    "(or LIFECYCLE_ALLOW_PLACEHOLDER_PASSWORDS=true on a development machine)"
+                )
         return self
 
     @property

@@ -52,6 +52,7 @@ from orchestrator.service.read_models import (
     SignalReceipt,
     StepView,
 )
+from orchestrator.service.seal_verification import verify_run
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -110,6 +111,8 @@ def run(
         step_names=[s.value for s in STEP_ORDER],
         effects=list_effects(actor, run_id),
         handoffs=list_handoffs(actor, status=None, run_id=run_id),
+        # On the page, not its polled fragment: it hashes the cited documents' files.
+        verification=verify_run(actor, run_id),
         **_live_parts(
             session, history.run, documents, batches, history.steps, history.artifacts, fw
         ),

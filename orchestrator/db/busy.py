@@ -3,7 +3,8 @@
 SQLite answers "database is locked" (or "busy") when its one write lock stays held past
 the connection's busy timeout, and at once in a few cases where waiting cannot help the
 statement itself (a read snapshot gone stale under WAL). The whole unit of work is then
-run again, with backoff, until the busy timeout is spent; only then does the caller hear
+run again, after a jittered wait (`contracts.jitter`: threads that met one lock do not
+retry it in step), until the busy timeout is spent; only then does the caller hear
 `DatabaseBusy`. A unit that failed this way rolled back, so running it again is safe.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import random
 import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
@@ -19,6 +21,7 @@ from sqlalchemy.exc import OperationalError
 
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.errors import DatabaseBusy
+from orchestrator.contracts.jitter import full_jitter
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +41,16 @@ def is_busy(error: BaseException) -> bool:
     return any(marker in text for marker in _BUSY)
 
 
-def run_when_free(work: Callable[[], T], *, timeout_s: float | None = None) -> T:
+def run_when_free(
+    work: Callable[[], T],
+    *,
+    timeout_s: float | None = None,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
     """Run `work`, again after each busy error, until it succeeds or the time is spent."""
     budget = get_settings().database_busy_timeout_s if timeout_s is None else timeout_s
     deadline = time.monotonic() + budget
-    backoff = FIRST_BACKOFF_S
     attempts = 0
     while True:
         attempts += 1
@@ -58,8 +66,8 @@ def run_when_free(work: Callable[[], T], *, timeout_s: float | None = None) -> T
                     "nothing was stored: try again",
                 ) from error
             log.info("database busy (attempt %d); trying again", attempts)
-            time.sleep(min(backoff, left))
-            backoff = min(backoff * 2, LONGEST_BACKOFF_S)
+            wait = full_jitter(FIRST_BACKOFF_S, attempts - 1, LONGEST_BACKOFF_S, rng)
+            sleep(min(wait, left))
 
 
 def retry_busy(function: Callable[P, T]) -> Callable[P, T]:

@@ -217,6 +217,11 @@ class ApprovalEvent(Base):
     amender_waiver: Mapped[bool | None]
     """Recorded by the amender of this version while the tenant's setting for the gate let
     amenders approve (migration 0011; None before it: no waiver)."""
+    content_sha256: Mapped[str | None] = mapped_column(String(64))
+    """SHA-256 of the canonical JSON of the content decided on (migration 0018; None before
+    it: unsealed)."""
+    cited_documents: Mapped[dict[str, Any] | None]
+    """Document id -> SHA-256 of every document version the content cites, when decided."""
 
 
 class Document(Base):

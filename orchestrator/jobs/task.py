@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from orchestrator.config.settings import get_settings
+from orchestrator.contracts.jitter import full_jitter
 from orchestrator.contracts.jobs import JOB_DECLARATIONS, JobKind, JobRequest
 from orchestrator.db.session import transaction
 from orchestrator.db.tables import JOBS
@@ -135,7 +136,9 @@ def run_job_task(
             if failure.code == DATABASE_UNAVAILABLE
             else settings.job_max_retries
         )
-        backoff = min(settings.job_retry_backoff_s * (2**retries), settings.job_retry_backoff_max_s)
+        backoff = full_jitter(
+            settings.job_retry_backoff_s, retries, settings.job_retry_backoff_max_s
+        )
         raise task.retry(exc=failure, countdown=backoff, max_retries=max_retries) from failure
     if delivered.applied is not None:
         delivered.applied.run()

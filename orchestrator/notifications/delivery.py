@@ -120,9 +120,9 @@ def _headers(claim: Claim) -> dict[str, str]:
     return {
         "Content-Type": "application/json",
         "User-Agent": "assessment-lifecycle-webhooks/1",
-        signing.EVENT_ID_HEADER: claim.event_id,
-        signing.EVENT_TYPE_HEADER: claim.event_type,
-        signing.SIGNATURE_HEADER: signing.sign(claim.secret, claim.body, timestamp),
+        **signing.signed_headers(
+            claim.secret, claim.event_id, claim.event_type, claim.body, timestamp
+        ),
     }
 
 

@@ -71,9 +71,9 @@ def build_request(
         "Content-Type": "application/json",
         "User-Agent": "assessment-lifecycle-effects/1",
         "Idempotency-Key": str(effect.id),
-        signing.EVENT_ID_HEADER: str(effect.id),
-        signing.EVENT_TYPE_HEADER: event_type,
-        signing.SIGNATURE_HEADER: signing.sign(target.secret, body, int(now.timestamp())),
+        **signing.signed_headers(
+            target.secret, str(effect.id), event_type, body, int(now.timestamp())
+        ),
     }
     return EffectRequest(target.url, body, headers)
 

@@ -149,8 +149,9 @@ def _next(
     again = claim.attempt < settings.max_attempts and (effect.idempotent or not unknown)
     if again:
         effect.status = EffectStatus.PENDING.value
-        effect.next_attempt_at = now + settings.backoff(claim.attempt)
-        after.later.append((effect.id, settings.backoff(claim.attempt).total_seconds()))
+        wait = settings.backoff(claim.attempt)  # jittered: drawn once for both
+        effect.next_attempt_at = now + wait
+        after.later.append((effect.id, wait.total_seconds()))
         return EffectStatus.PENDING
     if unknown:
         return _stuck(

@@ -3,7 +3,6 @@ bodies to, a secret, and rows only the tenant sees."""
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from typing import Any
 
@@ -13,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from orchestrator.contracts.errors import InvalidInput, NotFound
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.session import transaction
+from orchestrator.notifications.signing import new_secret
 
 MIN_SECRET_LENGTH = 24
 
@@ -20,7 +20,7 @@ MIN_SECRET_LENGTH = 24
 def secret_or_new(secret: str | None, what: str) -> str:
     if secret is not None and len(secret) < MIN_SECRET_LENGTH:
         raise InvalidInput(f"a {what} secret needs at least {MIN_SECRET_LENGTH} characters")
-    return secret or secrets.token_urlsafe(32)
+    return secret or new_secret()
 
 
 def add_once(row: Any, duplicate: str) -> None:

@@ -10,19 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from orchestrator.config.placeholders import is_placeholder
 from orchestrator.contracts.errors import FleetError
 
 ENV_VAR = "FLOWER_BASIC_AUTH"
 MIN_PASSWORD_LENGTH = 12
-#: Words of placeholder secrets (the example env file's among them).
-_PLACEHOLDER_WORDS = (
-    "change-me",
-    "changeme",
-    "change_me",
-    "replace-me",
-    "placeholder",
-    "your-password",
-)
 
 
 class FlowerAuthError(FleetError, ValueError):
@@ -48,8 +40,7 @@ def check_pair(pair: str) -> None:
         raise FlowerAuthError(
             f"the Flower password of {user!r} is shorter than {MIN_PASSWORD_LENGTH} characters"
         )
-    lowered = password.lower()
-    if any(word in lowered for word in _PLACEHOLDER_WORDS):
+    if is_placeholder(password):
         raise FlowerAuthError(
             f"the Flower password of {user!r} is a placeholder: set a real secret"
         )

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
     autoretry_for=(ConcurrentUpdate, OperationalError),
     retry_backoff=True,
     retry_backoff_max=30,
+    retry_jitter=True,  # Celery's full jitter: coordinators of one outage spread out
     max_retries=8,
     soft_time_limit=60,
     time_limit=90,

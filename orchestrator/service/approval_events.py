@@ -31,6 +31,7 @@ from orchestrator.engine.run_rows import RunRecord, state_of
 from orchestrator.jobs.artifacts import find_artifact
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.service.approval_rights import waiver
+from orchestrator.service.approval_seals import seal_of
 from orchestrator.service.producer import load_run, signal_envelope
 from orchestrator.service.readiness import SHOWN, readiness
 from orchestrator.service.roles import GRANT_HINT, held_roles
@@ -89,6 +90,10 @@ def record_approval(
             _refuse_unless_ready(session, run, kind, artifact_id)
         # The gate setting in force now travels with the event, as the roles held do.
         waived = waiver(session, run.tenant_id, kind, artifact_id, actor.actor_id)
+        # Sealed to the content as stored now, so a later edit or a replaced citation shows.
+        stored = session.get(Artifact, artifact_id)
+        assert stored is not None
+        seal = seal_of(session, stored.content)
         event_id = new_id()
         session.execute(
             insert(APPROVALS),
@@ -110,6 +115,8 @@ def record_approval(
                 "consumed_by_signal_id": None,
                 "consumed_at": None,
                 "amender_waiver": waived,
+                "content_sha256": seal.content_sha256,
+                "cited_documents": seal.cited_documents,
             },
         )
         recorded = None

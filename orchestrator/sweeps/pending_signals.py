@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from orchestrator.config.settings import get_settings
 from orchestrator.config.sweeps import SweepSettings
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.jitter import full_jitter
 from orchestrator.db.models import InboxSignal
 from orchestrator.db.ops_models import PENDING_FATE, InboxRekick
 from orchestrator.db.session import transaction
@@ -115,4 +116,4 @@ def _has_pending(session: Session, run_id: uuid.UUID) -> bool:
 
 
 def _backoff(kicks: int, settings: SweepSettings) -> timedelta:
-    return timedelta(seconds=min(settings.grace_s * 2**kicks, settings.rekick_backoff_max_s))
+    return timedelta(seconds=full_jitter(settings.grace_s, kicks, settings.rekick_backoff_max_s))

@@ -177,3 +177,66 @@ def test_the_image_holds_what_the_commands_need(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "latest schema" in done.stdout and (tmp_path / "lifecycle.db").exists()
+
+
+#: An exact release, optionally with a suffix (`-bookworm`); never `latest` or a series.
+#: PostgreSQL numbers a release major.minor (16.4); the others major.minor.patch.
+_EXACT = re.compile(r"^([\w./-]+):(\d+(?:\.\d+)+)((?:-[\w.]+)*)$")
+_PARTS = {"postgres": 2}
+
+
+def _exact(image: str) -> bool:
+    found = _EXACT.match(image)
+    if found is None:
+        return False
+    return found.group(2).count(".") + 1 >= _PARTS.get(found.group(1), 3)
+
+
+def test_every_image_is_pinned_to_an_exact_version() -> None:
+    images = {name: str(service["image"]) for name, service in SERVICES.items()}
+    images["x-app (ours)"] = str(COMPOSE["x-app"]["image"])
+    for name, image in images.items():
+        assert _exact(image), f"{name}: {image} floats"
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert version and COMPOSE["x-app"]["image"].endswith(f":{version.group(1)}")
+    [base] = re.findall(r"^FROM (\S+)", (ROOT / "Dockerfile").read_text(), re.M)
+    assert _exact(base), f"the Dockerfile's base {base} floats"
+    assert not _exact("rabbitmq:3.13") and not _exact("postgres:16") and not _exact("x:latest")
+
+
+def test_the_image_installs_the_lock() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "COPY requirements/ci.lock" in dockerfile
+    assert "pip install --no-cache-dir --constraint requirements/ci.lock ." in dockerfile
+
+
+def test_placeholder_database_and_broker_passwords_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic import ValidationError
+
+    from orchestrator.config.settings import Settings
+
+    example = dict(
+        line.split("=", 1)
+        for line in (ROOT / ".env.example").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    database = f"postgresql://lifecycle:{example['POSTGRES_PASSWORD']}@postgres:5432/lifecycle"
+    broker = f"amqp://lifecycle:{example['RABBITMQ_PASSWORD']}@rabbitmq:5672/lifecycle"
+    monkeypatch.delenv("LIFECYCLE_ALLOW_PLACEHOLDER_PASSWORDS", raising=False)
+    with pytest.raises(ValidationError, match="LIFECYCLE_DATABASE_URL carries a placeholder"):
+        Settings(database_url=database, _env_file=None)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="LIFECYCLE_BROKER_URL carries a placeholder") as no:
+        Settings(broker_url=broker, _env_file=None)  # type: ignore[call-arg]
+    assert example["RABBITMQ_PASSWORD"] not in str(no.value), "the password is not echoed"
+    # The same through the environment, as the compose services get them.
+    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", database.replace("change-me", "CHANGEME"))
+    with pytest.raises(ValidationError, match="placeholder"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+    # Real secrets start; a development machine may opt in to a placeholder.
+    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", database.replace("change-me", "Xq7"))
+    assert Settings(broker_url=broker.replace("change-me", "Zp9"), _env_file=None)  # type: ignore[call-arg]
+    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", database)
+    monkeypatch.setenv("LIFECYCLE_ALLOW_PLACEHOLDER_PASSWORDS", "true")
+    assert Settings(broker_url=broker, _env_file=None).allow_placeholder_passwords  # type: ignore[call-arg]

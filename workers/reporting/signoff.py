@@ -83,6 +83,15 @@ def _approvals(session: Session, artifact: Artifact) -> list[dict[str, Any]]:
             ),
             "at": _utc(event.created_at).strftime("%Y-%m-%d %H:%M UTC"),
             "comment": event.comment,
+            # What the approval sealed (`lifecycle verify` recomputes it); None before 0018.
+            "sealed": (
+                {
+                    "content_sha256": event.content_sha256,
+                    "cited_documents": dict(event.cited_documents or {}),
+                }
+                if event.content_sha256 is not None
+                else None
+            ),
         }
         for event in (counted or events)
     ]

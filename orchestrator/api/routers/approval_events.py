@@ -17,6 +17,7 @@ from orchestrator.api.schemas import ApprovalRequest
 from orchestrator.service.approval_events import ApprovalEventView, record_approval
 from orchestrator.service.queries import list_approvals
 from orchestrator.service.read_models import ApprovalRecordView
+from orchestrator.service.seal_verification import RunVerification, verify_run
 
 router = APIRouter(
     prefix="/api/v1/workflows",
@@ -65,3 +66,15 @@ def record(
 )
 def index(run_id: RunId, principal: Reader) -> list[ApprovalRecordView]:
     return list_approvals(principal.actor, run_id)
+
+
+@router.get(
+    "/{workflowRunId}/verification",
+    response_model=RunVerification,
+    summary="Verify the run's approvals against what they approved",
+    description="Recomputes each approval's seal: the digest of the artifact content it "
+    "approved and of every document version that content cites. `changes` names anything "
+    "edited, replaced or superseded since; `verified` is false when any is named.",
+)
+def verification(run_id: RunId, principal: Reader) -> RunVerification:
+    return verify_run(principal.actor, run_id)
