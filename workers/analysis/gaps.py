@@ -172,15 +172,20 @@ class Finder:
         row leads where it is one of them, the sub-items are named inside."""
         own = [r for r in short if str(r.get("requirement_id")) == requirement.requirement_id]
         ordered = own + [r for r in short if r not in own]
-        found = self.finding(ordered[0], requirement.label, ordered[1:])
+        found = self.finding(
+            ordered[0], requirement.label, ordered[1:], requirement.sub_items(short)
+        )
         found["requirement_id"] = requirement.requirement_id
-        found["sub_items"] = requirement.sub_items(short)
         if not own and requirement.lead.get("title"):
             found["title"] = str(requirement.lead["title"])
         return found
 
     def finding(
-        self, row: dict[str, Any], label: str, more: list[dict[str, Any]] | None = None
+        self,
+        row: dict[str, Any],
+        label: str,
+        more: list[dict[str, Any]] | None = None,
+        sub_items: list[str] | None = None,
     ) -> dict[str, Any]:
         rows = [row, *(more or [])]
         scf = list(dict.fromkeys(c for r in rows for c in r.get("scf_controls", [])))
@@ -193,7 +198,8 @@ class Finder:
         )
         best = (row.get("evidence") or [{}])[0]
         seen = audit_finding.Evidence(rows, self.passages, self.documents)
-        sub_items = [str(r.get("requirement_id")) for r in rows[1:]]
+        if sub_items is None:
+            sub_items = [str(r.get("requirement_id")) for r in rows[1:]]
         title = _title(row, controls, label)
         steps = audit_finding.recommendation_steps(controls, seen, self.catalog)
         return {
@@ -213,6 +219,7 @@ class Finder:
             "effect": audit_finding.effect(controls, seen, label),
             "recommendation": audit_finding.recommendation(steps),
             "recommendation_steps": steps,
+            "sub_items": sub_items,
             "owner": row.get("owner"),
             "target_date": row.get("target_date"),
             "documents": sorted(
