@@ -11,7 +11,7 @@ from workers.reporting.figures import Figures
 
 #: Words of a conclusion that says the requirements are largely met.
 FAVOURABLE = re.compile(
-    r"\b(addresses|meets|satisf(?:y|ies)|compl(?:y|ies)|covers|fulfil+s?)\s+(?:most|all|the)"
+    r"\b(address(?:es)?|meets?|satisf(?:y|ies)|compl(?:y|ies)|covers?|fulfil+s?)\s+(?:most|all|the)"
     r"|\b(?:largely|substantially|fully|broadly)\s+(?:compliant|met|meets|implemented|addresse)"
     r"|\bno (?:significant|material|major) (?:gaps|findings)|\beffective\b|\bcompliant\b",
     re.IGNORECASE,
