@@ -130,9 +130,9 @@ def test_conditions_quote_their_passage_or_say_what_was_looked_for(kit: Kit) -> 
     quoted: dict[str, list[str]] = {}
     for row in evidence["requirements"]:
         label = label_of(row["framework"], row["requirement_id"])
-        quoted.setdefault(label, []).extend(
-            c["quote"] for c in row.get("candidates", []) if c.get("quote")
-        )
+        said = quoted.setdefault(label, [])
+        said.extend(c["quote"] for c in row.get("candidates", []) if c.get("quote"))
+        said.extend(re.findall(r"“([^”]+)”", row["reason"] or ""))  # the sentence it rests on
     for gap in kit.content(K.GAP_ANALYSIS)["gaps"]:
         condition = gap["condition"]
         quotes = quoted[gap["control_id"]]

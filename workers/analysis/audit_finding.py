@@ -46,7 +46,15 @@ class Evidence:
     @property
     def supporting(self) -> list[Row]:
         found = [c for r in self.rows for c in r.get("candidates") or [] if c.get("supports")]
-        return found or [c for r in self.rows for c in r.get("evidence") or []]
+        if found:
+            return found
+        # Cited passages beyond the listed candidates carry no quote of their own: the
+        # row's reason quotes the sentence it rests on, per document.
+        return [
+            c if c.get("quote") else c | _reason_quote(r, c)
+            for r in self.rows
+            for c in r.get("evidence") or []
+        ]
 
     @property
     def closest(self) -> Row | None:
@@ -278,6 +286,18 @@ def _not_found(gaps: Sequence[CatalogControl], evidence: Evidence) -> str:
     if closest is not None and closest.get("quote"):
         text += f"; the closest passage, {_quoted(closest)}, is {_about(closest)}"
     return text + "."
+
+
+#: "classification.md § Policy: “The sentence.”" as reasons write a quoted passage.
+_REASON_QUOTE = re.compile(r"(\S+) § ([^“”]+?): “([^”]+)”")
+
+
+def _reason_quote(row: Row, citation: Row) -> Row:
+    """The sentence the row's reason quotes from the citation's document, if it does."""
+    for document, heading, sentence in _REASON_QUOTE.findall(str(row.get("reason") or "")):
+        if document == citation.get("document"):
+            return {"quote": sentence, "heading_path": heading.strip()}
+    return {}
 
 
 def _quoted(citation: Row) -> str:
