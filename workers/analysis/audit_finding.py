@@ -238,7 +238,7 @@ def recommendation_steps(
     methods = methods[:METHODS_SHOWN]
     if methods:
         steps.append(
-            f"Choose how it is carried out, e.g. {'; '.join(methods)} (SCF methods to comply)"
+            f"Choose how it is carried out, e.g. {', '.join(methods)} (SCF methods to comply)"
         )
     artifacts = [a for c in gaps[:2] for a in evidence_artifacts(catalog, c.id)][:3]
     records = ", ".join(artifacts) if artifacts else f"records that {lead.title} operates"
