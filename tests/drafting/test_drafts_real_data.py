@@ -192,9 +192,15 @@ def test_the_poam_csv_has_the_fedramp_columns_in_order(kit: Kit) -> None:
     first = dict(zip(rows[0], rows[1], strict=True))
     assert first["Original Detection Date"] == FIXED_NOW.date().isoformat()
     assert first["Scheduled Completion Date"] > first["Original Detection Date"]
-    # Three dated milestones, four when high (an interim measure first).
-    high = kit.content(K.POAM)["items"][0]["severity"] == "high"
-    assert first["Planned Milestones"].count(";") == (3 if high else 2)
+    # The finding's own recommendation steps, dated; an interim measure first when high.
+    item = kit.content(K.POAM)["items"][0]
+    gap = next(
+        g for g in kit.content(K.GAP_ANALYSIS)["gaps"] if g["control_id"] == item["control_id"]
+    )
+    titles = [m["title"] for m in item["milestones"] if not m.get("interim")]
+    assert titles == gap["recommendation_steps"]
+    planned = "; ".join(f"{m['date']}: {m['title']}" for m in item["milestones"])
+    assert first["Planned Milestones"] == planned
     assert first["Point of Contact"].startswith("Unassigned (proposed:")
 
 
@@ -216,9 +222,9 @@ def test_oscal_exports_validate_against_trestles_models(kit: Kit) -> None:
     assert len(plan.poam_items) == len(items)
     ids = {p.value for item in plan.poam_items for p in item.props or [] if p.name == "POAM-ID"}
     assert ids == {item["id"] for item in items}
-    assert plan.risks and all(
-        len((r.remediations or [])[0].tasks or []) in (3, 4) for r in plan.risks
-    )
+    # Each risk's remediation holds its item's milestones (the recommendation's steps).
+    tasks = [len((r.remediations or [])[0].tasks or []) for r in plan.risks or []]
+    assert tasks and tasks == [len(item["milestones"]) for item in items]
 
 
 #: Annex A controls of ISO/IEC 27001:2022 whose subject is a comply policy's own.

@@ -1,7 +1,10 @@
-"""Gap analysis: requirements without evidence (or assessed as not implemented), each a
-finding in audit form: title, condition, criteria, cause, effect, recommendation and a
-severity (workers.analysis.severity). Each names the NIST SP 800-53 rev5 controls its SCF
-controls map to (the workbook's crosswalk), for FedRAMP's POA&M and OSCAL.
+"""Gap analysis: requirements in scope without evidence (or assessed as not implemented),
+each one finding in audit form: title, condition, criteria, cause, effect, recommendation
+and a severity with its stated basis (workers.analysis.severity). A requirement's
+sub-items (ISO/IEC 27001's 6.1.2(a)(1)) are rolled up into it and named inside its
+finding (workers.analysis.requirement_rollup); rows out of scope are counted apart. Each
+names the NIST SP 800-53 rev5 controls its SCF controls map to (the workbook's crosswalk),
+for FedRAMP's POA&M and OSCAL.
 
 What reviewers amended on the previous gap analysis (owner, target date, severity, cause,
 effect, recommendation, note) carries into this draft, row by row, with its history."""
@@ -16,9 +19,15 @@ from orchestrator.db.models import Artifact
 from orchestrator.jobs.interface import JobContext
 from workers.analysis import audit_finding
 from workers.analysis.catalog import run_scf_catalog
-from workers.analysis.nist_crosswalk import CATALOG_HREF, FRAMEWORK, nist_by_scf, nist_ids
+from workers.analysis.nist_crosswalk import (
+    CATALOG_HREF,
+    FRAMEWORK,
+    nist_by_scf,
+    nist_ids_with_basis,
+)
 from workers.analysis.owner_roles import proposed_owner
 from workers.analysis.proposal import AssessedStatus, Proposal
+from workers.analysis.requirement_rollup import Requirement, rolled_up
 from workers.analysis.reviewer_carry import carry
 from workers.analysis.severity import LEVELS, rate
 from workers.inputs import latest_artifact, require_artifact, source
@@ -41,13 +50,21 @@ def create_gap_analysis(context: JobContext) -> dict[str, Any]:
     finder = finder_for(catalog, evidence, scope)
     gaps: list[dict[str, Any]] = []
     met: list[dict[str, Any]] = []
-    for row in evidence.content.get("requirements", []):
-        label = f"{row.get('framework')} {row.get('requirement_id')}"
-        nist = nist_ids(crosswalk, row.get("scf_controls", []))
-        if not is_gap(row):
-            met.append(met_entry(row, label, nist))
+    not_applicable: list[dict[str, Any]] = []
+    for requirement in rolled_up(evidence.content.get("requirements", [])):
+        rows = requirement.in_scope
+        label = requirement.label
+        if not rows:
+            not_applicable.append(met_entry(requirement.lead, label, []))
             continue
-        gaps.append(finder.finding(row, label) | {"nist_controls": nist})
+        short = [r for r in rows if is_gap(r)]
+        scf = list(dict.fromkeys(c for r in (short or rows) for c in r.get("scf_controls", [])))
+        nist, basis = nist_ids_with_basis(crosswalk, scf)
+        if not short:
+            met.append(met_entry(requirement.lead, label, nist))
+            continue
+        found = finder.finding_for(requirement, short)
+        gaps.append(found | {"nist_controls": nist, "nist_basis": basis})
     carried = carry(previous, gaps, "gaps", "control_id")
     for gap in gaps:  # after carrying: the text a reviewer amended is the finding's
         complete(gap)
@@ -68,6 +85,7 @@ def create_gap_analysis(context: JobContext) -> dict[str, Any]:
         },
         "gaps": gaps,
         "met": met,
+        "not_applicable": not_applicable,
     }
     content["summary"] = summary(gaps, met)
     if carried is not None:
@@ -81,12 +99,14 @@ def finder_for(catalog: LoadedCatalog, evidence: Artifact, scope: Artifact | Non
         {str(c.get("control_id")): c for c in evidence.content.get("controls", [])},
         _linked(scope.content if scope else {}),
         int(evidence.content.get("kb_passages") or 0),
+        {str(d.get("filename")): d for d in evidence.content.get("documents", [])},
     )
 
 
 def met_entry(row: dict[str, Any], label: str, nist: list[str]) -> dict[str, Any]:
     return {
         "requirement": label,
+        "title": row.get("title") or "",
         "proposal": row.get("proposal"),
         "assessed_status": row.get("assessed_status"),
         "nist_controls": nist,
@@ -107,6 +127,7 @@ def severity_order(gap: dict[str, Any]) -> tuple[int, int, str]:
 
 
 def summary(gaps: list[dict[str, Any]], met: list[dict[str, Any]]) -> dict[str, Any]:
+    """Requirements in scope only (each with its sub-items rolled up): gaps plus met."""
     return {
         "requirements": len(gaps) + len(met),
         "gaps": len(gaps),
@@ -138,14 +159,37 @@ class Finder:
         control_rows: dict[str, dict[str, Any]],
         linked: dict[tuple[str, str], int],
         passages: int,
+        documents: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.catalog = catalog
         self.control_rows = control_rows
         self.linked = linked
         self.passages = passages
+        self.documents = documents or {}
 
-    def finding(self, row: dict[str, Any], label: str) -> dict[str, Any]:
-        controls = [c for c in (self.catalog.control(i) for i in row.get("scf_controls", [])) if c]
+    def finding_for(self, requirement: Requirement, short: list[dict[str, Any]]) -> dict[str, Any]:
+        """One finding for a requirement whose in-scope rows `short` fall short: its own
+        row leads where it is one of them, the sub-items are named inside."""
+        own = [r for r in short if str(r.get("requirement_id")) == requirement.requirement_id]
+        ordered = own + [r for r in short if r not in own]
+        found = self.finding(
+            ordered[0], requirement.label, ordered[1:], requirement.sub_items(short)
+        )
+        found["requirement_id"] = requirement.requirement_id
+        if not own and requirement.lead.get("title"):
+            found["title"] = str(requirement.lead["title"])
+        return found
+
+    def finding(
+        self,
+        row: dict[str, Any],
+        label: str,
+        more: list[dict[str, Any]] | None = None,
+        sub_items: list[str] | None = None,
+    ) -> dict[str, Any]:
+        rows = [row, *(more or [])]
+        scf = list(dict.fromkeys(c for r in rows for c in r.get("scf_controls", [])))
+        controls = [c for c in (self.catalog.control(i) for i in scf) if c]
         state = str(row.get("assessed_status") or row.get("proposal"))
         rated = rate(
             state,
@@ -153,11 +197,16 @@ class Finder:
             self.linked.get((str(row.get("framework")), str(row.get("requirement_id"))), 0),
         )
         best = (row.get("evidence") or [{}])[0]
+        seen = audit_finding.Evidence(rows, self.passages, self.documents)
+        if sub_items is None:
+            sub_items = [str(r.get("requirement_id")) for r in rows[1:]]
+        title = _title(row, controls, label)
+        steps = audit_finding.recommendation_steps(controls, seen, self.catalog)
         return {
             "control_id": label,  # the report's first column names the finding
             "framework": row.get("framework"),
             "requirement_id": row.get("requirement_id"),
-            "title": _title(row, controls, label),
+            "title": title,
             "scf_controls": [c.id for c in controls],
             "weighting": rated.importance,
             "evidence_state": state,
@@ -165,13 +214,17 @@ class Finder:
             "severity_basis": rated.as_dict(),
             "criteria": audit_finding.criteria(controls, label),
             "criteria_source": audit_finding.ATTRIBUTION,
-            "condition": audit_finding.condition(row, controls, self.passages),
-            "cause": audit_finding.cause(row, controls),
-            "effect": audit_finding.effect(controls, self.catalog, label),
-            "recommendation": audit_finding.recommendation(controls),
+            "condition": audit_finding.condition(controls, seen, sub_items),
+            "cause": audit_finding.cause(controls, seen, title),
+            "effect": audit_finding.effect(controls, seen, label),
+            "recommendation": audit_finding.recommendation(steps),
+            "recommendation_steps": steps,
+            "sub_items": sub_items,
             "owner": row.get("owner"),
             "target_date": row.get("target_date"),
-            "documents": sorted({str(e.get("document")) for e in row.get("evidence", [])}),
+            "documents": sorted(
+                {str(e.get("document")) for r in rows for e in r.get("evidence", [])}
+            ),
             "best_score": float(best.get("similarity", 0.0)),
         }
 

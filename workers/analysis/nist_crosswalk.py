@@ -45,3 +45,28 @@ def oscal_control_id(nist_id: str) -> str:
     family, number, enhancement = match.groups()
     base = f"{family.lower()}-{int(number)}"
     return f"{base}.{int(enhancement)}" if enhancement else base
+
+
+def nist_ids_with_basis(
+    crosswalk: Mapping[str, Iterable[str]], scf_ids: Iterable[str]
+) -> tuple[list[str], str]:
+    """The NIST ids of the SCF controls and how they were reached: the controls' own
+    mapping; else their base controls' (GOV-01.1 -> GOV-01: an enhancement sits under its
+    control in both catalogues); else why there are none."""
+    wanted = list(dict.fromkeys(scf_ids))
+    if not wanted:
+        return [], "no SCF control in scope links to the requirement, so none maps to NIST"
+    own = nist_ids(crosswalk, wanted)
+    if own:
+        return own, f"the SCF workbook's NIST SP 800-53 rev5 mapping of {', '.join(wanted)}"
+    bases = list(dict.fromkeys(scf.split(".", 1)[0] for scf in wanted if "." in scf))
+    through = nist_ids(crosswalk, bases)
+    if through:
+        return through, (
+            f"{', '.join(wanted)} have no NIST SP 800-53 rev5 mapping in the SCF workbook; "
+            f"these are the mapping of their base controls {', '.join(bases)}"
+        )
+    return [], (
+        f"the SCF workbook maps none of {', '.join(wanted)} (nor their base controls) to "
+        "NIST SP 800-53 rev5: a person chooses the NIST control or records that none applies"
+    )

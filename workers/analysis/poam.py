@@ -25,6 +25,7 @@ from typing import Any
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
+from workers.analysis import remediation_estimate
 from workers.analysis.owner_roles import proposed_owner
 from workers.analysis.reviewer_carry import carry
 from workers.analysis.severity import LEVELS
@@ -118,12 +119,17 @@ def item_for(
     impact = str(basis.get("impact") or _RATING[severity])
     target = parse_date(gap.get("target_date") or row.get("target_date"))
     scheduled = target or detected + timedelta(days=_last_day(days, impact))
-    milestones = _milestones(severity, str(gap.get("title") or ""), detected, scheduled)
+    steps = [str(s) for s in gap.get("recommendation_steps") or []]
+    milestones = _milestones(severity, steps, str(gap.get("title") or ""), detected, scheduled)
     nist = list(gap.get("nist_controls") or [])
+    nist_basis = str(gap.get("nist_basis") or "") or (
+        "" if nist else "no NIST SP 800-53 rev5 control maps to them in the SCF crosswalk"
+    )
+    resources = remediation_estimate.estimate(gap)
     comments = [
         f"{gap.get('framework')} {gap.get('requirement_id')}; SCF controls: "
         f"{', '.join(scf) or 'none'} ({SCF_CREDIT})",
-        *([] if nist else ["no NIST SP 800-53 rev5 control maps to them in the SCF crosswalk"]),
+        f"NIST SP 800-53 rev5 ids: {nist_basis}" if nist_basis else "",
         *([str(note)] if (note := gap.get("note") or row.get("note")) else []),
     ]
     return {
@@ -131,6 +137,7 @@ def item_for(
         "control_id": gap.get("control_id"),
         "controls": ", ".join(nist),
         "nist_controls": nist,
+        "nist_basis": nist_basis,
         "scf_controls": scf,
         "weakness_name": f"{gap.get('control_id')}: {gap.get('title')}"[:250],
         "weakness": str(gap.get("condition") or ""),
@@ -143,7 +150,9 @@ def item_for(
         "owner_assigned": bool(owner),
         "proposed_owner": proposed_owner(scf),
         "target_date": target.isoformat() if target else None,
-        "resources_required": "To be estimated by the point of contact",
+        "resources_required": remediation_estimate.stated(resources),
+        "resources_estimate": resources,
+        "resources_undecided": resources["person_days"] is None,
         "remediation": str(gap.get("recommendation") or ""),
         "original_detection_date": detected.isoformat(),
         "scheduled_completion_date": scheduled.isoformat(),
@@ -165,7 +174,7 @@ def item_for(
         "supporting_documents": "; ".join(
             sorted({str(e.get("document")) for e in row.get("evidence", [])})
         ),
-        "comments": ". ".join(comments),
+        "comments": ". ".join(c for c in comments if c),
         "auto_approve": "No",
         # Policy and process findings are not known exploited vulnerabilities, nor CVEs.
         "bod_22_01_tracking": "No",
@@ -202,7 +211,11 @@ def apply_reviewer_values(item: dict[str, Any], detected: date | None = None) ->
     target = parse_date(item.get("target_date"))
     if target is not None:
         milestones = _milestones(
-            str(item["severity"]), str(item["weakness_name"]).split(": ", 1)[-1], detected, target
+            str(item["severity"]),
+            [m["title"] for m in item.get("milestones", []) if not m.get("interim")],
+            str(item["weakness_name"]).split(": ", 1)[-1],
+            detected,
+            target,
         )
         item.update(
             scheduled_completion_date=target.isoformat(),
@@ -217,24 +230,40 @@ def apply_reviewer_values(item: dict[str, Any], detected: date | None = None) ->
         )
 
 
-def _milestones(severity: str, title: str, detected: date, scheduled: date) -> list[dict[str, str]]:
-    """Dated steps inside the window; a high finding starts with an interim measure."""
-    span = max((scheduled - detected).days, 4)
+#: Where in its window the first step falls, by severity: a high finding starts at once.
+FIRST_SHARE = {"high": 0.1, "medium": 0.25, "low": 0.4}
+INTERIM = "Agree an interim measure with the risk owner and record it"
+
+
+def _milestones(
+    severity: str, steps: list[str], title: str, detected: date, scheduled: date
+) -> list[dict[str, Any]]:
+    """The recommendation's own steps, dated inside the window: the first at a share of it
+    set by the severity (sooner for high), the rest spread evenly to the completion date; a
+    high finding starts with an interim measure."""
+    span = max((scheduled - detected).days, len(steps) + 2)
     subject = title.split(";")[0].strip() or "the practice"
-    steps = [
-        (f"Document and approve the policy or procedure for {subject}", 1 / 3),
-        (f"Operate {subject} and keep records of it", 2 / 3),
-        ("Upload the evidence and re-run the evidence analysis", 1.0),
+    planned = [s for s in steps if s != INTERIM] or [
+        f"Document and approve the policy or procedure for {subject}",
+        f"Operate {subject} and keep records of it",
+        "Upload the evidence and re-run the evidence analysis",
+    ]
+    first = FIRST_SHARE.get(severity, 0.25)
+    count = len(planned)
+    shares = [first + (1 - first) * i / max(count - 1, 1) for i in range(count)]
+    if count == 1:
+        shares = [1.0]
+    dated: list[dict[str, Any]] = [
+        {"title": step, "date": (detected + timedelta(days=round(span * share))).isoformat()}
+        for step, share in zip(planned, shares, strict=True)
     ]
     if severity == "high":
-        steps.insert(0, ("Agree an interim measure with the risk owner and record it", 1 / 6))
-    return [
-        {"title": step, "date": (detected + timedelta(days=round(span * share))).isoformat()}
-        for step, share in steps
-    ]
+        interim = (detected + timedelta(days=max(round(span * first / 2), 1))).isoformat()
+        dated.insert(0, {"title": INTERIM, "date": interim, "interim": True})
+    return dated
 
 
-def _planned(milestones: list[dict[str, str]]) -> str:
+def _planned(milestones: list[dict[str, Any]]) -> str:
     return "; ".join(f"{m['date']}: {m['title']}" for m in milestones)
 
 

@@ -62,7 +62,17 @@ class Severity:
             "proposed": self.level,
             "likelihood": self.likelihood,
             "impact": self.impact,
+            "stated": self.stated(),
         }
+
+    def stated(self) -> str:
+        """The basis in one sentence, as a finding prints it."""
+        return (
+            f"{self.level}: importance {self.importance} of 10 (the highest SCF weighting of "
+            f"the linked controls) x evidence shortfall {self.shortfall:.2f} x applicability "
+            f"{self.applicability:.2f} (share of the linked controls in scope) = {self.score} "
+            "(6 and above high, 3 and above medium)"
+        )
 
 
 def rate(

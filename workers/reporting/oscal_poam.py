@@ -20,6 +20,7 @@ from workers.reporting.oscal_parts import (
     ssp_href,
     stable_uuid,
 )
+from workers.reporting.poam_stated import stated_items
 from workers.reporting.render import ReportInput
 
 TOOL = "Assessment lifecycle evidence analysis"
@@ -33,8 +34,8 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
     observations: list[dict[str, Any]] = []
     risks: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
-    listed = [(i, "open") for i in report.poam.get("items", [])]
-    listed += [(i, "closed") for i in report.poam.get("closed_items", [])]
+    listed = [(i, "open") for i in stated_items(report.poam)]
+    listed += [(i, "closed") for i in stated_items(report.poam, "closed_items")]
     for item, status in listed:
         key = str(item.get("id"))
         observation = stable_uuid(base, "observation", key)

@@ -216,7 +216,10 @@ def _table(
     tables = []
     for start in range(0, max(len(body), 1), TABLE_CHUNK):
         table = Table(
-            [head, *body[start : start + TABLE_CHUNK]], colWidths=list(widths), repeatRows=1
+            [head, *body[start : start + TABLE_CHUNK]],
+            colWidths=list(widths),
+            repeatRows=1,
+            splitInRow=1,
         )
         table.setStyle(style)
         tables.append(table)

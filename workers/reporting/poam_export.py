@@ -7,14 +7,13 @@ item's sheet is its status."""
 
 from __future__ import annotations
 
-import copy
 import csv
 import io
 import re
 import zipfile
 from typing import Any
 
-from workers.analysis.poam import apply_reviewer_values
+from workers.reporting.poam_stated import stated_items
 from workers.reporting.render import ReportInput
 
 # The columns of FedRAMP's Rev5 POA&M ("Open POA&M Items" and "Closed POA&M Items"), in order.
@@ -64,14 +63,10 @@ def _cell(value: Any) -> str:
 
 
 def poam_rows(report: ReportInput, listed: str = "items") -> list[list[str]]:
-    rows = []
-    for item in report.poam.get(listed, []):
-        if item.get("amended"):
-            # Amended on this very POA&M: its owner and date are the item's contact and plan.
-            item = copy.deepcopy(item)
-            apply_reviewer_values(item)
-        rows.append([_cell(item.get(key)) for key, _ in COLUMNS])
-    return rows
+    # Amended on this very POA&M: its owner and date are the item's contact and plan.
+    return [
+        [_cell(item.get(key)) for key, _ in COLUMNS] for item in stated_items(report.poam, listed)
+    ]
 
 
 def render_poam_csv(report: ReportInput, listed: str = "items") -> bytes:

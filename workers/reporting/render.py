@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.db.compute_guard import computing
+from workers.reporting.conclusion_check import conclusion_warning
+from workers.reporting.figures import Figures, figures
 from workers.soa_content import soa_rows
 
 Content = dict[str, Any]
@@ -100,22 +102,35 @@ def render_report_html(report: ReportInput) -> str:
     )
 
 
+def report_figures(report: ReportInput) -> Figures:
+    return figures(report.soa, report.evidence, report.gaps)
+
+
 def summary_rows(report: ReportInput) -> list[tuple[str, Any]]:
-    """The headline figures, shared by every rendering of the report."""
-    soa, gaps = report.soa.get("summary", {}), report.gaps.get("summary", {})
-    rows = soa_rows(report.soa)
-    applicable = sum(1 for row in rows if row.get("applicable"))
+    """The headline figures, shared by every rendering of the report: each counted from
+    the drafts' in-scope rows (workers.reporting.figures)."""
+    soa = report.soa.get("summary", {})
+    counted = report_figures(report)
+    severity = counted.by_severity
+    proposals = counted.proposals
     return [
         ("Framework", report.soa.get("framework", report.scope.get("framework", "SCF"))),
-        ("Requirements in the SoA", len(rows)),
-        ("Applicable requirements", applicable),
+        ("Requirements in the SoA", counted.soa_rows),
+        ("Applicable requirements", counted.soa_applicable),
         ("SCF controls in scope", soa.get("scf_controls", soa.get("controls", 0))),
-        ("Requirements with evidence", gaps.get("met", 0)),
+        ("Requirements assessed in scope (sub-items rolled up)", counted.requirements_in_scope),
+        ("Requirements with evidence", counted.requirements_met),
         (
             "Gaps (high / medium / low)",
-            f"{gaps.get('gaps', 0)} ({gaps.get('high', 0)} / {gaps.get('medium', 0)} / "
-            f"{gaps.get('low', 0)})",
+            f"{counted.gaps} ({severity['high']} / {severity['medium']} / {severity['low']})",
         ),
+        (
+            "Evidence rows in scope (found / weak / none / unadopted template)",
+            f"{counted.evidence_rows_in_scope} ({proposals['evidence_found']} / "
+            f"{proposals['weak_evidence']} / {proposals['no_evidence_found']} / "
+            f"{proposals['template_not_adopted']})",
+        ),
+        ("Requirements out of scope (not counted above)", counted.out_of_scope),
         ("Overall maturity (0-5)", report.maturity.get("overall_level", "n/a")),
         ("POA&M items", len(report.poam.get("items", []))),
         *(("Control catalogue", full_name_version(c)) for c in catalogues(report)[:1]),
@@ -247,10 +262,18 @@ def statement_rows(report: ReportInput) -> list[tuple[str, str]]:
         "period": f"{start or '…'} to {end or '…'}" if start or end else None,
         "set_by": ", ".join(statement.get("set_by") or []) or None,
     }
-    return [
+    rows = [
         (label, str(values[key]) if values[key] else "not yet set by a reviewer")
         for key, label in STATEMENT_FIELDS
     ]
+    warning = conclusion_warning(statement.get("conclusion"), report_figures(report))
+    if warning:
+        rows.insert(1, (WARNING_LABEL, warning))
+    return rows
+
+
+#: The statement row that flags a conclusion the figures contradict (HTML and PDF show it).
+WARNING_LABEL = "Warning: conclusion and figures disagree"
 
 
 SIGNOFF_HEADERS = (
@@ -352,7 +375,15 @@ def _signoff(report: ReportInput) -> str:
 
 
 def _statement(report: ReportInput) -> str:
-    return table(("", "Statement"), statement_rows(report))
+    rows = statement_rows(report)
+    body = "".join(
+        ('<tr class="unapproved">' if label == WARNING_LABEL else "<tr>")
+        + f"<td>{esc(label)}</td><td>{esc(value)}</td></tr>"
+        for label, value in rows
+    )
+    return (
+        f"<table><thead><tr><th></th><th>Statement</th></tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 def _catalogues(report: ReportInput) -> str:

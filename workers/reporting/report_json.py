@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workers.reporting.conclusion_check import conclusion_warning
+from workers.reporting.poam_stated import stated_poam
 from workers.reporting.render import (
     ReportInput,
     catalogues,
     page_label,
+    report_figures,
     summary_rows,
     supporting,
 )
@@ -23,13 +26,16 @@ def report_document(report: ReportInput) -> dict[str, Any]:
         "assessment": report.assessment_name,
         "as_of": report.as_of,
         "summary": {label: value for label, value in summary_rows(report)},
+        "conclusion_warning": conclusion_warning(
+            report.statement.get("conclusion"), report_figures(report)
+        ),
         "signoff": report.signoff,
         "catalogues": catalogues(report),
         "scope": report.scope,
         "soa": report.soa,
         "gaps": report.gaps,
         "maturity": report.maturity,
-        "poam": report.poam,
+        "poam": stated_poam(report.poam),
         "evidence": [
             _evidence(control)
             for control in report.evidence.get("controls", [])
