@@ -220,6 +220,14 @@ def claim_on(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimView |
 
 
 @retry_busy
+def claim_of_run(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimView | None:
+    """The claim that holds now on the run's `kind` review; NotFound for another tenant's run."""
+    with read_transaction() as session:
+        load_run(session, actor, run_id)
+    return claim_on(actor, run_id, kind)
+
+
+@retry_busy
 def release_lapsed_claims(batch: int | None = None) -> int:
     """The claims sweep: delete the claims past their expiry, recording each lapse once
     (a guarded delete: two sweeps at once free each claim once)."""
