@@ -20,6 +20,11 @@ os.environ.setdefault("LIFECYCLE_EMBEDDER", "hashing")
 # turns it on (tests/engine/test_worker_preload.py).
 os.environ.setdefault("LIFECYCLE_WORKER_PRELOAD", "false")
 
+# The tests' webhook receivers and export targets listen on 127.0.0.1, which the product
+# refuses unless an operator allows it: the suite allows loopback, as an operator would,
+# and the refusal tests take it away (tests/sweeps/test_outbound_addresses.py).
+os.environ.setdefault("LIFECYCLE_OUTBOUND_ALLOWED_NETWORKS", '["127.0.0.0/8", "::1/128"]')
+
 pytest_plugins = ["tests.support.embedded", "tests.support.fleet", "tests.support.outside_effects"]
 
 

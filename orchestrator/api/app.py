@@ -32,6 +32,7 @@ from orchestrator.api.routers import (
     problems,
     public_entry,
     reassessments,
+    reviews,
     roles,
     runs,
 )
@@ -102,6 +103,7 @@ def create_app() -> FastAPI:
         reassessments,
         operations,
         handoffs,
+        reviews,
         definitions,
         roles,
         kb,

@@ -1,6 +1,6 @@
 """The one settings object: the fleet's own fields (prefix LIFECYCLE_) and one section per
 part (api, sweeps, webhooks, observability, ingestion, embedding, console, effects,
-tenants), each with its own prefix.
+tenants, outbound), each with its own prefix.
 
 Read once per process (`get_settings()`); `reset_settings()` forgets it after the
 environment changed (tests).
@@ -21,6 +21,7 @@ from orchestrator.config.effects import EffectSettings
 from orchestrator.config.embedding import EmbeddingSettings
 from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.config.observability import ObservabilitySettings
+from orchestrator.config.outbound import OutboundSettings
 from orchestrator.config.placeholders import is_placeholder
 from orchestrator.config.sweeps import SweepSettings
 from orchestrator.config.tenants import TenantShareSettings
@@ -186,6 +187,7 @@ class Settings(BaseSettings):
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     effects: EffectSettings = Field(default_factory=EffectSettings)
     tenants: TenantShareSettings = Field(default_factory=TenantShareSettings)
+    outbound: OutboundSettings = Field(default_factory=OutboundSettings)
 
     @field_validator("database_url")
     @classmethod

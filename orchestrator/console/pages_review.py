@@ -37,7 +37,7 @@ from orchestrator.service.apikeys import Scope
 from orchestrator.service.draft_rows import rows_of
 from orchestrator.service.queries import get_artifact, list_artifacts
 from orchestrator.service.reassessments import approve_row
-from orchestrator.service.review_claims import claim_review, release_review
+from orchestrator.service.review_claims import claim_review, release_review, take_over_review
 from orchestrator.service.review_comments import add_comment, list_comments
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
@@ -386,7 +386,12 @@ def _release(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> str:
     return "You released this review" if freed else "You held no claim on this review"
 
 
-_CLAIMS = {"claim": _claim, "release": _release}
+def _take_over(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> str:
+    held = take_over_review(actor, run_id, kind)
+    return f"You took this review over until {held.expires_at:%H:%M} UTC; its holder is told"
+
+
+_CLAIMS = {"claim": _claim, "release": _release, "take-over": _take_over}
 
 
 @router.post("/runs/{run_id}/artifacts/{kind}/{command}", name="console_claim")
@@ -397,7 +402,8 @@ def claim(
     command: str,
     back: Annotated[str, Form()] = "",
 ) -> Response:
-    """Claim a gate's review (others see who is on it until it lapses), or release it."""
+    """Claim a gate's review (others see who is on it until it lapses), release it, or take
+    over another person's."""
     need(session, Scope.APPROVE)
     act = _CLAIMS.get(command)
     if act is None:

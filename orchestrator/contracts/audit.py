@@ -58,6 +58,8 @@ class AuditEventType(StrEnum):
     LIFECYCLE_WORKFLOW_REVIEW_RELEASED = "lifecycle_workflow_review_released"
     LIFECYCLE_WORKFLOW_REVIEW_CLAIM_LAPSED = "lifecycle_workflow_review_claim_lapsed"
     LIFECYCLE_WORKFLOW_REVIEW_COMMENTED = "lifecycle_workflow_review_commented"
+    # Another person took a held claim over, explicitly; its holder is told.
+    LIFECYCLE_WORKFLOW_REVIEW_CLAIM_TAKEN_OVER = "lifecycle_workflow_review_claim_taken_over"
 
 
 SYSTEM_ACTOR = "system:orchestrator"

@@ -49,6 +49,8 @@ equal to the classes.
     │   └── HistoryMismatch                  AssertionError: a golden history changed
     └── edges
         ├── InvalidSignature                 ValueError: a webhook signature
+        ├── AddressRefused                   an outbound address not allowed
+        ├── NotConnected                     an outbound request not sent
         ├── FlowerAuthError                  ValueError: Flower's credentials
         ├── ApiProblem                       an HTTP problem response
         ├── BodyTooLarge                     an HTTPException: 413 before parsing

@@ -43,6 +43,9 @@ class NotificationEvent(StrEnum):
     """A document reached its expiry date: it is no longer evidence."""
     EVIDENCE_REQUEST_OVERDUE = "evidence_request.overdue"
     EVIDENCE_REQUEST_ESCALATED = "evidence_request.escalated"
+    # Review claims (docs/console.md).
+    REVIEW_CLAIM_TAKEN_OVER = "review.claim_taken_over"
+    """Someone took over a review another person held; `data.holder` held it."""
 
 
 #: The events the engine tells when a run changes.

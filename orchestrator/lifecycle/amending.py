@@ -77,8 +77,8 @@ def amend(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Ou
         ),
     ]
     state = (
-        state.with_entry("artifacts", kind, version)
-        .with_entry("drafted_by", kind, signal.actor_id)
+        state.drafted(kind, signal.actor_id)
+        .with_entry("artifacts", kind, version)
         .without_entry("collected", kind)
         .without_entry("rejected", kind)
     )

@@ -91,10 +91,14 @@ def _decision_problem(
     problem = policy.eligibility_problem(approval.approver_id, approval.approver_roles)
     if problem is not None:
         return problem
-    if (
-        policy.separation_of_duties
-        and state.drafted_by.get(kind) == approval.approver_id
-        and not approval.amender_waiver
-    ):
+    if not policy.separation_of_duties:
+        return None
+    if state.drafted_by.get(kind) == approval.approver_id and not approval.amender_waiver:
         return f"{approval.approver_id} asked for this draft and may not review it"
+    if approval.approver_id in state.earlier_drafters.get(kind, ()):
+        # The amender's waiver covers the version they amended, not one they asked for.
+        return (
+            f"{approval.approver_id} asked for or amended a version since the last approved "
+            "one and may not review it"
+        )
     return None

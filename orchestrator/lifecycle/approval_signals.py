@@ -89,7 +89,7 @@ def approve(state: RunState, signal: SignalEnvelope, approval: ApprovalView | No
     state = state.with_entry("collected", kind, collected)
     if not met:
         return Outcome(state, effects)
-    state = state.with_entry("approved", kind, approval.artifact_version)
+    state = state.gate_opened(kind, approval.artifact_version)
     if kind is ArtifactKind.SCOPE:
         if at_report_gate(state):
             # The report's sign-off named the scope unapproved: draft it again.

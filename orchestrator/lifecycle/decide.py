@@ -332,8 +332,8 @@ def _job_outcome(state: RunState, signal: SignalEnvelope) -> Outcome:
             )
         kind = spec.produces
         state = (
-            state.with_entry("artifacts", kind, artifact.version)
-            .with_entry("drafted_by", kind, outcome.actor_id)
+            state.drafted(kind, outcome.actor_id)
+            .with_entry("artifacts", kind, artifact.version)
             .without_entry("collected", kind)
             .without_entry("rejected", kind)
         )

@@ -48,6 +48,9 @@ class RunState:
     """A version a reviewer rejected or sent back; it waits for an explicit new version."""
     drafted_by: Mapping[ArtifactKind, str] = field(default_factory=_empty)
     """Who asked for the current draft (separation of duties)."""
+    earlier_drafters: Mapping[ArtifactKind, tuple[str, ...]] = field(default_factory=_empty)
+    """Who asked for or amended an earlier version since the last approved one: they may
+    not approve the version waiting either (separation of duties)."""
     policies: Mapping[ArtifactKind, GatePolicy] = field(default_factory=_empty)
     """Signoff policies that differ from the default, fixed when the run started."""
     definition_version: int = 1
@@ -81,6 +84,27 @@ class RunState:
         changes: dict[str, Any] = {mapping_name: MappingProxyType(updated)}
         return replace(self, **changes)
 
+    def drafted(self, kind: ArtifactKind, by: str) -> RunState:
+        """A new version of `kind` asked for or amended by `by`. Whoever drafted the one it
+        replaces stays barred from approving it unless that one was approved."""
+        before = self.drafted_by.get(kind)
+        state = self.with_entry("drafted_by", kind, by)
+        if before is None or before == by or self.is_approved(kind):
+            return state
+        earlier = self.earlier_drafters.get(kind, ())
+        if before in earlier:
+            return state
+        return state.with_entry("earlier_drafters", kind, (*earlier, before))
+
+    def gate_opened(self, kind: ArtifactKind, version: int) -> RunState:
+        return self.with_entry("approved", kind, version).without_entry("earlier_drafters", kind)
+
+    def authors(self, kind: ArtifactKind) -> tuple[str, ...]:
+        """Everyone who asked for or amended a version of `kind` since its last approved one."""
+        current = self.drafted_by.get(kind)
+        earlier = self.earlier_drafters.get(kind, ())
+        return earlier if current is None or current in earlier else (*earlier, current)
+
     def is_approved(self, kind: ArtifactKind) -> bool:
         version = self.artifacts.get(kind)
         return version is not None and self.approved.get(kind) == version
@@ -105,6 +129,11 @@ class RunState:
             "collected": {k.value: list(v) for k, v in self.collected.items()},
             "rejected": {k.value: v for k, v in self.rejected.items()},
             "drafted_by": {k.value: v for k, v in self.drafted_by.items()},
+            **(
+                {"earlier_drafters": {k.value: list(v) for k, v in self.earlier_drafters.items()}}
+                if self.earlier_drafters
+                else {}
+            ),
             "policies": {k.value: p.to_json() for k, p in self.policies.items()},
             "definition": {"version": self.definition_version, "hash": self.definition_hash},
             "handoff": self.handoff,
@@ -157,6 +186,7 @@ class RunState:
             collected=kinds("collected", tuple),
             rejected=kinds("rejected"),
             drafted_by=kinds("drafted_by", str),
+            earlier_drafters=kinds("earlier_drafters", tuple),
             policies=kinds("policies", GatePolicy.from_json),
             definition_version=int(definition.get("version") or 1),
             definition_hash=definition.get("hash"),

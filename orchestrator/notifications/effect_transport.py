@@ -2,16 +2,23 @@
 
 A failure before the request was written (no connection) means the effect did not happen:
 trying again is safe. Once it was written, a timeout or a dropped connection leaves the
-outcome unknown: the target may have acted on it. Redirects are not followed.
+outcome unknown: the target may have acted on it. Redirects are not followed. The
+address is checked after resolving the name and the connection pinned to it
+(notifications.pinned_http); errors are categories, without the network stack's words.
 """
 
 from __future__ import annotations
 
 import http.client
-import ssl
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from orchestrator.config.settings import get_settings
+from orchestrator.notifications.pinned_http import NotConnected, connect
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -35,29 +42,27 @@ Send = Callable[[str, bytes, Mapping[str, str], float], Answer]
 
 def send(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> Answer:
     parts = urlsplit(url)
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(
-            parts.hostname or "",
-            parts.port,
-            timeout=timeout_s,
-            context=ssl.create_default_context(),
-        )
-    else:
-        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
+    try:
+        connection = connect(parts, timeout_s, get_settings().outbound.allowed_networks)
+    except NotConnected as refused:
+        return Answer(None, f"not sent: {refused.category}")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     try:
-        try:
-            connection.connect()
-        except OSError as error:
-            return Answer(None, f"not sent: {type(error).__name__}: {error}")
         try:
             connection.request("POST", path, body=body, headers=dict(headers))
             response = connection.getresponse()
             response.read()
         except (OSError, http.client.HTTPException) as error:
-            return Answer(None, f"sent, no answer: {type(error).__name__}: {error}", sent=True)
-        ok = 200 <= response.status < 300
-        return Answer(response.status, None if ok else f"HTTP {response.status}", sent=True)
+            log.info("export to %s: %s: %s", parts.hostname, type(error).__name__, error)
+            return Answer(None, "sent, no answer", sent=True)
+        return Answer(response.status, _error(response.status), sent=True)
     finally:
         connection.close()
+
+
+def _error(status: int) -> str | None:
+    if 200 <= status < 300:
+        return None
+    if 300 <= status < 400:
+        return f"HTTP {status} (redirects are not followed)"
+    return f"HTTP {status}"

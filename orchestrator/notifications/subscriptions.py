@@ -8,12 +8,14 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.events import NotificationEvent
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.ids import new_id
 from orchestrator.db.ops_models import WebhookSubscription
+from orchestrator.notifications.outbound_addresses import AddressRefused, check_host
 from orchestrator.notifications.signed_targets import (
     add_once,
     deactivate_row,
@@ -78,6 +80,8 @@ def _view(row: WebhookSubscription) -> SubscriptionView:
 
 
 def check_url(url: str) -> None:
+    """Webhooks and export targets alike: http(s), no credentials, a host that is not
+    internal (a name is checked again each time it is resolved, at delivery)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or len(url) > 2000:
         raise InvalidInput("a webhook URL must be http(s)://host/... (at most 2000 characters)")
@@ -85,6 +89,14 @@ def check_url(url: str) -> None:
         raise InvalidInput(
             "a webhook URL must not carry credentials; the signature authenticates each delivery"
         )
+    try:
+        check_host(parts.hostname, get_settings().outbound.allowed_networks)
+    except AddressRefused:
+        raise InvalidInput(
+            "a webhook URL must name a public address: loopback, link-local, private, "
+            "multicast, reserved and unspecified addresses are refused unless the operator "
+            "allows their network (LIFECYCLE_OUTBOUND_ALLOWED_NETWORKS)"
+        ) from None
 
 
 def _check_event_types(event_types: list[str]) -> list[str]:

@@ -1,11 +1,18 @@
-"""The one HTTP call a delivery makes: POST, no redirects, a status code or an error."""
+"""The one HTTP call a delivery makes: POST to a checked address, no redirects, a status
+code or an error category."""
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
+import http.client
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from orchestrator.config.settings import get_settings
+from orchestrator.notifications.pinned_http import NotConnected, connect
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -21,21 +28,29 @@ class Response:
 Post = Callable[[str, bytes, Mapping[str, str], float], Response]
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None  # a 3xx is an answer, not somewhere else to send a signed body
-
-
-_opener = urllib.request.build_opener(_NoRedirects)
-
-
 def post(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> Response:
-    request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+    parts = urlsplit(url)
     try:
-        with _opener.open(request, timeout=timeout_s) as answer:
-            return Response(answer.status)
-    except urllib.error.HTTPError as error:
-        return Response(error.code, f"HTTP {error.code}")
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        reason = getattr(error, "reason", error)
-        return Response(None, f"{type(error).__name__}: {reason}")
+        connection = connect(parts, timeout_s, get_settings().outbound.allowed_networks)
+    except NotConnected as refused:
+        return Response(None, refused.category)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        connection.request("POST", path, body=body, headers=dict(headers))
+        answer = connection.getresponse()
+        answer.read()
+    except (OSError, http.client.HTTPException) as error:
+        log.info("webhook to %s: %s: %s", parts.hostname, type(error).__name__, error)
+        return Response(None, "no answer")
+    finally:
+        connection.close()
+    return Response(answer.status, _error(answer.status))
+
+
+def _error(status: int) -> str | None:
+    if 200 <= status < 300:
+        return None
+    if 300 <= status < 400:
+        # A 3xx is an answer, not somewhere else to send a signed body.
+        return f"HTTP {status} (redirects are not followed)"
+    return f"HTTP {status}"

@@ -20,6 +20,7 @@ from orchestrator.engine.routing import COORDINATE_TASK
 from orchestrator.engine.schedule import sweep_tasks
 from orchestrator.notifications import tasks as _notification_tasks  # noqa: F401 (registers)
 from orchestrator.runtime import blas as _blas  # noqa: F401 (connects worker_init)
+from orchestrator.runtime import broker_declare as _declare  # noqa: F401 (connects worker_init)
 from orchestrator.runtime import preload as _preload  # noqa: F401 (connects worker_init)
 from orchestrator.sweeps.pulse import sweep_finished, sweep_started
 

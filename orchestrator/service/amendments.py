@@ -38,6 +38,7 @@ from orchestrator.engine.inbox import Recorded, insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
 from orchestrator.service.draft_rows import amendable_kinds, row_name, row_names, rows_in, rows_of
 from orchestrator.service.producer import RunRecord, load_run, signal_envelope
+from orchestrator.service.review_claims import refuse_unless_holder
 from orchestrator.service.row_filter import matching_rows
 
 ASSESSED = ("implemented", "partially_implemented", "not_implemented", "not_applicable")
@@ -259,6 +260,7 @@ def amend_artifact(
         raise InvalidInput("an amendment changes at least one row")
     with transaction() as session:
         run, based, kind = _amendable(session, actor, run_id, artifact_id)
+        refuse_unless_holder(session, run.id, kind, actor.actor_id)
         content = amended_content(
             based.content,
             kind,

@@ -34,6 +34,7 @@ from orchestrator.service.approval_rights import waiver
 from orchestrator.service.approval_seals import seal_of
 from orchestrator.service.producer import load_run, signal_envelope
 from orchestrator.service.readiness import SHOWN, readiness
+from orchestrator.service.review_claims import refuse_unless_holder
 from orchestrator.service.roles import GRANT_HINT, held_roles
 
 
@@ -84,6 +85,7 @@ def record_approval(
         artifact = find_artifact(session, run.id, kind, artifact_version)
         if artifact is None:
             raise NotFound(f"run {run_id} has no {kind.value} version {artifact_version}")
+        refuse_unless_holder(session, run.id, kind, actor.actor_id)
         roles = _acting_roles(session, run.tenant_id, actor.actor_id, named)
         artifact_id = artifact.artifact_id
         if verdict is ApprovalDecision.APPROVED:

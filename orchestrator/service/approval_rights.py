@@ -4,7 +4,8 @@ A person may decide when their key may approve (approve scope), they hold a role
 gate's policy accepts (granted by an admin), they are a designated approver where the
 policy names some, they have not approved this version already, and (separation of
 duties) they did not ask for it: an amendment makes its author the one who asked, unless
-the tenant's setting for the gate lets amenders approve (`gate_settings`).
+the tenant's setting for the gate lets amenders approve (`gate_settings`); nor did they
+ask for or amend any earlier version since the last approved one (no waiver for those).
 
 The same rules the run applies to an approval event (`approval_checks`), said in words
 before the person tries.
@@ -123,6 +124,8 @@ def acting_roles(
     me = principal.principal
     if policy.separation_of_duties and state.drafted_by.get(kind) == me and not waived:
         return ()
+    if policy.separation_of_duties and me in state.earlier_drafters.get(kind, ()):
+        return ()
     if me in state.collected.get(kind, ()):
         return ()
     return eligible_roles(policy, me, granted_roles(principal, policy, held))
@@ -181,6 +184,12 @@ def _why_not(
     label = kind.value.replace("_", " ")
     if not principal.allows(Scope.APPROVE):
         return "your key may not approve (it lacks the approve scope)", False
+    if policy.separation_of_duties and me in state.earlier_drafters.get(kind, ()):
+        return (
+            f"you asked for or amended a version of the {label} since its last approved one, "
+            "so another reviewer must decide it (separation of duties)",
+            True,
+        )
     if policy.separation_of_duties and state.drafted_by.get(kind) == me:
         what = "amended this version" if amended else "asked for this version"
         return (

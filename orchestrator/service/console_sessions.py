@@ -11,6 +11,7 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.db.apikey_models import EndedConsoleSession
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.session import read_transaction, transaction
+from orchestrator.db.sql import insert_for
 
 
 @retry_busy
@@ -19,14 +20,16 @@ def end_session(session_id: str, expires_at: float) -> None:
     now = utcnow()
     with transaction() as session:
         session.execute(delete(EndedConsoleSession).where(EndedConsoleSession.expires_at < now))
-        if session.get(EndedConsoleSession, session_id) is None:
-            session.add(
-                EndedConsoleSession(
-                    session_id=session_id,
-                    ended_at=now,
-                    expires_at=datetime.fromtimestamp(expires_at, UTC),
-                )
+        # Insert-if-absent: two sign-outs of one session at once both end it, neither fails.
+        session.execute(
+            insert_for(session, EndedConsoleSession)
+            .values(
+                session_id=session_id,
+                ended_at=now,
+                expires_at=datetime.fromtimestamp(expires_at, UTC),
             )
+            .on_conflict_do_nothing(index_elements=["session_id"])
+        )
 
 
 def session_ended(session_id: str) -> bool:

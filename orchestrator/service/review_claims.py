@@ -5,8 +5,10 @@ after it was taken (or renewed by its holder). A lapsed claim counts for nothing
 the claims sweep then deletes it and records the lapse. Taking a lapsed claim over records
 the lapse too. Every claim, release and lapse is in the run's audit trail.
 
-A claim is a courtesy between people, never a lock on the run: anyone the gate's policy
-accepts may still decide.
+While a claim holds, only its holder decides, amends or approves that review
+(`refuse_unless_holder`, called where approval events and amendments are recorded).
+Another person may take the review over explicitly (`take_over_review`): audited, and
+the holder told through the tenant's webhooks (`review.claim_taken_over`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from orchestrator.config.settings import get_settings
 from orchestrator.contracts.audit import SYSTEM_ACTOR, AuditEventType
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import InvalidInput, ReviewClaimed
+from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.statuses import WorkflowStatus
@@ -34,6 +37,7 @@ from orchestrator.db.session import read_transaction, transaction
 from orchestrator.db.tables import RUNS
 from orchestrator.engine.run_rows import RunRecord, state_of
 from orchestrator.lifecycle.definition import APPROVED_AT
+from orchestrator.notifications.enqueue import dispatch, notify
 from orchestrator.service.producer import load_run
 from orchestrator.service.review_audit import audit_review
 
@@ -78,6 +82,26 @@ def waiting_gate(run: RunRecord) -> tuple[ArtifactKind, int] | None:
     return (gate, version) if gate is not None and version is not None else None
 
 
+def _refusal(held: ReviewClaim, what: str) -> ReviewClaimed:
+    until = _aware(held.expires_at)
+    return ReviewClaimed(
+        f"{held.claimed_by} claimed this review until {until:%Y-%m-%d %H:%M} UTC; {what}",
+        claimed_by=held.claimed_by,
+        expires_at=until.isoformat(),
+    )
+
+
+def refuse_unless_holder(
+    session: Session, run_id: uuid.UUID, kind: ArtifactKind, actor_id: str
+) -> None:
+    """Refuse a decision, amendment or approval of `kind` while another person's claim on
+    its review holds. The claim row is locked, so a take-over cannot slip in between."""
+    held = session.get(ReviewClaim, (run_id, kind.value), with_for_update=True)
+    if held is None or held.claimed_by == actor_id or _aware(held.expires_at) <= utcnow():
+        return
+    raise _refusal(held, "only they may decide it until they release it or it is taken over")
+
+
 @retry_busy
 def claim_review(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimView:
     """Claim (or renew) the review of the gate `run_id` waits at; refused while another
@@ -88,7 +112,21 @@ def claim_review(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimVi
         return _claim(actor, run_id, kind)
 
 
-def _claim(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimView:
+@retry_busy
+def take_over_review(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimView:
+    """Claim the review although another person holds it: audited, and the holder told."""
+    after: list[int] = []
+    try:
+        view = _claim(actor, run_id, kind, take_over=after)
+    except IntegrityError:
+        view = _claim(actor, run_id, kind, take_over=after)
+    dispatch(after)
+    return view
+
+
+def _claim(
+    actor: Actor, run_id: uuid.UUID, kind: ArtifactKind, take_over: list[int] | None = None
+) -> ClaimView:
     with transaction() as session:
         run = load_run(session, actor, run_id)
         waiting = waiting_gate(run)
@@ -97,16 +135,14 @@ def _claim(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimView:
                 f"the run does not wait for a {kind.value} decision: nothing to claim"
             )
         now = utcnow()
-        held = session.get(ReviewClaim, (run.id, kind.value))
+        held = session.get(ReviewClaim, (run.id, kind.value), with_for_update=True)
         if held is not None and held.claimed_by != actor.actor_id:
             if _aware(held.expires_at) > now:
-                raise ReviewClaimed(
-                    f"{held.claimed_by} claimed this review until "
-                    f"{_aware(held.expires_at):%Y-%m-%d %H:%M} UTC",
-                    claimed_by=held.claimed_by,
-                    expires_at=_aware(held.expires_at).isoformat(),
-                )
-            _lapsed(session, run, held, taken_over_by=actor.actor_id)
+                if take_over is None:
+                    raise _refusal(held, "take it over explicitly to decide it yourself")
+                take_over += _taken_over(session, run, held, actor.actor_id, now)
+            else:
+                _lapsed(session, run, held, taken_over_by=actor.actor_id)
             session.delete(held)
             session.flush()
             held = None
@@ -184,6 +220,14 @@ def claim_on(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimView |
 
 
 @retry_busy
+def claim_of_run(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimView | None:
+    """The claim that holds now on the run's `kind` review; NotFound for another tenant's run."""
+    with read_transaction() as session:
+        load_run(session, actor, run_id)
+    return claim_on(actor, run_id, kind)
+
+
+@retry_busy
 def release_lapsed_claims(batch: int | None = None) -> int:
     """The claims sweep: delete the claims past their expiry, recording each lapse once
     (a guarded delete: two sweeps at once free each claim once)."""
@@ -212,6 +256,30 @@ def release_lapsed_claims(batch: int | None = None) -> int:
                     _lapsed(session, run, claim)
                 freed += 1
         return freed
+
+
+def _taken_over(
+    session: Session, run: RunRecord, held: ReviewClaim, by: str, now: datetime
+) -> list[int]:
+    """Record the take-over on the run and tell the holder (the tenant's webhooks)."""
+    facts = {
+        "artifact_kind": held.artifact_kind,
+        "version": held.artifact_version,
+        "holder": held.claimed_by,
+        "taken_over_by": by,
+        "held_until": _aware(held.expires_at).isoformat(),
+    }
+    audit_review(session, run, _E.LIFECYCLE_WORKFLOW_REVIEW_CLAIM_TAKEN_OVER, by, facts)
+    console = get_settings().webhooks.console_url.rstrip("/")
+    return notify(
+        session,
+        event_id=event_id(run.id, held.artifact_kind, held.claimed_by, by, now.isoformat()),
+        tenant_id=run.tenant_id,
+        run_id=run.id,
+        event=NotificationEvent.REVIEW_CLAIM_TAKEN_OVER,
+        payload={**facts, "run_id": str(run.id), "console_url": f"{console}/runs/{run.id}"},
+        now=now,
+    )
 
 
 def _lapsed(

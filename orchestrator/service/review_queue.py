@@ -175,7 +175,7 @@ def _separated(principal: Principal, state: RunState, gate: ArtifactKind, held: 
     me = principal.principal
     return (
         policy.separation_of_duties
-        and state.drafted_by.get(gate) == me
+        and me in state.authors(gate)
         and me not in state.collected.get(gate, ())
         and bool(eligible_roles(policy, me, granted_roles(principal, policy, held)))
     )

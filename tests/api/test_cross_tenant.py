@@ -54,6 +54,12 @@ BODIES: dict[str, dict[str, Any] | None] = {
     "/api/v1/workflows/{workflowRunId}/migrate": {"to_version": 1, "reason": "x"},
     "/api/v1/workflows/{workflowRunId}/adopt": {"reason": "x"},
     "/api/v1/handoffs/{handoffId}/claim": {},
+    "/api/v1/workflows/{workflowRunId}/reviews/{artifactKind}/claim": {},
+    "/api/v1/workflows/{workflowRunId}/reviews/{artifactKind}/claim/take-over": {},
+    "/api/v1/workflows/{workflowRunId}/reviews/{artifactKind}/comments": {
+        "version": 1,
+        "body": "x",
+    },
     "/api/v1/handoffs/{handoffId}/resolve": {"action": "cancel", "comment": "x"},
     "/api/v1/assessments/{assessmentId}/catalogue-adoptions": {"target": "2022.3", "reason": "x"},
     "/api/v1/assessments/{assessmentId}/evidence-requests": {
@@ -108,7 +114,12 @@ def _prepare(api: Api, name: str) -> tuple[Tenant, Headers]:
     run_id = api.start(owner, assessment["id"], "start", {"approval_policies": policies}).json()[
         "id"
     ]
-    ids = {"assessmentId": assessment["id"], "workflowRunId": run_id, "step": "create_soa_draft"}
+    ids = {
+        "assessmentId": assessment["id"],
+        "workflowRunId": run_id,
+        "step": "create_soa_draft",
+        "artifactKind": "soa",
+    }
     return Tenant(name, owner, api.key("admin", tenant=name), ids), reviewer
 
 
@@ -207,6 +218,8 @@ def _call(api: Api, method: str, template: str, ids: dict[str, str], headers: He
         return api.client.get(url, headers=headers, params=QUERIES.get(template))
     if method == "PUT":
         return api.client.put(url, headers=headers, json=PUTS[template])
+    if method == "DELETE":
+        return api.client.delete(url, headers=headers)
     if template.endswith(("/documents", "/versions")):
         return api.client.post(
             url, headers=headers, files={"file": ("x.md", b"# Cross-tenant\n", "text/markdown")}

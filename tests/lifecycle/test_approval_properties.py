@@ -171,6 +171,9 @@ class Ledger:
     used: set[uuid.UUID] = field(default_factory=set)
     born_used: set[uuid.UUID] = field(default_factory=set)
     drafter: dict[ArtifactKind, str] = field(default_factory=dict)
+    earlier: dict[ArtifactKind, set[str]] = field(default_factory=dict)
+    """Who drafted a version of the kind since its last approved one, before the current
+    drafter: separation of duties bars them too."""
     rejected_versions: set[tuple[ArtifactKind, int]] = field(default_factory=set)
     superseded: dict[ArtifactKind, int] = field(default_factory=dict)
     licensed: set[ArtifactKind] = field(default_factory=set)
@@ -180,6 +183,11 @@ class Ledger:
 
     def signoff(self, kind: ArtifactKind) -> Signoff:
         return self.signoffs.get(kind, Signoff())
+
+    def barred(self, kind: ArtifactKind, person: str) -> bool:
+        """Separation of duties: they drafted this version or an earlier unapproved one."""
+        drafted = {self.drafter.get(kind), *self.earlier.get(kind, set())}
+        return self.signoff(kind).separation and person in drafted
 
     def window(self, state: RunState, kind: ArtifactKind) -> str:
         """'open' when an approval of `kind` may be decided now; 'superseded' for a scope
@@ -219,6 +227,8 @@ class Ledger:
             "consumed": view.approval_event_id in self.used | self.born_used,
             "ineligible": not signoff.allows(view.approver_id, view.approver_roles),
             "drafter": signoff.separation and self.drafter.get(kind) == view.approver_id,
+            "earlier drafter": signoff.separation
+            and view.approver_id in self.earlier.get(kind, set()),
         }
         return {fault for fault, found in checks.items() if found}
 
@@ -339,6 +349,9 @@ class Ledger:
         self.licensed.discard(kind)
         self.superseded.pop(kind, None)
         self.counted[kind] = set()
+        previous = self.drafter.get(kind)
+        if previous is not None and previous != outcome.actor_id and not before.is_approved(kind):
+            self.earlier.setdefault(kind, set()).add(previous)
         self.drafter[kind] = outcome.actor_id
 
     def _rewind(self, before: RunState, envelope: SignalEnvelope, decision: Decision) -> None:
@@ -370,6 +383,7 @@ class Ledger:
             old, new = before.approved.get(kind), after.approved.get(kind)
             opened = new is not None and new != old
             if opened:
+                self.earlier.pop(kind, None)
                 assert envelope.type is APPROVAL_SIGNAL_FOR[kind], "a gate opened by another signal"
                 assert new == before.artifacts[kind]
                 event(f"gate opened: {kind.value}, {self.signoff(kind).mode}")
@@ -529,8 +543,7 @@ class ApprovalMachine(RuleBasedStateMachine):
         fresh = [
             p
             for p in candidates
-            if p not in self.ledger.counted.get(kind, set())
-            and not (signoff.separation and self.ledger.drafter.get(kind) == p)
+            if p not in self.ledger.counted.get(kind, set()) and not self.ledger.barred(kind, p)
         ]
         return choose(fresh or candidates), choose(sorted(signoff.roles))
 
@@ -659,12 +672,21 @@ class ApprovalMachine(RuleBasedStateMachine):
         self, choose: Choose, kind: ArtifactKind
     ) -> tuple[SignalEnvelope, ApprovalView | None]:
         """Approve the waiting draft, or ask for a new one when nobody may approve this one."""
-        approver, role = self._approver(choose, kind)
         signoff = self.ledger.signoff(kind)
+        counted = self.ledger.counted.get(kind, set())
+        free = {
+            p for p in signoff.approvers or {*PEOPLE, OUTSIDER} if not self.ledger.barred(kind, p)
+        }
+        if not signoff.met_by(counted | free):
+            # Everyone the policy needs asked for a version since the last approved one, so
+            # nobody may open this gate: the team cancels (in the product an admin would
+            # name other approvers).
+            return signal(self.state, S.ASSESSMENT_CANCELLED, {"reason": "no approver left"}), None
+        approver, role = self._approver(choose, kind)
         stuck = (
             self.state.status is W.WAITING_FOR_INPUT  # sent back by a reviewer
             or approver in self.ledger.counted.get(kind, set())
-            or (signoff.separation and approver == self.ledger.drafter.get(kind))
+            or self.ledger.barred(kind, approver)
         )
         if stuck:
             return signal(
@@ -889,11 +911,14 @@ TestApprovalMachine = ApprovalMachine.TestCase
 # --- many events offered at one wait --------------------------------------------------------------
 
 
-def _drive_to_wait(machine: ApprovalMachine, kind: ArtifactKind, choose: Choose) -> None:
-    """Cooperate (approving earlier gates by their policies) until the run waits for `kind`."""
+def _drive_to_wait(machine: ApprovalMachine, kind: ArtifactKind, choose: Choose) -> bool:
+    """Cooperate (approving earlier gates by their policies) until the run waits for `kind`;
+    False when the team had to cancel on the way (an earlier gate nobody may open)."""
     for _ in range(120):
         if machine._awaited_review() is kind:
-            return
+            return True
+        if machine.state.status.is_terminal:
+            return False
         machine._send(*machine._helpful(choose))
     raise AssertionError(f"the run never reached the {kind.value} wait: {machine.state}")
 
@@ -928,7 +953,9 @@ def test_every_event_offered_at_a_wait_is_judged_by_the_policy(
     any approver with any role, reach one gate while its draft is the one waiting."""
     machine = ApprovalMachine()
     machine.start(policies, valid_start=True)
-    _drive_to_wait(machine, kind, chooser(data))
+    if not _drive_to_wait(machine, kind, chooser(data)):
+        machine.teardown()
+        return
     for offer in offers:
         if offer == "review":
             machine.review(data)
