@@ -45,7 +45,7 @@ def measure(home: Path, framework: str, repeat: int, timeout_s: float) -> None:
     upgrade()
     began = time.monotonic()
     with embedded_worker(get_app(), concurrency=2):
-        result = run_demo(say=lambda _: None, framework=framework, timeout_s=timeout_s)
+        result = run_demo(say=lambda _: None, framework=framework, stall_s=timeout_s)
     print(f"demo ({framework}): {result.run.status} in {time.monotonic() - began:.0f} s")
     with read_transaction() as session:
         soa = session.scalars(

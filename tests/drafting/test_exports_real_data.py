@@ -48,7 +48,8 @@ COMPLY = SHARED / "policies" / "markdown" / "comply"
 AC2_TEMPLATE = SHARED / "policies" / "docx" / "FedRAMP_ac-2_v2.1.docx"
 NIST_CATALOG = SHARED / "catalogs" / "nist" / "NIST_SP-800-53_rev5.0.1_catalog.json"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-FEDRAMP_RULES = SHARED / "fedramp" / "rev5"
+FEDRAMP_RULES = SHARED / "fedramp" / "validations" / "rev5"
+FEDRAMP_REGISTRY = SHARED / "fedramp" / "resources" / "xml"
 
 pytestmark = pytest.mark.skipif(
     not COMPLY.is_dir() or not AC2_TEMPLATE.is_file() or not NIST_CATALOG.is_file(),
@@ -451,10 +452,12 @@ CANNOT: dict[str, dict[str, str]] = {
 
 @pytest.fixture(scope="module")
 def fedramp(kit: Kit, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdict]:
-    absent = missing(FEDRAMP_RULES)
+    absent = missing(FEDRAMP_RULES, FEDRAMP_REGISTRY)
     if absent:
-        pytest.skip(f"FedRAMP's OSCAL rules are absent from {FEDRAMP_RULES}: {absent}")
-    return run_fedramp_rules(FEDRAMP_RULES, _exports(kit), tmp_path_factory.mktemp("oscal-xml"))
+        pytest.skip(f"FedRAMP's OSCAL rules are absent: {absent}")
+    return run_fedramp_rules(
+        FEDRAMP_RULES, FEDRAMP_REGISTRY, _exports(kit), tmp_path_factory.mktemp("oscal-xml")
+    )
 
 
 def test_fedramps_oscal_rules_pass_but_those_the_product_cannot_meet(

@@ -4,9 +4,10 @@ src/validations/rules/rev5) run on the OSCAL JSON exports.
 The rules read OSCAL XML: each export is converted with NIST's converter and written, as
 XML, at its own file name in a folder laid out like the export folder, so that the hrefs
 between the exports (the results import the plan by a relative path) resolve as they do
-beside the JSON. The rule files are test data in `shared/data/fedramp/rev5/`: `poam.sch`,
-`sap.sch` and `sar.sch` (GSA/fedramp-automation `src/validations/rules/rev5/`) and the
-`fedramp_values.xml` registry that `sar.sch` reads (`src/content/rev5/resources/xml/`),
+beside the JSON. The rule files are test data in `shared/data/fedramp/`: `poam.sch`,
+`sap.sch` and `sar.sch` in `validations/rev5/` (GSA/fedramp-automation
+`src/validations/rules/rev5/`) and, in `resources/xml/`, the `fedramp_values.xml` registry
+that `sar.sch` reads (`src/content/rev5/resources/xml/`),
 public domain (US Gov) and CC0-1.0; checked at commit c784140bc6d1ac9fa159aabc0e8a29e9aa2c63a9.
 """
 
@@ -45,13 +46,16 @@ class Verdict:
         return by_id
 
 
-def missing(folder: Path) -> list[str]:
-    names = [rules for rules, _ in RULES.values()] + [REGISTRY]
-    return [name for name in names if not (folder / name).is_file()]
+def missing(folder: Path, registry: Path) -> list[str]:
+    rules = [folder / name for name, _ in RULES.values()] + [registry / REGISTRY]
+    return [str(path) for path in rules if not path.is_file()]
 
 
-def run_fedramp_rules(folder: Path, exports: dict[str, Path], work: Path) -> dict[str, Verdict]:
-    """`folder`: the rule files; `exports`: kind -> JSON file; `work`: where the XML goes."""
+def run_fedramp_rules(
+    folder: Path, registry: Path, exports: dict[str, Path], work: Path
+) -> dict[str, Verdict]:
+    """`folder`: the rule files; `registry`: the folder of FedRAMP's allowed values;
+    `exports`: kind -> JSON file; `work`: where the XML goes."""
     saxon = PySaxonProcessor(license=False)
     converter = OscalXml(saxon)
     root = Path(os.path.commonpath([str(exports[kind].parent) for kind in RULES]))
@@ -63,6 +67,6 @@ def run_fedramp_rules(folder: Path, exports: dict[str, Path], work: Path) -> dic
         written[kind] = target
     verdicts: dict[str, Verdict] = {}
     for kind, (rules, _) in RULES.items():
-        schema = Schematron(saxon, folder / rules, {"registry-base-path": str(folder)})
+        schema = Schematron(saxon, folder / rules, {"registry-base-path": str(registry)})
         verdicts[kind] = Verdict(rules, len(schema.assertions), schema.validate(written[kind]))
     return verdicts
