@@ -202,6 +202,23 @@ PROBLEMS = _entries(
         "and Privacy.",
     ),
     (
+        "date_in_past",
+        422,
+        "Date already past",
+        "A date that must lie ahead has passed: an evidence request's due date before "
+        "today, or its link's expiry before now. Nothing was recorded.",
+        "Send today's date or a later one (the schema states the format; only the server "
+        "knows today).",
+    ),
+    (
+        "invalid_cursor",
+        422,
+        "Cursor not issued by the API",
+        "The `cursor` has the alphabet of a cursor but is not one a listing answered.",
+        "Pass back the `next_cursor` of the previous page, unchanged; leave it out for the "
+        "first page.",
+    ),
+    (
         "handoff_conflict",
         409,
         "Handoff taken by someone else",

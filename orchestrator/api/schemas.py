@@ -6,12 +6,13 @@ import uuid
 from enum import StrEnum
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from orchestrator.api.field_kinds import IdempotencyKey, RoleName
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.origins import StartOrigin
 from orchestrator.contracts.signals import ArtifactKind, SignalType
-from orchestrator.contracts.text import NulFree, Text
+from orchestrator.contracts.text import NulFree, StatesNulFree, Text
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.lifecycle.policies import SignoffMode
 from orchestrator.service.producer import public_signal_type
@@ -19,8 +20,10 @@ from orchestrator.service.read_models import ArtifactView
 
 T = TypeVar("T")
 
-IdempotencyKey = Annotated[Text, Field(min_length=1, max_length=256)]
-Reason = Annotated[Text, Field(min_length=1, max_length=2000, pattern=r"\S")]
+# The pattern goes before the NUL check, or the JSON Schema leaves it out.
+Reason = Annotated[
+    str, StringConstraints(min_length=1, max_length=2000, pattern=r"\S"), NulFree, StatesNulFree
+]
 TraceId = Annotated[Text, Field(min_length=1, max_length=128)]
 
 
@@ -135,11 +138,8 @@ class ApprovalRequest(_Request):
     artifact_kind: ArtifactKind
     artifact_version: int = Field(ge=1, le=1_000_000)
     decision: ApprovalDecision = ApprovalDecision.APPROVED
-    approver_role: Text | None = Field(
+    approver_role: RoleName | None = Field(
         None,
-        min_length=1,
-        max_length=64,
-        pattern=r"\S",
         description="Act in this one role, which an admin must have granted to the key's "
         "principal (422 `role_not_held` otherwise). Left out, the event carries "
         "every role the principal holds.",

@@ -12,7 +12,9 @@ equal to the classes.
     │   ├── InvalidInput
     │   │   ├── RoleNotHeld
     │   │   ├── UnknownFrameworkSelected
-    │   │   └── UnknownCategorySelected
+    │   │   ├── UnknownCategorySelected
+    │   │   ├── DateInPast                   a date that must lie ahead has passed
+    │   │   └── InvalidCursor                a listing's cursor the API did not issue
     │   ├── IdempotencyConflict
     │   ├── ActiveRunExists
     │   ├── ConcurrentUpdate
@@ -136,6 +138,20 @@ class UnknownCategorySelected(InvalidInput):
     categories for frameworks without any); nothing is recorded."""
 
     code = "unknown_category"
+
+
+class DateInPast(InvalidInput):
+    """A date that must lie ahead (an evidence request's due date, its link's expiry) has
+    passed: a rule on today's date, which no request schema can state."""
+
+    code = "date_in_past"
+
+
+class InvalidCursor(InvalidInput):
+    """A listing's cursor that this API did not issue: the document states its alphabet,
+    only the server can tell one it issued."""
+
+    code = "invalid_cursor"
 
 
 class GateNotReady(LifecycleError):

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator.api.auth import Approver
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
+from orchestrator.api.field_kinds import IdempotencyKey, IsoDay
 from orchestrator.api.paths import ArtifactId, RunId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.signals import ArtifactKind
@@ -39,7 +40,7 @@ class RowChanges(BaseModel):
     applicable: bool | None = None
     justification: Text | None = Field(None, max_length=2000)
     owner: Text | None = Field(None, max_length=2000)
-    target_date: Text | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    target_date: IsoDay | None = None
     note: Text | None = Field(None, max_length=2000)
     severity: Literal["high", "medium", "low"] | None = Field(
         None, description="A gap finding's severity, as the reviewer rates it"
@@ -53,21 +54,35 @@ class RowChanges(BaseModel):
     scope_boundary: Text | None = Field(
         None, max_length=2000, description="The report's scope boundary (row `assessor`)"
     )
-    period_start: Text | None = Field(
-        None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="First day the assessment covers"
-    )
-    period_end: Text | None = Field(
-        None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="Last day the assessment covers"
-    )
+    period_start: IsoDay | None = Field(None, description="First day the assessment covers")
+    period_end: IsoDay | None = Field(None, description="Last day the assessment covers")
 
 
 RowName = Annotated[Text, Field(min_length=1, max_length=200)]
 
 
+_SELECTORS = ("row", "rows", "filter")
+
+
+def _one_of_selectors(schema: dict[str, Any]) -> None:
+    """States `_one_selector` in the schema: one branch per selector, it set and the
+    others absent or null, so exactly one branch holds for exactly one selector."""
+    schema["oneOf"] = [
+        {
+            "required": [chosen],
+            "properties": {
+                name: {"not": {"type": "null"}} if name == chosen else {"type": "null"}
+                for name in _SELECTORS
+            },
+        }
+        for chosen in _SELECTORS
+    ]
+
+
 class RowAmendment(BaseModel):
     """The rows to change: exactly one of `row`, `rows` or `filter`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_one_of_selectors)
 
     row: RowName | None = Field(
         None,
@@ -102,7 +117,7 @@ class AmendmentRequest(BaseModel):
 
     reason: Text = Field(min_length=1, max_length=2000)
     rows: list[RowAmendment] = Field(min_length=1, max_length=500)
-    idempotency_key: Text | None = Field(None, max_length=200)
+    idempotency_key: IdempotencyKey | None = None
 
 
 class AmendmentView(BaseModel):
