@@ -9,6 +9,7 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from orchestrator.api.field_kinds import IdempotencyKey, RoleName
+from orchestrator.api.model_rules import NOT_BLANK, depends_on
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.origins import StartOrigin
 from orchestrator.contracts.signals import ArtifactKind, SignalType
@@ -51,6 +52,16 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _approvers_unless_single(schema: dict[str, Any]) -> None:
+    """States `GatePolicy`'s own checks: designated approvers, distinct, for every mode
+    but single."""
+    schema["properties"]["approvers"]["uniqueItems"] = True
+    schema["anyOf"] = [
+        {"properties": {"mode": {"const": SignoffMode.SINGLE.value}}},
+        {"required": ["approvers"], "properties": {"approvers": {"minItems": 1}}},
+    ]
+
+
 class CreateAssessment(_Request):
     organization_id: Text = Field(min_length=1, max_length=128, pattern=r"\S")
     name: Text = Field(min_length=1, max_length=300, pattern=r"\S")
@@ -63,6 +74,8 @@ class CreateAssessment(_Request):
 
 class SignoffPolicy(_Request):
     """Who may approve one gate, and how many approvals open it."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_approvers_unless_single)
 
     mode: SignoffMode = SignoffMode.SINGLE
     approvers: list[Annotated[Text, Field(min_length=1, max_length=256)]] = Field(
@@ -89,6 +102,19 @@ class SignoffPolicy(_Request):
 
 
 class StartLifecycle(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=depends_on(
+            "origin",
+            "origin_ref",
+            needing={
+                o.value: {"type": "string", "format": "uuid"} if o.refers_to_run else NOT_BLANK
+                for o in StartOrigin
+                if o.needs_ref
+            },
+        ),
+    )
+
     approval_policies: dict[ArtifactKind, SignoffPolicy] | None = Field(
         None,
         description="Signoff policy per artifact kind; gates not named approve with "

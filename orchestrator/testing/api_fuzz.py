@@ -33,8 +33,14 @@ BUSINESS_RULES: Mapping[str, str] = {
     "role_not_held": "roles are granted by an admin; the schema cannot know who holds one",
     "link_refused": "an evidence link revoked or expired answers 410: the resource's "
     "state, as a 404 is for an id that does not exist",
-    "invalid_input": "a value well formed but unusable in the resource's state "
-    "(an artifact kind the run never drafted, a row the draft lacks)",
+    "dates_out_of_order": "a document's expiry after the day it takes effect: a comparison "
+    "between two fields",
+    "origin_run_refused": "the run a reassessment, retry or replay follows must exist and "
+    "be finished: the server's state",
+    "approval_policy_refused": "an N-of-M policy's `required` may not exceed its approvers: "
+    "a comparison between a number and a list's length",
+    "document_refused": "a document's type is decided from its bytes; the document can "
+    "only say an upload is binary",
 }
 
 #: Answers a schema-valid request gets by design while no worker consumes the queues.

@@ -121,3 +121,62 @@ def test_the_examples_are_requests_the_server_takes() -> None:
         content = OPERATIONS[operation_id]["requestBody"]["content"]["application/json"]
         assert content["example"] == EXAMPLES[operation_id]
     RowAmendment.model_validate(EXAMPLES["amendments_amend"]["rows"][0])
+
+
+def test_rules_no_schema_states_answer_problem_types_of_their_own(api: Api) -> None:
+    headers = api.key()
+    assessment = api.create_assessment(headers)["id"]
+    past = api.client.post(
+        f"/api/v1/assessments/{assessment}/evidence-requests",
+        headers=headers,
+        json={
+            "requirements": ["SOC 2 CC6.1"],
+            "recipient": "it-ops@acme.example",
+            "instructions": "The MFA policy, please.",
+            "due_on": "2000-01-31",
+        },
+    )
+    assert (past.status_code, past.json()["code"]) == (422, "date_in_past")
+    foreign = api.client.get("/api/v1/assessments", headers=headers, params={"cursor": "abc"})
+    assert (foreign.status_code, foreign.json()["code"]) == (422, "invalid_cursor")
+    reopen = api.client.get(
+        f"/api/v1/assessments/{assessment}/catalogue-diff", headers=headers, params={"to": "x"}
+    )
+    assert (reopen.status_code, reopen.json()["code"]) == (409, "nothing_to_reopen")
+    image = api.upload(headers, assessment, "logo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    assert (image.status_code, image.json()["code"]) == (422, "document_refused")
+    far = api.client.post(
+        f"/api/v1/assessments/{assessment}/evidence-requests",
+        headers=headers,
+        json={
+            "requirements": ["SOC 2 CC6.1"],
+            "recipient": "it-ops@acme.example",
+            "instructions": "The MFA policy, please.",
+            "due_on": "9999-12-31",
+        },
+    )
+    assert far.status_code == 201, far.text
+    listed = api.client.get(f"/api/v1/assessments/{assessment}/evidence-requests", headers=headers)
+    assert listed.json()[0]["link_expires_at"].endswith("Z")
+
+
+def test_cross_field_rules_are_in_the_schema() -> None:
+    schemas = DOCUMENT["components"]["schemas"]
+    assert [branch["required"] for branch in schemas["JudgementAmendment"]["anyOf"]] == [
+        ["kind"],
+        ["adoption"],
+    ]
+    assert [branch["required"] for branch in schemas["ResolveRequest"]["anyOf"]] == [
+        ["evidence_ref"],
+        ["comment"],
+    ]
+    start = schemas["StartLifecycle"]["oneOf"]
+    assert start[0]["properties"]["origin"] == {
+        "not": {"enum": ["schedule", "reassessment", "retry", "replay"]}
+    }
+    assert {branch["properties"]["origin"]["const"] for branch in start[1:]} == {
+        "schedule",
+        "reassessment",
+        "retry",
+        "replay",
+    }

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from orchestrator.api.auth import Approver
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
 from orchestrator.api.field_kinds import IdempotencyKey, IsoDay
+from orchestrator.api.model_rules import exactly_one_of
 from orchestrator.api.paths import ArtifactId, RunId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.signals import ArtifactKind
@@ -61,28 +62,12 @@ class RowChanges(BaseModel):
 RowName = Annotated[Text, Field(min_length=1, max_length=200)]
 
 
-_SELECTORS = ("row", "rows", "filter")
-
-
-def _one_of_selectors(schema: dict[str, Any]) -> None:
-    """States `_one_selector` in the schema: one branch per selector, it set and the
-    others absent or null, so exactly one branch holds for exactly one selector."""
-    schema["oneOf"] = [
-        {
-            "required": [chosen],
-            "properties": {
-                name: {"not": {"type": "null"}} if name == chosen else {"type": "null"}
-                for name in _SELECTORS
-            },
-        }
-        for chosen in _SELECTORS
-    ]
-
-
 class RowAmendment(BaseModel):
     """The rows to change: exactly one of `row`, `rows` or `filter`."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_one_of_selectors)
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=exactly_one_of("row", "rows", "filter")
+    )
 
     row: RowName | None = Field(
         None,
