@@ -1,6 +1,9 @@
 """Rules across a request's fields, stated in its JSON Schema (`json_schema_extra`): the
 server checks them in the model or the service, the document says the same, so a
-generated client or fuzzer sends only what the server takes."""
+generated client or fuzzer sends only what the server takes.
+
+Each rule sits inside `allOf`: the same meaning, and generators (openapi-python-client)
+keep one model for the request instead of a union of its branches."""
 
 from __future__ import annotations
 
@@ -16,17 +19,22 @@ ABSENT: JsonSchema = {"anyOf": [{"type": "null"}, {"type": "string", "pattern": 
 SET: JsonSchema = {"not": {"type": "null"}}
 
 
+def _add(schema: JsonSchema, keyword: str, branches: list[JsonSchema]) -> None:
+    schema.setdefault("allOf", []).append({keyword: branches})
+
+
 def exactly_one_of(*names: str) -> SchemaRule:
     """One branch per field, it set and the others absent or null: exactly one holds."""
 
     def state(schema: JsonSchema) -> None:
-        schema["oneOf"] = [
+        branches = [
             {
                 "required": [chosen],
                 "properties": {name: SET if name == chosen else {"type": "null"} for name in names},
             }
             for chosen in names
         ]
+        _add(schema, "oneOf", branches)
 
     return state
 
@@ -35,9 +43,10 @@ def at_least_one_of(*names: str, text: bool = False) -> SchemaRule:
     """Some field of `names` set (and, for `text`, not blank: the server strips it)."""
 
     def state(schema: JsonSchema) -> None:
-        schema["anyOf"] = [
+        branches = [
             {"required": [name], "properties": {name: NOT_BLANK if text else SET}} for name in names
         ]
+        _add(schema, "anyOf", branches)
 
     return state
 
@@ -54,6 +63,6 @@ def depends_on(field: str, ref: str, needing: Mapping[str, JsonSchema]) -> Schem
             branches.append(
                 {"required": [field, ref], "properties": {field: {"const": value}, ref: form}}
             )
-        schema["oneOf"] = branches
+        _add(schema, "oneOf", branches)
 
     return state

@@ -56,10 +56,11 @@ def _approvers_unless_single(schema: dict[str, Any]) -> None:
     """States `GatePolicy`'s own checks: designated approvers, distinct, for every mode
     but single."""
     schema["properties"]["approvers"]["uniqueItems"] = True
-    schema["anyOf"] = [
+    at_least = [
         {"properties": {"mode": {"const": SignoffMode.SINGLE.value}}},
         {"required": ["approvers"], "properties": {"approvers": {"minItems": 1}}},
     ]
+    schema.setdefault("allOf", []).append({"anyOf": at_least})  # one model in clients
 
 
 class CreateAssessment(_Request):

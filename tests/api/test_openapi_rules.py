@@ -85,7 +85,7 @@ def test_the_document_states_keys_cursors_text_and_selectors() -> None:
     assert schemas["RowChanges"]["properties"]["target_date"]["anyOf"][0]["pattern"] == (
         r"^\d{4}-\d{2}-\d{2}$"
     )
-    assert len(schemas["RowAmendment"]["oneOf"]) == 3
+    assert len(schemas["RowAmendment"]["allOf"][0]["oneOf"]) == 3
     evidence = schemas["NewEvidenceRequest"]["properties"]["due_on"]
     assert evidence["format"] == "date"
 
@@ -162,15 +162,17 @@ def test_rules_no_schema_states_answer_problem_types_of_their_own(api: Api) -> N
 
 def test_cross_field_rules_are_in_the_schema() -> None:
     schemas = DOCUMENT["components"]["schemas"]
-    assert [branch["required"] for branch in schemas["JudgementAmendment"]["anyOf"]] == [
+    judgement = schemas["JudgementAmendment"]["allOf"][0]["anyOf"]
+    assert [branch["required"] for branch in judgement] == [
         ["kind"],
         ["adoption"],
     ]
-    assert [branch["required"] for branch in schemas["ResolveRequest"]["anyOf"]] == [
+    resolve = schemas["ResolveRequest"]["allOf"][0]["anyOf"]
+    assert [branch["required"] for branch in resolve] == [
         ["evidence_ref"],
         ["comment"],
     ]
-    start = schemas["StartLifecycle"]["oneOf"]
+    start = schemas["StartLifecycle"]["allOf"][0]["oneOf"]
     assert start[0]["properties"]["origin"] == {
         "not": {"enum": ["schedule", "reassessment", "retry", "replay"]}
     }
