@@ -10,7 +10,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 
-from orchestrator.api import health
+from orchestrator.api import health, openapi_document
+from orchestrator.api.allowed_methods import OptionsMiddleware
 from orchestrator.api.content_type_options import NoSniffMiddleware
 from orchestrator.api.limits import BodyLimitMiddleware
 from orchestrator.api.problems import install_problem_handlers
@@ -112,8 +113,11 @@ def create_app() -> FastAPI:
         problems,
     ):
         app.include_router(module.router)
+    openapi_document.install(app)
     install_console(app)
     install_observability(app)
+    # Outside the routes: OPTIONS on any served path is answered, not refused.
+    app.add_middleware(OptionsMiddleware)
     # Outermost: every answer carries it, whichever layer gave it.
     app.add_middleware(NoSniffMiddleware)
     return app

@@ -5,34 +5,28 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import Header, Query
+from fastapi import Query
 
+from orchestrator.api.field_kinds import Cursor, IdempotencyHeader
 from orchestrator.api.idempotency import check_key
 from orchestrator.api.problems import ApiProblem
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.identity import Actor
-from orchestrator.contracts.text import Text
 from orchestrator.service.fates import await_fate as wait_for_fate
 from orchestrator.service.read_models import SignalReceipt
 
+__all__ = [
+    "Cursor",
+    "IdempotencyHeader",
+    "Limit",
+    "Wait",
+    "await_fate_capped",
+    "signal_key",
+]
+
 MAX_WAIT_S = 10.0
 
-IdempotencyHeader = Annotated[
-    Text | None,
-    Header(
-        alias="Idempotency-Key",
-        min_length=1,
-        max_length=256,
-        description="Makes the POST safe to retry: the same key and request give the same "
-        "result; the same key with a different request is a 409.",
-    ),
-]
-
 Limit = Annotated[int, Query(ge=1, le=200, description="Page size.")]
-Cursor = Annotated[
-    Text | None,
-    Query(min_length=1, max_length=512, description="`next_cursor` of the previous page."),
-]
 Wait = Annotated[
     float,
     Query(

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
+from orchestrator.api.field_kinds import IDEMPOTENCY_KEY, MAX_KEY_LENGTH
 from orchestrator.api.problems import ApiProblem
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
@@ -28,7 +29,6 @@ from orchestrator.db.session import transaction
 from orchestrator.service.apikeys import Principal
 
 REPLAYED_HEADER = "Idempotent-Replayed"
-MAX_KEY_LENGTH = 256
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,11 @@ def check_key(key: str | None) -> str | None:
     if key is None:
         return None
     key = key.strip()
-    if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+    if IDEMPOTENCY_KEY.fullmatch(key) is None:
         raise ApiProblem(
             422,
             "invalid_idempotency_key",
-            f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters",
+            f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable ASCII characters",
         )
     return key
 

@@ -202,6 +202,65 @@ PROBLEMS = _entries(
         "and Privacy.",
     ),
     (
+        "date_in_past",
+        422,
+        "Date already past",
+        "A date that must lie ahead has passed: an evidence request's due date before "
+        "today, or its link's expiry before now. Nothing was recorded.",
+        "Send today's date or a later one (the schema states the format; only the server "
+        "knows today).",
+    ),
+    (
+        "invalid_cursor",
+        422,
+        "Cursor not issued by the API",
+        "The `cursor` has the alphabet of a cursor but is not one a listing answered.",
+        "Pass back the `next_cursor` of the previous page, unchanged; leave it out for the "
+        "first page.",
+    ),
+    (
+        "dates_out_of_order",
+        422,
+        "Dates out of order",
+        "Two dates of the request are in the wrong order (a document expiring on or before "
+        "the day it takes effect). Nothing was recorded.",
+        "Send the later date after the earlier one.",
+    ),
+    (
+        "document_refused",
+        422,
+        "Document refused",
+        "The upload is empty, or its content is no type the readers take (the type is "
+        "decided from the bytes, whatever the name or declared type says); `reason` names "
+        "the document code. Nothing was stored.",
+        "Upload PDF, DOCX, XLSX, HTML, Markdown, CSV or plain text, with content.",
+    ),
+    (
+        "origin_run_refused",
+        422,
+        "Run not one this start may follow",
+        "A reassessment, retry or replay names in `origin_ref` a run of another assessment, "
+        "or one not finished as it needs (a reassessment: completed; a retry: cancelled).",
+        "Name a finished run of the same assessment (`GET /api/v1/workflows?assessmentId=`).",
+    ),
+    (
+        "approval_policy_refused",
+        422,
+        "Approval policy contradicts itself",
+        "A gate's approval policy cannot hold: an N-of-M policy requires more approvals than "
+        "it names approvers (the schema states the rest: approvers distinct, and named for "
+        "every mode but `single`). Nothing was started.",
+        "Name at least `required` approvers, or lower `required`.",
+    ),
+    (
+        "nothing_to_reopen",
+        409,
+        "No approved SoA to re-open",
+        "A catalogue diff or adoption needs the assessment's approved SoA: its rows are what "
+        "a new catalogue version re-opens.",
+        "Approve the SoA first; until then the run uses the catalogue it was started with.",
+    ),
+    (
         "handoff_conflict",
         409,
         "Handoff taken by someone else",

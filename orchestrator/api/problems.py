@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from orchestrator.api.allowed_methods import allowed_methods
 from orchestrator.contracts.errors import FleetError, LifecycleError
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -161,9 +162,10 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     code = _STATUS_CODES.get(error.status_code, "http_error")
     detail = error.detail if isinstance(error.detail, str) else None
-    return problem_response(
-        request, error.status_code, code, detail, headers=dict(error.headers or {})
-    )
+    headers = dict(error.headers or {})
+    if error.status_code == 405:  # the router names only its first route's methods
+        headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
+    return problem_response(request, error.status_code, code, detail, headers=headers)
 
 
 def unexpected_error_response(request: Request) -> JSONResponse:

@@ -6,12 +6,14 @@ import uuid
 from enum import StrEnum
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from orchestrator.api.field_kinds import IdempotencyKey, RoleName
+from orchestrator.api.model_rules import NOT_BLANK, depends_on
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.origins import StartOrigin
 from orchestrator.contracts.signals import ArtifactKind, SignalType
-from orchestrator.contracts.text import NulFree, Text
+from orchestrator.contracts.text import NulFree, StatesNulFree, Text
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.lifecycle.policies import SignoffMode
 from orchestrator.service.producer import public_signal_type
@@ -19,8 +21,10 @@ from orchestrator.service.read_models import ArtifactView
 
 T = TypeVar("T")
 
-IdempotencyKey = Annotated[Text, Field(min_length=1, max_length=256)]
-Reason = Annotated[Text, Field(min_length=1, max_length=2000, pattern=r"\S")]
+# The pattern goes before the NUL check, or the JSON Schema leaves it out.
+Reason = Annotated[
+    str, StringConstraints(min_length=1, max_length=2000, pattern=r"\S"), NulFree, StatesNulFree
+]
 TraceId = Annotated[Text, Field(min_length=1, max_length=128)]
 
 
@@ -48,6 +52,17 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _approvers_unless_single(schema: dict[str, Any]) -> None:
+    """States `GatePolicy`'s own checks: designated approvers, distinct, for every mode
+    but single."""
+    schema["properties"]["approvers"]["uniqueItems"] = True
+    at_least = [
+        {"properties": {"mode": {"const": SignoffMode.SINGLE.value}}},
+        {"required": ["approvers"], "properties": {"approvers": {"minItems": 1}}},
+    ]
+    schema.setdefault("allOf", []).append({"anyOf": at_least})  # one model in clients
+
+
 class CreateAssessment(_Request):
     organization_id: Text = Field(min_length=1, max_length=128, pattern=r"\S")
     name: Text = Field(min_length=1, max_length=300, pattern=r"\S")
@@ -60,6 +75,8 @@ class CreateAssessment(_Request):
 
 class SignoffPolicy(_Request):
     """Who may approve one gate, and how many approvals open it."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_approvers_unless_single)
 
     mode: SignoffMode = SignoffMode.SINGLE
     approvers: list[Annotated[Text, Field(min_length=1, max_length=256)]] = Field(
@@ -86,6 +103,19 @@ class SignoffPolicy(_Request):
 
 
 class StartLifecycle(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=depends_on(
+            "origin",
+            "origin_ref",
+            needing={
+                o.value: {"type": "string", "format": "uuid"} if o.refers_to_run else NOT_BLANK
+                for o in StartOrigin
+                if o.needs_ref
+            },
+        ),
+    )
+
     approval_policies: dict[ArtifactKind, SignoffPolicy] | None = Field(
         None,
         description="Signoff policy per artifact kind; gates not named approve with "
@@ -135,11 +165,8 @@ class ApprovalRequest(_Request):
     artifact_kind: ArtifactKind
     artifact_version: int = Field(ge=1, le=1_000_000)
     decision: ApprovalDecision = ApprovalDecision.APPROVED
-    approver_role: Text | None = Field(
+    approver_role: RoleName | None = Field(
         None,
-        min_length=1,
-        max_length=64,
-        pattern=r"\S",
         description="Act in this one role, which an admin must have granted to the key's "
         "principal (422 `role_not_held` otherwise). Left out, the event carries "
         "every role the principal holds.",

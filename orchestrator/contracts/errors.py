@@ -12,13 +12,20 @@ equal to the classes.
     │   ├── InvalidInput
     │   │   ├── RoleNotHeld
     │   │   ├── UnknownFrameworkSelected
-    │   │   └── UnknownCategorySelected
+    │   │   ├── UnknownCategorySelected
+    │   │   ├── DateInPast                   a date that must lie ahead has passed
+    │   │   ├── InvalidCursor                a listing's cursor the API did not issue
+    │   │   ├── DatesOutOfOrder              a date before the one it must follow
+    │   │   ├── DocumentRefused              a document's content is no type the readers take
+    │   │   ├── OriginRunRefused             the run a start follows is not one it may follow
+    │   │   └── PolicyRefused                an approval policy its own fields contradict
     │   ├── IdempotencyConflict
     │   ├── ActiveRunExists
     │   ├── ConcurrentUpdate
     │   ├── DatabaseBusy
     │   ├── SignalRejected
     │   ├── GateNotReady
+    │   ├── NothingToReopen                  no approved SoA for a catalogue change to re-open
     │   ├── HandoffConflict
     │   ├── ReviewClaimed
     │   ├── LinkRefused                      an evidence request's link expired or revoked
@@ -138,6 +145,56 @@ class UnknownCategorySelected(InvalidInput):
     categories for frameworks without any); nothing is recorded."""
 
     code = "unknown_category"
+
+
+class DateInPast(InvalidInput):
+    """A date that must lie ahead (an evidence request's due date, its link's expiry) has
+    passed: a rule on today's date, which no request schema can state."""
+
+    code = "date_in_past"
+
+
+class InvalidCursor(InvalidInput):
+    """A listing's cursor that this API did not issue: the document states its alphabet,
+    only the server can tell one it issued."""
+
+    code = "invalid_cursor"
+
+
+class DatesOutOfOrder(InvalidInput):
+    """Two dates of one request in the wrong order (a document expiring before it takes
+    effect): a comparison no request schema states."""
+
+    code = "dates_out_of_order"
+
+
+class DocumentRefused(InvalidInput):
+    """An upload whose content is empty or no type the readers take; the type is decided
+    from the bytes, so no request schema can state it. `reason` names the document code."""
+
+    code = "document_refused"
+
+
+class OriginRunRefused(InvalidInput):
+    """A reassessment, retry or replay names a run it may not follow (another
+    assessment's, or not finished as it needs): the server's state, not the request's form."""
+
+    code = "origin_run_refused"
+
+
+class PolicyRefused(InvalidInput):
+    """An approval policy whose fields contradict each other (an N-of-M needing more
+    approvals than it names approvers)."""
+
+    code = "approval_policy_refused"
+
+
+class NothingToReopen(LifecycleError):
+    """A catalogue diff or adoption for an assessment without an approved SoA: there are
+    no rows to re-open yet."""
+
+    code = "nothing_to_reopen"
+    http_status = 409
 
 
 class GateNotReady(LifecycleError):

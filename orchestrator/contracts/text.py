@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
-from pydantic_core import PydanticCustomError
+from pydantic import AfterValidator, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError
 
 from orchestrator.contracts.errors import InvalidInput
 
@@ -57,7 +58,35 @@ def _refuse_nul(value: Any) -> Any:
 NulFree = AfterValidator(_refuse_nul)
 """Add to any field's Annotated type: its value may hold no NUL, however deep."""
 
-Text = Annotated[str, NulFree]
+#: The no-NUL rule as JSON Schema states it (regex text; `\u0000` is NUL in ECMA and Python).
+NUL_FREE_PATTERN = r"^[^\u0000]*$"
+#: A field's "not blank" pattern, the no-NUL rule folded in (a schema has one pattern).
+_NOT_BLANK = r"\S"
+_NUL_FREE_NOT_BLANK = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+
+
+class _NulFreeSchema:
+    """Writes the no-NUL rule into a text field's JSON Schema, so the OpenAPI document
+    states what `NulFree` refuses: a generated client or fuzzer knows it."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        pattern = schema.get("pattern")
+        if pattern is None:
+            schema["pattern"] = NUL_FREE_PATTERN
+        elif pattern == _NOT_BLANK:
+            schema["pattern"] = _NUL_FREE_NOT_BLANK
+        # Other patterns here are anchored character classes that admit no NUL already.
+        return schema
+
+
+StatesNulFree = _NulFreeSchema()
+"""Add after `NulFree`; a pattern of the kind goes before both (as `StringConstraints`),
+or the JSON Schema of an optional field loses it."""
+
+Text = Annotated[str, NulFree, StatesNulFree]
 
 
 def require_nul_free(**fields: Any) -> None:

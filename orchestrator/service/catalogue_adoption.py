@@ -27,7 +27,12 @@ from orchestrator.catalog import registry
 from orchestrator.catalog.model import LoadedCatalog
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.errors import IdempotencyConflict, InvalidInput, NotFound
+from orchestrator.contracts.errors import (
+    IdempotencyConflict,
+    InvalidInput,
+    NotFound,
+    NothingToReopen,
+)
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
@@ -168,7 +173,7 @@ def _setting(session: Session, actor: Actor, assessment_id: uuid.UUID, to: str) 
     load_assessment(session, actor, assessment_id)
     base = last_approved_soa(session, assessment_id)
     if base is None:
-        raise InvalidInput(
+        raise NothingToReopen(
             f"assessment {assessment_id} has no approved SoA: there is nothing to re-open"
         )
     run = session.get(WorkflowRun, base.run_id)

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.errors import InvalidInput
+from orchestrator.contracts.errors import DocumentRefused, InvalidInput
 from orchestrator.contracts.identity import Actor, Kick
 from orchestrator.contracts.signals import SignalType
 from orchestrator.contracts.text import require_nul_free
@@ -67,7 +67,7 @@ def _detect(filename: str, head: bytes, whole: BinaryIO, *, complete: bool) -> s
             filename, head, whole, complete=complete, limits=get_settings().ingestion
         )
     except DocumentError as error:
-        raise InvalidInput(f"{filename}: {error.message}", reason=error.code.value) from error
+        raise DocumentRefused(f"{filename}: {error.message}", reason=error.code.value) from error
 
 
 def _clean_name(filename: str) -> str:
@@ -138,7 +138,7 @@ def _check_declared(filename: str, declared_media_type: str | None, detected: st
         return  # text flavours are the name's business, not the client's
     if declared in _ALIASES.get(detected, frozenset()):
         return
-    raise InvalidInput(
+    raise DocumentRefused(
         f"{filename}: declared as {declared} but the content is {detected}",
         declared_media_type=declared,
         detected_media_type=detected,

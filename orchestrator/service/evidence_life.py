@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.documents import CURRENT, EXPIRED
-from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.errors import DatesOutOfOrder, InvalidInput, NotFound
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Assessment, Document
@@ -88,7 +88,7 @@ def set_document_life(
     if review_every_days is not None and review_every_days <= 0:
         raise InvalidInput("review_every_days must be a positive number of days")
     if effective_on and expires_on and expires_on <= effective_on:
-        raise InvalidInput(f"the document expires ({expires_on}) before it takes effect")
+        raise DatesOutOfOrder(f"the document expires ({expires_on}) before it takes effect")
     with transaction() as session:
         row = load_document(session, actor, assessment_id, document_id)
         expiry = expiry_date(effective_on, review_every_days, expires_on)

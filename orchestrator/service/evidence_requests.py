@@ -23,7 +23,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.errors import InvalidInput, LinkRefused, NotFound, TooManyAttempts
+from orchestrator.contracts.errors import (
+    DateInPast,
+    LinkRefused,
+    NotFound,
+    TooManyAttempts,
+)
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.continuous_models import EvidenceRequest, EvidenceRequestUpload
@@ -95,12 +100,12 @@ def _view(session: Session, row: EvidenceRequest) -> EvidenceRequestView:
         recipient=row.recipient,
         instructions=row.instructions,
         due_on=row.due_on,
-        link_expires_at=row.link_expires_at,
+        link_expires_at=aware(row.link_expires_at),
         status=row.status,
         created_by=row.created_by,
-        created_at=row.created_at,
-        answered_at=row.answered_at,
-        revoked_at=row.revoked_at,
+        created_at=aware(row.created_at),
+        answered_at=aware(row.answered_at) if row.answered_at else None,
+        revoked_at=aware(row.revoked_at) if row.revoked_at else None,
         documents=list(documents),
     )
 
@@ -118,13 +123,14 @@ def create_request(
 ) -> IssuedRequest:
     now = utcnow()
     if due_on < now.date():
-        raise InvalidInput(f"the due date {due_on} has passed")
+        raise DateInPast(f"the due date {due_on} has passed")
     if link_expires_at is not None and link_expires_at.tzinfo is None:
         link_expires_at = link_expires_at.replace(tzinfo=UTC)  # a time without zone is UTC
     expires = link_expires_at or datetime.combine(due_on, datetime.min.time(), UTC)
-    expires = expires + (LINK_GRACE if link_expires_at is None else timedelta())
+    if link_expires_at is None:  # the grace runs to the end of the calendar at most
+        expires = expires + min(LINK_GRACE, datetime.max.replace(tzinfo=UTC) - expires)
     if expires <= now:
-        raise InvalidInput("the link would expire before it is sent")
+        raise DateInPast("the link would expire before it is sent")
     secret = secrets.token_urlsafe(32)
     with transaction() as session:
         load_assessment(session, actor, assessment_id)

@@ -27,6 +27,7 @@ from orchestrator.contracts.errors import (
     IdempotencyConflict,
     InvalidInput,
     NotFound,
+    PolicyRefused,
     SignalRejected,
     UnknownCategorySelected,
     UnknownFrameworkSelected,
@@ -152,7 +153,7 @@ def start_lifecycle(
     try:
         parsed = parse_policies(policies)
     except (ValueError, TypeError) as error:
-        raise InvalidInput(f"invalid approval policies: {error}") from error
+        raise PolicyRefused(f"invalid approval policies: {error}") from error
     policy_json = {kind.value: policy.to_json() for kind, policy in parsed.items()}
     request_hash = hashlib.sha256(
         json.dumps(

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Select, and_, or_, select
 from sqlalchemy.orm import Session, defer
 
-from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.errors import InvalidCursor, NotFound
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.statuses import WorkflowStatus
@@ -72,13 +72,13 @@ def decode_cursor(cursor: str, arity: int) -> list[str]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         values = json.loads(raw)
     except (binascii.Error, ValueError) as error:
-        raise InvalidInput("the cursor is not one this API issued") from error
+        raise InvalidCursor("the cursor is not one this API issued") from error
     if (
         not isinstance(values, list)
         or len(values) != arity
         or not all(isinstance(v, str) for v in values)
     ):
-        raise InvalidInput("the cursor is not one this API issued")
+        raise InvalidCursor("the cursor is not one this API issued")
     return values
 
 
@@ -87,13 +87,13 @@ def _time_and_id(cursor: str) -> tuple[datetime, uuid.UUID]:
     try:
         return datetime.fromisoformat(created), uuid.UUID(ident)
     except ValueError as error:
-        raise InvalidInput("the cursor is not one this API issued") from error
+        raise InvalidCursor("the cursor is not one this API issued") from error
 
 
 def _sequence(cursor: str) -> int:
     (value,) = decode_cursor(cursor, 1)
     if not value.isdigit():
-        raise InvalidInput("the cursor is not one this API issued")
+        raise InvalidCursor("the cursor is not one this API issued")
     return int(value)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.contracts.errors import InvalidInput
+from orchestrator.contracts.errors import InvalidInput, OriginRunRefused
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.origins import StartOrigin
 from orchestrator.contracts.statuses import WorkflowStatus
@@ -58,7 +58,7 @@ def check_origin_ref(
         )
     )
     if earlier is None:
-        raise InvalidInput(f"run {earlier_id} is not a run of assessment {assessment_id}")
+        raise OriginRunRefused(f"run {earlier_id} is not a run of assessment {assessment_id}")
     needed = {
         StartOrigin.REASSESSMENT: {WorkflowStatus.COMPLETED},
         StartOrigin.RETRY: {WorkflowStatus.CANCELLED},
@@ -66,6 +66,6 @@ def check_origin_ref(
     }[start.origin]
     if WorkflowStatus(earlier.status) not in needed:
         wanted = " or ".join(sorted(status.value for status in needed))
-        raise InvalidInput(
+        raise OriginRunRefused(
             f"a {start.origin.value} follows a {wanted} run; run {earlier_id} is {earlier.status}"
         )

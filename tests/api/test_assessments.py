@@ -118,7 +118,7 @@ def test_assessments_are_listed_newest_first_in_pages(api: Api) -> None:
             break
     assert seen == list(reversed(created))
     bad = api.client.get("/api/v1/assessments", headers=headers, params={"cursor": "zzz"})
-    assert _code(bad) == (422, "invalid_input")
+    assert _code(bad) == (422, "invalid_cursor")
     too_big = api.client.get("/api/v1/assessments", headers=headers, params={"limit": 500})
     assert _code(too_big) == (422, "validation_failed")
 

@@ -65,7 +65,7 @@ def test_start_refuses_a_second_run_a_reused_key_and_unknown_assessments(api: Ap
             "approval_policies": {"soa": {"mode": "n_of_m", "approvers": ["user:a"], "required": 2}}
         },
     )
-    _problem(policy, 422, "invalid_input")
+    _problem(policy, 422, "approval_policy_refused")
     assert (
         api.client.get(
             f"/api/v1/assessments/{other['id']}/workflows/lifecycle", headers=admin

@@ -136,7 +136,7 @@ def test_content_that_does_not_match_its_type_is_refused(
 ) -> None:
     headers, assessment_id = _assessment(api)
     problem = _problem(
-        api.upload(headers, assessment_id, name, content, declared), 422, "invalid_input"
+        api.upload(headers, assessment_id, name, content, declared), 422, "document_refused"
     )
     assert name in problem["detail"]
     _nothing_stored(embedded, assessment_id)
@@ -156,7 +156,7 @@ def test_malformed_uploads_get_clear_problems(api: Api, embedded: Path) -> None:
         "unexpected_field",
     )
     _problem(api.client.post(url, headers=headers, files={"file": ("", b"")}), 422, "file_missing")
-    _problem(api.upload(headers, assessment_id, "empty.md", b""), 422, "invalid_input")
+    _problem(api.upload(headers, assessment_id, "empty.md", b""), 422, "document_refused")
     truncated = api.client.post(
         url,
         content=b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.md"\r\n\r\n# cut',

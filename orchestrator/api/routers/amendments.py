@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator.api.auth import Approver
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
+from orchestrator.api.field_kinds import IdempotencyKey, IsoDay
+from orchestrator.api.model_rules import exactly_one_of
 from orchestrator.api.paths import ArtifactId, RunId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.signals import ArtifactKind
@@ -39,7 +41,7 @@ class RowChanges(BaseModel):
     applicable: bool | None = None
     justification: Text | None = Field(None, max_length=2000)
     owner: Text | None = Field(None, max_length=2000)
-    target_date: Text | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    target_date: IsoDay | None = None
     note: Text | None = Field(None, max_length=2000)
     severity: Literal["high", "medium", "low"] | None = Field(
         None, description="A gap finding's severity, as the reviewer rates it"
@@ -53,12 +55,8 @@ class RowChanges(BaseModel):
     scope_boundary: Text | None = Field(
         None, max_length=2000, description="The report's scope boundary (row `assessor`)"
     )
-    period_start: Text | None = Field(
-        None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="First day the assessment covers"
-    )
-    period_end: Text | None = Field(
-        None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="Last day the assessment covers"
-    )
+    period_start: IsoDay | None = Field(None, description="First day the assessment covers")
+    period_end: IsoDay | None = Field(None, description="Last day the assessment covers")
 
 
 RowName = Annotated[Text, Field(min_length=1, max_length=200)]
@@ -67,7 +65,9 @@ RowName = Annotated[Text, Field(min_length=1, max_length=200)]
 class RowAmendment(BaseModel):
     """The rows to change: exactly one of `row`, `rows` or `filter`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=exactly_one_of("row", "rows", "filter")
+    )
 
     row: RowName | None = Field(
         None,
@@ -102,7 +102,7 @@ class AmendmentRequest(BaseModel):
 
     reason: Text = Field(min_length=1, max_length=2000)
     rows: list[RowAmendment] = Field(min_length=1, max_length=500)
-    idempotency_key: Text | None = Field(None, max_length=200)
+    idempotency_key: IdempotencyKey | None = None
 
 
 class AmendmentView(BaseModel):

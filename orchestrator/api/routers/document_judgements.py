@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.api.auth import Approver, Reader
 from orchestrator.api.dependencies import IdempotencyHeader
 from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.model_rules import at_least_one_of
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import Text
@@ -32,7 +33,7 @@ DocumentId = Annotated[uuid.UUID, Path(alias="documentId")]
 
 
 class JudgementAmendment(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=at_least_one_of("kind", "adoption"))
 
     kind: Literal["policy", "standard", "procedure", "plan", "record"] | None = Field(
         None, description="What the document is; records show a practice operating"
@@ -40,7 +41,7 @@ class JudgementAmendment(BaseModel):
     adoption: Literal["adopted", "template_not_adopted"] | None = Field(
         None, description="template_not_adopted sets every passage of the document aside"
     )
-    reason: Text = Field(min_length=1, max_length=2000)
+    reason: Text = Field(min_length=1, max_length=2000, pattern=r"\S")
 
 
 @router.get(

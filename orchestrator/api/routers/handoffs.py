@@ -9,6 +9,7 @@ from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Operator, Reader
+from orchestrator.api.model_rules import at_least_one_of
 from orchestrator.api.paths import RunId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.external_effects import HandoffAction
@@ -29,6 +30,10 @@ _CONFLICT = problem_responses(409)
 
 
 class ResolveRequest(RequestBody):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=at_least_one_of("evidence_ref", "comment", text=True)
+    )
+
     action: HandoffAction = Field(description="One of the handoff's `allowed_actions`.")
     evidence_ref: Annotated[Text, Field(max_length=2000)] | None = Field(
         None, description="Where the evidence is (a ticket, the target's record id, a URL)."

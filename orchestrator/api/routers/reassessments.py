@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Approver, Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
+from orchestrator.api.field_kinds import IdempotencyKey
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import Text
@@ -99,7 +100,7 @@ class AdoptionBody(BaseModel):
 
     target: Text = Field(min_length=1, max_length=300, description="The catalogue version")
     reason: Text = Field(min_length=1, max_length=2000)
-    idempotency_key: Text | None = Field(None, min_length=1, max_length=256)
+    idempotency_key: IdempotencyKey | None = None
 
 
 @router.get(

@@ -18,7 +18,7 @@ from orchestrator.api.idempotency import StoredResponse, check_key, request_hash
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import Text
 from orchestrator.service import roles
-from orchestrator.service.roles import RoleChange, RoleEventView, RoleGrantView
+from orchestrator.service.roles import ROLE_PATTERN, RoleChange, RoleEventView, RoleGrantView
 
 router = APIRouter(
     prefix="/api/v1/roles", tags=["roles"], responses=problem_responses(400, 401, 403, 404, 422)
@@ -34,7 +34,13 @@ class RoleRequest(BaseModel):
         pattern=r"\S",
         description="Who holds the role: the principal an API key names.",
     )
-    role: Text = Field(min_length=1, max_length=64, examples=["assessor"])
+    role: Text = Field(
+        min_length=1,
+        max_length=64,
+        examples=["assessor"],
+        # Checked by `check_role` (after stripping), stated here.
+        json_schema_extra={"pattern": rf"^\s*{ROLE_PATTERN.pattern}\s*$"},
+    )
     reason: Text | None = Field(None, max_length=2000, description="Kept in the audit trail.")
 
 
