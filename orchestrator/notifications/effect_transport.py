@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from orchestrator.config.settings import get_settings
-from orchestrator.notifications.pinned_http import NotConnected, connect
+from orchestrator.notifications.pinned_http import NotConnected, connect, status_error
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +55,6 @@ def send(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) ->
         except (OSError, http.client.HTTPException) as error:
             log.info("export to %s: %s: %s", parts.hostname, type(error).__name__, error)
             return Answer(None, "sent, no answer", sent=True)
-        return Answer(response.status, _error(response.status), sent=True)
+        return Answer(response.status, status_error(response.status), sent=True)
     finally:
         connection.close()
-
-
-def _error(status: int) -> str | None:
-    if 200 <= status < 300:
-        return None
-    if 300 <= status < 400:
-        return f"HTTP {status} (redirects are not followed)"
-    return f"HTTP {status}"

@@ -84,3 +84,13 @@ def connect(
                 "outbound request to %s (%s): %s: %s", host, address, type(error).__name__, error
             )
     raise NotConnected(UNREACHABLE)
+
+
+def status_error(status: int) -> str | None:
+    """What a stored error says of an answer: nothing for a 2xx, never where a 3xx pointed
+    (a redirect is an answer, not somewhere else to send a signed body)."""
+    if 200 <= status < 300:
+        return None
+    if 300 <= status < 400:
+        return f"HTTP {status} (redirects are not followed)"
+    return f"HTTP {status}"

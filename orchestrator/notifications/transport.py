@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from orchestrator.config.settings import get_settings
-from orchestrator.notifications.pinned_http import NotConnected, connect
+from orchestrator.notifications.pinned_http import NotConnected, connect, status_error
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +44,4 @@ def post(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) ->
         return Response(None, "no answer")
     finally:
         connection.close()
-    return Response(answer.status, _error(answer.status))
-
-
-def _error(status: int) -> str | None:
-    if 200 <= status < 300:
-        return None
-    if 300 <= status < 400:
-        # A 3xx is an answer, not somewhere else to send a signed body.
-        return f"HTTP {status} (redirects are not followed)"
-    return f"HTTP {status}"
+    return Response(answer.status, status_error(answer.status))
