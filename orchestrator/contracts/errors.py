@@ -62,6 +62,7 @@ equal to the classes.
         ├── ApiProblem                       an HTTP problem response
         ├── BodyTooLarge                     an HTTPException: 413 before parsing
         ├── SignInRequired, PageError        console pages
+        └── RunStalled                       TimeoutError: a demo run that stopped moving
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.errors import FleetError
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind, SignalType
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
@@ -260,7 +261,7 @@ def confirm_proposals(kind: ArtifactKind, content: dict[str, Any]) -> list[dict[
     return entries
 
 
-class RunStalled(TimeoutError):
+class RunStalled(FleetError, TimeoutError):
     """A run that did not move for the allowed time: where it stands, in a sentence."""
 
     def __init__(self, run_id: uuid.UUID, where: tuple[str, str | None], quiet_s: float) -> None:
