@@ -18,7 +18,7 @@ from orchestrator.contracts.canonical import canonical_sha256
 from orchestrator.contracts.documents import SUPERSEDED
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.models import ApprovalEvent, Artifact, Document
-from orchestrator.db.session import transaction
+from orchestrator.db.session import read_transaction
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.service.producer import load_run
 
@@ -55,7 +55,8 @@ class RunVerification(BaseModel):
 
 
 def verify_run(actor: Actor, run_id: uuid.UUID) -> RunVerification:
-    with transaction() as session:
+    # Only reads: a page showing it must answer while a job holds its write transaction.
+    with read_transaction() as session:
         run = load_run(session, actor, run_id)
         events = session.scalars(
             select(ApprovalEvent)
