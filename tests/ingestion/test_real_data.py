@@ -31,8 +31,13 @@ REFUSED = {
     "policies/docx/AwesomeCloud-IRP.docx": "no_extractable_text",  # a title, no body
     "policies/markdown/comply/privacy.md": "no_extractable_text",  # "Coming Soon" only
 }
-#: Structured data, not documents: refused at upload.
-DATA_SUFFIXES = {".json": "unsupported_type"}
+#: Structured data, not documents: refused at upload. FedRAMP's validation rules and
+#: allowed values (`fedramp/`) are XML: rules for machines, not evidence.
+DATA_SUFFIXES = {
+    ".json": "unsupported_type",
+    ".xml": "unsupported_type",
+    ".sch": "unsupported_type",
+}
 
 
 @dataclass
