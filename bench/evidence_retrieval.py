@@ -57,7 +57,7 @@ from orchestrator.knowledge.embedder import (
     set_default_embedder,
 )
 from orchestrator.knowledge.hybrid import EvidenceIndex, Method, documents_in_order
-from orchestrator.service.proposal_quality import SHIPPED
+from orchestrator.service.proposal_quality import SHIPPED, cohen_kappa
 from tests.support.services import Kit, open_kit
 from workers.analysis.requirement_query import (
     CatalogVectors,
@@ -312,8 +312,10 @@ def calibration(corpus: Corpus, data: Path, work: Path, half: int) -> dict[str, 
     found_out = sum(proposal[r] == "evidence_found" for r in uncovered) / max(len(uncovered), 1)
     none_in = sum(proposal[r] == "no_evidence_found" for r in inside) / max(len(inside), 1)
     decided = [r for r in asked if proposal[r] in ("evidence_found", "no_evidence_found")]
-    kappa = cohen_kappa(
-        [proposal[r] == "evidence_found" for r in decided], [covered[r] for r in decided]
+    kappa = (
+        cohen_kappa([(proposal[r] == "evidence_found", covered[r]) for r in decided])
+        if decided
+        else 0.0
     )
     abstained = 1 - len(decided) / len(asked)
     print(
@@ -328,18 +330,6 @@ def calibration(corpus: Corpus, data: Path, work: Path, half: int) -> dict[str, 
         "kappa": kappa,
         "abstained": abstained,
     }
-
-
-def cohen_kappa(system: Sequence[bool], truth: Sequence[bool]) -> float:
-    """Cohen's kappa of two yes/no raters over the same items."""
-    total = len(system)
-    if not total:
-        return 0.0
-    agree = sum(a == b for a, b in zip(system, truth, strict=True)) / total
-    yes = (sum(system) / total) * (sum(truth) / total)
-    no = (1 - sum(system) / total) * (1 - sum(truth) / total)
-    chance = yes + no
-    return (agree - chance) / (1 - chance) if chance < 1 else 1.0
 
 
 def timing(corpus: Corpus, data: Path, work: Path) -> None:

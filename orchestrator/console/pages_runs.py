@@ -111,8 +111,8 @@ def run(
         step_names=[s.value for s in STEP_ORDER],
         effects=list_effects(actor, run_id),
         handoffs=list_handoffs(actor, status=None, run_id=run_id),
-        # On the page, not its polled fragment: it hashes the cited documents' files.
-        verification=verify_run(actor, run_id),
+        # The records only: hashing every cited file on each view is `lifecycle verify`'s.
+        verification=verify_run(actor, run_id, stored_files=False),
         **_live_parts(
             session, history.run, documents, batches, history.steps, history.artifacts, fw
         ),

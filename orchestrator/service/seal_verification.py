@@ -54,7 +54,9 @@ class RunVerification(BaseModel):
         return [change for a in self.approvals for change in a.changes]
 
 
-def verify_run(actor: Actor, run_id: uuid.UUID) -> RunVerification:
+def verify_run(actor: Actor, run_id: uuid.UUID, *, stored_files: bool = True) -> RunVerification:
+    """Recompute each approval's seal. `stored_files=False` trusts the stored files and
+    checks the records only (a page view must not hash every cited file)."""
     # Only reads: a page showing it must answer while a job holds its write transaction.
     with read_transaction() as session:
         run = load_run(session, actor, run_id)
@@ -67,7 +69,7 @@ def verify_run(actor: Actor, run_id: uuid.UUID) -> RunVerification:
             .order_by(ApprovalEvent.created_at, ApprovalEvent.id)
         ).all()
         documents = _documents(session, events)
-        files: dict[str, str | None] = {}
+        files: dict[str, str | None] | None = {} if stored_files else None
         checks = [_check(session, event, documents, files) for event in events]
     return RunVerification(
         run_id=run_id,
@@ -89,7 +91,7 @@ def _check(
     session: Session,
     event: ApprovalEvent,
     documents: dict[str, Document],
-    files: dict[str, str | None],
+    files: dict[str, str | None] | None,
 ) -> ApprovalCheck:
     what = f"{event.artifact_kind} v{event.artifact_version}"
     changes: list[str] = []
@@ -120,7 +122,10 @@ def _check(
 
 
 def _document_changes(
-    document_id: str, sealed: str, documents: dict[str, Document], files: dict[str, str | None]
+    document_id: str,
+    sealed: str,
+    documents: dict[str, Document],
+    files: dict[str, str | None] | None,
 ) -> list[str]:
     document = documents.get(document_id)
     if document is None:
@@ -132,6 +137,8 @@ def _document_changes(
         changes.append(f"{named}: recorded sha256 {document.sha256[:12]}, sealed {sealed[:12]}")
     if document.life_status == SUPERSEDED or document.superseded_by is not None:
         changes.append(f"{named} was replaced by document {document.superseded_by}")
+    if files is None:
+        return changes
     if document.storage_path not in files:
         files[document.storage_path] = _file_sha256(Path(document.storage_path))
     stored = files[document.storage_path]

@@ -5,7 +5,6 @@ amendment is what the next draft reads, and is audited; bad amendments change no
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 from orchestrator.service.document_judgements import amend_document_judgement
 from orchestrator.testing.reset import reset_process_state
 from tests.support.services import FIXED_NOW, ORG, TENANT, Kit, open_kit
+from tests.support.shared_data import SHARED_DATA
 from workers.analysis.document_judgement import (
     DocumentJudgement,
     judge_documents,
@@ -32,10 +32,7 @@ from workers.analysis.document_judgement import (
 )
 from workers.analysis.templates import placeholders
 
-DATA = Path(
-    os.environ.get("LIFECYCLE_SHARED_DATA", "")
-    or Path(__file__).resolve().parents[3] / "shared" / "data"
-)
+DATA = SHARED_DATA
 COMPLY = DATA / "policies" / "markdown" / "comply"
 PDFS = DATA / "policies" / "pdf"
 SSP_FORM = DATA / "policies" / "docx" / "FedRAMP_ac-2_v2.1.docx"

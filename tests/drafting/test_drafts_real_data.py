@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,17 +26,11 @@ from orchestrator.knowledge.embedder import set_default_embedder
 from orchestrator.knowledge.minilm import shared_minilm
 from tests.support.fedramp import FEDRAMP_COLUMNS
 from tests.support.services import FIXED_NOW, Kit, open_kit
+from tests.support.shared_data import SHARED_DATA
 from workers.analysis.templates import placeholders
 from workers.reporting.poam_export import COLUMNS
 
-# Next to the checkout, or where LIFECYCLE_SHARED_DATA says (a worktree elsewhere).
-DATA = (
-    Path(
-        os.environ.get("LIFECYCLE_SHARED_DATA", "")
-        or Path(__file__).resolve().parents[3] / "shared" / "data"
-    )
-    / "policies"
-)
+DATA = SHARED_DATA / "policies"
 COMPLY = DATA / "markdown" / "comply"
 AC2_TEMPLATE = DATA / "docx" / "FedRAMP_ac-2_v2.1.docx"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

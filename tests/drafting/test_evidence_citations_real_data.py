@@ -10,10 +10,8 @@ one ISO/IEC 27001 policy of the isms-core project, whose approval and dates are 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,13 +22,11 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.knowledge.embedder import set_default_embedder
 from orchestrator.knowledge.minilm import shared_minilm
 from tests.support.services import FIXED_NOW, Kit, open_kit
+from tests.support.shared_data import SHARED_DATA
 from workers.analysis.document_judgement import judge_text
 from workers.analysis.sections import non_normative
 
-DATA = Path(
-    os.environ.get("LIFECYCLE_SHARED_DATA", "")
-    or Path(__file__).resolve().parents[3] / "shared" / "data"
-)
+DATA = SHARED_DATA
 COMPLY = DATA / "policies" / "markdown" / "comply"
 DASHBOARD = DATA / "policies" / "html" / "ACME-compliance-dashboard.html"
 ISO_POLICY = DATA / "evidence-iso27001" / "policies" / "isms-op-logging.md"

@@ -14,7 +14,6 @@ import csv
 import hashlib
 import io
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,13 +36,11 @@ from tests.support.draft_quality import names_a_product
 from tests.support.fedramp import FEDRAMP_COLUMNS
 from tests.support.fedramp_rules import Verdict, missing, run_fedramp_rules
 from tests.support.services import FIXED_NOW, Kit, open_kit
+from tests.support.shared_data import SHARED_DATA
 from workers.analysis.nist_crosswalk import oscal_control_id
 from workers.reporting.service import render_report
 
-SHARED = Path(
-    os.environ.get("LIFECYCLE_SHARED_DATA", "")
-    or Path(__file__).resolve().parents[3] / "shared" / "data"
-)
+SHARED = SHARED_DATA
 COMPLY = SHARED / "policies" / "markdown" / "comply"
 AC2_TEMPLATE = SHARED / "policies" / "docx" / "FedRAMP_ac-2_v2.1.docx"
 NIST_CATALOG = SHARED / "catalogs" / "nist" / "NIST_SP-800-53_rev5.0.1_catalog.json"

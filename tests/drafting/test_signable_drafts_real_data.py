@@ -15,7 +15,6 @@ against ISO/IEC 27001:2022.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,16 +29,11 @@ from orchestrator.knowledge.minilm import shared_minilm
 from orchestrator.service.amendments import amended_content
 from tests.support import draft_quality as quality
 from tests.support.services import FIXED_NOW, Kit, open_kit
+from tests.support.shared_data import SHARED_DATA
 from workers.analysis.requirement_rollup import label_of
 from workers.reporting.render import WARNING_LABEL, ReportInput, statement_rows
 
-DATA = (
-    Path(
-        os.environ.get("LIFECYCLE_SHARED_DATA", "")
-        or Path(__file__).resolve().parents[3] / "shared" / "data"
-    )
-    / "policies"
-)
+DATA = SHARED_DATA / "policies"
 COMPLY = DATA / "markdown" / "comply"
 AC2_TEMPLATE = DATA / "docx" / "FedRAMP_ac-2_v2.1.docx"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

@@ -9,10 +9,8 @@ import pytest
 
 from orchestrator.config.ingestion import MIB, IngestionLimits
 from tests.support.polling import scaled
+from tests.support.shared_data import SHARED_DATA
 from workers.ingestion.sandbox import ParserSandbox
-
-#: Real documents written by others, beside the repository (never committed).
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,10 @@ class DocumentRanking:
         self.documents = list(dict.fromkeys(document_ids))
         position = {d: i for i, d in enumerate(self.documents)}
         self._of = np.array([position[d] for d in document_ids], dtype=np.intp)
+        #: Each document's passages (their positions), in passage order.
+        self.passages: dict[str, list[int]] = {d: [] for d in self.documents}
+        for i, document_id in enumerate(document_ids):
+            self.passages[document_id].append(i)
         self._mean: Scores | None = None
         self._spread: Scores | None = None
 
@@ -38,7 +42,7 @@ class DocumentRanking:
         return out
 
     def plain(self, lexical: Scores, dense: Scores) -> Scores:
-        return _unit(self.best(lexical)) + _unit(self.best(dense))
+        return unit(self.best(lexical)) + unit(self.best(dense))
 
     def calibrate(self, references: Iterable[tuple[Scores, Scores]]) -> None:
         """Each document's mean and spread of `plain` over the reference requirements."""
@@ -59,7 +63,8 @@ class DocumentRanking:
         return [self.documents[i] for i in np.lexsort((np.arange(len(scores)), -scores))]
 
 
-def _unit(values: Scores) -> Scores:
+def unit(values: Scores) -> Scores:
+    """Scaled to 0-1 (min-max); a document with no passage (-inf) counts as 0."""
     finite = np.where(np.isfinite(values), values, 0.0)
     low, high = float(finite.min()), float(finite.max())
     return (finite - low) / (high - low) if high > low else np.zeros_like(finite)

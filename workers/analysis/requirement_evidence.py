@@ -39,7 +39,7 @@ from orchestrator.knowledge.vectors import embed_ahead
 from workers.analysis.catalog_batches import catalog_vectors_for, embed_catalog_in_batches
 from workers.analysis.catalog_ranks import CatalogRanks
 from workers.analysis.document_judgement import judge_documents
-from workers.analysis.document_ranking import DocumentRanking
+from workers.analysis.document_ranking import DocumentRanking, unit
 from workers.analysis.document_set_aside import set_aside_documents
 from workers.analysis.framework_quotes import ControlQuotes, index_documents, shingles
 from workers.analysis.passage_quote import Sentences, quote, sentences
@@ -113,9 +113,6 @@ class RequirementJudge:
         self._sentences: dict[int, Sentences] = {}
         self._weight = catalog_specificity(catalog)
         self.ranking = DocumentRanking([p.document_id for p in passages])
-        self._by_document: dict[str, list[int]] = {}
-        for i, passage in enumerate(passages):
-            self._by_document.setdefault(passage.document_id, []).append(i)
         self._context = context
         self._calibrated = False
         self._calibrating = threading.Lock()  # batches of one job may share this judge
@@ -147,8 +144,8 @@ class RequirementJudge:
         dense_ranks = self.ranks.dense[:, columns]
         lexical_ranks = self.ranks.lexical[:, columns]
         score = (
-            _unit(lexical)
-            + _unit(dense)
+            unit(lexical)
+            + unit(dense)
             + BOOST / np.log2(1 + dense_ranks.min(axis=1).astype(np.float64))
             + BOOST / np.log2(1 + lexical_ranks.min(axis=1).astype(np.float64))
         )
@@ -271,7 +268,7 @@ class RequirementJudge:
         for document_id in documents:
             if document_id in self.documents:
                 continue
-            own = sorted(self._by_document[document_id], key=lambda i: (-score[i], i))
+            own = sorted(self.ranking.passages[document_id], key=lambda i: (-score[i], i))
             normative = next((i for i in own if sections(i) is None), None)
             if normative is not None:
                 stating.append(normative)
@@ -324,11 +321,6 @@ class RequirementJudge:
             "catalog_vectors_reused": len(self.vectors) if not self.cache.computed else 0,
             "note": "proposals are for a reviewer to confirm; people set the assessed status",
         }
-
-
-def _unit(values: NDArray[np.float64]) -> NDArray[np.float64]:
-    low, high = float(values.min()), float(values.max())
-    return (values - low) / (high - low) if high > low else np.zeros_like(values)
 
 
 def _positions(values: NDArray[np.float64]) -> NDArray[np.int64]:

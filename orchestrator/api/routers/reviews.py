@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Approver, Reader
 from orchestrator.api.paths import RunId
@@ -16,8 +16,7 @@ from orchestrator.contracts.errors import NotFound
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.text import Text
 from orchestrator.service import review_claims, review_comments
-from orchestrator.service.review_claims import ClaimView
-from orchestrator.service.review_comments import COMMENT_LIMIT, CommentView
+from orchestrator.service.review_comments import COMMENT_LIMIT
 
 router = APIRouter(
     prefix="/api/v1/workflows",
@@ -28,44 +27,27 @@ Kind = Annotated[ArtifactKind, Path(alias="artifactKind")]
 _CONFLICT = problem_responses(409)
 
 
-class ClaimOut(BaseModel):
-    artifact_kind: ArtifactKind
+class _FromView(BaseModel):
+    """Read from the service's view: its `kind` is the answer's `artifact_kind`."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    artifact_kind: ArtifactKind = Field(validation_alias=AliasChoices("artifact_kind", "kind"))
     version: int
+
+
+class ClaimOut(_FromView):
     claimed_by: str
     claimed_at: datetime
     expires_at: datetime
 
-    @classmethod
-    def of(cls, view: ClaimView) -> ClaimOut:
-        return cls(
-            artifact_kind=view.kind,
-            version=view.version,
-            claimed_by=view.claimed_by,
-            claimed_at=view.claimed_at,
-            expires_at=view.expires_at,
-        )
 
-
-class CommentOut(BaseModel):
+class CommentOut(_FromView):
     id: int
-    artifact_kind: ArtifactKind
-    version: int
     row: str | None
     author: str
     body: str
     created_at: datetime
-
-    @classmethod
-    def of(cls, view: CommentView) -> CommentOut:
-        return cls(
-            id=view.id,
-            artifact_kind=view.kind,
-            version=view.version,
-            row=view.row,
-            author=view.author,
-            body=view.body,
-            created_at=view.created_at,
-        )
 
 
 class CommentRequest(BaseModel):
@@ -86,7 +68,7 @@ class CommentRequest(BaseModel):
 )
 def read_claim(run_id: RunId, kind: Kind, principal: Reader) -> ClaimOut | None:
     held = review_claims.claim_of_run(principal.actor, run_id, kind)
-    return ClaimOut.of(held) if held is not None else None
+    return ClaimOut.model_validate(held) if held is not None else None
 
 
 @router.post(
@@ -99,7 +81,7 @@ def read_claim(run_id: RunId, kind: Kind, principal: Reader) -> ClaimOut | None:
     "that draft. 409 `review_claimed` while another person holds it.",
 )
 def claim(run_id: RunId, kind: Kind, principal: Approver) -> ClaimOut:
-    return ClaimOut.of(review_claims.claim_review(principal.actor, run_id, kind))
+    return ClaimOut.model_validate(review_claims.claim_review(principal.actor, run_id, kind))
 
 
 @router.post(
@@ -111,7 +93,7 @@ def claim(run_id: RunId, kind: Kind, principal: Approver) -> ClaimOut:
     "(`review.claim_taken_over`, `data.holder` held it).",
 )
 def take_over(run_id: RunId, kind: Kind, principal: Approver) -> ClaimOut:
-    return ClaimOut.of(review_claims.take_over_review(principal.actor, run_id, kind))
+    return ClaimOut.model_validate(review_claims.take_over_review(principal.actor, run_id, kind))
 
 
 @router.delete(
@@ -138,7 +120,7 @@ def comments(
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> list[CommentOut]:
     found = review_comments.list_comments(principal.actor, run_id, kind)
-    return [CommentOut.of(c) for c in found if version is None or c.version == version]
+    return [CommentOut.model_validate(c) for c in found if version is None or c.version == version]
 
 
 @router.post(
@@ -151,4 +133,4 @@ def comment(run_id: RunId, kind: Kind, body: CommentRequest, principal: Approver
     made = review_comments.add_comment(
         principal.actor, run_id, kind, body.version, body.body, row=body.row
     )
-    return CommentOut.of(made)
+    return CommentOut.model_validate(made)
