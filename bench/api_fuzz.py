@@ -2,8 +2,9 @@
 
     python -m bench.api_fuzz --seed 7 --minutes 10 [--database-url postgresql://...]
 
-Prints the cases tried, the operations reached, the failures by kind (with examples)
-and the business rules met. No worker runs: signals stay pending, as in the test.
+Prints the cases tried, the operations reached, the failures by kind (with examples),
+the document's links the stateful phase followed and the business rules met. No worker
+runs: signals stay pending, as in the test.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import logging
 import os
 import tempfile
 
+from bench.record import add_record_flag, record_if_asked
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -20,6 +23,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--examples", type=int, default=50, help="per operation and phase")
     parser.add_argument("--database-url", default=None, help="default: a fresh SQLite")
+    add_record_flag(parser)
     args = parser.parse_args()
     os.environ["LIFECYCLE_HOME"] = tempfile.mkdtemp(prefix="api-fuzz-")
     os.environ["LIFECYCLE_API_EMBEDDED_WORKER"] = "false"
@@ -45,6 +49,16 @@ def main() -> None:
     )
     print(f"seed {args.seed}, {args.minutes} min budget")
     print("\n".join(report.lines()))
+    failures = sum(report.failures.values())
+    record_if_asked(
+        args,
+        "api_fuzz",
+        [
+            ("failures", failures, ""),
+            ("cases tried", report.cases, ""),
+            ("links followed", len(report.links_followed), ""),
+        ],
+    )
 
 
 if __name__ == "__main__":

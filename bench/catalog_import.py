@@ -25,6 +25,8 @@ from typing import TypeVar
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from bench.record import add_record_flag, record_if_asked
+
 T = TypeVar("T")
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "catalogs"
 TABLES = (
@@ -36,10 +38,15 @@ TABLES = (
 )
 
 
+#: Every step's seconds, in the order timed (what --record keeps).
+TIMED: dict[str, float] = {}
+
+
 def timed(label: str, action: Callable[[], T]) -> T:
     began = time.perf_counter()
     result = action()
-    print(f"  {label:<52} {time.perf_counter() - began:8.2f} s")
+    TIMED[label] = time.perf_counter() - began
+    print(f"  {label:<52} {TIMED[label]:8.2f} s")
     return result
 
 
@@ -83,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    add_record_flag(parser)
     args = parser.parse_args()
     workbook = args.data / "scf" / "SCF_2022.3.xlsx"
     nist = args.data / "nist" / "NIST_SP-800-53_rev5.0.1_catalog.json"
@@ -91,6 +99,7 @@ def main() -> None:
         os.environ["LIFECYCLE_HOME"] = home
         os.environ["LIFECYCLE_DATABASE_URL"] = url
         run(url, workbook, nist, moderate)
+    record_if_asked(args, "catalog_import", [(label, s, "s") for label, s in TIMED.items()])
 
 
 def run(url: str, workbook: Path, nist: Path, moderate: Path) -> None:

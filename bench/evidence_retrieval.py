@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.catalog.matching import linked_requirements, resolve
 from orchestrator.catalog.registry import shipped_catalog
 from orchestrator.config.settings import reset_settings
@@ -57,6 +58,7 @@ from orchestrator.knowledge.embedder import (
     set_default_embedder,
 )
 from orchestrator.knowledge.hybrid import EvidenceIndex, Method, documents_in_order
+from orchestrator.runtime import registrations  # noqa: F401 (the drafting functions)
 from orchestrator.service.proposal_quality import SHIPPED, cohen_kappa
 from tests.support.services import Kit, open_kit
 from workers.analysis.requirement_query import (
@@ -366,6 +368,17 @@ def _home(path: Path) -> None:
     reset_settings()
 
 
+def _figures(measured: list[dict[str, Any]]) -> list[tuple[str, float, str]]:
+    keys = [
+        ("recall_at_10", "recall@10 of the evidence list"),
+        ("bm25_at_10", "recall@10 of BM25 alone"),
+    ]
+    keys += [("precision_found", "precision of evidence_found"), ("kappa", "kappa of found/none")]
+    return [
+        (f"{label}, {m['corpus']}", m[key], "") for key, label in keys for m in measured if key in m
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -377,6 +390,7 @@ def main() -> None:
         action="store_true",
         help=f"write the figures the product shows as its own ({SHIPPED.name})",
     )
+    add_record_flag(parser)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-evidence-"))
     _home(work / "home")  # every run shares one catalogue-vector cache
@@ -395,6 +409,7 @@ def main() -> None:
         measured.append(figures)
     if args.write_shipped:
         write_shipped(measured)
+    record_if_asked(args, "evidence_retrieval", _figures(measured))
     if not args.skip_timing:
         set_default_embedder(None)  # timed as a user meets it: every text embedded
         timing(CORPORA["soc2"], args.data, work)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from bench.fleet_environment import fleet_environment
 from bench.options import add_database_url
+from bench.record import add_record_flag, record_if_asked
 
 SAMPLE = "access-control-policy.md"
 FIRST_WAIT = "wait_for_framework_selection"
@@ -137,6 +138,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800.0)
     add_database_url(parser)
     parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/13")
+    add_record_flag(parser)
     args = parser.parse_args()
     from orchestrator.demo.run import SAMPLES
 
@@ -149,15 +151,27 @@ def main() -> int:
         f"{'order':>6} {'limit':>6} {'B first job':>12} {'B at a person':>14} {'B done':>8} "
         f"{'A backlog':>10}"
     )
+    rounds = []
     for order in (x.strip() == "on" for x in args.orders.split(",")):
         for limit in (int(x) for x in args.limits.split(",")):
             r = _round(args, order, limit, sample, args.timeout)
+            rounds.append(r)
             shown = "none" if r.limit == 0 else str(r.limit)
             print(
                 f"{'on' if r.order else 'off':>6} {shown:>6} {r.first_job_s:>12.1f} "
                 f"{r.first_wait_s:>14.1f} {r.completed_s:>8.1f} {r.backlog_s:>10.1f}"
             )
+    record_if_asked(args, "fairness", [f for r in reversed(rounds) for f in _figures(r)])
     return 0
+
+
+def _figures(r: Round) -> list[tuple[str, float, str]]:
+    setting = f"order {'on' if r.order else 'off'}, {f'limit {r.limit}' if r.limit else 'no limit'}"
+    return [
+        (f"B's first job, {setting}", r.first_job_s, "s"),
+        (f"B done, {setting}", r.completed_s, "s"),
+        (f"A's backlog, {setting}", r.backlog_s, "s"),
+    ]
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from sqlalchemy import create_engine, delete, text
 from sqlalchemy.engine import make_url
 
 from bench.options import add_database_url
+from bench.record import add_record_flag, record_if_asked
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCEDURES = ROOT.parent / "shared" / "data" / "evidence" / "procedures"
@@ -148,6 +149,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     add_database_url(parser)
     parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/14")
+    add_record_flag(parser)
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="fanout-bench-"))
@@ -199,6 +201,10 @@ def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> int:
             f"workers={workers}: {done.embedded} chunks in {seconds[workers]:.1f} s "
             f"({done.embedded / seconds[workers]:.1f} chunks/s), x{speedup:.2f} vs {min(seconds)}"
         )
+    first = seconds[counts[0]]
+    speedups = [(f"speed-up, {n} processes", first / seconds[n], "x") for n in counts[1:]]
+    taken = [(f"{n} process{'es' if n > 1 else ''}", s, "s") for n, s in seconds.items()]
+    record_if_asked(args, "fan_out", speedups + taken)
     return 0
 
 

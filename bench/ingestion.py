@@ -30,6 +30,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobKind, JobRequest
@@ -395,6 +396,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds; best kept")
     parser.add_argument("--scale", type=int, default=1, help="multiplies the generated files")
+    add_record_flag(parser)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-ingestion-"))
     paths = build_corpus(work / "corpus", args.scale)
@@ -429,6 +431,10 @@ def main() -> None:
     ]
     print("all formats")
     print(_row("ingest_documents job", size, best(jobs), None))
+    job = best(jobs)
+    record_if_asked(
+        args, "ingestion", [("ingest_documents job, all formats", size / 1e6 / job.wall, "MB/s")]
+    )
     peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         f"peak memory: worker {peak_self / 1024:.0f} MiB, parser process "

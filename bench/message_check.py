@@ -24,6 +24,7 @@ from typing import TypeVar
 
 import redis
 
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.config.settings import Settings
 from orchestrator.engine.celery_app import create_app
 from orchestrator.observability.broker_view import BrokerView
@@ -49,6 +50,7 @@ def main() -> None:
     parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--depth", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=7)
+    add_record_flag(parser)
     args = parser.parse_args()
 
     client = redis.Redis.from_url(args.broker_url)
@@ -80,6 +82,15 @@ def main() -> None:
     )
     print(f"loss: {loss_ms:.1f} ms median to read the whole queue (found {len(found or ())})")
     print(f"depth and oldest age: {depth_ms:.2f} ms median ({depth})")
+    record_if_asked(
+        args,
+        "message_check",
+        [
+            (f"finding the {len(oldest):,} oldest of {args.depth:,} queued jobs", backlog_ms, "ms"),
+            (f"reading the whole queue for {batch:,} missing ids", loss_ms, "ms"),
+            ("depth and oldest message's age", depth_ms, "ms"),
+        ],
+    )
     client.flushdb()
 
 

@@ -18,6 +18,7 @@ import uuid
 
 from kombu import Connection, Exchange, Queue
 
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.engine import redis_transport
 
 TRANSPORTS = {
@@ -52,6 +53,7 @@ def main() -> None:
     parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
+    add_record_flag(parser)
     args = parser.parse_args()
     figures: dict[str, list[tuple[float, float]]] = {label: [] for label in TRANSPORTS}
     for _ in range(args.rounds):
@@ -72,6 +74,18 @@ def main() -> None:
         print(f"{label:<24} {publish:>16.1f} {take:>19.1f}")
     (kp, kt), (op, ot) = medians["kombu"], medians["one client per channel"]
     print(f"{'ratio (kombu / ours)':<24} {kp / op:>16.2f} {kt / ot:>19.2f}")
+    record_if_asked(
+        args,
+        "redis_transport",
+        [
+            ("publish CPU, kombu / one client per channel", kp / op, "x"),
+            ("take and ack CPU, kombu / one client per channel", kt / ot, "x"),
+            ("publish, one client per channel", op, "µs CPU"),
+            ("take and ack, one client per channel", ot, "µs CPU"),
+            ("publish, kombu", kp, "µs CPU"),
+            ("take and ack, kombu", kt, "µs CPU"),
+        ],
+    )
 
 
 if __name__ == "__main__":

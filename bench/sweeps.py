@@ -31,12 +31,14 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from bench.options import add_database_url
+from bench.record import add_record_flag, record_if_asked
 from orchestrator.config.settings import get_settings, reset_settings
 from orchestrator.config.sweep_registry import SWEEPS as DECLARED
 from orchestrator.config.sweeps import DAY
 from orchestrator.contracts.clock import set_clock
 from orchestrator.db.migrate import upgrade
 from orchestrator.db.session import transaction
+from orchestrator.runtime import registrations  # noqa: F401 (the sweeps' functions)
 from orchestrator.testing.reset import reset_process_state
 
 #: The run sweeps (the notification queue's are measured by bench.compare).
@@ -364,7 +366,7 @@ def drop_database(server_url: str, name: str) -> None:
         connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-def report(results: dict[int, tuple[Timings, Handled]]) -> None:
+def report(results: dict[int, tuple[Timings, Handled]]) -> list[float]:
     small, large = sorted(results)
     print(
         f"\n{'sweep':<16}{'items':>7}{small:>10} runs{large:>11} runs{'ratio':>8}"
@@ -382,6 +384,7 @@ def report(results: dict[int, tuple[Timings, Handled]]) -> None:
             f"{'' if same else '  (items differ between sizes!)'}"
         )
     print(f"{'all sweeps':<23}{totals[0]:>15.1f}{totals[1]:>16.1f}{totals[1] / totals[0]:>8.2f}")
+    return totals
 
 
 def main() -> None:
@@ -391,6 +394,7 @@ def main() -> None:
     parser.add_argument("--due", type=int, default=15, help="items of each kind per round")
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--seed", type=int, default=7)
+    add_record_flag(parser)
     args = parser.parse_args()
     os.environ["LIFECYCLE_BROKER_URL"] = "memory://localhost/"  # messages stay in process
     os.environ["LIFECYCLE_HOME"] = tempfile.mkdtemp(prefix="sweep-bench-")
@@ -404,7 +408,17 @@ def main() -> None:
         for size in args.sizes
     }
     try:
-        report(measure({size: url for size, (url, _) in databases.items()}, args.rounds))
+        totals = report(measure({size: url for size, (url, _) in databases.items()}, args.rounds))
+        small, large = args.sizes
+        record_if_asked(
+            args,
+            "sweeps",
+            [
+                (f"all sweeps, {large:,} runs / {small:,} runs", totals[1] / totals[0], "x"),
+                (f"all sweeps, {small:,} runs", totals[0], "ms"),
+                (f"all sweeps, {large:,} runs", totals[1], "ms"),
+            ],
+        )
     finally:
         reset_process_state()
         for _, name in databases.values():

@@ -19,6 +19,7 @@ import sys
 from bench.compare.fleet import Fleet, FleetOptions
 from bench.compare.results import PhaseResult
 from bench.options import add_database_url
+from bench.record import add_record_flag, record_if_asked
 
 
 def main() -> int:
@@ -29,6 +30,7 @@ def main() -> int:
     parser.add_argument("--broker-url", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--orchestrator-concurrency", type=int, default=8)
     parser.add_argument("--job-concurrency", type=int, default=2)
+    add_record_flag(parser)
     args = parser.parse_args()
 
     options = FleetOptions(
@@ -51,6 +53,7 @@ def main() -> int:
         f"{result.lifecycles_per_s:.2f} lifecycles/s, "
         f"{result.transitions_per_s:.1f} transitions/s"
     )
+    record_if_asked(args, "throughput", [("fleet", result.lifecycles_per_s, "lifecycles/s")])
     return 0
 
 

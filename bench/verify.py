@@ -17,21 +17,27 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from bench.record import add_record_flag, record_if_asked
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--framework", default="SCF")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=3600.0)
+    add_record_flag(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as home:
         for name in ("LIFECYCLE_DATABASE_URL", "LIFECYCLE_BROKER_URL", "LIFECYCLE_STORAGE_DIR"):
             os.environ.pop(name, None)
         os.environ["LIFECYCLE_HOME"] = home
-        measure(Path(home), args.framework, args.repeat, args.timeout)
+        figures = measure(Path(home), args.framework, args.repeat, args.timeout)
+    record_if_asked(args, "verify", figures)
 
 
-def measure(home: Path, framework: str, repeat: int, timeout_s: float) -> None:
+def measure(
+    home: Path, framework: str, repeat: int, timeout_s: float
+) -> list[tuple[str, float, str]]:
     # Imported here: LIFECYCLE_HOME is set first.
     from orchestrator.contracts.canonical import canonical_json
     from orchestrator.db.migrate import upgrade
@@ -46,7 +52,8 @@ def measure(home: Path, framework: str, repeat: int, timeout_s: float) -> None:
     began = time.monotonic()
     with embedded_worker(get_app(), concurrency=2):
         result = run_demo(say=lambda _: None, framework=framework, stall_s=timeout_s)
-    print(f"demo ({framework}): {result.run.status} in {time.monotonic() - began:.0f} s")
+    demo_s = time.monotonic() - began
+    print(f"demo ({framework}): {result.run.status} in {demo_s:.0f} s")
     with read_transaction() as session:
         soa = session.scalars(
             select(Artifact)
@@ -73,6 +80,13 @@ def measure(home: Path, framework: str, repeat: int, timeout_s: float) -> None:
         f"verify: median {statistics.median(timings) * 1000:.0f} ms, "
         f"min {min(timings) * 1000:.0f} ms, max {max(timings) * 1000:.0f} ms over {repeat}"
     )
+    return [
+        (f"verify, median of {repeat}", statistics.median(timings) * 1000, "ms"),
+        ("verify, min", min(timings) * 1000, "ms"),
+        ("verify, max", max(timings) * 1000, "ms"),
+        (f"demo run ({framework})", demo_s, "s"),
+        ("SoA rows", rows, "rows"),
+    ]
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ from pathlib import Path
 
 from bench.fleet_environment import fleet_environment
 from bench.options import add_database_url
+from bench.record import add_record_flag, record_if_asked
+from orchestrator.runtime import registrations  # noqa: F401 (the drafting functions)
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCEDURES = ROOT.parent / "shared" / "data" / "evidence" / "procedures"
@@ -64,6 +66,7 @@ def main() -> int:
         default="redis://127.0.0.1:6379/13",
         help="a Redis database to flush, used by nothing else meanwhile",
     )
+    add_record_flag(parser)
     args = parser.parse_args()
     if not PROCEDURES.is_dir():
         parser.error(f"the evidence procedures are absent: {PROCEDURES}")
@@ -106,6 +109,20 @@ def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
         results[workers] = (seconds, steps)
         print(f"workers={workers}: {seconds:.1f} s", flush=True)
     _print_table(results)
+    record_if_asked(args, "whole_path", _figures(results))
+
+
+def _figures(results: dict[int, tuple[float, dict[str, float]]]) -> list[tuple[str, float, str]]:
+    counts = list(results)
+    one = results[counts[0]][0]
+    figures = [
+        (f"speed-up of the whole run, {n} processes", one / results[n][0], "x") for n in counts[1:]
+    ]
+    for label in ("whole run", "index_kb", "ingest_soa"):
+        for n in counts:
+            seconds = results[n][0] if label == "whole run" else results[n][1].get(label, 0.0)
+            figures.append((f"{label}, {n} process{'es' if n > 1 else ''}", seconds, "s"))
+    return figures
 
 
 def _cpu(groups: dict[str, list[int]]) -> dict[str, float]:

@@ -11,10 +11,12 @@
    absent vs present (idle, one beat cycle) and the two fleets' rounds alternated
    (throughput).
 
-Prints the table and writes it between the markers in docs/benchmarks.md.
+Prints the table; with --record writes it to bench/results/compare.md (the page shows it
+whole) and the headline figures to bench/results/compare.json, then regenerates
+docs/benchmarks.md.
 
-    python -m bench.compare                      # N=30, 3 rounds, 10,000 and 100,000 waiting
-    python -m bench.compare --runs 10 --repeat 1 --waiting 1000 --no-docs
+    python -m bench.compare --record             # N=30, 3 rounds, 10,000 and 100,000 waiting
+    python -m bench.compare --runs 10 --repeat 1 --waiting 1000
     python -m bench.compare --profile            # + py-spy of the fleet's workers (2 rounds)
 """
 
@@ -38,15 +40,15 @@ from bench.compare.floor_runs import run_floor
 from bench.compare.machine import describe_machine
 from bench.compare.peer_runs import Peer
 from bench.compare.profile import Profile, Recorder
-from bench.compare.report import RabbitPhase, Report, render, write_docs
+from bench.compare.report import RabbitPhase, Report, render
 from bench.compare.results import PhaseResult
 from bench.compare.side_by_side import System, alternate
 from bench.compare.waiting_phase import waiting_rounds
 from bench.compare.workers import BenchWorkers
 from bench.options import add_database_url
+from bench.record import RESULTS, add_record_flag, record_if_asked
 from orchestrator.testing.reset import reset_process_state
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 HOPS = 20
 
 
@@ -135,8 +137,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="py-spy the fleet's workers: one extra round per mode (cpu, wall)",
     )
-    parser.add_argument("--docs", type=Path, default=DOCS)
-    parser.add_argument("--no-docs", action="store_true", help="print only")
+    add_record_flag(parser)
     return parser.parse_args(argv)
 
 
@@ -211,10 +212,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     body = render(report)
     print(body)
-    if not args.no_docs:
-        write_docs(args.docs, body)
-        print(f"written to {args.docs}")
+    if args.record:
+        (RESULTS / "compare.md").write_text(body)  # before the record regenerates the page
+    record_if_asked(args, "compare", _figures(report))
     return 0
+
+
+def _figures(r: Report) -> list[tuple[str, float, str]]:
+    fleet = r.fleet.lifecycles_per_s
+    figures = [
+        (f"fleet / {label}, lifecycles/s", fleet / phase.lifecycles_per_s, "x")
+        for label, phase in reversed(r.peers())
+    ]
+    figures += [
+        ("fleet", fleet, "lifecycles/s"),
+        *[(label, phase.lifecycles_per_s, "lifecycles/s") for label, phase in r.peers()],
+        ("floor (bare Celery)", r.floor.lifecycles_per_s, "lifecycles/s"),
+        ("fleet completion → next dispatch, p50", r.fleet.latency_ms(50), "ms"),
+        ("coordinator transactions per applied signal", r.fleet.per_signal("tx"), ""),
+    ]
+    if r.on_rabbitmq is not None:
+        figures.append(("fleet on RabbitMQ", r.on_rabbitmq.fleet.lifecycles_per_s, "lifecycles/s"))
+    return figures
 
 
 def _floor(args: argparse.Namespace) -> tuple[PhaseResult, float]:

@@ -34,7 +34,7 @@ class Machine:
 
     def describe(self) -> str:
         return (
-            f"{self.date}, commit {self.commit}; {self.cpus} cores ({self.cpu_model}), "
+            f"{self.date}; {self.cpus} cores ({self.cpu_model}), "
             f"{self.memory_gib:.0f} GiB; Python {self.python}, {self.postgres}; "
             f"1-minute load average {self.load_before:.1f} at the fleet's start, "
             f"{self.load_after:.1f} at the end (other work shares these cores); a "

@@ -1,11 +1,9 @@
-"""The comparison table: printed, and written between markers into docs/benchmarks.md."""
+"""The comparison table: printed, and with --record kept as bench/results/compare.md."""
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from bench.compare.machine import Machine
 from bench.compare.profile import Profile, is_project_frame
@@ -13,9 +11,6 @@ from bench.compare.results import PhaseResult, round_ratios
 from bench.compare.waiting import LoadFigures
 from bench.compare.waiting_phase import TARGET as WAITING_TARGET
 from bench.compare.waiting_phase import WaitingResult
-
-START = "<!-- bench:compare:start -->"
-END = "<!-- bench:compare:end -->"
 
 
 @dataclass
@@ -334,14 +329,3 @@ def render(r: Report) -> str:
             *profile,
         ]
     return "\n".join(parts) + "\n"
-
-
-def write_docs(path: Path, body: str) -> None:
-    """Replace what lies between the markers (or append the markers and the body)."""
-    text = path.read_text() if path.exists() else ""
-    block = f"{START}\n{body}{END}"
-    if START in text and END in text:
-        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.write_text(text)

@@ -29,6 +29,7 @@ from orchestrator.config.sweep_registry import SWEEPS as DECLARED
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
+from orchestrator.runtime import registrations  # noqa: F401 (the sweeps' functions)
 from orchestrator.service.read_models import RunView
 
 #: What `celery beat` runs (beat_schedule.py), in one cycle.

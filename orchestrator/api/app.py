@@ -29,18 +29,23 @@ from orchestrator.api.routers import (
     handoffs,
     kb,
     lifecycle,
+    oidc_groups,
     operations,
     problems,
     public_entry,
     reassessments,
     reviews,
+    risk_proposals,
+    risks,
     roles,
+    roster,
     runs,
 )
 from orchestrator.api.unexpected import UnexpectedErrorMiddleware
 from orchestrator.config.settings import get_settings
 from orchestrator.console import install as install_console
 from orchestrator.observability.asgi import install as install_observability
+from orchestrator.runtime import registrations as _registrations  # noqa: F401 (handlers)
 
 DESCRIPTION = """\
 Start and drive SCF assessment lifecycles: durable, resumable runs with mandatory human
@@ -100,6 +105,8 @@ def create_app() -> FastAPI:
         document_judgements,
         evidence,
         evidence_requests,
+        risks,
+        risk_proposals,
         public_entry,
         reassessments,
         operations,
@@ -107,6 +114,8 @@ def create_app() -> FastAPI:
         reviews,
         definitions,
         roles,
+        oidc_groups,
+        roster,
         kb,
         catalogs,
         health,

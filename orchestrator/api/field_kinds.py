@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import Header, Query
 from pydantic import Field, StringConstraints
 
-from orchestrator.contracts.text import NulFree, StatesNulFree, Text
+from orchestrator.contracts.text import NOT_BLANK, NulFree, StatesNulFree, Text
 
 MAX_KEY_LENGTH = 256
 #: 1 to 256 printable ASCII characters, no space at either end (servers strip those).
@@ -57,10 +57,10 @@ Cursor = Annotated[
 ]
 
 #: A calendar day as amendments take it (the rows keep it as text).
-ISO_DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+ISO_DAY_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"  # `\d` is any script's digit in Python
 # On `X | None` a field's own pattern is enforced but left out of the JSON Schema, so
 # each constrained kind carries its pattern inside the type.
 IsoDay = Annotated[str, StringConstraints(pattern=ISO_DAY_PATTERN), NulFree, StatesNulFree]
 RoleName = Annotated[
-    str, StringConstraints(min_length=1, max_length=64, pattern=r"\S"), NulFree, StatesNulFree
+    str, StringConstraints(min_length=1, max_length=64, pattern=NOT_BLANK), NulFree, StatesNulFree
 ]

@@ -12,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orchestrator.api.problems import problem_response
 from orchestrator.api.routers.public_entry import refusal_page, wants_page
+from orchestrator.config.console import CONSOLE_UPLOAD_FILES
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.errors import FleetError
 
@@ -20,7 +21,6 @@ _UPLOAD_PATH = re.compile(r"^/api/v1/assessments/[^/]+/documents/?$")
 _PUBLIC_UPLOAD_PATH = re.compile(r"^/w/evidence/([^/]+)/?$")
 #: The console's upload form carries several documents at once.
 _CONSOLE_UPLOAD_PATH = re.compile(r"^/console/assessments/[^/]+/documents/?$")
-CONSOLE_UPLOAD_FILES = 20
 
 
 class BodyTooLarge(FleetError, HTTPException):

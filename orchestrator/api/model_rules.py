@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from orchestrator.contracts import text
+
 JsonSchema = dict[str, Any]
 SchemaRule = Callable[[JsonSchema], None]
 
 #: Text the server strips to nothing counts as absent; this is "something besides".
-NOT_BLANK: JsonSchema = {"type": "string", "pattern": r"\S"}
-ABSENT: JsonSchema = {"anyOf": [{"type": "null"}, {"type": "string", "pattern": r"^\s*$"}]}
+NOT_BLANK: JsonSchema = {"type": "string", "pattern": text.NOT_BLANK}
+ABSENT: JsonSchema = {"anyOf": [{"type": "null"}, {"type": "string", "pattern": text.BLANK}]}
 SET: JsonSchema = {"not": {"type": "null"}}
 
 
@@ -64,5 +66,22 @@ def depends_on(field: str, ref: str, needing: Mapping[str, JsonSchema]) -> Schem
                 {"required": [field, ref], "properties": {field: {"const": value}, ref: form}}
             )
         _add(schema, "oneOf", branches)
+
+    return state
+
+
+def required_for(field: str, values: list[str], ref: str, form: JsonSchema) -> SchemaRule:
+    """`ref` is required, in the form `form` says, when `field` is one of `values`; for
+    other values it is free."""
+
+    def state(schema: JsonSchema) -> None:
+        _add(
+            schema,
+            "oneOf",
+            [
+                {"properties": {field: {"not": {"enum": values}}}},
+                {"required": [field, ref], "properties": {field: {"enum": values}, ref: form}},
+            ],
+        )
 
     return state

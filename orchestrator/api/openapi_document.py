@@ -8,12 +8,14 @@ Done here rather than route by route so routes added later get the same treatmen
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI
 
 from orchestrator.api.problem_catalog import PROBLEMS
 from orchestrator.api.problems import PROBLEM_MEDIA_TYPE
+from orchestrator.contracts.text import NUL_FREE_JSON, NUL_FREE_JSON_SCHEMA
 
 Document = dict[str, Any]
 _PROBLEM = {"schema": {"$ref": "#/components/schemas/Problem"}}
@@ -21,58 +23,100 @@ _PROBLEM = {"schema": {"$ref": "#/components/schemas/Problem"}}
 _ASSESSMENT_ID = {"assessmentId": "$response.body#/id"}
 _RUN_ID = {"workflowRunId": "$response.body#/id"}
 _RUN_OF_REQUEST = "$request.path.workflowRunId"
+_FIRST_ARTIFACT = {"workflowRunId": _RUN_OF_REQUEST, "artifactId": "$response.body#/0/id"}
 
-#: operationId -> (success status, {link name: (target operationId, parameters)}).
-LINKS: Mapping[str, tuple[str, Mapping[str, tuple[str, Mapping[str, str]]]]] = {
+
+@dataclass(frozen=True)
+class Link:
+    """An OpenAPI link: the operation that takes what a response returns, and how."""
+
+    target: str
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    body: Mapping[str, str] | None = None
+
+    def document(self) -> Document:
+        out: Document = {"operationId": self.target, "parameters": dict(self.parameters)}
+        if self.body is not None:
+            out["requestBody"] = dict(self.body)
+        return out
+
+
+def _next_period(assessment: str) -> Link:
+    """The next period's assessment of the same organization, carrying this one's rows.
+
+    Creation's only way in for a client (or a fuzzer) holding an assessment: its
+    `organization_id` is the caller's own name for the organization, returned by no
+    other operation."""
+    return Link(
+        "assessments_create",
+        body={
+            "organization_id": f"$response.body#{assessment}/organization_id",
+            "carry_over_from": f"$response.body#{assessment}/id",
+        },
+    )
+
+
+#: operationId -> (success status, {link name: link}).
+LINKS: Mapping[str, tuple[str, Mapping[str, Link]]] = {
+    "assessments_index": ("200", {"next_period": _next_period("/items/0")}),
     "assessments_create": (
         "201",
         {
-            "read": ("assessments_read", _ASSESSMENT_ID),
-            "upload_document": ("assessments_upload", _ASSESSMENT_ID),
-            "documents": ("assessments_documents", _ASSESSMENT_ID),
-            "adopt_catalogue": ("reassessments_adopt", _ASSESSMENT_ID),
-            "catalogue_adoptions": ("reassessments_adoptions", _ASSESSMENT_ID),
-            "request_evidence": ("evidence_requests_create", _ASSESSMENT_ID),
-            "evidence_requests": ("evidence_requests_index", _ASSESSMENT_ID),
-            "start_lifecycle": ("lifecycle_start", _ASSESSMENT_ID),
-            "latest_run": ("lifecycle_lifecycle", _ASSESSMENT_ID),
+            "read": Link("assessments_read", _ASSESSMENT_ID),
+            "upload_document": Link("assessments_upload", _ASSESSMENT_ID),
+            "documents": Link("assessments_documents", _ASSESSMENT_ID),
+            "adopt_catalogue": Link("reassessments_adopt", _ASSESSMENT_ID),
+            "catalogue_adoptions": Link("reassessments_adoptions", _ASSESSMENT_ID),
+            "request_evidence": Link("evidence_requests_create", _ASSESSMENT_ID),
+            "evidence_requests": Link("evidence_requests_index", _ASSESSMENT_ID),
+            "risk_register": Link("risks_register", _ASSESSMENT_ID),
+            "record_risk": Link("risks_create", _ASSESSMENT_ID),
+            "start_lifecycle": Link("lifecycle_start", _ASSESSMENT_ID),
+            "next_period": _next_period(""),
         },
     ),
     "lifecycle_start": (
         "201",
         {
-            "read": ("lifecycle_read", _RUN_ID),
-            "send_signal": ("lifecycle_signal", _RUN_ID),
-            "signals": ("runs_signals", _RUN_ID),
-            "record_approval": ("approvals_record", _RUN_ID),
-            "approvals": ("approvals_index", _RUN_ID),
-            "gates": ("approvals_gates", _RUN_ID),
-            "artifacts": ("artifacts_index", _RUN_ID),
-            "audit": ("runs_audit", _RUN_ID),
-            "steps": ("runs_steps", _RUN_ID),
-            "cancel": ("lifecycle_cancel", _RUN_ID),
+            "read": Link("lifecycle_read", _RUN_ID),
+            "send_signal": Link("lifecycle_signal", _RUN_ID),
+            "signals": Link("runs_signals", _RUN_ID),
+            "record_approval": Link("approvals_record", _RUN_ID),
+            "approvals": Link("approvals_index", _RUN_ID),
+            "gates": Link("approvals_gates", _RUN_ID),
+            "artifacts": Link("artifacts_index", _RUN_ID),
+            "audit": Link("runs_audit", _RUN_ID),
+            "steps": Link("runs_steps", _RUN_ID),
+            "cancel": Link("lifecycle_cancel", _RUN_ID),
+            # Once a run exists, not before: a new assessment has none (404).
+            "latest_run": Link(
+                "lifecycle_lifecycle", {"assessmentId": "$response.body#/assessment_id"}
+            ),
         },
     ),
     "artifacts_index": (
         "200",
         {
-            "amend": (
-                "amendments_amend",
-                {"workflowRunId": _RUN_OF_REQUEST, "artifactId": "$response.body#/0/id"},
-            ),
-            "read": (
-                "artifacts_read",
-                {"workflowRunId": _RUN_OF_REQUEST, "artifactId": "$response.body#/0/id"},
-            ),
-            "readiness": (
-                "approvals_readiness",
-                {"workflowRunId": _RUN_OF_REQUEST, "artifactId": "$response.body#/0/id"},
-            ),
+            "amend": Link("amendments_amend", _FIRST_ARTIFACT),
+            "read": Link("artifacts_read", _FIRST_ARTIFACT),
+            "readiness": Link("approvals_readiness", _FIRST_ARTIFACT),
+        },
+    ),
+    "risks_create": (
+        "201",
+        {
+            name: Link(target, {"riskId": "$response.body#/risk_id"})
+            for name, target in (
+                ("read", "risks_read"),
+                ("versions", "risks_versions"),
+                ("revise", "risks_revise"),
+                ("accept", "risks_accept"),
+            )
         },
     ),
     "evidence_requests_create": (
         "201",
-        {"revoke": ("evidence_requests_revoke", {"requestId": "$response.body#/request/id"})},
+        {"revoke": Link("evidence_requests_revoke", {"requestId": "$response.body#/request/id"})},
     ),
 }
 
@@ -110,6 +154,19 @@ EXAMPLES: Mapping[str, Any] = {
         "recipient": "it-ops@acme.example",
         "instructions": "Please send the MFA enforcement policy and a screenshot of the IdP.",
         "due_on": "2099-03-31",
+    },
+    "risks_create": {
+        "title": "Stolen laptop exposes customer data",
+        "asset": "Staff laptops holding customer exports",
+        "threat": "Theft while travelling",
+        "vulnerability": "Disks are not encrypted",
+        "likelihood": 3,
+        "impact": 4,
+        "owner": "user:it-lead@acme.example",
+        "treatment": "modify",
+        "treatment_plan": "Enforce full-disk encryption through the MDM",
+        "controls": ["CRY-05"],
+        "requirements": [{"framework": "ISO/IEC 27001:2022", "requirement_id": "A.8.1"}],
     },
 }
 
@@ -161,9 +218,7 @@ def _links(document: Document) -> None:
     for source, (status, links) in LINKS.items():
         response = operations[source]["responses"][status]
         response["links"] = {
-            name: {"operationId": target, "parameters": dict(parameters)}
-            for name, (target, parameters) in links.items()
-            if target in operations
+            name: link.document() for name, link in links.items() if link.target in operations
         }
 
 
@@ -174,7 +229,14 @@ def _examples(document: Document) -> None:
         content["example"] = example
 
 
+def _nul_free_json(document: Document) -> None:
+    """Define the JSON value free-form objects refer to (`StatesNulFreeObject`)."""
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas[NUL_FREE_JSON] = NUL_FREE_JSON_SCHEMA
+
+
 def complete(document: Document) -> Document:
+    _nul_free_json(document)
     _problems_everywhere(document)
     _links(document)
     _examples(document)

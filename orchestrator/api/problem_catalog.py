@@ -126,6 +126,17 @@ PROBLEMS = _entries(
         "`GET /api/v1/workflows/{id}/gates` shows what is still undecided.",
     ),
     (
+        "fedramp_settings_missing",
+        409,
+        "The export names no real system for FedRAMP",
+        "An OSCAL export was asked for FedRAMP (`fedramp=true`), but the report was drafted "
+        "while the SSP link or the system id setting was empty or a placeholder (an "
+        "example address, 'TBD', an all-zero id). `settings` names each one; nothing was "
+        "sent.",
+        "Set `LIFECYCLE_OSCAL_SSP_HREF` and `LIFECYCLE_OSCAL_SYSTEM_ID` to the system's own "
+        "values, then draft the report again (`POST /api/v1/workflows/{id}/new-version`).",
+    ),
+    (
         "payload_too_large",
         413,
         "Request body too large",
@@ -219,6 +230,14 @@ PROBLEMS = _entries(
         "first page.",
     ),
     (
+        "already_on_roster",
+        422,
+        "Already on the roster",
+        "Another person on the assessment's roster has this email or principal id; nothing "
+        "was recorded. The detail names them.",
+        "Change that person's entry (`PUT .../roster/{personId}`) instead of adding them again.",
+    ),
+    (
         "dates_out_of_order",
         422,
         "Dates out of order",
@@ -253,12 +272,66 @@ PROBLEMS = _entries(
         "Name at least `required` approvers, or lower `required`.",
     ),
     (
+        "carry_over_refused",
+        422,
+        "Carry-over from another organization",
+        "`carry_over_from` names an assessment of another organization than the new one's: "
+        "an assessment carries over only its own organization's approved rows.",
+        "Name an earlier assessment of the same `organization_id`, or leave it out.",
+    ),
+    (
+        "separation_of_duties",
+        422,
+        "Risk owner cannot accept the risk",
+        "The residual risk of a risk in the register was to be accepted by the risk's own "
+        "owner. ISO/IEC 27001 6.1.3 asks the risk owners to approve the treatment plan and "
+        "accept residual risk; the product keeps acceptance with another person, who has "
+        "the authority for it. Nothing was recorded.",
+        "Ask another person with the `approve` scope to accept it, or change the owner first.",
+    ),
+    (
+        "risk_proposal_decided",
+        409,
+        "Risk proposal already decided",
+        "A risk a gap finding proposed was already accepted, merged or rejected: a proposal "
+        "is decided once. The response names how it was `decided` and, when accepted or "
+        "merged, its `risk_id`. Nothing was recorded.",
+        "Read the proposal again (`GET /api/v1/risk-proposals/{id}`); revise the risk it "
+        "led to in the register instead.",
+    ),
+    (
+        "unknown_catalogue_id",
+        422,
+        "Not in the current catalogues",
+        "A risk named an SCF control id, a framework or a framework requirement id that the "
+        "catalogues a run starting now would pin do not have. The response names it "
+        "(`unknown_controls`, or `framework` and `requirement_id`). Nothing was recorded.",
+        "Use ids as the catalogue writes them (`GET /api/v1/catalogs`, `lifecycle framework "
+        "show`), or import the catalogue version that has them.",
+    ),
+    (
         "nothing_to_reopen",
         409,
         "No approved SoA to re-open",
         "A catalogue diff or adoption needs the assessment's approved SoA: its rows are what "
         "a new catalogue version re-opens.",
         "Approve the SoA first; until then the run uses the catalogue it was started with.",
+    ),
+    (
+        "reassessment_not_failed",
+        409,
+        "The reassessment did not fail",
+        "Only a failed reassessment can be retried: a pending one is being evaluated, an "
+        "evaluated one is done. The same Idempotency-Key again answers the first retry.",
+        "Read the reassessment: its `status` says where it is; retry only when it is `failed`.",
+    ),
+    (
+        "gate_not_waiting",
+        409,
+        "The run does not wait at this gate",
+        "A review is claimed while its gate waits for a decision; the run is at another "
+        "step now, before the gate or past it.",
+        "Read the run's `current_step`; claim the review of the gate it waits at.",
     ),
     (
         "handoff_conflict",

@@ -9,11 +9,17 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from orchestrator.api.field_kinds import IdempotencyKey, RoleName
-from orchestrator.api.model_rules import NOT_BLANK, depends_on
+from orchestrator.api.model_rules import NOT_BLANK, depends_on, required_for
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.origins import StartOrigin
 from orchestrator.contracts.signals import ArtifactKind, SignalType
-from orchestrator.contracts.text import NulFree, StatesNulFree, Text
+from orchestrator.contracts.text import NOT_BLANK as NOT_BLANK_PATTERN
+from orchestrator.contracts.text import (
+    NulFree,
+    StatesNulFree,
+    StatesNulFreeObject,
+    Text,
+)
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.lifecycle.policies import SignoffMode
 from orchestrator.service.producer import public_signal_type
@@ -23,7 +29,10 @@ T = TypeVar("T")
 
 # The pattern goes before the NUL check, or the JSON Schema leaves it out.
 Reason = Annotated[
-    str, StringConstraints(min_length=1, max_length=2000, pattern=r"\S"), NulFree, StatesNulFree
+    str,
+    StringConstraints(min_length=1, max_length=2000, pattern=NOT_BLANK_PATTERN),
+    NulFree,
+    StatesNulFree,
 ]
 TraceId = Annotated[Text, Field(min_length=1, max_length=128)]
 
@@ -64,8 +73,8 @@ def _approvers_unless_single(schema: dict[str, Any]) -> None:
 
 
 class CreateAssessment(_Request):
-    organization_id: Text = Field(min_length=1, max_length=128, pattern=r"\S")
-    name: Text = Field(min_length=1, max_length=300, pattern=r"\S")
+    organization_id: Text = Field(min_length=1, max_length=128, pattern=NOT_BLANK_PATTERN)
+    name: Text = Field(min_length=1, max_length=300, pattern=NOT_BLANK_PATTERN)
     carry_over_from: uuid.UUID | None = Field(
         None,
         description="A previous period's assessment: the first SoA draft carries its last "
@@ -140,11 +149,21 @@ class StartLifecycle(_Request):
 
 
 class SignalRequest(_Request):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=required_for(
+            "type",
+            [t.value for t in SignalType if _accepted_by_producer(t) and t.names_approval_event],
+            "approval_event_id",
+            {"type": "string", "format": "uuid"},
+        ),
+    )
+
     type: PublicSignalType  # type: ignore[valid-type]
     idempotency_key: IdempotencyKey | None = Field(
         None, description="Unique per run; the Idempotency-Key header may carry it instead."
     )
-    payload: Annotated[dict[str, Any], NulFree] = Field(default_factory=dict)
+    payload: Annotated[dict[str, Any], NulFree, StatesNulFreeObject] = Field(default_factory=dict)
     approval_event_id: uuid.UUID | None = Field(
         None, description="Approval signals name the approval event they act on."
     )

@@ -1,4 +1,5 @@
-"""Fleet-wide commands: run a sweep now, dead letters (list, replay), API keys, roles."""
+"""Fleet-wide commands: run a sweep now, dead letters (list, replay), API keys, roles,
+the identity provider's groups."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def sweep_command(name: str, as_json: bool) -> None:
     """Run a sweep now, in this process (NAME: a sweep, or all). Safe beside beat's:
     every effect happens once."""
     from orchestrator.contracts.plain import jsonable
+    from orchestrator.runtime import registrations as _registrations  # noqa: F401 (sweeps)
 
     chosen = [s for s in declared() if name in ("all", s.cli_name)]
     results = {s.cli_name: jsonable(s.function()()) for s in chosen}
@@ -356,4 +358,125 @@ def role_list(
         )
         if grants
         else "no roles granted"
+    )
+
+
+# --- the identity provider's groups -------------------------------------------------------
+
+
+@click.group("oidc-group")
+def oidc_group() -> None:
+    """Map the identity provider's groups to roles and scopes: people who sign in to the
+    console with the provider hold what their groups map to (every change is audited)."""
+
+
+@oidc_group.command("map")
+@click.option("--tenant", required=True, help="The tenant the group's members act for.")
+@click.option("--group", required=True, help="The group as the provider names it.")
+@click.option("--role", "role_name", required=True, help="e.g. approver, compliance_lead")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    default=("read",),
+    show_default=True,
+    help="What members may do in the console (repeat): read, signal, approve, operate, admin.",
+)
+@click.option("--reason", help="Why: kept in the audit trail.")
+@actor_option
+@json_option
+def oidc_group_map(
+    tenant: str,
+    group: str,
+    role_name: str,
+    scopes: tuple[str, ...],
+    reason: str | None,
+    actor: str | None,
+    as_json: bool,
+) -> None:
+    """Map a group to a role and scopes; mapping it again with other scopes replaces them."""
+    from orchestrator.service.oidc_access import map_group
+
+    change = map_group(tenant, group, role_name, scopes, actor_id=operator_id(actor), reason=reason)
+    if as_json:
+        emit_json(change)
+        return
+    verb = "mapped" if change.changed else "already mapped"
+    granted = ", ".join(s.value for s in change.scopes)
+    click.echo(f"{verb}: {change.group} -> {change.role} ({granted}) in tenant {change.tenant_id}")
+
+
+@oidc_group.command("unmap")
+@click.option("--tenant", required=True, help="The tenant of the mapping.")
+@click.option("--group", required=True, help="The group as the provider names it.")
+@click.option("--role", "role_name", required=True, help="The role to unmap.")
+@click.option("--reason", help="Why: kept in the audit trail.")
+@actor_option
+@json_option
+def oidc_group_unmap(
+    tenant: str, group: str, role_name: str, reason: str | None, actor: str | None, as_json: bool
+) -> None:
+    """Unmap a group at once: members lose the role, and their sessions if nothing else maps."""
+    from orchestrator.service.oidc_access import unmap_group
+
+    change = unmap_group(tenant, group, role_name, actor_id=operator_id(actor), reason=reason)
+    if as_json:
+        emit_json(change)
+        return
+    click.echo(f"unmapped: {change.group} -> {change.role} in tenant {change.tenant_id}")
+
+
+@oidc_group.command("list")
+@click.option("--tenant", required=True, help="The tenant whose mappings are listed.")
+@click.option("--history", is_flag=True, help="Mappings and unmappings instead, newest first.")
+@json_option
+def oidc_group_list(tenant: str, history: bool, as_json: bool) -> None:
+    """List the groups mapped to roles (or, with --history, who changed what)."""
+    from orchestrator.service.oidc_access import group_role_history, list_group_roles
+
+    if history:
+        events = group_role_history(tenant)
+        if as_json:
+            emit_json({"items": events})
+            return
+        click.echo(
+            table(
+                ["at", "action", "group", "role", "scopes", "by", "reason"],
+                [
+                    [
+                        when(e.created_at),
+                        e.action.value,
+                        e.group,
+                        e.role,
+                        ",".join(s.value for s in e.scopes),
+                        e.actor_id,
+                        short(e.reason or "", 60),
+                    ]
+                    for e in events
+                ],
+            )
+            if events
+            else "no mapping changes"
+        )
+        return
+    mapped = list_group_roles(tenant)
+    if as_json:
+        emit_json({"items": mapped})
+        return
+    click.echo(
+        table(
+            ["group", "role", "scopes", "mapped by", "mapped at"],
+            [
+                [
+                    m.group,
+                    m.role,
+                    ",".join(s.value for s in m.scopes),
+                    m.granted_by,
+                    when(m.granted_at),
+                ]
+                for m in mapped
+            ],
+        )
+        if mapped
+        else "no groups mapped"
     )

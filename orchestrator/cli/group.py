@@ -36,6 +36,7 @@ COMMANDS = {
     "dead-letters": f"{_ADMIN}:dead_letters",
     "apikey": f"{_ADMIN}:apikey",
     "role": f"{_ADMIN}:role",
+    "oidc-group": f"{_ADMIN}:oidc_group",
     "catalog": f"{_CATALOG}:catalog",
     "quality": "orchestrator.cli.cmd_quality:quality_command",
     "framework": f"{_CATALOG}:framework",
@@ -48,6 +49,8 @@ COMMANDS = {
     "export-target": "orchestrator.cli.cmd_exports:export_target",
     "health": "orchestrator.cli.cmd_health:health_command",
     "verify": "orchestrator.cli.cmd_verify:verify_command",
+    "report": "orchestrator.cli.cmd_report:report_command",
+    "risks": "orchestrator.cli.cmd_risks:risks",
 }
 
 
@@ -60,4 +63,5 @@ DISTRIBUTION = "assessment-lifecycle-fleet"
 def lifecycle() -> None:
     """Run and operate assessment lifecycles: the demo, migrations, the HTTP API; list,
     show, retry, reprocess, cancel, resume; sweeps, dead letters, API keys, approver
-    roles, control catalogues and frameworks; handoffs, effects, definitions, histories."""
+    roles, control catalogues and frameworks; handoffs, effects, definitions, histories;
+    reports and their exports; the risk register."""

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+#: How many documents the console's upload form carries at once (its body limit's multiple).
+CONSOLE_UPLOAD_FILES = 20
+
 
 class ConsoleSettings(BaseSettings):
     model_config = SettingsConfigDict(

@@ -25,7 +25,9 @@ class ObservabilitySettings(BaseSettings):
         "the prefork pool set PROMETHEUS_MULTIPROC_DIR too.",
     )
     otel_enabled: bool = Field(
-        False, description="Emit OpenTelemetry spans (needs the `otel` extra)."
+        False,
+        description="Trace with OpenTelemetry, exported over OTLP (needs the `otel` extra; "
+        "OTEL_EXPORTER_OTLP_ENDPOINT says where).",
     )
     readiness_timeout_s: float = Field(
         1.0,

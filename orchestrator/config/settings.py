@@ -1,6 +1,6 @@
 """The one settings object: the fleet's own fields (prefix LIFECYCLE_) and one section per
-part (api, sweeps, webhooks, observability, ingestion, embedding, console, effects,
-tenants, outbound), each with its own prefix.
+part (api, sweeps, webhooks, observability, ingestion, embedding, console, oidc,
+effects, tenants, outbound), each with its own prefix.
 
 Read once per process (`get_settings()`); `reset_settings()` forgets it after the
 environment changed (tests).
@@ -21,6 +21,7 @@ from orchestrator.config.effects import EffectSettings
 from orchestrator.config.embedding import EmbeddingSettings
 from orchestrator.config.ingestion import IngestionLimits
 from orchestrator.config.observability import ObservabilitySettings
+from orchestrator.config.oidc import OidcSettings
 from orchestrator.config.outbound import OutboundSettings
 from orchestrator.config.placeholders import is_placeholder
 from orchestrator.config.sweeps import SweepSettings
@@ -169,12 +170,30 @@ class Settings(BaseSettings):
     oscal_ssp_href: str = Field(
         "",
         description="Where the system's OSCAL SSP is, for the import-ssp of the OSCAL "
-        "assessment plan and POA&M; empty: a placeholder to replace.",
+        "assessment plan and POA&M; empty or a placeholder (an example address, 'TBD'): "
+        "the exports write a marked placeholder, and an export for FedRAMP is refused.",
     )
     oscal_system_id: str = Field(
         "",
         description="The system's FedRAMP-assigned id for the OSCAL POA&M's system-id; "
-        "empty: the assessment's id.",
+        "empty or a placeholder (an all-zero id, 'TBD'): the assessment's id, and an "
+        "export for FedRAMP is refused.",
+    )
+    oscal_assessor_name: str = Field(
+        "",
+        description="The assessing organisation (the 3PAO), a party of the OSCAL assessment "
+        "plan; empty: no organisation party.",
+    )
+    oscal_assessor_iso17020_id: str = Field(
+        "",
+        description="The assessing organisation's ISO/IEC 17020 accreditation number "
+        "(FedRAMP's form NNNN.NN), on its party in the OSCAL assessment plan; empty: none.",
+    )
+    oscal_assessor_address: str = Field(
+        "",
+        description="The assessing organisation's address, lines separated by ';': the "
+        "location of the OSCAL assessment plan's metadata (FedRAMP asks for one); empty: "
+        "no location.",
     )
 
     # Sections: each reads its own prefix (LIFECYCLE_API_, LIFECYCLE_SWEEP_, ...).
@@ -185,6 +204,7 @@ class Settings(BaseSettings):
     ingestion: IngestionLimits = Field(default_factory=IngestionLimits)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
+    oidc: OidcSettings = Field(default_factory=OidcSettings)
     effects: EffectSettings = Field(default_factory=EffectSettings)
     tenants: TenantShareSettings = Field(default_factory=TenantShareSettings)
     outbound: OutboundSettings = Field(default_factory=OutboundSettings)

@@ -1,21 +1,24 @@
-"""Every sweep, declared once.
+"""Every sweep's facts, declared once; its function registers itself where it lives.
 
 A sweep is a plain function that keeps runs moving or visibly blocked. Its declaration
 here is all the rest of the fleet reads: the beat schedule (entry, task, queue, interval),
-the Celery task that beat sends (orchestrator.runtime.sweep_tasks), the interval setting
+the Celery task that beat sends (orchestrator.runtime.tasks), the interval setting
 (LIFECYCLE_SWEEP_INTERVALS, keyed by name), `lifecycle sweep NAME`, the health report's
-pulse and the docs table. Adding a sweep is one `Sweep(...)` below plus its function.
-
-The function is named by its import path, so this module stays below the layers that
-define the sweeps (it is read by the engine's schedule and the settings).
+pulse and the docs table. Its function carries `@sweep("name")` in its own module, which
+orchestrator.runtime.registrations imports for every entry point. Adding a sweep is one
+`Sweep(...)` below, its function, and that import.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+from orchestrator.contracts.registry import Registry
+
+SweepFunction = Callable[[], Any]
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -23,8 +26,6 @@ class Sweep:
     #: The sweep's name: its interval setting's key; `lifecycle sweep` takes it with
     #: hyphens for underscores.
     name: str
-    #: "package.module:function", called with no arguments; returns what it handled.
-    run: str
     #: Default seconds between two runs under `celery beat`.
     interval_s: float
     #: What it does, one line (CLI help, docs).
@@ -48,79 +49,67 @@ class Sweep:
         """The beat schedule's entry."""
         return f"sweep-{self.cli_name}"
 
-    def function(self) -> Callable[[], Any]:
-        module, _, attribute = self.run.partition(":")
-        found: Callable[[], Any] = getattr(importlib.import_module(module), attribute)
-        return found
+    def function(self) -> SweepFunction:
+        """Its registered function: called with no arguments, returns what it handled."""
+        return RUNS[self.name]
 
 
 SWEEPS: tuple[Sweep, ...] = (
     Sweep(
         "messages",
-        "orchestrator.sweeps.missing_messages:resend_missing_messages",
         5,
         "resend a queued job's message the broker no longer holds",
         task_name="orchestrator.sweep_missing_messages",
     ),
     Sweep(
         "outbox",
-        "orchestrator.sweeps.unpublished_outbox:publish_stale_outbox",
         15,
         "publish outbox rows their transaction's writer did not",
     ),
     Sweep(
         "inbox",
-        "orchestrator.sweeps.pending_signals:rekick_pending_runs",
         30,
         "wake runs whose recorded signals nobody applied",
     ),
     Sweep(
         "lost_jobs",
-        "orchestrator.sweeps.lost_jobs:recover_lost_jobs",
         60,
         "redispatch jobs past their deadline; dead-letter those out of attempts",
     ),
     Sweep(
         "approval_waits",
-        "orchestrator.sweeps.approval_waits:sweep_approval_waits",
         60,
         "remind, escalate and block approvals that wait too long",
     ),
     Sweep(
         "sla",
-        "orchestrator.sweeps.sla:sweep_sla",
         300,
         "flag runs past their completion SLA",
     ),
     Sweep(
         "stale",
-        "orchestrator.sweeps.stale:sweep_stale",
         300,
         "flag runs idle too long",
     ),
     Sweep(
         "review_claims",
-        "orchestrator.service.review_claims:release_lapsed_claims",
         60,
         "release reviewers' claims that lapsed",
     ),
     Sweep(
         "evidence",
-        "orchestrator.sweeps.evidence_expiry:sweep_evidence_expiry",
         300,
         "remind owners of evidence about to expire, then mark it expired at its date",
         task_name="orchestrator.sweep_evidence_expiry",
     ),
     Sweep(
         "evidence_requests",
-        "orchestrator.sweeps.overdue_requests:sweep_overdue_requests",
         300,
         "remind, then escalate, evidence requests past their due date",
         task_name="orchestrator.sweep_overdue_requests",
     ),
     Sweep(
         "notifications",
-        "orchestrator.notifications.sweep:sweep_deliveries",
         15,
         "deliver due notifications (webhooks), retrying with backoff",
         queue="notifications",
@@ -128,7 +117,6 @@ SWEEPS: tuple[Sweep, ...] = (
     ),
     Sweep(
         "effects",
-        "orchestrator.notifications.effect_sweep:sweep_effects",
         15,
         "make due outside effects and hand over those whose outcome is unknown",
         queue="notifications",
@@ -144,3 +132,18 @@ def declared() -> tuple[Sweep, ...]:
 
 def by_name() -> dict[str, Sweep]:
     return {sweep.name: sweep for sweep in declared()}
+
+
+#: Each sweep's function, registered by `@sweep(name)` where it is written.
+RUNS: Registry[SweepFunction] = Registry("sweep function", lambda: set(by_name()))
+
+
+def sweep(name: str) -> Callable[[F], F]:
+    """`@sweep("outbox")` on the function that sweeps it (refused for an undeclared name or
+    a second function)."""
+
+    def register(function: F) -> F:
+        RUNS.add(name, function)
+        return function
+
+    return register

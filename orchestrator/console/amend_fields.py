@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.contracts.artifact_registry import body_of
+from orchestrator.contracts.artifact_registry import kinds
+from orchestrator.contracts.registry import Registry
+from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.service.amendments import ASSESSED, SEVERITIES
 
 
@@ -16,7 +18,7 @@ class AmendField:
     name: str
     label: str
     widget: str
-    """status, severity, applicable, text, textarea or date."""
+    """status, severity, applicable (yes or no), text, textarea or date."""
     choices: tuple[str, ...] = ()
 
 
@@ -31,12 +33,15 @@ _NOTE = _f("note", "Note", "textarea")
 _JUSTIFICATION = _f("justification", "Justification", "textarea")
 _APPLICABLE = _f("applicable", "Applicable", "applicable")
 
-# Each kind's fields, named in its declaration (orchestrator.contracts.artifact_registry).
+#: Each kind's amendment fields, registered where they are written (the shipped kinds' below).
+FIELDS: Registry[tuple[AmendField, ...]] = Registry("amendment form", kinds)
+
 SOA = (
     _f("implementation_status", "Implementation status", "status"),
     _OWNER,
     _APPLICABLE,
     _JUSTIFICATION,
+    _f("legal_basis", "Legal or contractual requirement", "textarea"),
     _NOTE,
 )
 GAP_ANALYSIS = (
@@ -47,6 +52,8 @@ GAP_ANALYSIS = (
     _f("cause", "Cause", "textarea"),
     _f("effect", "Effect", "textarea"),
     _f("recommendation", "Recommendation", "textarea"),
+    _f("not_a_gap", "Not a gap", "applicable"),
+    _f("not_a_gap_reason", "Why not a gap", "textarea"),
     _NOTE,
 )
 MATURITY = (
@@ -67,10 +74,16 @@ REPORT = (
 )
 
 
+FIELDS.add(ArtifactKind.SOA, SOA)
+FIELDS.add(ArtifactKind.GAP_ANALYSIS, GAP_ANALYSIS)
+FIELDS.add(ArtifactKind.MATURITY_ASSESSMENT, MATURITY)
+FIELDS.add(ArtifactKind.POAM, POAM)
+FIELDS.add(ArtifactKind.REPORT, REPORT)
+
+
 def fields_of(kind: str) -> tuple[AmendField, ...]:
-    """The amendment form's fields for `kind`, as its declaration names them."""
-    fields: tuple[AmendField, ...] = body_of(kind, "fields") or ()
-    return fields
+    """The amendment form's fields for `kind` (none where none are registered)."""
+    return FIELDS.get(kind) or ()
 
 
 def changes_of(kind: str, form: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,13 +9,16 @@ Colours come from classes in console.css; every figure is also text in the pictu
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
 
 from orchestrator.console.draft_tables import dicts
-from orchestrator.contracts.artifact_registry import body_of
+from orchestrator.contracts.artifact_registry import kinds
+from orchestrator.contracts.registry import Registry
+from orchestrator.contracts.signals import ArtifactKind
 
 WIDTH = 640
 LABEL_W = 250
@@ -38,6 +41,11 @@ class Chart:
     svg: Markup
     headings: tuple[str, ...]
     rows: list[tuple[Any, ...]]
+
+
+Draw = Callable[[dict[str, Any]], list[Chart]]
+#: Each kind's chart, registered where it is drawn: `@CHARTS.register(kind)`.
+CHARTS: Registry[Draw] = Registry("chart", kinds)
 
 
 def hbars(title: str, bars: list[Bar], top: float | None = None) -> Markup:
@@ -118,6 +126,7 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
+@CHARTS.register(ArtifactKind.MATURITY_ASSESSMENT)
 def maturity(content: dict[str, Any]) -> list[Chart]:
     domains = dicts(content.get("domains"))
     if not domains:
@@ -135,6 +144,7 @@ def maturity(content: dict[str, Any]) -> list[Chart]:
     return [Chart(title, hbars(title, bars, top=5), ("Domain", "Level", "Target"), rows)]
 
 
+@CHARTS.register(ArtifactKind.SOA)
 def statement_of_applicability(content: dict[str, Any]) -> list[Chart]:
     rows = dicts(content.get("requirements"))
     if not rows:
@@ -164,6 +174,7 @@ def _counted(title: str, counts: Counter[str], heading: str) -> Chart:
 _SEVERITIES = ("high", "medium", "low")
 
 
+@CHARTS.register(ArtifactKind.POAM)
 def poam(content: dict[str, Any]) -> list[Chart]:
     items = dicts(content.get("items"))
     if not items:
@@ -197,7 +208,7 @@ def _float(value: Any) -> float:
 
 
 def charts(kind: str, content: dict[str, Any]) -> list[Chart]:
-    """The kind's chart, as its declaration names it (none for most kinds)."""
-    draw = body_of(kind, "chart")
+    """The kind's registered chart (none for most kinds)."""
+    draw = CHARTS.get(kind)
     drawn: list[Chart] = draw(content) if draw is not None else []
     return drawn

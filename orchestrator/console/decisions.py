@@ -4,16 +4,15 @@ posting the form again, replays the first outcome instead of recording a second 
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 
-from orchestrator.api.idempotency import StoredResponse, request_hash, run_once
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.service.apikeys import Principal
 from orchestrator.service.approval_events import record_approval
 from orchestrator.service.fates import await_fate
+from orchestrator.service.idempotency import StoredResponse, once, request_hash
 from orchestrator.service.producer import send_signal
 
 SIGNAL_FOR = {kind: signal for signal, kind in APPROVAL_SIGNALS.items()}
@@ -78,12 +77,12 @@ def decide(
             "comment": comment,
         },
     )
-    response = run_once(principal, idempotency_key, fingerprint, action)
-    body = json.loads(bytes(response.body))
+    outcome, replayed = once(principal.tenant_id, idempotency_key, fingerprint, action)
+    body = outcome.body
     return Decided(
         event_id=body["event_id"],
         decision=body["decision"],
         fate=body["fate"],
         reason=body.get("reason"),
-        replayed=response.headers.get("Idempotent-Replayed") == "true",
+        replayed=replayed,
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from orchestrator.console.draft_tables import NamedRow, TableSpec, named_rows
+from orchestrator.console.draft_tables import NamedRow, TableSpec, named_rows, with_decisions
 from orchestrator.contracts.errors import InvalidInput
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.service.readiness import undecided_rows
@@ -151,7 +151,7 @@ def table_page(
         spec=spec,
         query=query,
         total=len(named),
-        rows=ordered[start : start + query.size],
+        rows=with_decisions(kind, spec, content, ordered[start : start + query.size]),
         matched=len(ordered),
         facets=_facets(spec, named, query),
         undecided=undecided,

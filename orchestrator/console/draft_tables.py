@@ -11,12 +11,17 @@ Every column a reviewer can amend is on the line or first among the details.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.contracts.artifact_registry import body_of
+from orchestrator.console.owner_proposals import owner_proposal
+from orchestrator.contracts.artifact_registry import kinds
+from orchestrator.contracts.registry import Registry
+from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.service import draft_rows
-from orchestrator.service.draft_rows import row_name
+from orchestrator.service.draft_rows import names_of
+from orchestrator.service.row_decisions import row_decision_labels
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,8 @@ class Column:
     heading: str
     proposed: str | None = None
     """A field holding the system's proposal, shown while `field` is unset."""
+    said: Callable[[Mapping[str, Any]], str] | None = None
+    """How the proposal reads from its row, where its value alone would not say enough."""
 
 
 @dataclass(frozen=True)
@@ -57,10 +64,16 @@ class TableSpec:
         return self.line + self.details + self.extended
 
 
+#: Each kind's tables, registered where they are written (the shipped kinds' below).
+TABLES: Registry[tuple[TableSpec, ...]] = Registry("console table", kinds)
+
+
 def _c(name: str, heading: str, proposed: str | None = None) -> Column:
     return Column(name, heading, proposed)
 
 
+#: The owner people set, else who is proposed and where the proposal came from.
+_PROPOSED_OWNER = Column("owner", "Owner", "proposed_owner", owner_proposal)
 _PROPOSAL = Facet("proposal", "proposal", "Proposed")
 _DOMAIN = Facet("domain", "domain", "SCF domain")
 _OWNER = Facet("owner", "owner", "Owner")
@@ -120,7 +133,7 @@ EVIDENCE: tuple[TableSpec, ...] = (
     ),
 )
 
-# Each kind's tables, named in its declaration (orchestrator.contracts.artifact_registry).
+# Each shipped kind's tables (registered in TABLES below).
 PRE_ANALYSIS: tuple[TableSpec, ...] = (
     TableSpec(
         "controls",
@@ -175,6 +188,11 @@ SCOPE: tuple[TableSpec, ...] = (
     ),
 )
 
+#: Not a field of the draft: how the row's status was decided, read from its amendments
+#: (`with_decisions`), so a status confirmed in bulk reads apart from one decided alone.
+DECIDED_HOW = "decided_how"
+_DECIDED_HOW = _c(DECIDED_HOW, "Status decided")
+
 SOA: tuple[TableSpec, ...] = (
     TableSpec(
         "requirements",
@@ -186,12 +204,13 @@ SOA: tuple[TableSpec, ...] = (
             _c("title", "Title"),
             _c("proposal", "Evidence"),
             _c("implementation_status", "Implementation", "proposed_implementation_status"),
-            _c("owner", "Owner", "proposed_owner"),
+            _PROPOSED_OWNER,
             _c("applicable", "Applicable"),
         ),
         (
             _c("justification", "Justification"),
             _c("note", "Note"),
+            _DECIDED_HOW,
             _c("framework", "Framework"),
             _c("category", "Category"),
             _c("scf_controls", "SCF controls"),
@@ -224,15 +243,19 @@ GAP_ANALYSIS: tuple[TableSpec, ...] = (
             _c("title", "Title"),
             _c("severity", "Severity"),
             _c("evidence_state", "Evidence"),
-            _c("owner", "Owner", "proposed_owner"),
+            _PROPOSED_OWNER,
             _c("target_date", "Target date"),
         ),
         (
             _c("assessed_status", "Assessed"),
+            _DECIDED_HOW,
             _c("cause", "Cause"),
             _c("effect", "Effect"),
             _c("recommendation", "Recommendation"),
+            _c("not_a_gap", "Not a gap"),
+            _c("not_a_gap_reason", "Why not a gap"),
             _c("note", "Note"),
+            _c("not_a_gap_review", "Not a gap: to decide again"),
             _c("condition", "Condition"),
             _c("scf_controls", "SCF controls"),
             _c("nist_controls", "NIST SP 800-53 controls"),
@@ -314,7 +337,7 @@ POAM: tuple[TableSpec, ...] = (
             _c("id", "Item"),
             _c("weakness_name", "Weakness"),
             _c("original_risk_rating", "Risk"),
-            _c("owner", "Owner", "proposed_owner"),
+            _PROPOSED_OWNER,
             _c("scheduled_completion_date", "Scheduled completion"),
             _c("status", "Status"),
         ),
@@ -359,10 +382,23 @@ REPORT: tuple[TableSpec, ...] = (
 )
 
 
+_K = ArtifactKind
+for _kind, _specs in (
+    (_K.SCF_PRE_ANALYSIS, PRE_ANALYSIS),
+    (_K.SCOPE, SCOPE),
+    (_K.SOA, SOA),
+    (_K.EVIDENCE_ANALYSIS, EVIDENCE),
+    (_K.GAP_ANALYSIS, GAP_ANALYSIS),
+    (_K.MATURITY_ASSESSMENT, MATURITY),
+    (_K.POAM, POAM),
+    (_K.REPORT, REPORT),
+):
+    TABLES.add(_kind, _specs)
+
+
 def specs_of(kind: str) -> tuple[TableSpec, ...]:
-    """The kind's tables, as its declaration names them (none for an undeclared kind)."""
-    specs: tuple[TableSpec, ...] = body_of(kind, "tables") or ()
-    return specs
+    """The kind's registered tables (none for an undeclared kind)."""
+    return TABLES.get(kind) or ()
 
 
 def spec_of(kind: str, slug: str) -> TableSpec | None:
@@ -397,9 +433,19 @@ def named_rows(kind: str, spec: TableSpec, content: dict[str, Any]) -> list[Name
     rows = rows_of(spec, content)
     rows_at = draft_rows.rows_of(kind)
     if spec.decided and rows_at is not None:
-        key = rows_at.key
-        return [NamedRow(row_name(rows, key, row), row) for row in rows]
+        return [NamedRow(n, row) for n, row in zip(names_of(rows, rows_at.key), rows, strict=True)]
     return [NamedRow(str(row.get(spec.key)), row) for row in rows]
+
+
+def with_decisions(
+    kind: str, spec: TableSpec, content: dict[str, Any], named: list[NamedRow]
+) -> list[NamedRow]:
+    """`named` (decided rows of `content`), each a copy naming how its status was decided
+    (the content is shared between requests: never changed)."""
+    if not spec.decided or draft_rows.rows_of(kind) is None:
+        return named
+    labels = row_decision_labels(kind, content)
+    return [NamedRow(n.name, {**n.row, DECIDED_HOW: labels.get(n.name)}) for n in named]
 
 
 _PROPOSALS = ("evidence_found", "weak_evidence", "no_evidence_found", "template_not_adopted")

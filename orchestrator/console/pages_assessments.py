@@ -1,5 +1,7 @@
 """Assessments: list and create, upload several documents at once or a new version of one
-(renewing evidence, which reassesses what cites it), start the lifecycle."""
+(renewing evidence, which reassesses what cites it), start the lifecycle, see its
+reassessments and retry a failed one. The create form carries a key: sent twice, it
+creates one assessment."""
 
 from __future__ import annotations
 
@@ -10,14 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import quote
 
-from fastapi import APIRouter, Form, Request, Response
+from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from starlette.datastructures import UploadFile
 
-from orchestrator.api.limits import CONSOLE_UPLOAD_FILES
+from orchestrator.config.console import CONSOLE_UPLOAD_FILES
 from orchestrator.config.settings import get_settings
+from orchestrator.console.form_once import created_once
 from orchestrator.console.web import (
     ConsoleRoute,
     PageError,
@@ -28,7 +32,7 @@ from orchestrator.console.web import (
     render,
     see_other,
 )
-from orchestrator.contracts.errors import LifecycleError, NotFound
+from orchestrator.contracts.errors import LifecycleError, NotFound, ReassessmentNotFailed
 from orchestrator.contracts.origins import StartOrigin
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.authority import RunAuthority
@@ -38,6 +42,12 @@ from orchestrator.service.documents import upload_document_file
 from orchestrator.service.producer import create_assessment, get_lifecycle, start_lifecycle
 from orchestrator.service.queries import get_assessment, list_assessments
 from orchestrator.service.read_models import DocumentView
+from orchestrator.service.reassessments import (
+    get_reassessment,
+    list_reassessments,
+    retry_reassessment,
+)
+from orchestrator.service.roster import RosterRole, roster
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -48,23 +58,34 @@ MAX_FILES = CONSOLE_UPLOAD_FILES
 def assessments(request: Request, session: Session, cursor: str | None = None) -> HTMLResponse:
     need(session, Scope.READ)
     page = list_assessments(session.principal.actor, limit=50, cursor=cursor)
-    return render(request, session, "assessments.html", page=page)
+    return render(request, session, "assessments.html", page=page, create_key=action_key())
 
 
 @router.post("/assessments", name="console_assessment_create")
 def create(
     session: Posted,
+    key: Annotated[str, Form(min_length=8, max_length=64)],
     organization_id: Annotated[str, Form(max_length=128)] = "",
     name: Annotated[str, Form(max_length=300)] = "",
 ) -> Response:
     need(session, Scope.SIGNAL)
-    view = create_assessment(session.principal.actor, organization_id.strip(), name)
-    return see_other(f"/console/assessments/{view.id}")
+    organization = organization_id.strip()
+
+    def make() -> str:
+        view = create_assessment(session.principal.actor, organization, name)
+        return f"/console/assessments/{view.id}"
+
+    fields = {"organization_id": organization, "name": name}
+    return see_other(created_once(session.principal, "assessment", key, fields, make).location)
 
 
 @router.get("/assessments/{assessment_id}", name="console_assessment")
 def assessment(
-    request: Request, session: Session, assessment_id: uuid.UUID, uploaded: str | None = None
+    request: Request,
+    session: Session,
+    assessment_id: uuid.UUID,
+    uploaded: str | None = None,
+    notice: Annotated[str | None, Query(max_length=300)] = None,
 ) -> HTMLResponse:
     need(session, Scope.READ)
     actor = session.principal.actor
@@ -80,7 +101,12 @@ def assessment(
         assessment=view,
         run=run,
         documents=list_outcomes(actor, assessment_id),
+        reassessments=list_reassessments(actor, assessment_id),
+        people=roster(actor, assessment_id),
+        roster_roles=list(RosterRole),
         start_key=action_key(),
+        roster_key=action_key(),
+        notice=notice,
     )
 
 
@@ -184,3 +210,17 @@ def start(
         authority=RunAuthority.of_principal(session.principal),
     )
     return see_other(f"/console/runs/{run.id}")
+
+
+@router.post("/reassessments/{reassessment_id}/retry", name="console_reassessment_retry")
+def retry(session: Posted, reassessment_id: uuid.UUID) -> Response:
+    """Send a failed reassessment again (the API's service); a second click finds it
+    pending or done, and says so."""
+    need(session, Scope.SIGNAL)
+    actor = session.principal.actor
+    try:
+        view = retry_reassessment(actor, reassessment_id)
+        notice = "Reassessment sent again: it is pending until its job ends"
+    except ReassessmentNotFailed as refused:
+        view, notice = get_reassessment(actor, reassessment_id), refused.message
+    return see_other(f"/console/assessments/{view.assessment_id}?notice={quote(notice)}")

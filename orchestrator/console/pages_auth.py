@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
+from orchestrator.config.settings import get_settings
 from orchestrator.console.sessions import (
     LOGIN_CSRF_COOKIE,
     SESSION_COOKIE,
@@ -21,16 +22,34 @@ from orchestrator.service.console_sessions import end_session
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
 
-def _secure(request: Request) -> bool:
+def secure_cookies(request: Request) -> bool:
     """Secure cookies behind TLS (uvicorn's proxy headers set the scheme)."""
     return request.url.scheme == "https"
 
 
-def _safe_next(target: str | None) -> str:
+def safe_next(target: str | None) -> str:
     """Only a console path: never an open redirect to another site."""
     if target and target.startswith("/console") and not target.startswith("//"):
         return target
     return "/console/queue"
+
+
+def set_session_cookie(request: Request, response: Response, value: str, ttl: int) -> None:
+    response.set_cookie(
+        SESSION_COOKIE,
+        value,
+        max_age=ttl,
+        httponly=True,
+        samesite="lax",
+        secure=secure_cookies(request),
+        path="/console",
+    )
+
+
+def _provider() -> str | None:
+    """The identity provider's name when sign-in with it is configured."""
+    settings = get_settings().oidc
+    return settings.shown_name if settings.enabled else None
 
 
 @router.get("", name="console_home")
@@ -41,14 +60,21 @@ def home(session: Session) -> Response:
 @router.get("/login", name="console_login")
 def login_page(request: Request, next: str | None = None) -> Response:
     token = new_login_token()
-    response = render(request, None, "login.html", login_token=token, next=_safe_next(next))
+    response = render(
+        request,
+        None,
+        "login.html",
+        login_token=token,
+        next=safe_next(next),
+        provider=_provider(),
+    )
     response.set_cookie(
         LOGIN_CSRF_COOKIE,
         token,
         max_age=1800,
         httponly=True,
         samesite="strict",
-        secure=_secure(request),
+        secure=secure_cookies(request),
         path="/console",
     )
     return response
@@ -72,16 +98,8 @@ async def login(
     if principal is None:
         return _login_again(request, 401, "That API key is unknown or revoked.", next)
     value, ttl = issue_cookie(principal)
-    response = see_other(_safe_next(next))
-    response.set_cookie(
-        SESSION_COOKIE,
-        value,
-        max_age=ttl,
-        httponly=True,
-        samesite="lax",
-        secure=_secure(request),
-        path="/console",
-    )
+    response = see_other(safe_next(next))
+    set_session_cookie(request, response, value, ttl)
     response.delete_cookie(LOGIN_CSRF_COOKIE, path="/console")
     return response
 
@@ -95,7 +113,8 @@ def _login_again(request: Request, status: int, message: str, next: str) -> Resp
         status_code=status,
         error=message,
         login_token=token,
-        next=_safe_next(next),
+        next=safe_next(next),
+        provider=_provider(),
     )
     response.set_cookie(
         LOGIN_CSRF_COOKIE,
@@ -103,7 +122,7 @@ def _login_again(request: Request, status: int, message: str, next: str) -> Resp
         max_age=1800,
         httponly=True,
         samesite="strict",
-        secure=_secure(request),
+        secure=secure_cookies(request),
         path="/console",
     )
     return response

@@ -16,8 +16,14 @@ from fastapi.responses import FileResponse, HTMLResponse
 from orchestrator.config.settings import get_settings
 from orchestrator.console.amend_fields import changes_of, fields_of
 from orchestrator.console.decisions import decide
-from orchestrator.console.draft_tables import TableSpec, named_rows, spec_of, specs_of
-from orchestrator.console.review_page import choose, load_review
+from orchestrator.console.draft_tables import (
+    TableSpec,
+    named_rows,
+    spec_of,
+    specs_of,
+    with_decisions,
+)
+from orchestrator.console.review_page import choose, content_of, load_review
 from orchestrator.console.web import (
     ConsoleRoute,
     PageError,
@@ -25,6 +31,7 @@ from orchestrator.console.web import (
     Session,
     action_key,
     need,
+    reads_once,
     render,
     see_other,
 )
@@ -61,6 +68,7 @@ def _review_url(run_id: uuid.UUID, kind: ArtifactKind, **params: Any) -> str:
 
 
 @router.get("/runs/{run_id}/artifacts/{kind}", name="console_review")
+@reads_once
 def review(
     request: Request,
     session: Session,
@@ -94,6 +102,7 @@ def review(
 
 
 @router.get("/runs/{run_id}/artifacts/{kind}/row", name="console_review_row")
+@reads_once
 def row_page(
     request: Request,
     session: Session,
@@ -110,10 +119,19 @@ def row_page(
     artifact_kind = _kind(kind)
     versions = list_artifacts(actor, run_id, artifact_kind.value)
     chosen = choose(versions, version, run_id, artifact_kind)
-    content = get_artifact(actor, run_id, chosen.id).content
+    content = content_of(actor, run_id, chosen)
     spec = spec_of(artifact_kind, table) if table else _decided_spec(artifact_kind)
     found = (
-        next((r for r in named_rows(artifact_kind, spec, content) if r.name == name), None)
+        next(
+            (
+                r
+                for r in with_decisions(
+                    artifact_kind, spec, content, named_rows(artifact_kind, spec, content)
+                )
+                if r.name == name
+            ),
+            None,
+        )
         if spec is not None
         else None
     )

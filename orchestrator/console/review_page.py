@@ -5,7 +5,9 @@ and who claimed the review."""
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +18,7 @@ from orchestrator.console.draft_diff import VersionDiff, diff
 from orchestrator.console.draft_pages import TablePage
 from orchestrator.console.draft_tables import specs_of, summary
 from orchestrator.contracts.errors import NotFound
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind
 from orchestrator.lifecycle.definition import APPROVED_AT
 from orchestrator.lifecycle.state import RunState
@@ -29,6 +32,7 @@ from orchestrator.service.readiness import Readiness, readiness
 from orchestrator.service.reassessments import ReassessmentView, reassessment_of, row_key
 from orchestrator.service.review_claims import ClaimView, claim_on
 from orchestrator.service.review_comments import CommentView, list_comments
+from orchestrator.service.row_decisions import decision_lines
 
 APPROVABLE = frozenset(APPROVAL_SIGNALS.values())
 
@@ -55,6 +59,8 @@ class Review:
     amendable: bool
     reassessment: ReassessmentView | None = None
     """Set on a reassessed SoA version that asks approval of its changed rows."""
+    decisions: list[str] | None = None
+    """How people decided the rows' statuses: one by one, and each action on many rows."""
 
     def changed_row(self, row: dict[str, Any]) -> dict[str, Any] | None:
         """The reassessment's entry of a changed SoA row: its name there ("<framework>
@@ -103,6 +109,32 @@ def open_for_decision(state: RunState, kind: ArtifactKind, version: int) -> bool
     )
 
 
+#: How many versions' contents the pages keep parsed (a draft and the one before it, for a
+#: few reviewers at once): a 1,090-row SoA is megabytes of JSON, read and parsed anew on
+#: every request before.
+CACHED_VERSIONS = 6
+_contents: OrderedDict[tuple[uuid.UUID, str], dict[str, Any]] = OrderedDict()
+_contents_lock = threading.Lock()
+
+
+def content_of(actor: Actor, run_id: uuid.UUID, version: ArtifactView) -> dict[str, Any]:
+    """The content of `version` (listed for `actor` on `run_id`), parsed once per process:
+    a version is never rewritten (an amendment writes the next one), so its id and hash
+    name its content. Shared by the requests that read it: pages only read it."""
+    key = (version.id, version.sha256)
+    with _contents_lock:
+        found = _contents.get(key)
+        if found is not None:
+            _contents.move_to_end(key)
+            return found
+    content = get_artifact(actor, run_id, version.id).content
+    with _contents_lock:
+        _contents[key] = content
+        while len(_contents) > CACHED_VERSIONS:
+            _contents.popitem(last=False)
+    return content
+
+
 def load_review(
     principal: Principal,
     run_id: uuid.UUID,
@@ -114,12 +146,12 @@ def load_review(
     run = get_run(actor, run_id)
     versions = list_artifacts(actor, run_id, kind.value)
     chosen = choose(versions, version, run_id, kind)
-    content = get_artifact(actor, run_id, chosen.id).content
+    content = content_of(actor, run_id, chosen)
     previous = next((v for v in reversed(versions) if v.version < chosen.version), None)
     comments = list_comments(actor, run_id, kind)
     changes = None
     if previous is not None:
-        before = get_artifact(actor, run_id, previous.id).content
+        before = content_of(actor, run_id, previous)
         changes = diff(kind, before, content, version=chosen.version, comments=comments)
     state = state_of_view(run)
     waiting = open_for_decision(state, kind, chosen.version)
@@ -137,6 +169,7 @@ def load_review(
         ],
         charts=charts.charts(kind, content),
         summary=summary(content),
+        decisions=decision_lines(content),
         readiness=readiness(kind, chosen.version, content, state.policy(kind))
         if kind in APPROVABLE
         else None,

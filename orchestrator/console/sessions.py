@@ -2,10 +2,12 @@
 
 Signing in checks the API key once; the cookie then carries the key's id, an expiry and a
 random session id, signed with HMAC. Each request reloads the key by id, so revoking the
-key ends its sessions at once; signing out records the session id as ended on the server,
-so a copy of the cookie signs nobody in afterwards. The CSRF token of a session is an HMAC
-of its session id: every form carries it and every POST must send it back. Before sign-in,
-the sign-in form uses a double-submit cookie instead.
+key ends its sessions at once. A person signed in with the identity provider has no key:
+their cookie carries their principal instead, and each request reads what their groups map
+to now, so unmapping their groups ends their sessions at once too. Signing out records the
+session id as ended on the server, so a copy of the cookie signs nobody in afterwards. The
+CSRF token of a session is an HMAC of its session id: every form carries it and every POST
+must send it back. Before sign-in, the sign-in form uses a double-submit cookie instead.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from orchestrator.console.settings import get_console_settings, signing_secret
 from orchestrator.service.apikeys import Principal, principal_of_key
 from orchestrator.service.console_sessions import session_ended
+from orchestrator.service.oidc_access import NO_KEY, principal_of_identity
 
 SESSION_COOKIE = "lifecycle_console"
 LOGIN_CSRF_COOKIE = "lifecycle_console_login"
@@ -45,8 +48,9 @@ def _mac(message: str) -> str:
 def issue_cookie(principal: Principal, now: float | None = None) -> tuple[str, int]:
     """The cookie value of a new session, and its lifetime in seconds."""
     ttl = get_console_settings().session_ttl_s
+    who = {"k": principal.key_id} if principal.key_id != NO_KEY else {"o": principal.principal}
     body = {
-        "k": principal.key_id,
+        **who,
         "s": secrets.token_urlsafe(18),
         "e": int((now or time.time()) + ttl),
     }
@@ -68,12 +72,18 @@ def read_cookie(value: str | None, now: float | None = None) -> ConsoleSession |
         return None
     try:
         body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-        key_id, session_id, expires = str(body["k"]), str(body["s"]), float(body["e"])
-    except (ValueError, KeyError, TypeError):
+        session_id, expires = str(body["s"]), float(body["e"])
+        key_id, person = body.get("k"), body.get("o")
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     if expires <= (now or time.time()):
         return None
-    principal = principal_of_key(key_id)
+    if isinstance(key_id, str) and key_id:
+        principal = principal_of_key(key_id)
+    elif isinstance(person, str) and person:
+        principal = principal_of_identity(person)
+    else:
+        return None
     if principal is None or session_ended(session_id):
         return None
     return ConsoleSession(principal, session_id, expires)

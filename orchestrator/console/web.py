@@ -9,7 +9,7 @@ import re
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
 from fastapi import Depends, Request, Response
@@ -18,15 +18,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.exceptions import HTTPException
 
-from orchestrator.api.problems import ApiProblem
 from orchestrator.console import values
 from orchestrator.console.sessions import SESSION_COOKIE, ConsoleSession, read_cookie, same_token
 from orchestrator.console.settings import get_console_settings
 from orchestrator.contracts.errors import DatabaseBusy, FleetError, LifecycleError
 from orchestrator.contracts.shown_text import shown
+from orchestrator.contracts.text import NUL
 from orchestrator.db.busy import is_busy
 from orchestrator.service.apikeys import Scope
+from orchestrator.service.queries import reads_in_one_transaction
 from orchestrator.service.review_queue import queue_count
 
 log = logging.getLogger(__name__)
@@ -78,10 +80,13 @@ class ConsoleRoute(APIRoute):
     """Console routes answer with HTML pages, also when something goes wrong."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
+        handler = _in_one_read(super().get_route_handler(), self.endpoint)
 
         async def guarded(request: Request) -> Response:
             try:
+                refused = await nul_refusal(request)
+                if refused:
+                    return await error_page(request, 422, "Not accepted", refused)
                 return await handler(request)
             except SignInRequired:
                 target = quote(
@@ -100,10 +105,6 @@ class ConsoleRoute(APIRoute):
                 return await error_page(
                     request, status, TITLES.get(status, "Refused"), error.message
                 )
-            except ApiProblem as error:
-                return await error_page(
-                    request, error.status, TITLES.get(error.status, "Refused"), str(error.detail)
-                )
             except RequestValidationError as error:
                 return await _invalid_request_page(request, error)
             except Exception as error:  # a bug or an outage: the console's page, details logged
@@ -116,6 +117,34 @@ class ConsoleRoute(APIRoute):
                 )
 
         return guarded
+
+
+_READS_ONCE = "console_reads_once"
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
+
+
+def reads_once(endpoint: Endpoint) -> Endpoint:
+    """Marks a page that only reads: its whole request (the sign-in check, the page's
+    data, the header's count) reads in one read transaction, one snapshot."""
+    setattr(endpoint, _READS_ONCE, True)
+    return endpoint
+
+
+def _in_one_read(
+    handler: Callable[[Request], Coroutine[Any, Any, Response]], endpoint: Callable[..., Any]
+) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+    """The handler of a `reads_once` page in its one read; any other as it is."""
+    if not getattr(endpoint, _READS_ONCE, False):
+        return handler
+
+    async def reading(request: Request) -> Response:
+        with reads_in_one_transaction() as shared:
+            try:
+                return await handler(request)
+            finally:  # ended off the event loop: on PostgreSQL a round trip
+                await run_in_threadpool(shared.close)
+
+    return reading
 
 
 async def _invalid_request_page(request: Request, error: RequestValidationError) -> Response:
@@ -141,6 +170,29 @@ def form_refusal(errors: Sequence[Any]) -> str:
         else:
             said.append(f"The {field} was not accepted: {error.get('msg', 'invalid')}.")
     return " ".join(said)
+
+
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+async def nul_refusal(request: Request) -> str:
+    """The boundary rule for text, on every console form and query: no field may hold the
+    NUL character (PostgreSQL cannot store it). Words naming each such field; "" if none.
+    Checked before the route reads anything, so no form is left out."""
+    fields = list(request.query_params.multi_items())
+    if request.headers.get("content-type", "").startswith(_FORM_TYPES):
+        try:
+            form = await request.form()  # kept on the request: the route reads the same
+        except HTTPException as error:  # a malformed body: the form cannot be read at all
+            said = f"The form could not be read: {error.detail}"
+            raise PageError(400, "Bad request", said) from error
+        fields += [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+    named = sorted({name for name, value in fields if NUL in name or NUL in value})
+    return " ".join(
+        f"The {name.replace(NUL, '').replace('_', ' ') or 'unnamed field'} was not accepted: "
+        "it must not contain the NUL character (U+0000)."
+        for name in named
+    )
 
 
 def _busy_message(request: Request) -> str:
@@ -250,9 +302,14 @@ def need(session: ConsoleSession, *scopes: Scope) -> None:
         raise PageError(
             403,
             "Not allowed",
-            f"This needs the {needed} scope; your key "
+            f"This needs the {needed} scope; {_whose(session)} "
             f"({session.principal.principal}) does not hold it.",
         )
+
+
+def _whose(session: ConsoleSession) -> str:
+    # A person signed in with the identity provider holds no key: their groups give scopes.
+    return "your key" if session.principal.key_id else "what your groups are mapped to"
 
 
 def see_other(url: str) -> RedirectResponse:

@@ -1,29 +1,26 @@
-"""Every draft artifact kind, declared once.
+"""Every draft artifact kind's facts, declared once.
 
 A kind's declaration is what the rest of the fleet reads about it: the step that drafts
-it and the analysis function that does (`workers.analysis.service`), the signal that
-approves it and the step that waits for that signal (`APPROVAL_SIGNALS`,
-`APPROVAL_WAIT_FOR`), where its amendable rows are and what name a row goes by
-(`orchestrator.service.draft_rows`), what a person must set on a row before the gate
-(`orchestrator.service.readiness`, and whether the gate's default policy requires it),
-and the console's tables, amendment form and chart. Adding a kind is one
-`ArtifactDeclaration(...)` below plus its bodies; `tests/architecture/
-test_artifact_declarations.py` declares one in a test and finds it in each of those.
+it, the signal that approves it and the step that waits for that signal
+(`APPROVAL_SIGNALS`, `APPROVAL_WAIT_FOR`), where its amendable rows are and what name a
+row goes by, what a person must set on a row before the gate (and whether the gate's
+default policy requires it), its label, and whether the report is built from it. Whether
+it is versioned (rewind) and gated (the report's sign-off) follow from its approval.
 
 The names (kind, steps, signal) are the contract of the reference documents: they are
 also members of `ArtifactKind`, `AssessmentLifecycleStep` and `SignalType`, and the
-lifecycle's `StepSpec`s place the steps; the test checks every list agrees.
+lifecycle's `StepSpec`s place the steps; the tests check every list agrees.
 
-Bodies are named by import path ("package.module:attribute"), so this module stays at the
-bottom of the layers while the functions and tables live where they belong.
+The code that handles a kind registers itself where it lives (its drafting function in
+`workers/analysis`, its console tables, form and chart in `orchestrator/console`), and
+the entry points import it (orchestrator.runtime.registrations); nothing here names it.
+`tests/architecture/test_artifact_declarations.py` adds a kind in a test.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, NamedTuple
+from typing import Literal, NamedTuple
 
 
 class Rows(NamedTuple):
@@ -60,36 +57,36 @@ class ArtifactDeclaration:
     approved_at: str | None = None
     rows: Rows | None = None
     decided: Decided | None = None
-    #: The analysis queue's drafting function, (JobContext) -> content; None when another
-    #: queue drafts it (the report: `workers.reporting`).
-    draft: str | None = None
-    #: Computed ahead of the draft, outside any transaction: (JobRequest) -> None.
-    prepare: str | None = None
-    #: The console: its tables (tuple of TableSpec), amendment fields (tuple of
-    #: AmendField) and chart ((content) -> list of Chart).
-    tables: str | None = None
-    fields: str | None = None
-    chart: str | None = None
+    #: What people call it (the report's sign-off).
+    label: str = ""
+    #: Whether the report is built from it: required, optional, or not at all.
+    report: Literal["required", "optional"] | None = None
+    #: For a kind with no gate of its own: the kind whose gate reviews it with it.
+    reviewed_with: str | None = None
 
+    @property
+    def versioned(self) -> bool:
+        """Drafts people approve: never drafted again without the new-version flag."""
+        return self.approved_by is not None
 
-_TABLES = "orchestrator.console.draft_tables"
-_FIELDS = "orchestrator.console.amend_fields"
-_CHARTS = "orchestrator.console.charts"
-_RETRIEVAL = "workers.analysis.requirement_evidence:prepare_retrieval"
+    @property
+    def approved_any_time(self) -> bool:
+        """Approved with no wait of its own (the scope): any time until the report's gate."""
+        return self.approved_by is not None and self.approved_at is None
+
 
 ARTIFACTS: tuple[ArtifactDeclaration, ...] = (
     ArtifactDeclaration(
         "scf_pre_analysis",
         "run_scf_pre_analysis",
-        draft="workers.analysis.pre_analysis:run_scf_pre_analysis",
-        tables=f"{_TABLES}:PRE_ANALYSIS",
+        label="SCF pre-analysis",
     ),
     ArtifactDeclaration(
         "scope",
         "create_scope",
         approved_by="scope_approved",
-        draft="workers.analysis.scope:create_scope",
-        tables=f"{_TABLES}:SCOPE",
+        label="Scope",
+        report="optional",
     ),
     ArtifactDeclaration(
         "soa",
@@ -102,18 +99,15 @@ ARTIFACTS: tuple[ArtifactDeclaration, ...] = (
             "applicable rows without a reviewer-set implementation status",
             by_default=True,
         ),
-        draft="workers.analysis.soa:create_soa_draft",
-        prepare=_RETRIEVAL,
-        tables=f"{_TABLES}:SOA",
-        fields=f"{_FIELDS}:SOA",
-        chart=f"{_CHARTS}:statement_of_applicability",
+        label="Statement of Applicability",
+        report="required",
     ),
     ArtifactDeclaration(
         "evidence_analysis",
         "run_evidence_analysis",
-        draft="workers.analysis.evidence:run_evidence_analysis",
-        prepare="workers.analysis.evidence_batches:prepare_evidence",
-        tables=f"{_TABLES}:EVIDENCE",
+        label="Evidence analysis",
+        report="optional",
+        reviewed_with="gap_analysis",
     ),
     ArtifactDeclaration(
         "gap_analysis",
@@ -122,9 +116,8 @@ ARTIFACTS: tuple[ArtifactDeclaration, ...] = (
         approved_at="wait_for_gap_approval",
         rows=Rows("gaps", "control_id"),
         decided=Decided(("owner",), "findings without an owner"),
-        draft="workers.analysis.gaps:create_gap_analysis",
-        tables=f"{_TABLES}:GAP_ANALYSIS",
-        fields=f"{_FIELDS}:GAP_ANALYSIS",
+        label="Gap analysis",
+        report="required",
     ),
     ArtifactDeclaration(
         "maturity_assessment",
@@ -133,10 +126,8 @@ ARTIFACTS: tuple[ArtifactDeclaration, ...] = (
         approved_at="wait_for_maturity_approval",
         # Nothing is tracked as undecided: its levels are the system's proposal, read as one.
         rows=Rows("controls", "control_id"),
-        draft="workers.analysis.maturity:create_maturity_assessment",
-        tables=f"{_TABLES}:MATURITY",
-        fields=f"{_FIELDS}:MATURITY",
-        chart=f"{_CHARTS}:maturity",
+        label="Maturity assessment",
+        report="required",
     ),
     ArtifactDeclaration(
         "poam",
@@ -145,10 +136,8 @@ ARTIFACTS: tuple[ArtifactDeclaration, ...] = (
         approved_at="wait_for_poam_approval",
         rows=Rows("items", "id"),
         decided=Decided(("owner",), "items without an owner (point of contact)", by_default=True),
-        draft="workers.analysis.poam:create_poam",
-        tables=f"{_TABLES}:POAM",
-        fields=f"{_FIELDS}:POAM",
-        chart=f"{_CHARTS}:poam",
+        label="Plan of Action & Milestones",
+        report="required",
     ),
     ArtifactDeclaration(
         "report",
@@ -157,14 +146,17 @@ ARTIFACTS: tuple[ArtifactDeclaration, ...] = (
         approved_at="wait_for_report_approval",
         # The assessor's statement (conclusion, scope boundary, period): one row.
         rows=Rows("statement", "id"),
-        tables=f"{_TABLES}:REPORT",
-        fields=f"{_FIELDS}:REPORT",
+        label="Assessment report",
     ),
 )
 
 
 def declared() -> tuple[ArtifactDeclaration, ...]:
     return ARTIFACTS
+
+
+def kinds() -> set[str]:
+    return {d.kind for d in declared()}
 
 
 def declaration(kind: str) -> ArtifactDeclaration | None:
@@ -175,16 +167,11 @@ def drafted_at(step: str) -> ArtifactDeclaration | None:
     return next((d for d in declared() if d.drafted_at == step), None)
 
 
-def body_of(kind: str, part: str) -> Any | None:
-    """What a kind's declaration names for `part` ("tables", "fields", "chart", "draft",
-    "prepare"), or None where the kind is undeclared or names nothing."""
-    found = declaration(kind)
-    path = getattr(found, part) if found is not None else None
-    return body(path) if path else None
+def versioned() -> frozenset[str]:
+    """The kinds rewinding never drafts again without the explicit new-version flag."""
+    return frozenset(d.kind for d in declared() if d.versioned)
 
 
-@cache
-def body(path: str) -> Any:
-    """The object an import path names ("package.module:attribute")."""
-    module, _, attribute = path.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+def in_report() -> tuple[ArtifactDeclaration, ...]:
+    """The report's inputs, in the order the lifecycle drafts them."""
+    return tuple(d for d in declared() if d.report is not None)

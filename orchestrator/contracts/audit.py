@@ -60,6 +60,17 @@ class AuditEventType(StrEnum):
     LIFECYCLE_WORKFLOW_REVIEW_COMMENTED = "lifecycle_workflow_review_commented"
     # Another person took a held claim over, explicitly; its holder is told.
     LIFECYCLE_WORKFLOW_REVIEW_CLAIM_TAKEN_OVER = "lifecycle_workflow_review_claim_taken_over"
+    # A reassessment's job failed (its reason kept), and a person sent it again.
+    LIFECYCLE_WORKFLOW_REASSESSMENT_FAILED = "lifecycle_workflow_reassessment_failed"
+    LIFECYCLE_WORKFLOW_REASSESSMENT_RETRIED = "lifecycle_workflow_reassessment_retried"
+    # The organisation's risk register (ISO/IEC 27001 6.1.2, 6.1.3): each change a version.
+    LIFECYCLE_WORKFLOW_RISK_RECORDED = "lifecycle_workflow_risk_recorded"
+    LIFECYCLE_WORKFLOW_RISK_REVISED = "lifecycle_workflow_risk_revised"
+    LIFECYCLE_WORKFLOW_RISK_ACCEPTED = "lifecycle_workflow_risk_accepted"
+    # A risk a gap finding proposed, decided by a person: a new risk, merged, or rejected.
+    LIFECYCLE_WORKFLOW_RISK_PROPOSAL_ACCEPTED = "lifecycle_workflow_risk_proposal_accepted"
+    LIFECYCLE_WORKFLOW_RISK_PROPOSAL_MERGED = "lifecycle_workflow_risk_proposal_merged"
+    LIFECYCLE_WORKFLOW_RISK_PROPOSAL_REJECTED = "lifecycle_workflow_risk_proposal_rejected"
 
 
 SYSTEM_ACTOR = "system:orchestrator"

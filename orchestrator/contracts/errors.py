@@ -18,18 +18,27 @@ equal to the classes.
     │   │   ├── DatesOutOfOrder              a date before the one it must follow
     │   │   ├── DocumentRefused              a document's content is no type the readers take
     │   │   ├── OriginRunRefused             the run a start follows is not one it may follow
-    │   │   └── PolicyRefused                an approval policy its own fields contradict
+    │   │   ├── CarryOverRefused             a carry-over from another organization's assessment
+    │   │   ├── AlreadyOnRoster              a person the roster already holds
+    │   │   ├── PolicyRefused                an approval policy its own fields contradict
+    │   │   ├── SeparationOfDuties           a risk's owner accepting its residual risk
+    │   │   └── UnknownCatalogueId           a control or requirement id the catalogues lack
     │   ├── IdempotencyConflict
+    │   ├── IdempotencyInProgress            its first request is still being handled
     │   ├── ActiveRunExists
     │   ├── ConcurrentUpdate
     │   ├── DatabaseBusy
     │   ├── SignalRejected
+    │   ├── GateNotWaiting                   a review claimed while the run waits elsewhere
     │   ├── GateNotReady
     │   ├── NothingToReopen                  no approved SoA for a catalogue change to re-open
+    │   ├── FedrampSettingsMissing           an OSCAL export for FedRAMP with placeholders
+    │   ├── ReassessmentNotFailed            a retry of a reassessment that did not fail
     │   ├── HandoffConflict
     │   ├── ReviewClaimed
     │   ├── LinkRefused                      an evidence request's link expired or revoked
-    │   └── TooManyAttempts                  too many uploads through one link
+    │   ├── TooManyAttempts                  too many uploads through one link
+    │   └── RiskProposalDecided              a risk proposal decided a second time
     ├── catalogues (orchestrator.catalog)
     │   ├── CatalogLookupError               LookupError
     │   ├── CatalogNotFound                  LookupError
@@ -51,6 +60,7 @@ equal to the classes.
     │   └── JobFailedForGood                 no attempts left
     │       └── JobAlreadyFailed                 its outcome was recorded before
     ├── the engine and its storage
+    │   ├── RegistrationError                LookupError: a handler missing or registered twice
     │   ├── ComputeUnderWriteLock            RuntimeError: heavy work inside a write
     │   ├── ReplayDiverged                   AssertionError: a replay left the record
     │   └── HistoryMismatch                  AssertionError: a golden history changed
@@ -98,6 +108,13 @@ class IdempotencyConflict(LifecycleError):
     """The idempotency key was used before with a different request."""
 
     code = "idempotency_conflict"
+    http_status = 409
+
+
+class IdempotencyInProgress(LifecycleError):
+    """A request with this idempotency key is still being handled."""
+
+    code = "idempotency_in_progress"
     http_status = 409
 
 
@@ -162,6 +179,13 @@ class InvalidCursor(InvalidInput):
     code = "invalid_cursor"
 
 
+class AlreadyOnRoster(InvalidInput):
+    """A person whose email or principal id another entry of the roster has: a rule
+    against the roster's state, not the request's form."""
+
+    code = "already_on_roster"
+
+
 class DatesOutOfOrder(InvalidInput):
     """Two dates of one request in the wrong order (a document expiring before it takes
     effect): a comparison no request schema states."""
@@ -183,6 +207,13 @@ class OriginRunRefused(InvalidInput):
     code = "origin_run_refused"
 
 
+class CarryOverRefused(InvalidInput):
+    """A new assessment carrying over from an assessment of another organization: the
+    stored assessment's organization, not the request's form."""
+
+    code = "carry_over_refused"
+
+
 class PolicyRefused(InvalidInput):
     """An approval policy whose fields contradict each other (an N-of-M needing more
     approvals than it names approvers)."""
@@ -190,11 +221,57 @@ class PolicyRefused(InvalidInput):
     code = "approval_policy_refused"
 
 
+class SeparationOfDuties(InvalidInput):
+    """A risk's residual risk accepted by the risk's own owner: acceptance needs another
+    person, with the authority for it (ISO/IEC 27001 6.1.3 (f)); nothing is recorded."""
+
+    code = "separation_of_duties"
+
+
+class RiskProposalDecided(LifecycleError):
+    """A risk proposal already accepted, merged or rejected was to be decided again: a
+    proposal is decided once; the answer names its status (and its risk)."""
+
+    code = "risk_proposal_decided"
+    http_status = 409
+
+
+class UnknownCatalogueId(InvalidInput):
+    """A risk names an SCF control, a framework or a requirement the current catalogues
+    do not have: catalogue data, not an enum a schema could state. Nothing is recorded."""
+
+    code = "unknown_catalogue_id"
+
+
 class NothingToReopen(LifecycleError):
     """A catalogue diff or adoption for an assessment without an approved SoA: there are
     no rows to re-open yet."""
 
     code = "nothing_to_reopen"
+    http_status = 409
+
+
+class FedrampSettingsMissing(LifecycleError):
+    """An OSCAL export asked for FedRAMP whose SSP link or system id is a placeholder: the
+    settings the report was drafted with. Details name each setting to set."""
+
+    code = "fedramp_settings_missing"
+    http_status = 409
+
+
+class ReassessmentNotFailed(LifecycleError):
+    """A retry of a reassessment that is not failed: only a failed one is sent again
+    (a pending one is being evaluated, an evaluated one is done)."""
+
+    code = "reassessment_not_failed"
+    http_status = 409
+
+
+class GateNotWaiting(LifecycleError):
+    """A claim on a gate's review while the run does not wait at that gate: there is no
+    decision to claim yet, or any more."""
+
+    code = "gate_not_waiting"
     http_status = 409
 
 

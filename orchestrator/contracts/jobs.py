@@ -83,6 +83,8 @@ class JobRequest(BaseModel):
     assessment_id: uuid.UUID
     actor_id: str
     parameters: dict[str, Any] = Field(default_factory=dict)
+    traceparent: str | None = Field(None, max_length=128)
+    """W3C traceparent of the coordinator's span that enqueued it, when tracing is on."""
 
 
 class JobError(BaseModel):

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from orchestrator.contracts.artifact_registry import ARTIFACTS
 from orchestrator.contracts.ids import new_id
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.contracts.text import NulFree, Text
+from orchestrator.contracts.text import NulFree, StatesNulFreeObject, Text
 
 SIGNAL_SCHEMA_VERSION = 1
 
@@ -60,6 +60,11 @@ class SignalType(StrEnum):
     @property
     def is_approval(self) -> bool:
         return self in APPROVAL_SIGNALS
+
+    @property
+    def names_approval_event(self) -> bool:
+        """Approvals and rejections act on an approval event the signal names."""
+        return self.is_approval or self is SignalType.APPROVAL_REJECTED
 
     @property
     def is_job_outcome(self) -> bool:
@@ -146,8 +151,11 @@ class SignalEnvelope(BaseModel):
     idempotency_key: Text = Field(min_length=1, max_length=256)
     approval_event_id: uuid.UUID | None = None
     step: Step | None = None
-    payload: Annotated[dict[str, Any], NulFree] = Field(default_factory=dict)
+    payload: Annotated[dict[str, Any], NulFree, StatesNulFreeObject] = Field(default_factory=dict)
     received_at: datetime | None = None
+    traceparent: str | None = Field(None, max_length=128)
+    """W3C traceparent of the span that recorded it, when tracing is on (what it caused
+    joins that trace); not part of what the signal asks for."""
 
     @field_validator("payload")
     @classmethod
@@ -159,8 +167,7 @@ class SignalEnvelope(BaseModel):
 
     @model_validator(mode="after")
     def _approval_needs_event(self) -> SignalEnvelope:
-        needs_event = self.type.is_approval or self.type is SignalType.APPROVAL_REJECTED
-        if needs_event and self.approval_event_id is None:
+        if self.type.names_approval_event and self.approval_event_id is None:
             raise ValueError(f"{self.type.value} requires approval_event_id")
         return self
 

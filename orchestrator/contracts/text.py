@@ -60,9 +60,15 @@ NulFree = AfterValidator(_refuse_nul)
 
 #: The no-NUL rule as JSON Schema states it (regex text; `\u0000` is NUL in ECMA and Python).
 NUL_FREE_PATTERN = r"^[^\u0000]*$"
-#: A field's "not blank" pattern, the no-NUL rule folded in (a schema has one pattern).
-_NOT_BLANK = r"\S"
-_NUL_FREE_NOT_BLANK = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+#: Whitespace as the server strips it (`str.isspace`), spelled out: `\s` means other sets
+#: in ECMA, Rust (pydantic) and Python regexes, so a value one calls blank another took.
+SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+#: "Not blank": a character the server would not strip. The pattern of such fields.
+NOT_BLANK = rf"[^{SPACE}]"
+#: Nothing but whitespace (or nothing): what the server strips to nothing.
+BLANK = rf"^[{SPACE}]*$"
+#: The same, the no-NUL rule folded in (a schema has one pattern).
+_NUL_FREE_NOT_BLANK = rf"^[^\u0000]*[^{SPACE}\u0000][^\u0000]*$"
 
 
 class _NulFreeSchema:
@@ -76,7 +82,7 @@ class _NulFreeSchema:
         pattern = schema.get("pattern")
         if pattern is None:
             schema["pattern"] = NUL_FREE_PATTERN
-        elif pattern == _NOT_BLANK:
+        elif pattern == NOT_BLANK:
             schema["pattern"] = _NUL_FREE_NOT_BLANK
         # Other patterns here are anchored character classes that admit no NUL already.
         return schema
@@ -87,6 +93,49 @@ StatesNulFree = _NulFreeSchema()
 or the JSON Schema of an optional field loses it."""
 
 Text = Annotated[str, NulFree, StatesNulFree]
+
+#: The name under which the OpenAPI document defines a JSON value with no NUL anywhere.
+NUL_FREE_JSON = "NulFreeJson"
+_NUL_FREE_JSON_REF = {"$ref": f"#/components/schemas/{NUL_FREE_JSON}"}
+#: Every value of an object, whatever its key, is a NUL-free JSON value. Said with
+#: `patternProperties` (the empty pattern matches every key) rather than
+#: `additionalProperties`: client generators read such an object as a free-form one,
+#: where a recursive value type in `additionalProperties` makes them drop the operation.
+_EVERY_VALUE_NUL_FREE = {"": _NUL_FREE_JSON_REF}
+#: A JSON value whose keys and strings hold no NUL, at any depth (recursive).
+NUL_FREE_JSON_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "pattern": NUL_FREE_PATTERN},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"},
+        {"type": "array", "items": _NUL_FREE_JSON_REF},
+        {
+            "type": "object",
+            "propertyNames": {"pattern": NUL_FREE_PATTERN},
+            "patternProperties": _EVERY_VALUE_NUL_FREE,
+        },
+    ],
+    "description": "A JSON value with no NUL character (U+0000) in any key or string.",
+}
+
+
+class _NulFreeObjectSchema:
+    """Writes `NulFree`'s rule into a free-form object's JSON Schema: keys and every value
+    at any depth (the OpenAPI document defines `NulFreeJson`)."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema["propertyNames"] = {"pattern": NUL_FREE_PATTERN}
+        schema.pop("additionalProperties", None)
+        schema["patternProperties"] = dict(_EVERY_VALUE_NUL_FREE)
+        return schema
+
+
+StatesNulFreeObject = _NulFreeObjectSchema()
+"""Add after `NulFree` on a `dict[str, Any]` field."""
 
 
 def require_nul_free(**fields: Any) -> None:

@@ -3,12 +3,16 @@ transactions; PostgreSQL a pool."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+import sqlalchemy
+from sqlalchemy import Engine, event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.config.settings import get_settings
@@ -21,7 +25,8 @@ def is_sqlite(engine: Engine) -> bool:
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
-    return create_engine(
+    # Looked up when called: tracing (observability.tracing) wraps sqlalchemy.create_engine.
+    return sqlalchemy.create_engine(
         url, pool_pre_ping=True, pool_size=5, max_overflow=5, connect_args=_postgres_options()
     )
 
@@ -53,7 +58,9 @@ def _sqlite_engine(url: str) -> Engine:
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
     busy_s = get_settings().database_busy_timeout_s
-    engine = create_engine(url, connect_args={"timeout": busy_s, "check_same_thread": False})
+    engine = sqlalchemy.create_engine(
+        url, connect_args={"timeout": busy_s, "check_same_thread": False}
+    )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -127,10 +134,69 @@ def transaction() -> Iterator[Session]:
 @contextmanager
 def read_transaction() -> Iterator[Session]:
     """A transaction that only reads: on SQLite a deferred BEGIN, which under WAL neither
-    takes nor waits for the write lock; on PostgreSQL a READ ONLY transaction."""
+    takes nor waits for the write lock; on PostgreSQL a READ ONLY transaction.
+
+    Inside `one_read()` it is that block's one read transaction (joined, not begun anew)."""
+    shared = _shared_read.get()
+    if shared is not None:
+        try:
+            yield shared.session()
+        except DBAPIError:
+            shared.close()  # a retry (`retry_busy`) or what follows begins a new one
+            raise
+        return
     url = get_settings().resolved_database_url
     with _factory(url, read_only=True)() as session, session.begin():
         yield session
+
+
+class SharedRead:
+    """The one read transaction of a `one_read()` block: begun by the block's first read,
+    ended (rolled back: it only read) when the block ends."""
+
+    def __init__(self) -> None:
+        self._session: Session | None = None
+        self._lock = threading.Lock()
+        self.begun = 0
+        """How many transactions it began (0 or 1), for the tests."""
+
+    def session(self) -> Session:
+        with self._lock:
+            if self._session is None:
+                url = get_settings().resolved_database_url
+                self._session = _factory(url, read_only=True)()
+                self._session.begin()
+                self.begun += 1
+            return self._session
+
+    def close(self) -> None:
+        with self._lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
+
+_shared_read: ContextVar[SharedRead | None] = ContextVar("lifecycle_shared_read", default=None)
+
+
+@contextmanager
+def one_read() -> Iterator[SharedRead]:
+    """Every `read_transaction()` in this block, in this thread or in the threads this
+    context is copied into (a request's dependencies, then its handler, one after the
+    other), reads in one read transaction: one snapshot, one BEGIN. For a page that only
+    reads; a write (`transaction()`) inside still opens its own transaction. Its threads
+    must take turns: a Session is not for concurrent use. Already inside one, joins it."""
+    joined = _shared_read.get()
+    if joined is not None:
+        yield joined
+        return
+    shared = SharedRead()
+    token = _shared_read.set(shared)
+    try:
+        yield shared
+    finally:
+        _shared_read.reset(token)
+        shared.close()
 
 
 def dispose_engines() -> None:

@@ -20,6 +20,7 @@ from orchestrator.contracts.errors import FleetError
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import APPROVAL_SIGNALS, ArtifactKind, SignalType
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
+from orchestrator.demo.roster import CONFIRMED_OWNER
 from orchestrator.engine.run_rows import state_of
 from orchestrator.lifecycle.definition import APPROVED_AT
 from orchestrator.lifecycle.policies import requires_decisions
@@ -215,7 +216,7 @@ class ScriptedReviewer:
 def owner_changes() -> dict[str, str]:
     target = (utcnow() + timedelta(days=90)).date().isoformat()
     return {
-        "owner": "Head of Security",
+        "owner": CONFIRMED_OWNER,
         "target_date": target,
         "note": "owner and date agreed in the review meeting",
     }

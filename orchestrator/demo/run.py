@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 
@@ -21,10 +22,12 @@ from orchestrator.db.models import Artifact, StepExecution
 from orchestrator.db.session import transaction
 from orchestrator.demo.progress import ProgressLines, batches_seen
 from orchestrator.demo.reviewer import ScriptedReviewer, drive
+from orchestrator.demo.roster import DEMO_ROSTER
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, start_lifecycle
 from orchestrator.service.read_models import RunView
 from orchestrator.service.roles import grant_role
+from orchestrator.service.roster import add_person
 
 SAMPLES = Path(__file__).parent / "samples"
 OWNER = Actor(tenant_id="demo-tenant", actor_id="user:owner@example.org")
@@ -50,6 +53,9 @@ def run_demo(
     began = time.monotonic()
     assessment = create_assessment(OWNER, "example-org", "Example Corp annual SCF assessment")
     say(f"assessment {assessment.id} created")
+    for person in DEMO_ROSTER:  # drafts propose these people as owners
+        add_person(OWNER, assessment.id, person)
+        say(f"  roster: {person.name} ({', '.join(person.roles).replace('_', ' ')})")
     for path in sorted(SAMPLES.iterdir()):
         upload_document(OWNER, assessment.id, path.name, path.read_bytes())
         say(f"  uploaded {path.name}")
@@ -90,6 +96,20 @@ def run_demo(
     return result
 
 
+def _owner_line(soa: dict[str, Any], gaps: Artifact | None) -> str:
+    """How many rows and findings propose a person (not a role) as their owner."""
+    rows = soa.get("requirements") or []
+    findings = gaps.content.get("gaps", []) if gaps is not None else []
+
+    def people(listed: list[dict[str, Any]]) -> int:
+        return sum(1 for r in listed if r.get("proposed_owner_kind") == "person")
+
+    return (
+        f"owners: a person proposed on {people(rows)} of {len(rows)} SoA rows and "
+        f"{people(findings)} of {len(findings)} gap findings"
+    )
+
+
 def draft_summary(run_id: uuid.UUID) -> list[str]:
     """What the approved drafts say: proposals with their counts, the highest maturity,
     POA&M items and the report's exports (OSCAL among them)."""
@@ -112,6 +132,7 @@ def draft_summary(run_id: uuid.UUID) -> list[str]:
             f"{c['not_applicable']} not applicable"
             for c in summary.get("by_category", [])
         ]
+        lines.append(_owner_line(soa.content, latest.get("gap_analysis")))
     evidence = latest.get("evidence_analysis")
     if evidence is not None:
         summary = evidence.content.get("summary", {})

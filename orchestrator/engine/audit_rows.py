@@ -1,5 +1,6 @@
-"""An audit event written outside a decision (sweeps, effects, handoffs), in the caller's
-transaction, with the run's identity and trace."""
+"""The one place an audit event row is built outside a decision (sweeps, effects,
+handoffs, review work, amendments), in the caller's transaction, with the run's identity
+and trace."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from sqlalchemy.orm import Session
 
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.db.models import AuditEvent, WorkflowRun
+from orchestrator.engine.run_rows import RunRecord
 
 
 def append_audit(
     session: Session,
-    run: WorkflowRun,
+    run: WorkflowRun | RunRecord,
     event: AuditEventType,
     step: str | None,
     details: dict[str, Any],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,11 +24,19 @@ from orchestrator.engine.run_rows import RunRecord, lock_run, save_state, state_
 from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView
 from orchestrator.lifecycle.decide import decide
 from orchestrator.observability import events as observe
+from orchestrator.observability import tracing
 
 _PENDING = (
     select(INBOX.c.id, INBOX.c.envelope)
     .where(INBOX.c.run_id == bindparam("run_id"), INBOX.c.fate == SignalFate.PENDING.value)
     .order_by(INBOX.c.id)
+)
+#: The run's first signal: its traceparent is the lifecycle's trace (the start request's).
+_FIRST = (
+    select(INBOX.c.envelope)
+    .where(INBOX.c.run_id == bindparam("run_id"))
+    .order_by(INBOX.c.id)
+    .limit(1)
 )
 _DECIDED = (
     update(INBOX)
@@ -105,6 +114,7 @@ def _apply_locked(session: Session, run: RunRecord) -> tuple[CoordinationResult,
     now = utcnow()
     writer = EffectWriter(session=session, run=run, now=now, subscribed=run.subscribed)
     state = state_of(run)
+    lifecycle = _lifecycle_trace(session, run.id)
     fates: list[dict[str, Any]] = []
     pending = [row.id for row in rows]
     # Early signals stay pending; each pass re-offers them to the state the others made.
@@ -127,8 +137,10 @@ def _apply_locked(session: Session, run: RunRecord) -> tuple[CoordinationResult,
                     "decided": now,
                 }
             )
-            for effect in decision.effects:
-                writer.apply(effect, envelope.trace_id, envelope.signal_id)
+            # Under the signal's own trace: the jobs it enqueues carry it on.
+            with _applying(envelope, decision.fate, lifecycle):
+                for effect in decision.effects:
+                    writer.apply(effect, envelope.trace_id, envelope.signal_id)
             if approval is not None and decision.fate is SignalFate.APPLIED:
                 approvals[approval.approval_event_id] = _consumed(approval, envelope)
         if len(undecided) == len(pending):
@@ -142,6 +154,35 @@ def _apply_locked(session: Session, run: RunRecord) -> tuple[CoordinationResult,
         CoordinationResult(len(fates), len(pending), state.status.value),
         AfterCommit(writer.outbox, writer.revoked, writer.deliveries, writer.recorded_effects),
     )
+
+
+def _lifecycle_trace(session: Session, run_id: uuid.UUID) -> str | None:
+    """The traceparent of the run's first signal, when tracing is on (off: no query)."""
+    if not tracing.active():
+        return None
+    first = session.execute(_FIRST, {"run_id": run_id}).scalar()
+    return first.get("traceparent") if isinstance(first, dict) else None
+
+
+def _applying(
+    envelope: SignalEnvelope, fate: SignalFate, lifecycle: str | None
+) -> AbstractContextManager[None]:
+    """The span of applying one signal, when tracing is on (off: nothing is built). It
+    belongs to the lifecycle's trace, so one run is one trace; a person's request that sent
+    the signal (its own trace) is linked."""
+    if not tracing.active():
+        return nullcontext()
+    attributes = {
+        "lifecycle.run_id": str(envelope.run_id),
+        "lifecycle.trace_id": envelope.trace_id,
+        "lifecycle.signal_id": str(envelope.signal_id),
+        "lifecycle.step": envelope.step.value if envelope.step else "",
+        "lifecycle.fate": fate.value,
+    }
+    own = envelope.traceparent
+    if lifecycle is None or (own is not None and tracing.same_trace(own, lifecycle)):
+        return tracing.span_under(own, f"apply {envelope.type.value}", attributes)
+    return tracing.span_under(lifecycle, f"apply {envelope.type.value}", attributes, linked=own)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from orchestrator.lifecycle.effects import (
     StepChanged,
     StepsSuperseded,
 )
+from orchestrator.observability.tracing import current_traceparent
 
 _FINISHED = {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.CANCELLED}
 
@@ -274,6 +275,7 @@ class EffectWriter:
             assessment_id=run.assessment_id,
             actor_id=effect.requested_by,
             parameters=effect.parameters,
+            traceparent=current_traceparent(),
         )
         body = request.model_dump(mode="json")
         self._jobs.append(

@@ -13,6 +13,7 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import SignalEnvelope, SignalFate
 from orchestrator.db.models import InboxSignal, SignalConflict
 from orchestrator.db.tables import INBOX
+from orchestrator.observability.tracing import current_traceparent
 
 #: INSERT ... ON CONFLICT (run, key) DO NOTHING RETURNING id, built once per dialect.
 _INSERT_ONCE = {
@@ -43,7 +44,11 @@ def insert_signal(session: Session, envelope: SignalEnvelope) -> Recorded:
         "idempotency_key": envelope.idempotency_key,
         "content_hash": envelope.content_hash(),
         "envelope": envelope.model_copy(
-            update={"received_at": envelope.received_at or now}
+            update={
+                "received_at": envelope.received_at or now,
+                # What the coordinator does with it continues the trace that recorded it.
+                "traceparent": envelope.traceparent or current_traceparent(),
+            }
         ).model_dump(mode="json"),
         "fate": SignalFate.PENDING.value,
         "received_at": now,

@@ -11,7 +11,7 @@ from celery import Celery
 
 from orchestrator.engine.routing import COORDINATE_TASK, ORCHESTRATOR_QUEUE
 from orchestrator.engine.tenant_order import Level, priority
-from orchestrator.observability import labels
+from orchestrator.observability import labels, tracing
 
 
 @lru_cache(maxsize=1)
@@ -43,17 +43,19 @@ def send_job(
     priority: int | None = None,
 ) -> None:
     # Every publish is stamped with its sent-at header (observability.celery_hooks), which
-    # lets /metrics tell how long the oldest message of a queue waits.
-    get_app().send_task(
-        task_name,
-        args=[body],
-        queue=queue,
-        task_id=task_id,
-        shadow=f"{task_name}[{body.get('step')}]",
-        argsrepr=labels.job_argsrepr(body),
-        kwargsrepr=labels.job_kwargsrepr(body),
-        priority=priority,
-    )
+    # lets /metrics tell how long the oldest message of a queue waits; sent under the
+    # traceparent of its outbox row, the message's headers continue the row's trace.
+    with tracing.resumed(body.get("traceparent")):
+        get_app().send_task(
+            task_name,
+            args=[body],
+            queue=queue,
+            task_id=task_id,
+            shadow=f"{task_name}[{body.get('step')}]",
+            argsrepr=labels.job_argsrepr(body),
+            kwargsrepr=labels.job_kwargsrepr(body),
+            priority=priority,
+        )
 
 
 def revoke(job_ids: list[str]) -> None:

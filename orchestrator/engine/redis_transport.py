@@ -8,9 +8,13 @@ holds no state of its own beyond its pool (commands take a pooled connection eac
 one per channel is safe from every thread; a channel that replaces its pool after a lost
 connection gets a new client on the new pool.
 
-`install()` points kombu's `redis://` and `rediss://` at this transport for the process
-(Celery chooses a transport by the URL's scheme, so a setting cannot name it);
-`install(KOMBU)` points them back at kombu's own, for a comparison.
+`install()` points kombu's `redis://` and `rediss://` at this transport for the process;
+`install(KOMBU)` points them back at kombu's own, for a comparison. Celery's
+`broker_transport` setting would choose it for the app alone, but then the connection's
+URI names the class instead of `redis` (kombu's `Connection.as_uri`), and Flower, which
+picks its broker API by that URI's scheme, shows no queue lengths
+(tests/ops/test_flower.py). docs/kombu-redis-client.md is the change written up for kombu;
+when kombu reuses its clients itself, the canary test fails and this module goes.
 """
 
 from __future__ import annotations

@@ -112,36 +112,41 @@ class RunEvents:
         events, self.pending = self.pending, []
         if not events:
             return []
-        subscriptions = _subscriptions(session, self.tenant_id)
+        subscriptions = active_subscriptions(session, self.tenant_id)
         deliveries: list[int] = []
         for item in events:
-            targets = [
-                sub_id for sub_id, types in subscriptions if not types or item.event.value in types
-            ]
-            if targets:
-                deliveries += self._record(session, item, targets, now)
+            targets = subscribed_to(subscriptions, item.event)
+            if targets and insert_notification(
+                session, item.id, self.tenant_id, self.run_id, item.event, item.data, now
+            ):
+                deliveries += insert_deliveries(session, item.id, targets, now)
         return deliveries
 
-    def _record(
-        self, session: Session, item: RunEvent, targets: list[uuid.UUID], now: datetime
-    ) -> list[int]:
-        """The event once (its id decides) and one delivery per subscription."""
-        inserted = session.execute(
-            insert_for(session, Notification)
-            .values(
-                id=item.id,
-                tenant_id=self.tenant_id,
-                run_id=self.run_id,
-                event_type=item.event.value,
-                payload=item.data,
-                created_at=now,
-            )
-            .on_conflict_do_nothing(index_elements=["id"])
-            .returning(Notification.id)
-        ).scalar()
-        if inserted is None:
-            return []
-        return insert_deliveries(session, item.id, targets, now)
+
+def insert_notification(
+    session: Session,
+    notification_id: uuid.UUID,
+    tenant_id: str,
+    run_id: uuid.UUID | None,
+    event: NotificationEvent,
+    payload: dict[str, Any],
+    now: datetime,
+) -> bool:
+    """The event once (its id decides); False when it was recorded before."""
+    inserted = session.execute(
+        insert_for(session, Notification)
+        .values(
+            id=notification_id,
+            tenant_id=tenant_id,
+            run_id=run_id,
+            event_type=event.value,
+            payload=payload,
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["id"])
+        .returning(Notification.id)
+    ).scalar()
+    return inserted is not None
 
 
 def insert_deliveries(
@@ -181,7 +186,14 @@ def dispatch_deliveries(delivery_ids: Sequence[int]) -> None:
         app.send_task("notifications.deliver", args=[delivery_id], queue=NOTIFICATIONS_QUEUE)
 
 
-def _subscriptions(session: Session, tenant_id: str) -> list[tuple[uuid.UUID, list[str]]]:
+def subscribed_to(
+    subscriptions: Sequence[tuple[uuid.UUID, list[str]]], event: NotificationEvent
+) -> list[uuid.UUID]:
+    """The subscriptions taking this event (those naming no types take every event)."""
+    return [sub_id for sub_id, types in subscriptions if not types or event.value in types]
+
+
+def active_subscriptions(session: Session, tenant_id: str) -> list[tuple[uuid.UUID, list[str]]]:
     return [
         (sub_id, list(types or []))
         for sub_id, types in session.execute(

@@ -1,4 +1,4 @@
-"""Text embedders: the MiniLM sentence model by default (orchestrator.knowledge.minilm), or a
+"""Text embedders: the MiniLM sentence model by default (orchestrator.knowledge.minilm_onnx), or a
 hashing of words into a fixed space that needs no model at all."""
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ _default: Embedder | None = None
 
 def default_embedder() -> Embedder:
     """The embedder jobs use: LIFECYCLE_EMBEDDER picks it (`minilm`, the default: the
-    MiniLM sentence model in numpy; `hashing`; or `sentence-transformers`, the same model
+    MiniLM sentence model in ONNX Runtime; `hashing`; or `sentence-transformers`, the same model
     through PyTorch); `set_default_embedder` swaps it (another model, tests)."""
     return _default or _configured(get_settings().embedding.embedder)
 
@@ -160,7 +160,7 @@ def _configured(choice: str) -> Embedder:
     if choice == "hashing":
         return HashingEmbedder()
     if choice == "minilm":
-        from orchestrator.knowledge.minilm import shared_minilm
+        from orchestrator.knowledge.minilm_onnx import shared_minilm
 
         return shared_minilm()  # loaded once per process
     if choice == "sentence-transformers":

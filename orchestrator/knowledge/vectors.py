@@ -12,13 +12,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Select, delete, func, insert, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.ingestion_models import ChunkProvenance
 from orchestrator.db.models import ChunkEmbedding, Document, DocumentChunk
 from orchestrator.db.session import read_transaction, transaction
+from orchestrator.db.sql import insert_for
 from orchestrator.knowledge.embedder import Embedder, Rescorer, Vectors, default_embedder
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 
@@ -205,23 +206,35 @@ def _store(
     vectors: Vectors,
 ) -> None:
     ids = [c.id for c in chunks]
-    # A vector from another model or width is not comparable, and one another worker wrote
-    # meanwhile is the same: either is replaced, never duplicated.
-    session.execute(delete(ChunkEmbedding).where(ChunkEmbedding.chunk_id.in_(ids)))
     now = utcnow()
-    rows = [
-        {
-            "chunk_id": chunk_id,
-            "assessment_id": assessment_id,
-            "model": embedder.name,
-            "dimensions": embedder.dimensions,
-            "vector": np.asarray(vector, dtype=_DTYPE).tobytes(),
-            "created_at": now,
-        }
-        for chunk_id, vector in zip(ids, vectors, strict=True)
-    ]
-    if rows:
-        session.execute(insert(ChunkEmbedding), rows)  # one bulk insert per batch
+    rows = sorted(
+        (
+            {
+                "chunk_id": chunk_id,
+                "assessment_id": assessment_id,
+                "model": embedder.name,
+                "dimensions": embedder.dimensions,
+                "vector": np.asarray(vector, dtype=_DTYPE).tobytes(),
+                "created_at": now,
+            }
+            for chunk_id, vector in zip(ids, vectors, strict=True)
+        ),
+        key=lambda row: str(row["chunk_id"]),  # one order for every writer: no deadlock
+    )
+    if not rows:
+        return
+    # A vector from another model or width is not comparable, and one another worker wrote
+    # meanwhile (a reassessment's index while a run's job embeds the same new chunks) is
+    # the same: either is replaced, never duplicated.
+    upsert = insert_for(session, ChunkEmbedding)
+    upsert = upsert.on_conflict_do_update(
+        index_elements=["chunk_id"],
+        set_={
+            name: upsert.excluded[name]
+            for name in ("assessment_id", "model", "dimensions", "vector", "created_at")
+        },
+    )
+    session.execute(upsert, rows)  # one bulk statement per batch
 
 
 def _batches(items: Sequence[str], size: int) -> Iterator[list[str]]:

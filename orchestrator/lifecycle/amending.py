@@ -12,6 +12,7 @@ from orchestrator.lifecycle.approval_checks import ApprovalView
 from orchestrator.lifecycle.approval_signals import position
 from orchestrator.lifecycle.definition import (
     APPROVAL_WAIT_FOR,
+    APPROVED_ANY_TIME,
     PRODUCER_OF,
     SCOPE_APPROVAL_DEADLINE,
 )
@@ -54,7 +55,7 @@ def amend(state: RunState, signal: SignalEnvelope, _: ApprovalView | None) -> Ou
     if state.artifacts.get(kind) == version:
         return ignored(state, f"{kind.value} version {version} is already the current draft")
     where = position(state, _wait_of(kind))
-    if where > 0 and kind is not ArtifactKind.SCOPE:
+    if where > 0 and kind not in APPROVED_ANY_TIME:
         return ignored(state, f"the {_wait_of(kind).value} gate is already open")
     if where < 0 and kind not in state.artifacts:
         return pending(state, f"run has not drafted {kind.value} yet")

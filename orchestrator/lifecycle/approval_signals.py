@@ -9,6 +9,7 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle.approval_checks import ApprovalDecision, ApprovalView, approval_problem
 from orchestrator.lifecycle.definition import (
     APPROVAL_WAIT_FOR,
+    APPROVED_ANY_TIME,
     PRODUCER_OF,
     SCOPE_APPROVAL_DEADLINE,
 )
@@ -36,13 +37,13 @@ def _timing(state: RunState, kind: ArtifactKind) -> Outcome | None:
     where = position(state, _wait_of(kind))
     if where > 0:
         return ignored(state, f"the {_wait_of(kind).value} gate is already open")
-    if kind is ArtifactKind.SCOPE:
-        # Until the scope step has run (first time, or again after a rewind) there is no
-        # draft to decide on: wait for it, like every other gate's approvals.
+    if kind in APPROVED_ANY_TIME:
+        # Until its step has run (first time, or again after a rewind) there is no draft to
+        # decide on: wait for it, like every other gate's approvals.
         if kind not in state.artifacts:
-            return pending(state, "no scope draft exists yet")
+            return pending(state, f"no {kind.value} draft exists yet")
         if position(state, PRODUCER_OF[kind]) <= 0:
-            return pending(state, "a new scope draft is being made")
+            return pending(state, f"a new {kind.value} draft is being made")
         return None
     if where < 0:
         return pending(state, f"run has not reached the {kind.value} approval wait")
@@ -90,7 +91,7 @@ def approve(state: RunState, signal: SignalEnvelope, approval: ApprovalView | No
     if not met:
         return Outcome(state, effects)
     state = state.gate_opened(kind, approval.artifact_version)
-    if kind is ArtifactKind.SCOPE:
+    if kind in APPROVED_ANY_TIME:
         if at_report_gate(state):
             # The report's sign-off named the scope unapproved: draft it again.
             state = redraft_report(state, effects, state.drafted_by.get(ArtifactKind.REPORT))
@@ -133,7 +134,7 @@ def reject(state: RunState, signal: SignalEnvelope, approval: ApprovalView | Non
     state = state.with_entry("rejected", kind, version).without_entry("collected", kind)
     # The reviewer's words are what the people watching the run need to act on.
     state = state.evolve(reason=sent_back_reason(approval))
-    if kind is not ArtifactKind.SCOPE:
+    if kind not in APPROVED_ANY_TIME:
         state = state.evolve(status=WorkflowStatus.WAITING_FOR_INPUT)
     return Outcome(state, effects)
 

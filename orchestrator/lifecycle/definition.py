@@ -115,6 +115,17 @@ APPROVAL_WAIT_FOR: dict[ArtifactKind, Step] = {
     ArtifactKind(d.kind): Step(d.approved_at) for d in ARTIFACTS if d.approved_at
 }
 
+#: Kinds approved with no wait of their own (the scope): any time until the report's gate
+#: (`SCOPE_APPROVAL_DEADLINE`).
+APPROVED_ANY_TIME: frozenset[ArtifactKind] = frozenset(
+    ArtifactKind(d.kind) for d in ARTIFACTS if d.approved_any_time
+)
+
+#: The kinds people approve, in the order the lifecycle drafts them.
+APPROVED_KINDS: tuple[ArtifactKind, ...] = tuple(
+    ArtifactKind(d.kind) for d in ARTIFACTS if d.approved_by
+)
+
 #: The artifact kind each approval wait step approves.
 APPROVED_AT: dict[Step, ArtifactKind] = {step: kind for kind, step in APPROVAL_WAIT_FOR.items()}
 

@@ -28,7 +28,13 @@ from orchestrator.contracts.jobs import JobKind
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
-from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR, STEP_SPECS, StepSpec
+from orchestrator.lifecycle.definition import (
+    APPROVAL_WAIT_FOR,
+    APPROVED_ANY_TIME,
+    APPROVED_KINDS,
+    STEP_SPECS,
+    StepSpec,
+)
 from orchestrator.lifecycle.policies import DEFAULT_POLICY, GatePolicy
 
 #: What each step is, in every definition (its kind, signals, artifact).
@@ -92,7 +98,7 @@ class LifecycleDefinition:
 
     def content(self) -> dict[str, Any]:
         """Everything a run's behaviour rests on (migrations and wording are not)."""
-        approvable = sorted({*APPROVAL_WAIT_FOR, ArtifactKind.SCOPE} & self.produced())
+        approvable = sorted(set(APPROVED_KINDS) & self.produced())
         return {
             "steps": [
                 {
@@ -177,7 +183,7 @@ def _step_problem(definition: LifecycleDefinition) -> str | None:
             kind.value
             for kind in spec.requires_approved
             if kind not in produced
-            or (kind is not ArtifactKind.SCOPE and not definition.has(APPROVAL_WAIT_FOR[kind]))
+            or (kind not in APPROVED_ANY_TIME and not definition.has(APPROVAL_WAIT_FOR[kind]))
         ]
         if missing:
             return f"the gate of {spec.step.value} needs {', '.join(missing)}, never approved"

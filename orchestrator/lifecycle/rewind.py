@@ -5,24 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from orchestrator.contracts.artifact_registry import versioned
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle import definitions
 from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.lifecycle.state import RunState
-
-#: Drafts people approve: never regenerated without an explicit new-version flag.
-VERSIONED_KINDS = frozenset(
-    {
-        ArtifactKind.SCOPE,
-        ArtifactKind.SOA,
-        ArtifactKind.GAP_ANALYSIS,
-        ArtifactKind.MATURITY_ASSESSMENT,
-        ArtifactKind.POAM,
-        ArtifactKind.REPORT,
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -59,7 +48,8 @@ def rewind_problem(state: RunState, target: Step, new_version: bool) -> str | No
     if state.step is None or target.order > state.step.order:
         return f"the run has not reached {target.value} yet"
     produced = _kinds_from(target)
-    needing_flag = sorted(k.value for k in produced & VERSIONED_KINDS if k in state.artifacts)
+    # Drafts people approve are never drafted again without the explicit flag.
+    needing_flag = sorted(k.value for k in produced if k in state.artifacts and k in versioned())
     if needing_flag and not new_version:
         return (
             f"reprocessing {target.value} drafts new versions of {', '.join(needing_flag)}; "

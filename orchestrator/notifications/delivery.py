@@ -1,6 +1,6 @@
 """Delivering one notification to one subscription, at most one attempt at a time.
 
-1. Claim with a guarded UPDATE (pending and due -> delivering, attempts + 1, a lease).
+1. Claim it under a lease (notifications.leases: pending and due -> delivering).
 2. POST the signed body outside any transaction.
 3. Record the attempt and the delivery's new status, guarded by the attempt number, so a
    worker whose lease expired cannot overwrite a newer attempt's result.
@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
@@ -29,6 +28,7 @@ from orchestrator.db.ops_models import (
 from orchestrator.db.session import transaction
 from orchestrator.db.sql import insert_for
 from orchestrator.notifications import signing
+from orchestrator.notifications.leases import LeasedRows, exhausted
 from orchestrator.notifications.transport import Post, Response, post
 
 
@@ -37,6 +37,11 @@ class DeliveryStatus(StrEnum):
     DELIVERING = "delivering"
     DELIVERED = "delivered"
     FAILED = "failed"
+
+
+DELIVERIES = LeasedRows(
+    NotificationDelivery, DeliveryStatus.PENDING.value, DeliveryStatus.DELIVERING.value
+)
 
 
 @dataclass(frozen=True)
@@ -69,20 +74,7 @@ def deliver(
 
 def _claim(delivery_id: int, now: datetime, settings: WebhookSettings) -> Claim | None:
     with transaction() as session:
-        attempt = session.execute(
-            update(NotificationDelivery)
-            .where(
-                NotificationDelivery.id == delivery_id,
-                NotificationDelivery.status == DeliveryStatus.PENDING.value,
-                NotificationDelivery.next_attempt_at <= now,
-            )
-            .values(
-                status=DeliveryStatus.DELIVERING.value,
-                attempts=NotificationDelivery.attempts + 1,
-                next_attempt_at=now + timedelta(seconds=settings.lease_s),
-            )
-            .returning(NotificationDelivery.attempts)
-        ).scalar()
+        attempt = DELIVERIES.claim(session, delivery_id, now, settings)
         if attempt is None:
             return None
         return _claim_of(session, delivery_id, attempt)
@@ -136,33 +128,15 @@ def _record(
     now = utcnow()
     status = _next_status(response, claim.attempt, settings, give_up)
     with transaction() as session:
-        session.execute(
-            insert_for(session, DeliveryAttempt)
-            .values(
-                delivery_id=claim.delivery_id,
-                attempt=claim.attempt,
-                status_code=response.status_code,
-                error=response.error,
-                succeeded=response.ok,
-                duration_ms=elapsed_ms,
-                started_at=now,
-            )
-            .on_conflict_do_nothing(index_elements=["delivery_id", "attempt"])
-        )
-        session.execute(
-            update(NotificationDelivery)
-            .where(
-                NotificationDelivery.id == claim.delivery_id,
-                NotificationDelivery.status == DeliveryStatus.DELIVERING.value,
-                NotificationDelivery.attempts == claim.attempt,
-            )
-            .values(
-                status=status.value,
-                last_error=response.error,
-                delivered_at=now if response.ok else None,
-                next_attempt_at=now + settings.backoff(claim.attempt),
-            )
-            .execution_options(synchronize_session=False)
+        record_attempt(session, claim.delivery_id, claim.attempt, response, elapsed_ms, now)
+        DELIVERIES.release(
+            session,
+            claim.delivery_id,
+            claim.attempt,
+            status=status.value,
+            last_error=response.error,
+            delivered_at=now if response.ok else None,
+            next_attempt_at=now + settings.backoff(claim.attempt),
         )
     return status
 
@@ -172,6 +146,30 @@ def _next_status(
 ) -> DeliveryStatus:
     if response.ok:
         return DeliveryStatus.DELIVERED
-    if give_up or attempt >= settings.max_attempts:
+    if give_up or exhausted(attempt, settings):
         return DeliveryStatus.FAILED
     return DeliveryStatus.PENDING
+
+
+def record_attempt(
+    session: Session,
+    delivery_id: int,
+    attempt: int,
+    response: Response,
+    elapsed_ms: int,
+    now: datetime,
+) -> None:
+    """The attempt's row, once: a worker and the sweep may both record one."""
+    session.execute(
+        insert_for(session, DeliveryAttempt)
+        .values(
+            delivery_id=delivery_id,
+            attempt=attempt,
+            status_code=response.status_code,
+            error=response.error,
+            succeeded=response.ok,
+            duration_ms=elapsed_ms,
+            started_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["delivery_id", "attempt"])
+    )

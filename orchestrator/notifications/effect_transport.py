@@ -9,16 +9,10 @@ address is checked after resolving the name and the connection pinned to it
 
 from __future__ import annotations
 
-import http.client
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-from orchestrator.config.settings import get_settings
-from orchestrator.notifications.pinned_http import NotConnected, connect, status_error
-
-log = logging.getLogger(__name__)
+from orchestrator.notifications.pinned_http import post_once, status_error
 
 
 @dataclass(frozen=True)
@@ -41,20 +35,9 @@ Send = Callable[[str, bytes, Mapping[str, str], float], Answer]
 
 
 def send(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> Answer:
-    parts = urlsplit(url)
-    try:
-        connection = connect(parts, timeout_s, get_settings().outbound.allowed_networks)
-    except NotConnected as refused:
-        return Answer(None, f"not sent: {refused.category}")
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    try:
-        try:
-            connection.request("POST", path, body=body, headers=dict(headers))
-            response = connection.getresponse()
-            response.read()
-        except (OSError, http.client.HTTPException) as error:
-            log.info("export to %s: %s: %s", parts.hostname, type(error).__name__, error)
-            return Answer(None, "sent, no answer", sent=True)
-        return Answer(response.status, status_error(response.status), sent=True)
-    finally:
-        connection.close()
+    posted = post_once(url, body, headers, timeout_s, "export")
+    if posted.refused is not None:
+        return Answer(None, f"not sent: {posted.refused}")
+    if posted.status_code is None:
+        return Answer(None, "sent, no answer", sent=True)
+    return Answer(posted.status_code, status_error(posted.status_code), sent=True)

@@ -1,7 +1,7 @@
 """Making one effect outside the database, at most one attempt at a time.
 
-1. Claim it (pending and due -> performing, attempts + 1, a lease); for an effect made on
-   the starter's behalf, re-check the run's authority; build the request.
+1. Claim it under a lease (notifications.leases: pending and due -> performing); for an
+   effect made on the starter's behalf, re-check the run's authority; build the request.
 2. Send it outside any transaction.
 3. Settle it, guarded by the attempt number (a worker whose lease lapsed cannot overwrite
    a newer attempt): acknowledged -> succeeded; refused or not sent -> tried again with
@@ -14,9 +14,8 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from orchestrator.config.effects import EffectSettings
@@ -38,10 +37,15 @@ from orchestrator.notifications.effect_requests import (
     target_active,
 )
 from orchestrator.notifications.effect_transport import Answer, Send, send
+from orchestrator.notifications.leases import LeasedRows, exhausted
 from orchestrator.service.authority import authority_problem
 from orchestrator.service.handoffs import EFFECTS_ACTOR, AfterHandoff, open_handoff, settle_made
 
 log = logging.getLogger(__name__)
+
+EFFECTS = LeasedRows(
+    ExternalEffect, EffectStatus.PENDING.value, EffectStatus.PERFORMING.value, stamp="updated_at"
+)
 
 
 @dataclass(frozen=True)
@@ -73,22 +77,7 @@ def perform_effect(
 
 def _claim(effect_id: uuid.UUID, now: datetime, settings: EffectSettings) -> Claim | None:
     with transaction() as session:
-        attempt = session.scalar(
-            update(ExternalEffect)
-            .where(
-                ExternalEffect.id == effect_id,
-                ExternalEffect.status == EffectStatus.PENDING.value,
-                ExternalEffect.next_attempt_at <= now,
-            )
-            .values(
-                status=EffectStatus.PERFORMING.value,
-                attempts=ExternalEffect.attempts + 1,
-                next_attempt_at=now + timedelta(seconds=settings.lease_s),
-                updated_at=now,
-            )
-            .returning(ExternalEffect.attempts)
-            .execution_options(synchronize_session=False)
-        )
+        attempt = EFFECTS.claim(session, effect_id, now, settings)
         if attempt is None:
             return None
         effect = session.get(ExternalEffect, effect_id)
@@ -111,8 +100,7 @@ def _settle(claim: Claim, answer: Answer | None, settings: EffectSettings) -> Ef
     after = AfterHandoff()
     with transaction() as session:
         effect = session.get(ExternalEffect, claim.effect_id, with_for_update=True)
-        current = (effect.status, effect.attempts) if effect is not None else None
-        if effect is None or current != (EffectStatus.PERFORMING.value, claim.attempt):
+        if effect is None or not EFFECTS.holds(effect, claim.attempt):
             return None  # its lease lapsed and the sweep took it over
         status = _next(session, effect, claim, answer, settings, now, after)
     after.send()
@@ -146,7 +134,7 @@ def _next(
         effect.last_error = "its target was deactivated"
         return EffectStatus.CANCELLED
     unknown = answer is not None and answer.unknown
-    again = claim.attempt < settings.max_attempts and (effect.idempotent or not unknown)
+    again = not exhausted(claim.attempt, settings) and (effect.idempotent or not unknown)
     if again:
         effect.status = EffectStatus.PENDING.value
         wait = settings.backoff(claim.attempt)  # jittered: drawn once for both

@@ -9,9 +9,11 @@ import http.client
 import logging
 import socket
 import ssl
-from collections.abc import Sequence
-from urllib.parse import SplitResult
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import SplitResult, urlsplit
 
+from orchestrator.config.settings import get_settings
 from orchestrator.contracts.errors import FleetError
 from orchestrator.notifications.outbound_addresses import (
     Address,
@@ -94,3 +96,34 @@ def status_error(status: int) -> str | None:
     if 300 <= status < 400:
         return f"HTTP {status} (redirects are not followed)"
     return f"HTTP {status}"
+
+
+@dataclass(frozen=True)
+class Posted:
+    """What one POST came to: an answer's status, or none (`refused`: not sent, a
+    category the tenant may see; else sent, in full or in part, and no answer)."""
+
+    status_code: int | None
+    refused: str | None = None
+
+
+def post_once(
+    url: str, body: bytes, headers: Mapping[str, str], timeout_s: float, what: str
+) -> Posted:
+    """POST to a checked address, no redirects followed; `what` names it in the log."""
+    parts = urlsplit(url)
+    try:
+        connection = connect(parts, timeout_s, get_settings().outbound.allowed_networks)
+    except NotConnected as refused:
+        return Posted(None, refused.category)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        connection.request("POST", path, body=body, headers=dict(headers))
+        answer = connection.getresponse()
+        answer.read()
+    except (OSError, http.client.HTTPException) as error:
+        log.info("%s to %s: %s: %s", what, parts.hostname, type(error).__name__, error)
+        return Posted(None)
+    finally:
+        connection.close()
+    return Posted(answer.status)

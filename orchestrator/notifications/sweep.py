@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
-
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.config.webhooks import WebhookSettings
 from orchestrator.contracts.clock import utcnow
-from orchestrator.db.ops_models import DeliveryAttempt, NotificationDelivery
+from orchestrator.db.ops_models import NotificationDelivery
 from orchestrator.db.session import transaction
-from orchestrator.db.sql import insert_for
-from orchestrator.notifications.delivery import DeliveryStatus
-from orchestrator.notifications.enqueue import dispatch
+from orchestrator.engine.tenant_events import dispatch
+from orchestrator.notifications.delivery import DELIVERIES, DeliveryStatus, record_attempt
+from orchestrator.notifications.leases import exhausted
+from orchestrator.notifications.transport import Response
+
+LOST = "delivery interrupted (worker lost)"
 
 
 @dataclass(frozen=True)
@@ -22,72 +24,31 @@ class NotificationSweep:
     dispatched: int
 
 
+@sweep("notifications")
 def sweep_deliveries(settings: WebhookSettings | None = None) -> NotificationSweep:
-    settings = settings or get_settings().webhooks
-    batch = get_settings().sweeps.batch
-    reopened = _reopen_interrupted(batch, settings)
-    cutoff = utcnow() - get_settings().sweeps.grace
-    with transaction() as session:
-        due = list(
-            session.scalars(
-                select(NotificationDelivery.id)
-                .where(
-                    NotificationDelivery.status == DeliveryStatus.PENDING.value,
-                    NotificationDelivery.next_attempt_at <= cutoff,
-                )
-                .order_by(NotificationDelivery.next_attempt_at)
-                .limit(batch)
-            )
-        )
-    dispatch(due)
-    return NotificationSweep(reopened, len(due))
+    reopened = _reopen_interrupted(settings or get_settings().webhooks)
+    return NotificationSweep(reopened, DELIVERIES.dispatch_due(utcnow(), dispatch))
 
 
-def _reopen_interrupted(batch: int, settings: WebhookSettings) -> int:
+def _reopen_interrupted(settings: WebhookSettings) -> int:
     """A 'delivering' delivery past its lease lost its worker: record that, try again."""
     now = utcnow()
+    columns = (NotificationDelivery.id, NotificationDelivery.attempts)
     with transaction() as session:
-        stuck = session.execute(
-            select(NotificationDelivery.id, NotificationDelivery.attempts)
-            .where(
-                NotificationDelivery.status == DeliveryStatus.DELIVERING.value,
-                NotificationDelivery.next_attempt_at < now,
-            )
-            .order_by(NotificationDelivery.id)
-            .limit(batch)
-        ).all()
         reopened = 0
-        for delivery_id, attempts in stuck:
-            gives_up = attempts >= settings.max_attempts
-            status = DeliveryStatus.FAILED if gives_up else DeliveryStatus.PENDING
-            moved = session.execute(
-                update(NotificationDelivery)
-                .where(
-                    NotificationDelivery.id == delivery_id,
-                    NotificationDelivery.status == DeliveryStatus.DELIVERING.value,
-                    NotificationDelivery.attempts == attempts,
-                )
-                .values(
-                    status=status.value,
-                    next_attempt_at=now,
-                    last_error="delivery interrupted (worker lost)",
-                )
-                .execution_options(synchronize_session=False)
+        for delivery_id, attempts in session.execute(DELIVERIES.lapsed(now, *columns)).all():
+            status = (
+                DeliveryStatus.FAILED if exhausted(attempts, settings) else DeliveryStatus.PENDING
             )
-            if not moved.rowcount:  # type: ignore[attr-defined]
+            if not DELIVERIES.release(
+                session,
+                delivery_id,
+                attempts,
+                status=status.value,
+                next_attempt_at=now,
+                last_error=LOST,
+            ):
                 continue  # another sweep, or the worker itself, got there first
             reopened += 1
-            session.execute(
-                insert_for(session, DeliveryAttempt)
-                .values(
-                    delivery_id=delivery_id,
-                    attempt=attempts,
-                    status_code=None,
-                    error="delivery interrupted (worker lost)",
-                    succeeded=False,
-                    duration_ms=0,
-                    started_at=now,
-                )
-                .on_conflict_do_nothing(index_elements=["delivery_id", "attempt"])
-            )
+            record_attempt(session, delivery_id, attempts, Response(None, LOST), 0, now)
     return reopened

@@ -6,5 +6,6 @@
   the coordinator to the jobs; queue waits and job durations are measured there.
 - `metrics` / `state_metrics`: counters the processes increment, and gauges read from
   the database (the truth) when Prometheus scrapes.
-- `tracing`: optional OpenTelemetry spans sharing the fleet's trace ids.
+- `tracing`: optional OpenTelemetry (the standard instrumentations), a traceparent carried
+  through the inbox, outbox and job messages.
 """

@@ -7,6 +7,7 @@ response then names in `X-Trace-Id` and the coordinator message carries on.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -18,6 +19,8 @@ from orchestrator.observability.context import close_context, current, open_cont
 log = logging.getLogger("orchestrator.api.access")
 
 TRACE_HEADER = "x-trace-id"
+#: Logged for a request cancelled before its answer started (nginx's "client closed request").
+CLIENT_CLOSED = 499
 _TRACE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 Scope = dict[str, Any]
@@ -50,6 +53,12 @@ class TraceContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_trace)
+        except asyncio.CancelledError:
+            # The client went away (or its timeout cancelled the request) before an answer
+            # started: nginx's 499, not a server error.
+            if status == 500:
+                status = CLIENT_CLOSED
+            raise
         finally:
             log.info(
                 "%s %s %s",
@@ -77,7 +86,7 @@ def _trace_from(scope: Scope) -> str | None:
 def install(app: Any) -> None:
     """Log JSON lines with the trace context, and open one context per request."""
     from orchestrator.observability.logs import configure_logging
-    from orchestrator.observability.tracing import configure
+    from orchestrator.observability.tracing import configure, instrument_app
 
     configure_logging()
     for name in ("uvicorn", "uvicorn.error"):  # the server's own lines: JSON too
@@ -85,4 +94,22 @@ def install(app: Any) -> None:
         server_log.handlers.clear()
         server_log.propagate = True
     configure()
+    instrument_app(app)
+    http_metrics(app)
     app.add_middleware(TraceContextMiddleware)
+
+
+#: Paths whose requests are not counted: the scrape itself.
+NOT_COUNTED = ("/metrics",)
+
+
+def http_metrics(app: Any) -> None:
+    """Requests by route template, method and status class, and their durations and sizes
+    (prometheus-fastapi-instrumentator's `http_request*` families), in the default
+    registry the API's /metrics serves (or, with PROMETHEUS_MULTIPROC_DIR, its files)."""
+    from prometheus_fastapi_instrumentator import Instrumentator
+
+    Instrumentator(
+        excluded_handlers=list(NOT_COUNTED),
+        should_group_untemplated=True,  # a path no route serves is one label, not many
+    ).instrument(app)

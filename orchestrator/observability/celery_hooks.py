@@ -70,7 +70,6 @@ def on_prerun(
     _count_queue_wait(request)
     with _started_lock:
         _started[task_id] = time.monotonic()
-    tracing.start_task_span(task_id, task.name, current())
     log.info(
         "task started", extra={"task": task.name, "task_id": task_id, "retries": request.retries}
     )
@@ -109,7 +108,6 @@ def on_postrun(
     kind = args[0].get("kind") if job_fields(args) else None
     if kind:
         metrics.job_finished(str(kind), outcome, seconds)
-    tracing.end_task_span(task_id or "", outcome)
     log.info(
         "task finished",
         extra={

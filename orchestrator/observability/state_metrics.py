@@ -2,7 +2,8 @@
 
 The database is the record of state, so these are right whichever process serves them
 and however many processes run: runs by status, jobs by status, kind and queue, open
-waits by step and age, SLA breaches, dead letters, and the inbox and outbox backlogs.
+waits by step and age, SLA breaches, dead letters, reassessments by status (a failed one
+waits for a person to retry it), and the inbox and outbox backlogs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import SignalFate
 from orchestrator.contracts.steps import StepStatus
+from orchestrator.db.continuous_models import Reassessment
 from orchestrator.db.models import InboxSignal, Job, OutboxMessage, StepExecution, WorkflowRun
 from orchestrator.db.ops_models import DeadLetter, SweepMark
 from orchestrator.db.session import read_transaction
@@ -48,6 +50,7 @@ def _families(session: Session) -> Iterator[Metric]:
     yield _jobs_by_status(session)
     yield _tenant_jobs(session)
     yield _open_waits(session)
+    yield _reassessments(session)
     breaches = CounterMetricFamily(
         "lifecycle_sla_breaches", "Runs that crossed their SLA deadline (ever)."
     )
@@ -144,6 +147,18 @@ def _tenant_jobs(session: Session) -> Metric:
     ).all()
     for tenant, queue, status, count in rows:
         family.add_metric([tenant, queue, status], count)
+    return family
+
+
+def _reassessments(session: Session) -> Metric:
+    family = GaugeMetricFamily(
+        "lifecycle_reassessments", "Reassessments by status.", labels=["status"]
+    )
+    rows = session.execute(
+        select(Reassessment.status, func.count()).group_by(Reassessment.status)
+    ).all()
+    for status, count in rows:
+        family.add_metric([status], count)
     return family
 
 

@@ -9,11 +9,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from celery import Celery
+from celery import _state as celery_state
 from celery.worker import WorkController
 from celery.worker import state as worker_state
 from celery.worker.consumer import Consumer
 
 from orchestrator.engine.routing import NOTIFICATIONS_QUEUE, ORCHESTRATOR_QUEUE, QUEUES
+from orchestrator.runtime import registrations as _registrations  # noqa: F401 (handlers)
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,13 @@ def embedded_worker(
     Coordination (signals, sweeps, webhooks) has a pool of its own: a person's decision is
     applied at once, not after whatever jobs hold the job threads."""
     coordination = (ORCHESTRATOR_QUEUE, NOTIFICATIONS_QUEUE)
+    # The tasks are shared tasks: in a job thread `task.app` is Celery's current app, which
+    # falls back to the default one (no broker: amqp://localhost). A `celery worker`
+    # process makes its app the default; so must this one, or a job's retry is published
+    # to a broker nobody here consumes, and lost. Only while it runs: a process's later
+    # apps (another test's, another environment's) are not left with this one.
+    previous = celery_state.default_app
+    app.set_default()
     workers = [
         _start(app, 2, list(coordination), "embedded-coordinator@localhost"),
         _start(
@@ -74,6 +83,7 @@ def embedded_worker(
         for worker, _ in workers:
             if worker.pool is not None:
                 worker.pool.stop()
+        celery_state.set_default_app(previous)
 
 
 def _start(

@@ -22,6 +22,7 @@ from orchestrator.notifications import tasks as _notification_tasks  # noqa: F40
 from orchestrator.runtime import blas as _blas  # noqa: F401 (connects worker_init)
 from orchestrator.runtime import broker_declare as _declare  # noqa: F401 (connects worker_init)
 from orchestrator.runtime import preload as _preload  # noqa: F401 (connects worker_init)
+from orchestrator.runtime import registrations as _registrations  # noqa: F401 (handlers)
 from orchestrator.sweeps.pulse import sweep_finished, sweep_started
 
 log = logging.getLogger(__name__)
@@ -56,11 +57,9 @@ _SWEEP_OPTIONS = {
 
 
 def _sweep_task(sweep: Sweep) -> Any:
-    function = sweep.function()
-
     def run() -> Any:
         # A plain value: the worker's log line and any result backend read it as JSON.
-        return jsonable(function())
+        return jsonable(sweep.function()())
 
     run.__name__ = run.__qualname__ = f"sweep_{sweep.name}"
     run.__doc__ = sweep.does

@@ -36,7 +36,13 @@ from orchestrator.db.tables import ARTIFACTS
 from orchestrator.engine import messages as fleet
 from orchestrator.engine.inbox import Recorded, insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
-from orchestrator.service.draft_rows import amendable_kinds, row_name, row_names, rows_in, rows_of
+from orchestrator.service.draft_rows import (
+    amendable_kinds,
+    names_of,
+    row_names,
+    rows_in,
+    rows_of,
+)
 from orchestrator.service.producer import RunRecord, load_run, signal_envelope
 from orchestrator.service.review_claims import refuse_unless_holder
 from orchestrator.service.row_filter import matching_rows
@@ -47,16 +53,25 @@ STATUS_FIELDS = ("assessed_status", "implementation_status")
 #: A gap finding's audit fields: what its reviewer decides (carried into the POA&M).
 SEVERITIES = ("high", "medium", "low")
 FINDING_TEXT = ("cause", "effect", "recommendation")
+#: A reviewer's "not a gap" on a finding, with the reason; only a gap finding takes them.
+NOT_A_GAP = ("not_a_gap", "not_a_gap_reason")
+#: Set with "not a gap": the evidence (document ids) the finding rested on when decided,
+#: so a later draft whose evidence changed asks again (workers.analysis.dismissals).
+NOT_A_GAP_BASIS = "not_a_gap_basis"
+#: Set by a later draft whose evidence changed since; deciding again clears it.
+NOT_A_GAP_REVIEW = "not_a_gap_review"
 AMENDABLE = frozenset(
     {
         *STATUS_FIELDS,
         "applicable",
         "justification",
+        "legal_basis",
         "owner",
         "target_date",
         "note",
         "severity",
         *FINDING_TEXT,
+        *NOT_A_GAP,
     }
 )
 #: The report's one amendable row, `assessor`: the statement reviewers write on it.
@@ -92,9 +107,9 @@ def _field(field: str, value: Any) -> Any:
         if value not in SEVERITIES:
             raise InvalidInput(f"severity must be one of {', '.join(SEVERITIES)}")
         return value
-    if field == "applicable":
+    if field in ("applicable", "not_a_gap"):
         if not isinstance(value, bool):
-            raise InvalidInput("applicable must be true or false")
+            raise InvalidInput(f"{field} must be true or false")
         return value
     if field in DATES:
         try:
@@ -116,7 +131,11 @@ def clean_changes(
     if not changes:
         raise InvalidInput("an amended row must change at least one field")
     out = {field: _field(field, value) for field, value in changes.items()}
-    problem = _applicability_problem(out, current) or _period_problem({**current, **out})
+    problem = (
+        _applicability_problem(out, current)
+        or _period_problem({**current, **out})
+        or _not_a_gap_problem({**current, **out})
+    )
     if problem is not None:
         raise InvalidInput(problem)
     return out
@@ -126,6 +145,12 @@ def _period_problem(row: dict[str, Any]) -> str | None:
     start, end = row.get("period_start"), row.get("period_end")
     if start and end and str(end) < str(start):
         return f"the period ends ({end}) before it starts ({start})"
+    return None
+
+
+def _not_a_gap_problem(row: dict[str, Any]) -> str | None:
+    if row.get("not_a_gap") is True and not str(row.get("not_a_gap_reason") or "").strip():
+        return "marking a finding not a gap needs a reason (not_a_gap_reason)"
     return None
 
 
@@ -178,7 +203,11 @@ def amended_content(
             merged.setdefault(name, {}).update(changes)
         if "row" not in entry:
             picked = {k: entry[k] for k in ("rows", "filter") if k in entry}
-            selections.append(picked | {"selected": len(targets), "changes": changes})
+            # The names selected: which rows this one action decided (orchestrator.service.
+            # row_decisions tells them from rows named one by one).
+            selections.append(
+                picked | {"selected": len(targets), "names": targets, "changes": changes}
+            )
     by_name = row_names(listed, key)
     changed: list[dict[str, Any]] = []
     for name, changes in merged.items():
@@ -211,12 +240,13 @@ def _targets(kind: str, content: dict[str, Any], entry: dict[str, Any]) -> list[
     given = [k for k in SELECTORS if k in entry]
     if len(given) != 1:
         raise InvalidInput("each entry names its rows with exactly one of: row, rows, filter")
+    shortest = {id(r): n for r, n in zip(listed, names_of(listed, key), strict=True)}
     if given[0] == "filter":
         found = matching_rows(kind, content, entry["filter"])
         if not found:
             shown = json.dumps(entry["filter"], sort_keys=True)
             raise InvalidInput(f"the filter {shown} selects no row of this {kind}")
-        return [row_name(listed, key, row) for row in found]
+        return [shortest[id(row)] for row in found]
     names = [entry["row"]] if given[0] == "row" else entry["rows"]
     if not isinstance(names, list) or not names:
         raise InvalidInput("rows must be a non-empty list of row names")
@@ -227,15 +257,21 @@ def _targets(kind: str, content: dict[str, Any], entry: dict[str, Any]) -> list[
             f"{kind} has no row {', '.join(repr(m) for m in missing[:10])} "
             f"(rows are named by their {key})"
         )
-    return list(dict.fromkeys(row_name(listed, key, by_name[str(n)]) for n in names))
+    return list(dict.fromkeys(shortest[id(by_name[str(n)])] for n in names))
 
 
 def _cleaned(kind: str, name: str, changes: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
     allowed = REPORT_STATEMENT if kind is ArtifactKind.REPORT else AMENDABLE
+    if kind != ArtifactKind.GAP_ANALYSIS:
+        allowed = allowed - set(NOT_A_GAP)
     try:
-        return clean_changes(changes, row, allowed)
+        cleaned = clean_changes(changes, row, allowed)
     except InvalidInput as error:
         raise InvalidInput(f"row {name}: {error.message}") from error
+    if cleaned.get("not_a_gap") is True:
+        cleaned[NOT_A_GAP_BASIS] = dict(row.get("evidence_basis") or {})
+        cleaned[NOT_A_GAP_REVIEW] = None
+    return cleaned
 
 
 @retry_busy

@@ -30,11 +30,18 @@ from orchestrator.db.role_models import RoleGrant
 from orchestrator.db.session import read_transaction
 from orchestrator.engine.run_rows import RunRow, state_of
 from orchestrator.lifecycle.approval_signals import position
-from orchestrator.lifecycle.definition import APPROVED_AT, PRODUCER_OF, SCOPE_APPROVAL_DEADLINE
+from orchestrator.lifecycle.definition import (
+    APPROVED_ANY_TIME,
+    APPROVED_AT,
+    APPROVED_KINDS,
+    PRODUCER_OF,
+    SCOPE_APPROVAL_DEADLINE,
+)
 from orchestrator.lifecycle.policies import GatePolicy
 from orchestrator.lifecycle.state import RunState
 from orchestrator.service.apikeys import Principal, Scope
 from orchestrator.service.gate_settings import amender_may_approve
+from orchestrator.service.oidc_access import group_access
 from orchestrator.service.read_models import RunView
 from orchestrator.service.roles import held_roles
 
@@ -47,22 +54,23 @@ def state_of_view(run: RunView) -> RunState:
 
 
 def decision_gates(state: RunState) -> list[ArtifactKind]:
-    """The drafts waiting for decisions now: the gate the run waits at, and the scope
-    while its current draft is unapproved (it may be approved until the report's gate)."""
+    """The drafts waiting for decisions now: the gate the run waits at, and a kind approved
+    any time (the scope) while its current draft is unapproved, until the report's gate."""
     gates: list[ArtifactKind] = []
     gate = APPROVED_AT.get(state.step) if state.step is not None else None
     if state.status is WorkflowStatus.WAITING_FOR_APPROVAL and gate is not None:
         gates.append(gate)
-    scope = ArtifactKind.SCOPE
-    if (
-        scope in state.artifacts
-        and not state.is_approved(scope)
-        and state.rejected.get(scope) != state.artifacts.get(scope)
+    gates += [
+        kind
+        for kind in APPROVED_KINDS
+        if kind in APPROVED_ANY_TIME
+        and kind in state.artifacts
+        and not state.is_approved(kind)
+        and state.rejected.get(kind) != state.artifacts.get(kind)
         and not state.status.is_terminal
-        and position(state, PRODUCER_OF[scope]) > 0
+        and position(state, PRODUCER_OF[kind]) > 0
         and position(state, SCOPE_APPROVAL_DEADLINE) <= 0
-    ):
-        gates.append(scope)
+    ]
     return gates
 
 
@@ -230,6 +238,11 @@ def other_reviewers(
         )
     ):
         grants.setdefault(grant.principal, []).append(grant.role)
+    # People who sign in with the identity provider decide through their groups' mapping.
+    for who, scopes, mapped in group_access(session, run.tenant_id):
+        if set(scopes) & set(_DECIDES):
+            deciders.add(who)
+            grants.setdefault(who, []).extend(r for r in mapped if r in policy.roles)
     barred = {exclude, *state.collected.get(kind, ())}
     if policy.separation_of_duties and state.drafted_by.get(kind):
         barred.add(str(state.drafted_by.get(kind)))

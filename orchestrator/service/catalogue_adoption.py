@@ -41,12 +41,9 @@ from orchestrator.db.continuous_models import CatalogueAdoption, Reassessment
 from orchestrator.db.models import Artifact, Job, WorkflowRun
 from orchestrator.db.session import read_transaction, transaction
 from orchestrator.engine.audit_rows import append_audit
+from orchestrator.service.approved_artifacts import last_approved_soa
 from orchestrator.service.producer import load_assessment
-from orchestrator.service.reassessments import (
-    last_approved_soa,
-    row_key,
-    start_reassessment,
-)
+from orchestrator.service.reassessments import row_key, start_reassessment
 
 ADOPTION_TRIGGER = "catalogue_adoption"
 #: The text of a control compared verbatim.

@@ -26,8 +26,9 @@ from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.judgement_models import DocumentJudgementAmendment
-from orchestrator.db.models import Artifact, AuditEvent, Document, WorkflowRun
+from orchestrator.db.models import Artifact, Document, WorkflowRun
 from orchestrator.db.session import read_transaction, transaction
+from orchestrator.engine.audit_rows import append_audit
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 from orchestrator.service.producer import load_assessment
 
@@ -240,30 +241,16 @@ def _audit(
     )
     if run is None:
         return  # no run yet: the amendment row is the whole record
-    session.add(
-        AuditEvent(
-            tenant_id=run.tenant_id,
-            organization_id=run.organization_id,
-            assessment_id=run.assessment_id,
-            run_id=run.id,
-            step=None,
-            event_type=AuditEventType.LIFECYCLE_WORKFLOW_DOCUMENT_JUDGEMENT_AMENDED.value,
-            actor_id=amendment.actor_id,
-            trace_id=run.trace_id,
-            event_metadata={
-                "document_id": str(document.id),
-                "filename": document.filename,
-                "amendment_id": amendment.id,
-                "kind": {
-                    "before": amendment.kind_before,
-                    "after": amendment.kind or amendment.kind_before,
-                },
-                "adoption": {
-                    "before": amendment.adoption_before,
-                    "after": amendment.adoption or amendment.adoption_before,
-                },
-                "reason": amendment.reason,
-            },
-            created_at=now,
-        )
-    )
+    details = {
+        "document_id": str(document.id),
+        "filename": document.filename,
+        "amendment_id": amendment.id,
+        "kind": {"before": amendment.kind_before, "after": amendment.kind or amendment.kind_before},
+        "adoption": {
+            "before": amendment.adoption_before,
+            "after": amendment.adoption or amendment.adoption_before,
+        },
+        "reason": amendment.reason,
+    }
+    event = AuditEventType.LIFECYCLE_WORKFLOW_DOCUMENT_JUDGEMENT_AMENDED
+    append_audit(session, run, event, None, details, now, amendment.actor_id)

@@ -13,6 +13,7 @@ from orchestrator.db.busy import retry_busy
 from orchestrator.db.ingestion_models import DocumentOutcome
 from orchestrator.db.models import Document
 from orchestrator.db.session import read_transaction
+from orchestrator.service.document_waits import UPLOADED, upload_wait
 from orchestrator.service.producer import load_assessment
 
 
@@ -21,6 +22,9 @@ class DocumentOutcomeView(BaseModel):
     filename: str
     status: str
     """uploaded (not ingested yet), ingested, duplicate or failed."""
+    waiting_for: str | None = None
+    """An uploaded document's wait: `ingestion` (the run's, or the next run's) or
+    `reassessment` (the active run passed ingestion: the next reassessment ingests it)."""
     error_code: str | None = None
     error_message: str | None = None
     media_type: str
@@ -42,14 +46,16 @@ def list_outcomes(actor: Actor, assessment_id: uuid.UUID) -> list[DocumentOutcom
             .where(Document.assessment_id == assessment_id)
             .order_by(Document.created_at, Document.id)
         ).all()
-        return [_view(document, outcome) for document, outcome in rows]
+        wait = upload_wait(session, assessment_id)
+        return [_view(document, outcome, wait) for document, outcome in rows]
 
 
-def _view(document: Document, outcome: DocumentOutcome | None) -> DocumentOutcomeView:
+def _view(document: Document, outcome: DocumentOutcome | None, wait: str) -> DocumentOutcomeView:
     view = DocumentOutcomeView(
         document_id=document.id,
         filename=document.filename,
         status=document.status,
+        waiting_for=wait if document.status == UPLOADED else None,
         media_type=document.media_type,
     )
     if outcome is None:

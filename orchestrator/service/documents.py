@@ -36,6 +36,7 @@ from orchestrator.engine.inbox import insert_signal
 from orchestrator.formats import media
 from orchestrator.formats.document_errors import DocumentError
 from orchestrator.formats.sniff import HEAD_BYTES, sniff_media_type
+from orchestrator.service.document_waits import UPLOADED, upload_wait
 from orchestrator.service.producer import load_assessment, signal_envelope
 from orchestrator.service.read_models import DocumentView
 
@@ -192,7 +193,7 @@ def _record(
             )
         )
         if existing is not None:
-            return _view(existing, duplicate=True)
+            return _view(session, existing, duplicate=True)
         document = Document(
             tenant_id=actor.tenant_id,
             assessment_id=assessment.id,
@@ -201,7 +202,7 @@ def _record(
             size_bytes=size,
             sha256=digest,
             storage_path=str(path),
-            status="uploaded",
+            status=UPLOADED,
             uploaded_by=actor.actor_id,
             created_at=utcnow(),
         )
@@ -224,7 +225,7 @@ def _record(
                     payload={"document_id": str(document.id)},
                 ),
             )
-        view = _view(document)
+        view = _view(session, document)
     if run is not None:
         kick(run.id)
     for send in after:
@@ -232,7 +233,7 @@ def _record(
     return view
 
 
-def _view(row: Document, duplicate: bool = False) -> DocumentView:
+def _view(session: Session, row: Document, duplicate: bool = False) -> DocumentView:
     return DocumentView(
         id=row.id,
         filename=row.filename,
@@ -240,5 +241,6 @@ def _view(row: Document, duplicate: bool = False) -> DocumentView:
         size_bytes=row.size_bytes,
         sha256=row.sha256,
         status=row.status,
+        waiting_for=upload_wait(session, row.assessment_id) if row.status == UPLOADED else None,
         duplicate=duplicate,
     )

@@ -43,7 +43,18 @@ def row_names(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]
 
 
 def row_name(rows: list[dict[str, Any]], key: str, row: dict[str, Any]) -> str:
-    """The shortest name that finds `row` among `rows`."""
+    """The shortest name that finds `row` among `rows` (one row; `names_of` names them all)."""
     plain = str(row.get(key))
     unique = sum(1 for other in rows if str(other.get(key)) == plain) == 1
     return plain if unique or not row.get("framework") else f"{row['framework']} {plain}"
+
+
+def names_of(rows: list[dict[str, Any]], key: str) -> list[str]:
+    """`row_name` of each of `rows`, in their order, in one pass over them (a 1,090-row
+    SoA named row by row is over a million comparisons)."""
+    plains = [str(row.get(key)) for row in rows]
+    counts = Counter(plains)
+    return [
+        plain if counts[plain] == 1 or not row.get("framework") else f"{row['framework']} {plain}"
+        for plain, row in zip(plains, rows, strict=True)
+    ]

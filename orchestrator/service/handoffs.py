@@ -49,7 +49,7 @@ from orchestrator.engine import messages as fleet
 from orchestrator.engine.audit_rows import append_audit
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.engine.outside_effects import dispatch_effects, record_undo
-from orchestrator.notifications.enqueue import dispatch, notify
+from orchestrator.engine.tenant_events import dispatch, notify
 from orchestrator.service.producer import load_run
 
 EFFECTS_ACTOR = "system:effects"

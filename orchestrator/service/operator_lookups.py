@@ -11,15 +11,18 @@ from sqlalchemy import select
 from orchestrator.contracts.errors import NotFound
 from orchestrator.db.effect_models import Handoff
 from orchestrator.db.models import Assessment, WorkflowRun
+from orchestrator.db.risk_models import Risk, RiskProposal
 from orchestrator.db.session import read_transaction
 from orchestrator.engine.history import export_history
 
 #: What a tenant-owned row is called in a "not found" message.
-_Owned = type[WorkflowRun] | type[Assessment] | type[Handoff]
+_Owned = type[WorkflowRun] | type[Assessment] | type[Handoff] | type[Risk] | type[RiskProposal]
 _NAMES: dict[_Owned, str] = {
     WorkflowRun: "workflow run",
     Assessment: "assessment",
     Handoff: "handoff",
+    Risk: "risk",
+    RiskProposal: "risk proposal",
 }
 
 
@@ -46,6 +49,14 @@ def tenant_of_assessment(assessment_id: uuid.UUID) -> str:
 
 def tenant_of_handoff(handoff_id: uuid.UUID) -> str:
     return _tenant_of(Handoff, handoff_id)
+
+
+def tenant_of_risk(risk_id: uuid.UUID) -> str:
+    return _tenant_of(Risk, risk_id)
+
+
+def tenant_of_risk_proposal(proposal_id: uuid.UUID) -> str:
+    return _tenant_of(RiskProposal, proposal_id)
 
 
 def tenants_with_runs() -> list[str]:

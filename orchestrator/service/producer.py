@@ -24,6 +24,7 @@ from orchestrator.contracts.audit import SYSTEM_ACTOR
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import (
     ActiveRunExists,
+    CarryOverRefused,
     IdempotencyConflict,
     InvalidInput,
     NotFound,
@@ -83,7 +84,9 @@ def create_assessment(
         if carry_over_from is not None:
             previous = load_assessment(session, actor, carry_over_from)
             if previous.organization_id != organization_id:
-                raise InvalidInput("a carry-over comes from an assessment of the same organization")
+                raise CarryOverRefused(
+                    "a carry-over comes from an assessment of the same organization"
+                )
         row = Assessment(
             tenant_id=actor.tenant_id,
             organization_id=organization_id,

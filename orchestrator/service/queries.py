@@ -11,6 +11,8 @@ import base64
 import binascii
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -35,7 +37,8 @@ from orchestrator.db.models import (
     StepExecution,
     WorkflowRun,
 )
-from orchestrator.db.session import read_transaction
+from orchestrator.db.session import SharedRead, one_read, read_transaction
+from orchestrator.service.document_waits import UPLOADED, upload_wait
 from orchestrator.service.producer import load_assessment, load_run
 from orchestrator.service.read_models import (
     ApprovalRecordView,
@@ -101,6 +104,15 @@ def _limit(limit: int) -> int:
     return max(1, min(limit, MAX_PAGE))
 
 
+@contextmanager
+def reads_in_one_transaction() -> Iterator[SharedRead]:
+    """Every read of the service's in this block (a console page's: the sign-in check, the
+    run, the drafts, comments, claims) joins one read transaction, one snapshot
+    (`orchestrator.db.session.one_read`)."""
+    with one_read() as shared:
+        yield shared
+
+
 # --- assessments -----------------------------------------------------------------------------
 
 
@@ -151,7 +163,13 @@ def list_documents(actor: Actor, assessment_id: uuid.UUID) -> list[DocumentView]
             .where(Document.assessment_id == assessment_id)
             .order_by(Document.created_at, Document.id)
         )
-        return [DocumentView.model_validate(r) for r in rows]
+        wait = upload_wait(session, assessment_id)
+        return [
+            DocumentView.model_validate(r).model_copy(
+                update={"waiting_for": wait if r.status == UPLOADED else None}
+            )
+            for r in rows
+        ]
 
 
 # --- runs ------------------------------------------------------------------------------------

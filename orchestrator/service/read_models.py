@@ -98,6 +98,10 @@ class DocumentView(_View):
     size_bytes: int
     sha256: str
     status: str
+    waiting_for: str | None = None
+    """Not ingested yet (status `uploaded`): `ingestion` (the run's, or the next run's)
+    or `reassessment` (the active run passed ingestion: the next reassessment ingests
+    it, service.document_waits)."""
     duplicate: bool = False
 
 

@@ -15,10 +15,11 @@ whether undecided rows refuse an approval; an unapproved input always refuses th
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from orchestrator.contracts.artifact_registry import Decided, declaration
 from orchestrator.contracts.errors import NotFound
@@ -27,15 +28,16 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Artifact
 from orchestrator.db.session import read_transaction
-from orchestrator.engine.run_rows import state_of
-from orchestrator.lifecycle.definition import APPROVAL_WAIT_FOR
+from orchestrator.engine.run_rows import RunRecord, state_of
+from orchestrator.lifecycle.definition import APPROVED_KINDS
 from orchestrator.lifecycle.policies import GatePolicy, requires_decisions
-from orchestrator.service.draft_rows import row_name, rows_of
+from orchestrator.service.draft_rows import names_of, rows_of
 from orchestrator.service.producer import load_run
+from orchestrator.service.soa_basis import held_risks, no_basis
 
 SHOWN = 20  # a refusal names this many rows, then how many more
-#: The drafts people approve, in lifecycle order: the scope, then every gate's artifact.
-GATED = (ArtifactKind.SCOPE, *APPROVAL_WAIT_FOR)
+#: The drafts people approve, in lifecycle order.
+GATED = APPROVED_KINDS
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ class Readiness:
     """The gate's policy refuses an approval while rows are undecided."""
     unapproved_inputs: list[str] = field(default_factory=list)
     """Report only: its inputs that were not approved ("Scope v1")."""
+    no_basis: list[str] | None = None
+    """SoA only: rows no treated risk, stated requirement or exclusion reason rests on
+    (orchestrator.service.soa_basis). Shown, not refused: a person decides the basis."""
 
     @property
     def ready(self) -> bool:
@@ -84,6 +89,16 @@ class Readiness:
             "what": self.what,
             "required": self.required,
             "unapproved_inputs": self.unapproved_inputs,
+            **(
+                {}
+                if self.no_basis is None
+                else {
+                    "no_basis": len(self.no_basis),
+                    "no_basis_rows": self.no_basis[:listed]
+                    if listed is not None
+                    else self.no_basis,
+                }
+            ),
             "ready": self.ready,
             "refusal": self.refusal(),
         }
@@ -108,8 +123,8 @@ def undecided_rows(kind: str, content: dict[str, Any]) -> list[str]:
     list_name, key = rows_at
     rows = [r for r in content.get(list_name, []) if isinstance(r, dict)]
     return [
-        row_name(rows, key, row)
-        for row in rows
+        name
+        for name, row in zip(names_of(rows, key), rows, strict=True)
         if row.get("applicable", True) is not False and not all(_set(row.get(f)) for f in fields)
     ]
 
@@ -147,7 +162,8 @@ def artifact_readiness(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID) 
         if stored is None or stored.run_id != run.id:
             raise NotFound(f"run {run_id} has no artifact {artifact_id}")
         kind = ArtifactKind(stored.kind)
-        return readiness(kind, stored.version, stored.content, state_of(run).policy(kind))
+        found = readiness(kind, stored.version, stored.content, state_of(run).policy(kind))
+        return _with_basis(session, run, found, stored.content)
 
 
 @retry_busy
@@ -172,8 +188,19 @@ def gate_readiness(actor: Actor, run_id: uuid.UUID) -> list[dict[str, Any]]:
             if stored is None:
                 continue
             ready = readiness(kind, version, stored.content, state.policy(kind))
+            ready = _with_basis(session, run, ready, stored.content)
             gates.append(
                 {"approved": state.is_approved(kind), "artifact_id": str(stored.id)}
                 | ready.to_json()
             )
         return gates
+
+
+def _with_basis(
+    session: Session, run: RunRecord, found: Readiness, content: dict[str, Any]
+) -> Readiness:
+    """An SoA's readiness names its rows with no basis, read against the register now."""
+    if found.kind is not ArtifactKind.SOA:
+        return found
+    risks = held_risks(session, run.tenant_id, run.organization_id)
+    return replace(found, no_basis=no_basis(content, risks))

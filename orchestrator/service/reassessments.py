@@ -8,6 +8,9 @@ that send is lost). The job (`workers.analysis.reassessment`) writes the SoA's n
 version only when some row's evidence changed; reviewers then approve exactly those rows
 (`approve_row`), each approval bound to the row's content, and the previous approval
 covers every other row by reference.
+
+A job that raises leaves the reassessment `failed` with its reason (`record_failure`);
+a person may send it again (`retry_reassessment`), which only a failed one takes.
 """
 
 from __future__ import annotations
@@ -23,25 +26,32 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from orchestrator.contracts.audit import SYSTEM_ACTOR, AuditEventType
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.errors import InvalidInput, NotFound
+from orchestrator.contracts.errors import InvalidInput, NotFound, ReassessmentNotFailed
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.continuous_models import Reassessment, RowApproval
-from orchestrator.db.models import Artifact, OutboxMessage
-from orchestrator.db.session import transaction
+from orchestrator.db.models import Artifact, OutboxMessage, WorkflowRun
+from orchestrator.db.session import read_transaction, transaction
+from orchestrator.engine.audit_rows import append_audit
+from orchestrator.service.approved_artifacts import last_approved_soa
+from orchestrator.service.document_waits import waiting_documents
 from orchestrator.service.producer import load_assessment
 
 REASSESS_TASK = "analysis.reassess"
 REASSESS_QUEUE = "analysis"
 #: A reassessment's statuses.
-PENDING, NO_CHANGE, AWAITING_APPROVAL, APPROVED = (
+PENDING, NO_CHANGE, AWAITING_APPROVAL, APPROVED, FAILED = (
     "pending",
     "no_change",
     "awaiting_approval",
     "approved",
+    "failed",
 )
+#: The longest failure reason kept: the exception's kind and its first line.
+MAX_REASON = 500
 #: The status of an SoA version a reassessment wrote, until its changed rows are approved.
 REASSESSED = "reassessment"
 
@@ -57,6 +67,8 @@ class ReassessmentView(BaseModel):
     trigger: str
     changed_documents: list[str]
     status: str
+    error: str | None = None
+    """Why its evaluation failed (status `failed`): what the job raised."""
     result_artifact_id: uuid.UUID | None
     result_version: int | None
     figures: dict[str, Any] | None
@@ -73,19 +85,6 @@ def row_sha256(row: dict[str, Any]) -> str:
     """The content hash a row approval is bound to: a changed row's bundle, the SoA row
     with the finding and item it changed (changed_bundles)."""
     return hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def last_approved_soa(session: Session, assessment_id: uuid.UUID) -> Artifact | None:
-    return session.scalar(
-        select(Artifact)
-        .where(
-            Artifact.assessment_id == assessment_id,
-            Artifact.kind == ArtifactKind.SOA.value,
-            Artifact.status == "approved",
-        )
-        .order_by(Artifact.created_at.desc(), Artifact.version.desc())
-        .limit(1)
-    )
 
 
 def _nothing() -> None:
@@ -116,6 +115,9 @@ def start_reassessment(
     if seen is not None:
         return _nothing
     now = utcnow()
+    # Files uploaded after the run's ingestion waited for this: it ingests them, and
+    # they changed the evidence as much as the trigger's documents did.
+    waiting = [d for d in waiting_documents(session, assessment_id) if d not in changed]
     row = Reassessment(
         tenant_id=tenant_id,
         assessment_id=assessment_id,
@@ -123,18 +125,24 @@ def start_reassessment(
         base_artifact_id=base.id,
         trigger=trigger,
         trigger_key=trigger_key,
-        changed_documents=[str(d) for d in changed],
+        changed_documents=[str(d) for d in (*changed, *waiting)],
         status=PENDING,
         created_by=actor_id,
         created_at=now,
     )
     session.add(row)
     session.flush()
-    task_id = f"reassess:{row.id}"
+    return _queue_job(session, row, f"reassess:{row.id}", now)
+
+
+def _queue_job(
+    session: Session, row: Reassessment, task_id: str, now: datetime
+) -> Callable[[], None]:
+    """The evaluation job's outbox row, in `session`; returns what sends it after commit."""
     body = {"reassessment_id": str(row.id), "step": "reassess"}
     session.add(
         OutboxMessage(
-            run_id=base.run_id,
+            run_id=row.base_run_id,
             task_name=REASSESS_TASK,
             queue=REASSESS_QUEUE,
             task_id=task_id,
@@ -191,6 +199,7 @@ def _view(session: Session, row: Reassessment) -> ReassessmentView:
         trigger=row.trigger,
         changed_documents=list(row.changed_documents),
         status=row.status,
+        error=row.error if row.status == FAILED else None,
         result_artifact_id=row.result_artifact_id,
         result_version=result.version if result else None,
         figures=row.figures,
@@ -284,7 +293,7 @@ def get_reassessment(actor: Actor, reassessment_id: uuid.UUID) -> ReassessmentVi
 def reassessment_of(actor: Actor, artifact_id: uuid.UUID) -> ReassessmentView | None:
     """The reassessment whose changed rows `artifact_id` (a reassessed SoA version) holds,
     or None for a version no reassessment drafted."""
-    with transaction() as session:
+    with read_transaction() as session:
         found = session.scalar(
             select(Reassessment.id).where(
                 Reassessment.result_artifact_id == artifact_id,
@@ -357,3 +366,77 @@ def approve_row(
             found.status = APPROVED
         session.flush()
         return _view(session, found)
+
+
+def failure_reason(error: BaseException) -> str:
+    """What a failed evaluation shows: the exception's kind and the first line of its
+    message (a database error's SQL and parameters follow on later lines)."""
+    first = next(iter(str(error).strip().splitlines()), "")
+    reason = f"{type(error).__name__}: {first}" if first else type(error).__name__
+    return reason[:MAX_REASON]
+
+
+def _audit(
+    session: Session, row: Reassessment, event: AuditEventType, details: dict[str, Any], actor: str
+) -> None:
+    run = session.get(WorkflowRun, row.base_run_id)
+    assert run is not None
+    append_audit(
+        session, run, event, None, {"reassessment_id": str(row.id), **details}, utcnow(), actor
+    )
+
+
+@retry_busy
+def record_failure(reassessment_id: uuid.UUID, reason: str) -> str:
+    """Mark a pending reassessment failed with `reason` (audited); returns its status (an
+    evaluated one stays as it is)."""
+    with transaction() as session:
+        found = session.get(Reassessment, reassessment_id, with_for_update=True)
+        if found is None:
+            return "missing"
+        if found.status != PENDING:
+            return found.status
+        found.status = FAILED
+        found.error = reason
+        _audit(
+            session,
+            found,
+            AuditEventType.LIFECYCLE_WORKFLOW_REASSESSMENT_FAILED,
+            {"reason": reason},
+            SYSTEM_ACTOR,
+        )
+        return FAILED
+
+
+@retry_busy
+def retry_reassessment(actor: Actor, reassessment_id: uuid.UUID) -> ReassessmentView:
+    """Send a failed reassessment's evaluation again (audited): it is pending until the job
+    ends. Refused unless it failed (`ReassessmentNotFailed`); the API's Idempotency-Key
+    makes a repeated request answer the first retry."""
+    with transaction() as session:
+        found = _load(session, actor, reassessment_id)
+        session.refresh(found, with_for_update=True)
+        if found.status != FAILED:
+            raise ReassessmentNotFailed(
+                f"reassessment {reassessment_id} is {found.status}: only a failed one is retried"
+            )
+        retries = session.scalar(
+            select(func.count())
+            .select_from(OutboxMessage)
+            .where(OutboxMessage.task_id.like(f"reassess:{found.id}%"))
+        )
+        reason = found.error
+        found.status = PENDING
+        found.error = None
+        send = _queue_job(session, found, f"reassess:{found.id}:retry-{retries}", utcnow())
+        _audit(
+            session,
+            found,
+            AuditEventType.LIFECYCLE_WORKFLOW_REASSESSMENT_RETRIED,
+            {"failed_with": reason, "attempt": int(retries or 0) + 1},
+            actor.actor_id,
+        )
+        session.flush()
+        view = _view(session, found)
+    send()
+    return view

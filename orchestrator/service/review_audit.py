@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
-from orchestrator.db.models import AuditEvent
+from orchestrator.engine.audit_rows import append_audit
 from orchestrator.engine.run_rows import RunRecord
 
 
@@ -20,17 +20,4 @@ def audit_review(
     actor_id: str,
     metadata: dict[str, Any],
 ) -> None:
-    session.add(
-        AuditEvent(
-            tenant_id=run.tenant_id,
-            organization_id=run.organization_id,
-            assessment_id=run.assessment_id,
-            run_id=run.id,
-            step=run.current_step,
-            event_type=event.value,
-            actor_id=actor_id,
-            trace_id=run.trace_id,
-            event_metadata=metadata,
-            created_at=utcnow(),
-        )
-    )
+    append_audit(session, run, event, run.current_step, metadata, utcnow(), actor_id)

@@ -23,9 +23,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.contracts.audit import SYSTEM_ACTOR, AuditEventType
 from orchestrator.contracts.clock import utcnow
-from orchestrator.contracts.errors import InvalidInput, ReviewClaimed
+from orchestrator.contracts.errors import GateNotWaiting, ReviewClaimed
 from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
@@ -36,8 +37,8 @@ from orchestrator.db.review_models import ReviewClaim
 from orchestrator.db.session import read_transaction, transaction
 from orchestrator.db.tables import RUNS
 from orchestrator.engine.run_rows import RunRecord, state_of
+from orchestrator.engine.tenant_events import dispatch, notify
 from orchestrator.lifecycle.definition import APPROVED_AT
-from orchestrator.notifications.enqueue import dispatch, notify
 from orchestrator.service.producer import load_run
 from orchestrator.service.review_audit import audit_review
 
@@ -131,7 +132,7 @@ def _claim(
         run = load_run(session, actor, run_id)
         waiting = waiting_gate(run)
         if waiting is None or waiting[0] is not kind:
-            raise InvalidInput(
+            raise GateNotWaiting(
                 f"the run does not wait for a {kind.value} decision: nothing to claim"
             )
         now = utcnow()
@@ -228,6 +229,7 @@ def claim_of_run(actor: Actor, run_id: uuid.UUID, kind: ArtifactKind) -> ClaimVi
 
 
 @retry_busy
+@sweep("review_claims")
 def release_lapsed_claims(batch: int | None = None) -> int:
     """The claims sweep: delete the claims past their expiry, recording each lapse once
     (a guarded delete: two sweeps at once free each claim once)."""

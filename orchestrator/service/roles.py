@@ -2,25 +2,27 @@
 
 A principal is who acts for a tenant: the principal an API key names, or a Python
 caller's actor id. An admin grants and revokes roles (CLI, HTTP with the admin scope, or
-these functions); every change is an append-only `role_grant_events` row. Recording an
-approval event reads the roles its principal holds at that moment (`held_roles`).
+these functions); every change is an append-only `role_grant_events` row. A person signed
+in with the identity provider also holds the roles an admin mapped their groups to
+(`oidc_access`). Recording an approval event reads the roles its principal holds at that
+moment (`held_roles`).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.clock import StoredTime, utcnow
 from orchestrator.contracts.errors import InvalidInput, NotFound
 from orchestrator.contracts.ids import new_id
 from orchestrator.db.busy import retry_busy
+from orchestrator.db.oidc_models import OidcGroupRole, OidcIdentity
 from orchestrator.db.role_models import RoleGrant, RoleGrantEvent
 from orchestrator.db.session import read_transaction, transaction
 
@@ -39,11 +41,6 @@ class RoleAction(StrEnum):
     REVOKED = "revoked"
 
 
-def _utc(value: datetime) -> datetime:
-    # SQLite hands back naive datetimes; every time stored is UTC.
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
 class RoleGrantView(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -51,12 +48,7 @@ class RoleGrantView(BaseModel):
     principal: str
     role: str
     granted_by: str
-    granted_at: datetime
-
-    @field_validator("granted_at", mode="after")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return _utc(value)
+    granted_at: StoredTime
 
 
 class RoleChange(BaseModel):
@@ -83,12 +75,7 @@ class RoleEventView(BaseModel):
     action: RoleAction
     actor_id: str
     reason: str | None
-    created_at: datetime
-
-    @field_validator("created_at", mode="after")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return _utc(value)
+    created_at: StoredTime
 
 
 def check_role(role: str) -> str:
@@ -111,11 +98,28 @@ def _who(tenant_id: str, principal: str) -> tuple[str, str]:
 
 
 def held_roles(session: Session, tenant_id: str, principal: str) -> list[str]:
-    """The roles `principal` holds in `tenant_id` now, sorted (inside a transaction)."""
-    return sorted(
+    """The roles `principal` holds in `tenant_id` now, sorted (inside a transaction):
+    granted to it, or, for a person signed in with the identity provider, mapped to a
+    group they signed in with."""
+    granted = set(
         session.scalars(
             select(RoleGrant.role).where(
                 RoleGrant.tenant_id == tenant_id, RoleGrant.principal == principal
+            )
+        )
+    )
+    return sorted(granted | set(_group_roles(session, tenant_id, principal)))
+
+
+def _group_roles(session: Session, tenant_id: str, principal: str) -> list[str]:
+    identity = session.get(OidcIdentity, principal)
+    if identity is None or identity.tenant_id != tenant_id or not identity.groups:
+        return []
+    return list(
+        session.scalars(
+            select(OidcGroupRole.role).where(
+                OidcGroupRole.tenant_id == tenant_id,
+                OidcGroupRole.group_name.in_(list(identity.groups)),
             )
         )
     )

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from orchestrator.contracts.errors import InvalidInput
-from orchestrator.service.draft_rows import row_name, rows_in
+from orchestrator.service.draft_rows import names_of, row_name, rows_in
 from orchestrator.service.readiness import undecided_rows
 
 FIELDS = frozenset(
@@ -140,8 +140,10 @@ def _undecided(kind: str, content: dict[str, Any], value: Any) -> Callable[[dict
     list_name, key = rows_in(kind)
     rows = [r for r in content.get(list_name, []) if isinstance(r, dict)]
     open_rows = set(undecided_rows(kind, content))
+    names = {id(row): name for row, name in zip(rows, names_of(rows, key), strict=True)}
 
     def test(row: dict[str, Any]) -> bool:
-        return (row_name(rows, key, row) in open_rows) is value
+        name = names.get(id(row))
+        return ((row_name(rows, key, row) if name is None else name) in open_rows) is value
 
     return test

@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.config.sweeps import ApprovalTiming
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
@@ -74,6 +75,7 @@ class Wait:
         return f"{self.step.value}:{self.attempt}"
 
 
+@sweep("approval_waits")
 def sweep_approval_waits() -> dict[str, int]:
     """Fire every stage that became due; returns how many fired per stage."""
     now = utcnow()

@@ -18,6 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.documents import CURRENT, EXPIRED
@@ -25,11 +26,12 @@ from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.db.models import Document, WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.engine.audit_rows import append_audit
-from orchestrator.notifications.enqueue import dispatch, notify
+from orchestrator.engine.tenant_events import dispatch, notify
 from orchestrator.service.reassessments import start_reassessment
 from orchestrator.sweeps.sweep_actions import SWEEPER
 
 
+@sweep("evidence")
 def sweep_evidence_expiry(now: datetime | None = None) -> dict[str, int]:
     now = now or utcnow()
     today = now.date()

@@ -27,6 +27,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.config.sweeps import SweepSettings
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
@@ -57,6 +58,7 @@ class LostJobs:
     dead_lettered: int
 
 
+@sweep("lost_jobs")
 def recover_lost_jobs() -> LostJobs:
     settings = get_settings().sweeps
     now = utcnow()

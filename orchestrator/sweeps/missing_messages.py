@@ -27,6 +27,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jobs import JobKind, JobStatus
@@ -57,6 +58,7 @@ class MissingMessages:
 _Queued = dict[str, tuple[str, datetime]]
 
 
+@sweep("messages")
 def resend_missing_messages(view: BrokerView | None = None) -> MissingMessages:
     settings = get_settings().sweeps
     cutoff = utcnow() - settings.grace

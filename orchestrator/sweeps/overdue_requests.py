@@ -14,6 +14,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.events import NotificationEvent, event_id
@@ -21,11 +22,12 @@ from orchestrator.db.continuous_models import EvidenceRequest
 from orchestrator.db.models import WorkflowRun
 from orchestrator.db.session import transaction
 from orchestrator.engine.audit_rows import append_audit
-from orchestrator.notifications.enqueue import dispatch, notify
+from orchestrator.engine.tenant_events import dispatch, notify
 from orchestrator.service.evidence_requests import OPEN
 from orchestrator.sweeps.sweep_actions import SWEEPER
 
 
+@sweep("evidence_requests")
 def sweep_overdue_requests(now: datetime | None = None) -> dict[str, int]:
     now = now or utcnow()
     today = now.date()

@@ -23,6 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.config.sweeps import SweepSettings
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.jitter import full_jitter
@@ -34,6 +35,7 @@ from orchestrator.sweeps.cursors import move_cursor, open_window, read_window
 from orchestrator.sweeps.sweep_actions import SweepMessages
 
 
+@sweep("inbox")
 def rekick_pending_runs(grace: timedelta | None = None) -> int:
     settings = get_settings().sweeps
     now = utcnow()

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.events import NotificationEvent
 from orchestrator.db.models import WorkflowRun
@@ -37,6 +38,7 @@ SLA = WindowSweep(
 )
 
 
+@sweep("sla")
 def sweep_sla() -> int:
     """Runs that crossed their SLA deadline since the last sweep; returns events fired."""
     return SLA.sweep()

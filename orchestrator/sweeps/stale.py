@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.events import NotificationEvent
 from orchestrator.db.models import WorkflowRun
@@ -40,6 +41,7 @@ STALE = WindowSweep(
 )
 
 
+@sweep("stale")
 def sweep_stale() -> int:
     """Runs that became idle past the threshold since the last sweep; returns flags set."""
     return STALE.sweep()

@@ -17,7 +17,7 @@ from orchestrator.db.models import WorkflowRun
 from orchestrator.engine.audit_rows import append_audit as audit_row
 from orchestrator.engine.inbox import insert_signal
 from orchestrator.engine.outbox import OutboxEntry
-from orchestrator.notifications.enqueue import dispatch, notify
+from orchestrator.engine.tenant_events import dispatch, notify
 
 SWEEPER = "system:sweeper"
 

@@ -16,6 +16,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from orchestrator.config.settings import get_settings
+from orchestrator.config.sweep_registry import sweep
 from orchestrator.contracts.clock import utcnow
 from orchestrator.db.models import OutboxMessage
 from orchestrator.db.session import transaction
@@ -23,6 +24,7 @@ from orchestrator.db.session import transaction
 log = logging.getLogger(__name__)
 
 
+@sweep("outbox")
 def publish_stale_outbox(grace: timedelta | None = None) -> int:
     from orchestrator.engine.messages import send_job
 

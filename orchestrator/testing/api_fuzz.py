@@ -34,12 +34,19 @@ BUSINESS_RULES: Mapping[str, str] = {
     "role_not_held": "roles are granted by an admin; the schema cannot know who holds one",
     "link_refused": "an evidence link revoked or expired answers 410: the resource's "
     "state, as a 404 is for an id that does not exist",
+    "already_on_roster": "a roster names a person once (email or principal): the roster's state",
     "dates_out_of_order": "a document's expiry after the day it takes effect: a comparison "
     "between two fields",
     "origin_run_refused": "the run a reassessment, retry or replay follows must exist and "
     "be finished: the server's state",
+    "carry_over_refused": "the assessment carried over from must be of the same "
+    "organization: the stored assessment's, compared with a field of the request",
     "approval_policy_refused": "an N-of-M policy's `required` may not exceed its approvers: "
     "a comparison between a number and a list's length",
+    "unknown_catalogue_id": "SCF control, framework and requirement ids are the current "
+    "catalogues' data, not an enum",
+    "separation_of_duties": "the acceptor of a risk must not be its owner: a comparison "
+    "between the caller and the stored risk",
     "document_refused": "a document's type is decided from its bytes; the document can "
     "only say an upload is binary",
 }
@@ -49,6 +56,9 @@ BUSINESS_RULES: Mapping[str, str] = {
 STATE_BEFORE_BODY: Mapping[str, str] = {
     "link_refused": "a revoked or expired evidence link answers 410 whatever is sent to it",
 }
+
+#: Steps of one stateful scenario (Schemathesis's default is 6).
+STATEFUL_STEPS = 20
 
 #: Answers a schema-valid request gets by design while no worker consumes the queues.
 UNREADY_BY_DESIGN = frozenset({"GET /readyz", "GET /health"})
@@ -62,7 +72,10 @@ class FuzzReport:
     excused_samples: dict[str, set[str]] = field(default_factory=dict)
     samples: dict[str, list[str]] = field(default_factory=dict)
     operations: set[str] = field(default_factory=set)
+    #: The document's links the stateful phase applied ("source -> [status] name -> target"),
+    #: and those of them whose target then answered 2xx: the id it carried was real.
     links_followed: set[str] = field(default_factory=set)
+    links_answered: set[str] = field(default_factory=set)
 
     def lines(self) -> list[str]:
         out = [f"cases tried: {self.cases}", f"operations reached: {len(self.operations)}"]
@@ -70,6 +83,13 @@ class FuzzReport:
         out += [f"  {kind}: {count}" for kind, count in sorted(self.failures.items())]
         for kind, samples in sorted(self.samples.items()):
             out += [f"  e.g. {kind}: {sample}" for sample in samples[:3]]
+        out.append(
+            f"links followed: {len(self.links_followed)}, answered 2xx: {len(self.links_answered)}"
+        )
+        out += [
+            f"  {link}{'' if link in self.links_answered else ' (no 2xx)'}"
+            for link in sorted(self.links_followed)
+        ]
         out.append(f"business rules met (excused): {sum(self.excused.values())}")
         for code, count in sorted(self.excused.items()):
             out.append(f"  {code}: {count}")
@@ -94,7 +114,19 @@ def _why(problem: Mapping[str, Any]) -> str:
     return str(problem.get("detail") or "")
 
 
-def config(seed: int, max_examples: int, headers: Mapping[str, str]) -> SchemathesisConfig:
+#: Schemathesis's phases, in the order it runs them.
+PHASES = ("examples", "coverage", "fuzzing", "stateful")
+
+
+def config(
+    seed: int,
+    max_examples: int,
+    headers: Mapping[str, str],
+    phases: tuple[str, ...] = PHASES,
+) -> SchemathesisConfig:
+    unknown = set(phases) - set(PHASES)
+    if unknown:
+        raise ValueError(f"no such phase: {', '.join(sorted(unknown))} (phases: {PHASES})")
     return SchemathesisConfig.from_dict(
         {
             "seed": seed,
@@ -102,10 +134,18 @@ def config(seed: int, max_examples: int, headers: Mapping[str, str]) -> Schemath
             "generation": {"mode": "all", "max-examples": max_examples, "deterministic": True},
             "checks": {"enabled": True},
             "phases": {
-                "examples": {"enabled": True},
-                "coverage": {"enabled": True},
-                "fuzzing": {"enabled": True},
-                "stateful": {"enabled": True},
+                "examples": {"enabled": "examples" in phases},
+                "coverage": {"enabled": "coverage" in phases},
+                "fuzzing": {"enabled": "fuzzing" in phases},
+                # Scenarios long enough to go from an assessment's creation through its
+                # run to the signals and approvals, following the document's links only:
+                # links Schemathesis infers from names guess wrong here (that the latest
+                # run of an assessment created a moment ago exists), the document says.
+                "stateful": {
+                    "enabled": "stateful" in phases,
+                    "max-steps": STATEFUL_STEPS,
+                    "inference": {"algorithms": []},
+                },
             },
         }
     )
@@ -119,9 +159,12 @@ def run(
     seed: int,
     max_examples: int,
     max_seconds: int | None = None,
+    phases: tuple[str, ...] = PHASES,
 ) -> FuzzReport:
-    """Fuzz `app` (ASGI) from `document`; the findings by check."""
-    settings = config(seed, max_examples, headers)
+    """Fuzz `app` (ASGI) from `document` in `phases`; the findings by check. Without
+    `max_seconds`, only `max_examples` bounds the run: what it tries then depends on the
+    seed alone, not on the machine's speed."""
+    settings = config(seed, max_examples, headers, phases)
     if max_seconds is not None:
         settings.projects.override.max_time = max_seconds
     # A copy: Schemathesis rewrites the dict it is given (its links among them), and the
@@ -146,6 +189,11 @@ def _record(report: FuzzReport, event: events.ScenarioFinished) -> None:
         report.operations.add(label)
         interaction = recorder.interactions.get(case_id)
         response = interaction.response if interaction is not None else None
+        transition = node.transition
+        if transition is not None and node.is_transition_applied and not transition.is_inferred:
+            report.links_followed.add(transition.id)
+            if response is not None and 200 <= response.status_code < 300:
+                report.links_answered.add(transition.id)
         for check in recorder.checks.get(case_id, []):
             if check.failure_info is None:
                 continue
@@ -163,7 +211,8 @@ def _record(report: FuzzReport, event: events.ScenarioFinished) -> None:
             report.failures[name] += 1
             status = response.status_code if response is not None else "-"
             why = _why(problem) or (check.failure_info.failure.title if check.failure_info else "")
-            sample = f"{label} -> {status} {code} {why}".strip()
+            via = f" (via {transition.id})" if transition is not None else ""
+            sample = f"{label} -> {status} {code} {why}{via}".strip()
             samples = report.samples.setdefault(name, [])
             if sample not in samples:
                 samples.append(sample)

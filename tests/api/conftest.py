@@ -3,7 +3,9 @@
 `api` gives a TestClient and a way to mint API keys, on a fresh database per test, with
 no worker: signals stay pending. `running_api` is one database per test module with a real
 Celery worker in this process (`orchestrator.runtime.embedded.embedded_worker`), so runs move;
-tests using it pick their own tenant. The API's own lifespan worker stays off throughout.
+tests using it pick their own tenant. `pg_api` is `api` on the test PostgreSQL
+(LIFECYCLE_TEST_DATABASE_URL), for tests where storage matters. The API's own lifespan
+worker stays off throughout.
 """
 
 from __future__ import annotations
@@ -120,6 +122,20 @@ def api(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
     monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
     reset_settings()
     yield Api(TestClient(app))
+    reset_settings()
+
+
+@pytest.fixture
+def pg_api(postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+    for name in LIFECYCLE_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
+    monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
+    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
+    reset_process_state()
+    reset_settings()
+    yield Api(TestClient(app))
+    reset_process_state()
     reset_settings()
 
 

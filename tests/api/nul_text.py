@@ -15,6 +15,7 @@ from orchestrator.db.models import (
     InboxSignal,
     WorkflowRun,
 )
+from orchestrator.db.risk_models import Risk
 from orchestrator.db.session import transaction
 from tests.api.conftest import Api
 
@@ -32,6 +33,7 @@ def _rows() -> dict[str, int]:
                 ApprovalEvent,
                 Document,
                 EvidenceRequest,
+                Risk,
             )
         }
 
@@ -53,6 +55,16 @@ def assert_nul_refused_everywhere(api: Api) -> None:
         "recipient": "it@acme.example",
         "instructions": "Send the access review.",
         "due_on": "2030-01-31",
+    }
+    risk = {
+        "title": "Stolen laptop",
+        "asset": "Staff laptops",
+        "threat": "Theft",
+        "vulnerability": "No disk encryption",
+        "likelihood": 3,
+        "impact": 4,
+        "owner": "user:owner@acme.example",
+        "treatment": "modify",
     }
     run = api.start(headers, assessment, "nul-run").json()["id"]
     workflow = f"/api/v1/workflows/{run}"
@@ -134,6 +146,20 @@ def assert_nul_refused_everywhere(api: Api) -> None:
                 ("instructions", f"Send{NUL}", ["instructions"]),
                 ("recipient", f"it{NUL}@acme.example", ["recipient"]),
                 ("requirements", ["SCF IAC-01", f"SCF{NUL}"], ["requirements", 1]),
+            )
+        ),
+        *(
+            (
+                "post",
+                f"/api/v1/assessments/{assessment}/risks",
+                {**risk, field: value},
+                ["body", *loc],
+                "",
+            )
+            for field, value, loc in (
+                ("threat", f"Theft{NUL}", ["threat"]),
+                ("owner", f"user:{NUL}", ["owner"]),
+                ("controls", ["CRY-05", f"END{NUL}"], ["controls", 1]),
             )
         ),
         (

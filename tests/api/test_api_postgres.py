@@ -6,41 +6,18 @@ Skips without LIFECYCLE_TEST_DATABASE_URL (fails under CI=true), like the integr
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from orchestrator.api import app
-from orchestrator.config.settings import reset_settings
 from orchestrator.db.models import Assessment
 from orchestrator.db.session import transaction
-from orchestrator.testing.reset import reset_process_state
 from tests.api.conftest import Api
 from tests.api.nul_text import assert_nul_refused_everywhere
-from tests.support.embedded import LIFECYCLE_VARS
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def pg_api(
-    postgres_url: str,
-    tmp_path: Path,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[Api]:
-    for name in LIFECYCLE_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
-    monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
-    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    reset_process_state()
-    reset_settings()
-    yield Api(TestClient(app))
-    reset_process_state()
-    reset_settings()
 
 
 def _assessments(tenant: str) -> int:

@@ -19,11 +19,27 @@ from orchestrator.contracts.identity import Actor
 from orchestrator.db.apikey_models import IdempotentResponse
 from orchestrator.db.judgement_models import DocumentJudgementAmendment
 from orchestrator.db.models import ApprovalEvent, Assessment, Document, InboxSignal, WorkflowRun
+from orchestrator.db.risk_models import Risk, RiskProposal, RiskVersion
+from orchestrator.db.roster_models import RosterEvent, RosterPerson
 from orchestrator.db.session import transaction
 from tests.api.conftest import Api, Headers
 from tests.support.http_lifecycle import approve_current, approve_scope, select_framework
 from tests.support.outside_effects import failed_export_handoff
 from tests.support.polling import poll
+
+#: A risk of the register, as its creation and revision take it.
+RISK: dict[str, Any] = {
+    "title": "Stolen laptop exposes customer data",
+    "asset": "Staff laptops",
+    "threat": "Theft",
+    "vulnerability": "Disks are not encrypted",
+    "likelihood": 3,
+    "impact": 4,
+    "owner": "user:it-lead@example.org",
+    "treatment": "modify",
+    "treatment_plan": "Encrypt every disk",
+    "controls": ["CRY-05"],
+}
 
 #: A valid body for every POST, so validation passes and only tenancy can refuse.
 BODIES: dict[str, dict[str, Any] | None] = {
@@ -71,14 +87,31 @@ BODIES: dict[str, dict[str, Any] | None] = {
     "/api/v1/assessments/{assessmentId}/documents/{documentId}/versions": None,  # multipart
     "/api/v1/evidence-requests/{requestId}/revoke": {},
     "/api/v1/reassessments/{reassessmentId}/row-approvals": {"row": "x", "row_sha256": "0" * 64},
+    "/api/v1/reassessments/{reassessmentId}/retry": {},
+    "/api/v1/assessments/{assessmentId}/roster": {
+        "name": "Dana Whitfield",
+        "email": "dana@example.org",
+        "roles": ["control_owner"],
+    },
+    "/api/v1/assessments/{assessmentId}/risks": RISK,
+    "/api/v1/risks/{riskId}/accept": {"assessment_id": str(uuid.uuid4()), "note": "x"},
+    "/api/v1/risk-proposals/{proposalId}/accept": {"owner": "user:it-lead@example.org"},
+    "/api/v1/risk-proposals/{proposalId}/merge": {"risk_id": str(uuid.uuid4())},
+    "/api/v1/risk-proposals/{proposalId}/reject": {"reason": "x"},
 }
 
 #: A valid body for every PUT.
 PUTS: dict[str, dict[str, Any]] = {
+    "/api/v1/risks/{riskId}": {**RISK, "assessment_id": str(uuid.uuid4())},
     "/api/v1/assessments/{assessmentId}/documents/{documentId}/life": {
         "owner": "user:x@example.org",
         "effective_on": "2030-01-01",
         "review_every_days": 365,
+    },
+    "/api/v1/assessments/{assessmentId}/roster/{personId}": {
+        "name": "Dana Whitfield",
+        "email": "dana@example.org",
+        "roles": ["control_owner", "approver"],
     },
 }
 
@@ -190,7 +223,20 @@ def _continuous_ids(api: Api, tenant: Tenant) -> dict[str, str]:
     assert version.status_code == 201, version.text
     reassessments = api.client.get(f"{base}/reassessments", headers=tenant.owner)
     assert reassessments.status_code == 200 and reassessments.json(), reassessments.text
+    person = api.client.post(
+        f"{base}/roster",
+        headers=tenant.owner,
+        json={**(BODIES["/api/v1/assessments/{assessmentId}/roster"] or {}), "email": "a@x.org"},
+    )
+    assert person.status_code == 201, person.text
+    risk = api.client.post(f"{base}/risks", headers=tenant.owner, json=RISK)
+    assert risk.status_code == 201, risk.text
+    proposals = api.client.get(f"{base}/risk-proposals", headers=tenant.owner)
+    assert proposals.status_code == 200 and proposals.json(), proposals.text
     return {
+        "proposalId": proposals.json()[0]["proposal_id"],
+        "riskId": risk.json()["risk_id"],
+        "personId": person.json()["id"],
         "requestId": request.json()["request"]["id"],
         "reassessmentId": reassessments.json()[0]["id"],
     }
@@ -239,6 +285,11 @@ def _fingerprint() -> tuple[int, ...]:
                 ApprovalEvent,
                 IdempotentResponse,
                 DocumentJudgementAmendment,
+                RosterPerson,
+                RosterEvent,
+                Risk,
+                RiskVersion,
+                RiskProposal,
             )
         )
     return versions + counts

@@ -4,52 +4,21 @@ generator cannot express is fixed in the document, never in the generated code."
 
 from __future__ import annotations
 
-import importlib
 import io
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
-from orchestrator.api import app
 from tests.api.conftest import Api
-
-BIN = Path(sys.executable).parent
-
-
-def _generate(tmp_path: Path) -> Any:
-    document = tmp_path / "openapi.json"
-    document.write_text(json.dumps(app.openapi()), encoding="utf-8")
-    out = tmp_path / "lifecycle_client"
-    generated = subprocess.run(
-        [str(BIN / "openapi-python-client"), "generate", "--path", str(document)]
-        + ["--output-path", str(out), "--meta", "none"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
-        check=False,
-    )
-    assert generated.returncode == 0, generated.stdout + generated.stderr
-    sys.path.insert(0, str(tmp_path))
-    return importlib.import_module("lifecycle_client")
+from tests.support.generated_client import generated_client
 
 
 def test_a_generated_client_starts_a_lifecycle(api: Api, tmp_path: Path) -> None:
-    client_package = _generate(tmp_path)
-    try:
-        create = importlib.import_module("lifecycle_client.api.assessments.assessments_create")
-        upload = importlib.import_module("lifecycle_client.api.assessments.assessments_upload")
-        start = importlib.import_module("lifecycle_client.api.lifecycle.lifecycle_start")
-        read = importlib.import_module("lifecycle_client.api.lifecycle.lifecycle_read")
-        models = importlib.import_module("lifecycle_client.models")
-        types = importlib.import_module("lifecycle_client.types")
-
-        api.client.headers.update(api.key())
-        client = client_package.AuthenticatedClient(base_url="http://testserver", token="-")
-        client.set_httpx_client(api.client)  # the app in process, with the key's header
+    with generated_client(tmp_path) as generated:
+        create = generated.operation("assessments.assessments_create")
+        upload = generated.operation("assessments.assessments_upload")
+        start = generated.operation("lifecycle.lifecycle_start")
+        read = generated.operation("lifecycle.lifecycle_read")
+        models, types = generated.models, generated.types
+        client = generated.client(api.key())
 
         assessment = create.sync_detailed(
             client=client,
@@ -85,7 +54,3 @@ def test_a_generated_client_starts_a_lifecycle(api: Api, tmp_path: Path) -> None
         missing = read.sync_detailed(assessment_id, client=client)
         assert missing.status_code == 404
         assert missing.parsed.code == "not_found"  # errors parse as the Problem model
-    finally:
-        sys.path.remove(str(tmp_path))
-        for name in [name for name in sys.modules if name.startswith("lifecycle_client")]:
-            del sys.modules[name]

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from orchestrator.cli.group import lifecycle
 from orchestrator.contracts.steps import STEP_ORDER
 from tests.api.conftest import Api, Headers, waiting_at
 from tests.support.http_lifecycle import drive_to_completion, select_framework
@@ -128,6 +134,7 @@ def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
         f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "oscal_poam"}
     )
     assert oscal.status_code == 200 and "plan-of-action-and-milestones" in oscal.json()
+    _check_fedramp_refusal(api, headers, run_id)
     pdf = api.client.get(
         f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "pdf"}
     )
@@ -147,11 +154,59 @@ def _check_artifacts(api: Api, headers: Headers, run_id: str) -> None:
             f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": kind}
         )
         assert export.headers["content-disposition"].startswith("attachment;"), kind
-    missing = api.client.get(
+    docx = api.client.get(
         f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "docx"}
+    )
+    assert docx.headers["content-type"] == (
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    )
+    assert docx.headers["content-disposition"] == 'attachment; filename="report-v1-docx.docx"'
+    assert docx.content.startswith(b"PK")  # a zip package, as every DOCX
+    missing = api.client.get(
+        f"/api/v1/workflows/{run_id}/report", headers=headers, params={"format": "odt"}
     )
     assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
     assert "available: html, " in missing.json()["detail"]
+
+
+def _check_fedramp_refusal(api: Api, headers: Headers, run_id: str) -> None:
+    """No SSP link nor system id is set here: asked for FedRAMP, each OSCAL export is
+    refused naming the settings to set, over HTTP and in the CLI, and nothing is written."""
+    expected = {
+        "oscal_poam": ["LIFECYCLE_OSCAL_SSP_HREF", "LIFECYCLE_OSCAL_SYSTEM_ID"],
+        "oscal_assessment_plan": ["LIFECYCLE_OSCAL_SSP_HREF"],
+        "oscal_assessment_results": ["LIFECYCLE_OSCAL_SSP_HREF"],
+    }
+    for kind, settings in expected.items():
+        refused = api.client.get(
+            f"/api/v1/workflows/{run_id}/report",
+            headers=headers,
+            params={"format": kind, "fedramp": True},
+        )
+        assert refused.status_code == 409, refused.text
+        assert refused.headers["content-type"] == "application/problem+json"
+        problem = refused.json()
+        assert problem["code"] == "fedramp_settings_missing"
+        assert problem["settings"] == settings
+        assert all(name in problem["detail"] for name in settings)
+    not_oscal = api.client.get(
+        f"/api/v1/workflows/{run_id}/report",
+        headers=headers,
+        params={"format": "pdf", "fedramp": True},
+    )
+    assert (not_oscal.status_code, not_oscal.json()["code"]) == (422, "invalid_input")
+    with tempfile.TemporaryDirectory() as folder:
+        output = Path(folder) / "poam.json"
+        command = ["report", run_id, "--format", "oscal_poam", "--fedramp", "--output"]
+        outcome = CliRunner().invoke(lifecycle, [*command, str(output)])
+        assert outcome.exit_code == 1
+        assert "fedramp_settings_missing" in outcome.output
+        assert "oscal_system_id (LIFECYCLE_OSCAL_SYSTEM_ID)" in outcome.output
+        assert not output.exists()
+        # Not for FedRAMP, the same export is written as drafted.
+        outcome = CliRunner().invoke(lifecycle, command[:-2] + ["--output", str(output)])
+        assert outcome.exit_code == 0, outcome.output
+        assert "plan-of-action-and-milestones" in json.loads(output.read_text())
 
 
 def _assert_shown_inline_and_locked_down(response: Any) -> None:

@@ -13,7 +13,7 @@ from orchestrator.api.idempotency import check_key
 from orchestrator.api.openapi_document import EXAMPLES, LINKS
 from orchestrator.api.problems import ApiProblem
 from orchestrator.api.routers.amendments import RowAmendment
-from orchestrator.contracts.text import NUL_FREE_PATTERN
+from orchestrator.contracts.text import NOT_BLANK, NUL_FREE_PATTERN
 from tests.api.conftest import Api
 
 DOCUMENT = app.openapi()
@@ -83,7 +83,7 @@ def test_the_document_states_keys_cursors_text_and_selectors() -> None:
         NUL_FREE_PATTERN
     )
     assert schemas["RowChanges"]["properties"]["target_date"]["anyOf"][0]["pattern"] == (
-        r"^\d{4}-\d{2}-\d{2}$"
+        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
     )
     assert len(schemas["RowAmendment"]["allOf"][0]["oneOf"]) == 3
     evidence = schemas["NewEvidenceRequest"]["properties"]["due_on"]
@@ -143,6 +143,17 @@ def test_rules_no_schema_states_answer_problem_types_of_their_own(api: Api) -> N
         f"/api/v1/assessments/{assessment}/catalogue-diff", headers=headers, params={"to": "x"}
     )
     assert (reopen.status_code, reopen.json()["code"]) == (409, "nothing_to_reopen")
+    elsewhere = api.client.post(
+        "/api/v1/assessments",
+        headers=headers,
+        json={"organization_id": "other-org", "name": "2028", "carry_over_from": assessment},
+    )
+    assert (elsewhere.status_code, elsewhere.json()["code"]) == (422, "carry_over_refused")
+    unclaimable = api.client.post(
+        f"/api/v1/workflows/{api.start(headers, assessment, 'k').json()['id']}/reviews/soa/claim",
+        headers=headers,
+    )
+    assert (unclaimable.status_code, unclaimable.json()["code"]) == (409, "gate_not_waiting")
     image = api.upload(headers, assessment, "logo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
     assert (image.status_code, image.json()["code"]) == (422, "document_refused")
     far = api.client.post(
@@ -182,3 +193,34 @@ def test_cross_field_rules_are_in_the_schema() -> None:
         "retry",
         "replay",
     }
+
+
+def test_not_blank_is_whatever_the_server_does_not_strip(api: Api) -> None:
+    # `\s` means other sets in ECMA, Rust and Python regexes: the pattern spells it out.
+    for point in range(1, 0x110000):
+        char = chr(point)
+        assert bool(re.search(NOT_BLANK, char)) is not char.isspace(), hex(point)
+    headers = api.key()
+    run = api.start(headers, api.create_assessment(headers)["id"], "k").json()["id"]
+    blank = api.client.post(
+        f"/api/v1/workflows/{run}/cancel", headers=headers, json={"reason": "\x1c\u3000"}
+    )
+    assert (blank.status_code, blank.json()["code"]) == (422, "validation_failed")
+
+
+def _patterns(node: object) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+        return found + [p for value in node.values() for p in _patterns(value)]
+    if isinstance(node, list):
+        return [p for item in node for p in _patterns(item)]
+    return []
+
+
+def test_no_pattern_uses_a_class_whose_meaning_depends_on_the_regex_dialect() -> None:
+    # `\s`, `\w`, `\d` and `\b` mean other sets in ECMA (what clients and fuzzers read the
+    # document with), Rust (pydantic) and Python: a value one side takes, the other refuses.
+    patterns = set(_patterns(DOCUMENT))
+    assert NOT_BLANK in "".join(patterns)  # the walk reaches the schemas' patterns
+    dialectal = {p for p in patterns if re.search(r"(?<!\\)\\[sSwWdDbB]", p)}
+    assert not dialectal, dialectal

@@ -132,6 +132,31 @@ def test_no_module_imports_another_modules_private_names() -> None:
     assert bad == []
 
 
+def package_of(module: str) -> str:
+    """The top-level package a module belongs to: `orchestrator.X`, or `workers`."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "orchestrator" and len(parts) > 1 else parts[0]
+
+
+def two_way_imports() -> list[str]:
+    edges: dict[tuple[str, str], set[str]] = {}
+    for name, path in modules():
+        for imported in imports_of(path):
+            pair = (package_of(name), package_of(imported))
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, set()).add(f"{name} -> {imported}")
+    return sorted(
+        f"{a} <-> {b}: {sorted(edges[a, b])[0]}; {sorted(edges[b, a])[0]}"
+        for a, b in edges
+        if a < b and (b, a) in edges
+    )
+
+
+def test_no_two_packages_import_each_other() -> None:
+    """Within one layer too: between two packages imports go one way only."""
+    assert two_way_imports() == []
+
+
 @pytest.mark.parametrize("package", ["orchestrator", "workers"])
 def test_no_import_cycle_between_modules(package: str) -> None:
     known = dict(modules())

@@ -1,11 +1,14 @@
-"""A sweep is declared once (orchestrator.config.sweep_registry) and everything that
-lists sweeps derives from that: the beat schedule, the Celery tasks, the interval
-settings, `lifecycle sweep`, and the health report's pulse. A sweep declared here, in a
-test, shows up in each of them."""
+"""A sweep's facts are declared once (orchestrator.config.sweep_registry) and its function
+registers itself where it lives (`@sweep(name)`); everything that lists sweeps derives
+from those: the beat schedule, the Celery tasks, the interval settings, `lifecycle sweep`,
+and the health report's pulse. A sweep declared and registered here, in a test, shows up
+in each of them; every declared sweep has its function registered in every entry point."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,7 @@ from orchestrator.config import reference, sweep_registry
 from orchestrator.config.settings import reset_settings
 from orchestrator.config.sweep_registry import Sweep, declared
 from orchestrator.config.sweeps import SweepSettings
+from orchestrator.contracts.registry import RegistrationError
 from orchestrator.engine.messages import get_app
 from orchestrator.engine.routing import QUEUES
 from orchestrator.engine.schedule import build_schedule, sweep_intervals, sweep_tasks
@@ -31,7 +35,7 @@ def tidy() -> int:
     return 3
 
 
-FAKE = Sweep("fake_tidy", f"{__name__}:tidy", 42, "tidy up what a test left")
+FAKE = Sweep("fake_tidy", 42, "tidy up what a test left")
 
 
 def test_every_declared_sweep_is_scheduled_registered_and_offered() -> None:
@@ -51,18 +55,54 @@ def test_every_declared_sweep_is_scheduled_registered_and_offered() -> None:
     assert sweep_tasks() == {sweep.task for sweep in declared()}
 
 
+def test_every_declared_sweep_has_its_function_registered() -> None:
+    assert set(sweep_registry.RUNS) == {sweep.name for sweep in declared()}
+    # The worker's entry point registers them in a fresh process too.
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == sorted(sweep.name for sweep in declared())
+
+
+WORKER = """
+from orchestrator.config.settings import Settings
+from orchestrator.config.sweep_registry import RUNS
+from orchestrator.engine.celery_app import create_app
+create_app(Settings(broker_url="memory://localhost/")).loader.import_default_modules()
+print(" ".join(sorted(RUNS)))
+"""
+
+
+def test_a_sweep_function_is_refused_twice_and_for_an_undeclared_name() -> None:
+    with pytest.raises(RegistrationError, match="registered twice"):
+        sweep_registry.sweep("outbox")(tidy)
+    with pytest.raises(RegistrationError, match="nothing declares"):
+        sweep_registry.sweep("nightly")(tidy)
+    with pytest.raises(RegistrationError, match="no sweep function is registered"):
+        Sweep("nightly", 60, "nothing").function()
+
+
 @pytest.fixture
 def declared_fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sweep]:
     monkeypatch.setattr(sweep_registry, "SWEEPS", (*sweep_registry.SWEEPS, FAKE))
+    sweep_registry.sweep(FAKE.name)(tidy)
     reset_settings()
     yield FAKE
+    sweep_registry.RUNS.remove(FAKE.name)
     tasks.SWEEP_TASK_BY_NAME.pop(FAKE.name, None)
     get_app().tasks.pop(FAKE.task, None)
     monkeypatch.undo()
     reset_settings()
 
 
-def test_a_new_sweep_is_one_declaration(declared_fake: Sweep, embedded: Path) -> None:
+def test_a_new_sweep_is_one_declaration_and_its_function(
+    declared_fake: Sweep, embedded: Path
+) -> None:
     entry = build_schedule()["sweep-fake-tidy"]
     assert entry["task"] == "orchestrator.sweep_fake_tidy" and entry["schedule"] == 42
     assert sweep_intervals()["orchestrator.sweep_fake_tidy"] == 42

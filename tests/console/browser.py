@@ -64,7 +64,9 @@ def uvicorn_server(home: Path, extra_env: dict[str, str] | None = None) -> Itera
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("LIFECYCLE_") or k.startswith("LIFECYCLE_TEST_")
+        if not k.startswith("LIFECYCLE_")
+        or k.startswith("LIFECYCLE_TEST_")
+        or k == "LIFECYCLE_DATABASE_URL"  # the test's own database, when on PostgreSQL
     }
     env.update(
         {

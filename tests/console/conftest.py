@@ -1,5 +1,7 @@
-"""The console on the embedded default: a fresh SQLite database per test, no worker
-(`client`), or one database per module with a real in-process worker (`running`)."""
+"""The console on the embedded default: a fresh database per test, no worker (`client`),
+or one database per module with a real in-process worker (`running`). The database is
+PostgreSQL's where the integration tier has a server (CI), SQLite's otherwise: the
+console's write paths run on PostgreSQL in production."""
 
 from __future__ import annotations
 
@@ -11,11 +13,13 @@ from fastapi.testclient import TestClient
 
 from orchestrator.api import app
 from orchestrator.config.settings import reset_settings
-from orchestrator.db.migrate import upgrade
-from orchestrator.engine.messages import get_app
-from orchestrator.runtime.embedded import embedded_worker
-from orchestrator.testing.reset import reset_process_state
-from tests.support.embedded import LIFECYCLE_VARS
+from tests.support.embedded import embedded_on_postgres, with_a_worker
+
+
+@pytest.fixture
+def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    with embedded_on_postgres(monkeypatch, tmp_path) as home:
+        yield home
 
 
 @pytest.fixture
@@ -28,16 +32,6 @@ def client(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClie
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    """One embedded environment for the module, with a worker in this process."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in LIFECYCLE_VARS:
-            patch.delenv(name, raising=False)
-        patch.setenv("LIFECYCLE_HOME", str(tmp_path_factory.mktemp("console")))
-        patch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-        reset_process_state()
-        reset_settings()
-        upgrade()
-        with embedded_worker(get_app(), concurrency=3):
-            yield TestClient(app)
-        reset_process_state()
-        reset_settings()
+    """One environment for the module, with a worker in this process."""
+    with with_a_worker(tmp_path_factory.mktemp("console")) as client:
+        yield client

@@ -27,6 +27,7 @@ from tests.support.polling import poll
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+_KEY = re.compile(r'name="key" value="([^"]+)"')
 
 
 def key(
@@ -58,17 +59,27 @@ class Browser:
     def post(
         self, url: str, data: dict[str, Any], *, from_page: str | None = None, **kwargs: Any
     ) -> Response:
-        """Post a form the way a page would: with the CSRF token of a console page."""
+        """Post a form the way a page would: with the CSRF token of a console page, and the
+        key the page minted for the form posting to `url`, when it has one."""
         page = self.client.get(from_page or "/console/queue")
-        return self.client.post(
-            url, data={"csrf_token": token(page.text), **data}, follow_redirects=False, **kwargs
-        )
+        minted = form_key(page.text, url)
+        sent = {"csrf_token": token(page.text), **({"key": minted} if minted else {}), **data}
+        return self.client.post(url, data=sent, follow_redirects=False, **kwargs)
 
 
 def token(page: str) -> str:
     found = _CSRF.search(page)
     assert found, "the page carries no CSRF token"
     return html.unescape(found.group(1))
+
+
+def form_key(page: str, action: str) -> str | None:
+    """The hidden `key` of the page's form posting to `action`: what makes it act once."""
+    for form in re.finditer(r"<form\b([^>]*)>(.*?)</form>", page, re.S):
+        if f'action="{html.escape(action)}"' in form.group(1):
+            found = _KEY.search(form.group(2))
+            return html.unescape(found.group(1)) if found else None
+    return None
 
 
 def text(response: Response) -> str:

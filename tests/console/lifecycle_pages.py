@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable
 
 from fastapi.testclient import TestClient
 
@@ -92,9 +93,15 @@ def _decided_slug(gate: str) -> str:
     return {"soa": "requirements", "poam": "items"}.get(gate, "rows")
 
 
-def run_at_soa_wait(owner: Browser, tenant: str, name: str) -> tuple[str, uuid.UUID]:
+def run_at_soa_wait(
+    owner: Browser,
+    tenant: str,
+    name: str,
+    before_start: Callable[[str], None] | None = None,
+) -> tuple[str, uuid.UUID]:
     """An assessment created, a document uploaded, the run started and its framework
-    selected, all through the pages; returns the run's page once the SoA waits."""
+    selected, all through the pages; returns the run's page once the SoA waits.
+    `before_start` is given the assessment's page once the document is uploaded."""
     created = owner.post(
         "/console/assessments",
         {"organization_id": "org-y", "name": name},
@@ -108,6 +115,8 @@ def run_at_soa_wait(owner: Browser, tenant: str, name: str) -> tuple[str, uuid.U
         files=[("files", (sample.name, sample.read_bytes(), "text/markdown"))],
         data={"csrf_token": token(page)},
     )
+    if before_start is not None:
+        before_start(page_url)
     page = owner.client.get(page_url).text
     run_url = owner.post(
         f"{page_url}/start", {"key": form_key(page, page_url + "/start")}, from_page=page_url

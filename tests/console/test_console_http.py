@@ -145,9 +145,29 @@ def _routes(run_id: uuid.UUID, assessment_id: uuid.UUID, letter_id: int) -> dict
     """Every console form, with a body that would act if the CSRF token came along."""
     reason = {"reason": "x", "confirm": "yes", "key": "k" * 12}
     return {
-        "/console/assessments": {"organization_id": "acme-org", "name": "Forged"},
+        "/console/assessments": {"organization_id": "acme-org", "name": "Forged", "key": "k" * 12},
         f"/console/assessments/{assessment_id}/start": {"key": "k" * 12},
         f"/console/assessments/{assessment_id}/documents/{uuid.uuid4()}/versions": {},
+        f"/console/assessments/{assessment_id}/documents/{uuid.uuid4()}/judgement": {
+            "key": "k" * 12,
+            "kind": "record",
+            "reason": "x",
+        },
+        f"/console/assessments/{assessment_id}/evidence-requests": {
+            "key": "k" * 12,
+            "recipient": "it@vendor.example",
+            "requirements": "SOC 2 CC6.1",
+            "instructions": "x",
+            "due_on": "2999-01-01",
+        },
+        f"/console/evidence-requests/{uuid.uuid4()}/revoke": {},
+        f"/console/assessments/{assessment_id}/roster": {
+            "key": "k" * 12,
+            "name": "Dana",
+            "email": "dana@example.org",
+            "roles": "owner",
+        },
+        f"/console/assessments/{assessment_id}/roster/{uuid.uuid4()}/remove": {},
         f"/console/runs/{run_id}/framework": {"key": "k" * 12, "frameworks": "SCF"},
         f"/console/runs/{run_id}/retry": reason,
         f"/console/runs/{run_id}/new-version": {**reason, "artifact_kind": "soa"},
@@ -172,6 +192,8 @@ def _routes(run_id: uuid.UUID, assessment_id: uuid.UUID, letter_id: int) -> dict
         f"/console/runs/{run_id}/artifacts/soa/release": {},
         f"/console/runs/{run_id}/artifacts/soa/comments": {"version": "1", "body": "x"},
         "/console/settings/gates/soa": {"amender_may_approve": "yes", "reason": "x"},
+        "/console/settings/sign-in-groups/map": {"group": "g", "role": "approver"},
+        "/console/settings/sign-in-groups/unmap": {"group": "g", "role": "approver"},
         f"/console/ops/dead-letters/{letter_id}/replay": reason,
         f"/console/ops/dead-letters/{letter_id}/resolve": reason,
         "/console/logout": {},
@@ -219,7 +241,13 @@ def test_another_tenants_urls_are_404_pages(
         ), url
     before = (_count(InboxSignal), _count(ApprovalEvent))
     for url, body in _routes(run.id, run.assessment_id, letter.id).items():
-        if url in ("/console/assessments", "/console/logout", "/console/settings/gates/soa"):
+        if url in (
+            "/console/assessments",
+            "/console/logout",
+            "/console/settings/gates/soa",
+            "/console/settings/sign-in-groups/map",
+            "/console/settings/sign-in-groups/unmap",
+        ):
             continue  # the tenant's own: nothing of another tenant's is named
         answer = other.post(url, body)
         assert answer.status_code == 404, url

@@ -190,6 +190,9 @@ def test_two_reviewers_take_a_lifecycle_to_completed_through_the_pages(running: 
     evidence = owner.get(f"{run_url}/artifacts/evidence_analysis")
     assert "Cited passages" in evidence.text and "<q>" in evidence.text
     assert "Record decision" not in evidence.text, "evidence analysis has no gate"
+    # Its documents table opens each document's judgement (the owner reads, not overrides).
+    assert "/judgement" in evidence.text and ": its judgement" in text(evidence)
+    assert ": its judgement, override it" not in text(evidence)
 
 
 def _approve_the_scope(reviewer: Browser, run_url: str) -> None:

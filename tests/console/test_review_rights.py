@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from orchestrator.contracts.clock import set_clock
-from orchestrator.contracts.errors import InvalidInput, ReviewClaimed
+from orchestrator.contracts.errors import GateNotWaiting, InvalidInput, ReviewClaimed
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import ApprovalEvent
 from orchestrator.db.session import read_transaction
@@ -94,7 +94,7 @@ def test_a_claim_is_one_reviewers_until_it_lapses(
     assert "taken_over_by" not in lapses[0] and lapses[1]["taken_over_by"] == BOB.actor_id
     assert len(_events(run_id, "claimed")) == 5 and len(_events(run_id, "released")) == 1
     release_review(BOB, run_id, SOA)
-    with pytest.raises(InvalidInput, match="does not wait for a scope decision"):
+    with pytest.raises(GateNotWaiting, match="does not wait for a scope decision"):
         claim_review(AMY, run_id, ArtifactKind.SCOPE)
 
 

@@ -45,7 +45,8 @@ FRAMEWORKS = ("NIST SP 800-53 rev5 Moderate", "SOC 2")
 CLAIM_TTL_S = scaled(6)
 
 
-def test_review_work_on_a_large_soa(embedded: Path) -> None:
+def test_review_work_on_a_large_soa(embedded_sqlite: Path) -> None:
+    embedded = embedded_sqlite  # the busy page is SQLite's file lock held
     require_browser()
     keys = {
         "owner": key("read", "signal", "operate", tenant=TENANT, principal=OWNER.actor_id),

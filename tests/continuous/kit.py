@@ -7,8 +7,22 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
+from fastapi.testclient import TestClient
+
+from orchestrator.api import app
+from orchestrator.engine.routing import QUEUES
+from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.api.conftest import Api, Headers
 from tests.support.polling import poll
+
+
+def fleet_api(
+    fleet: Fleet, include: tuple[str, ...] = (), extra_env: dict[str, str] | None = None
+) -> Api:
+    """The API on the fleet's PostgreSQL and broker, with workers on every queue
+    (importing `include`, test hooks)."""
+    fleet.start(",".join(QUEUES), concurrency=3, include=include, extra_env=extra_env)
+    return Api(TestClient(app))
 
 
 class Reviewed:

@@ -1,6 +1,7 @@
 """A reassessment's changed findings carried into the POA&M, row by row: a finding that is
-no longer a gap closes its item, a changed one keeps its POAM ID and what a reviewer set on
-it, a new one takes the next free ID, and every other item is the approved one."""
+no longer a gap (or a reviewer dismissed as not a gap, on the same evidence) closes its
+item, a changed one keeps its POAM ID and what a reviewer set on it, a new one takes the
+next free ID, and every other item is the approved one."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 
 from orchestrator.db.continuous_models import Reassessment
 from orchestrator.db.models import Artifact
+from workers.analysis.gaps import complete
+from workers.analysis.owner_proposal import OwnerProposer
 from workers.analysis.poam import item_for
 from workers.analysis.reassessed_drafts import reassess_poam
 
@@ -85,3 +88,37 @@ def test_changed_findings_reach_the_poam_row_by_row() -> None:
     assert closed["id"] == "POAM-001" and closed["status"] == "Closed"
     assert "gap analysis v2 no longer lists it" in closed["comments"]
     assert content["summary"]["items"] == 3 and content["summary"]["closed"] == 1
+
+
+def test_a_changed_finding_a_reviewer_dismissed_closes_its_item_unless_its_evidence_changed() -> (
+    None
+):
+    found = Reassessment(id=uuid.uuid4(), trigger="new_version")
+    decided_on = {"access.md": "a" * 64}
+    kept = _gap("SCF IAC-02") | {
+        "evidence_basis": decided_on,
+        "not_a_gap": True,
+        "not_a_gap_reason": "a compensating control seen on site",
+        "not_a_gap_basis": decided_on,
+    }
+    replaced = _gap("SCF GOV-01") | {
+        "evidence_basis": {"access.md": "b" * 64},
+        "not_a_gap": True,
+        "not_a_gap_reason": "covered by the ISMS manual",
+        "not_a_gap_basis": decided_on,
+    }
+    for gap in (kept, replaced):
+        gap |= {"cause": "c.", "effect": "e.", "criteria": "k"}
+        complete(gap, OwnerProposer([], {}))  # as the reassessment completes each finding
+    assert "not_a_gap_review" not in kept
+    assert "access.md" in replaced["not_a_gap_review"]
+    changed = {
+        name: {"framework": "SCF", "requirement_id": name.split()[-1], "evidence": []}
+        for name in ("SCF IAC-02", "SCF GOV-01")
+    }
+    content, done = reassess_poam(
+        found, _approved_poam(), {"gaps": [kept, replaced]}, changed, list(changed), 2
+    )
+    assert done == {"SCF IAC-02": "closed", "SCF GOV-01": "changed"}
+    assert {i["control_id"] for i in content["items"]} == {"SCF IAC-01", "SCF GOV-01"}
+    assert [i["id"] for i in content["closed_items"]] == ["POAM-002"]

@@ -450,7 +450,7 @@ def test_poam_items_have_fedramp_fields(kit: Kit) -> None:
     )
     assert "scanner bought" in owned["comments"] and "VPM-06" in owned["comments"]
     assert "no NIST SP 800-53 rev5 control" in unowned["comments"]
-    assert unowned["point_of_contact"] == "Unassigned (proposed: Vendor Risk Manager)"
+    assert unowned["point_of_contact"] == "Unassigned (proposed role: Vendor Risk Manager)"
     # The last day of FedRAMP's 180-day window for a low risk: before detection + 180 days.
     assert date.fromisoformat(unowned["scheduled_completion_date"]) == today + timedelta(days=179)
     assert len(unowned["milestones"]) == 3 and unowned["original_risk_rating"] == "Low"

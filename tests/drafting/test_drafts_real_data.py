@@ -23,7 +23,7 @@ from orchestrator.contracts.clock import set_clock
 from orchestrator.contracts.signals import ArtifactKind as K
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.knowledge.embedder import set_default_embedder
-from orchestrator.knowledge.minilm import shared_minilm
+from orchestrator.knowledge.minilm_onnx import shared_minilm
 from tests.support.fedramp import FEDRAMP_COLUMNS
 from tests.support.services import FIXED_NOW, Kit, open_kit
 from tests.support.shared_data import SHARED_DATA
@@ -194,7 +194,7 @@ def test_the_poam_csv_has_the_fedramp_columns_in_order(kit: Kit) -> None:
     assert titles == gap["recommendation_steps"]
     planned = "; ".join(f"{m['date']}: {m['title']}" for m in item["milestones"])
     assert first["Planned Milestones"] == planned
-    assert first["Point of Contact"].startswith("Unassigned (proposed:")
+    assert first["Point of Contact"].startswith("Unassigned (proposed role:")
 
 
 def test_oscal_exports_validate_against_trestles_models(kit: Kit) -> None:

@@ -148,7 +148,12 @@ def test_exports_are_stored_content_addressed_and_listed_in_the_report(kit: Kit)
     exports = _exports(kit)
     assert set(exports) == {
         "pdf",
+        "docx",
         "json",
+        "soa_csv",
+        "soa_xlsx",
+        "findings_csv",
+        "findings_xlsx",
         "poam_csv",
         "poam_closed_csv",
         "poam_xlsx",
@@ -332,7 +337,7 @@ def test_a_redelivered_report_job_adds_no_export_rows(kit: Kit) -> None:
     files = {p for p in (kit.storage_dir / "artifacts").rglob("*") if p.is_file()}
     render_report(context)
     kit.session.commit()
-    assert kit.count(ReportExport) == 8
+    assert kit.count(ReportExport) == 13
     assert {p for p in (kit.storage_dir / "artifacts").rglob("*") if p.is_file()} == files
 
 

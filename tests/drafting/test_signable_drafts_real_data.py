@@ -25,7 +25,7 @@ from orchestrator.contracts.clock import set_clock
 from orchestrator.contracts.signals import ArtifactKind as K
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.knowledge.embedder import set_default_embedder
-from orchestrator.knowledge.minilm import shared_minilm
+from orchestrator.knowledge.minilm_onnx import shared_minilm
 from orchestrator.service.amendments import amended_content
 from tests.support import draft_quality as quality
 from tests.support.services import FIXED_NOW, Kit, open_kit

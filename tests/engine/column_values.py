@@ -18,6 +18,7 @@ from orchestrator.contracts.external_effects import (
 )
 from orchestrator.contracts.jobs import JobKind, JobStatus
 from orchestrator.contracts.origins import StartOrigin
+from orchestrator.contracts.risk_method import ProposalStatus, RiskChange, TreatmentOption
 from orchestrator.contracts.signals import ArtifactKind, SignalFate, SignalType
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import AssessmentLifecycleStep, StepStatus
@@ -27,6 +28,7 @@ from orchestrator.notifications.delivery import DeliveryStatus
 from orchestrator.service import evidence_requests, handoffs, reassessments
 from orchestrator.service.catalogue_adoption import ADOPTION_TRIGGER
 from orchestrator.service.roles import RoleAction
+from orchestrator.service.roster import RosterAction
 from workers.ingestion import store
 
 #: Column names whose values come from a closed set: each such bounded column is listed.
@@ -68,6 +70,8 @@ WRITTEN: dict[tuple[str, str], Iterable[str]] = {
     ("handoffs", "action"): HandoffAction,
     ("handoffs", "status"): (handoffs.OPEN, handoffs.RESOLVED),
     ("role_grant_events", "action"): RoleAction,
+    ("oidc_group_role_events", "action"): RoleAction,
+    ("roster_events", "action"): RosterAction,
     ("documents", "status"): ("uploaded", store.INGESTED, store.FAILED, store.DUPLICATE),
     ("documents", "life_status"): documents.LIFE_STATUSES,
     ("document_outcomes", "outcome"): (store.INGESTED, store.FAILED, store.DUPLICATE),
@@ -76,6 +80,9 @@ WRITTEN: dict[tuple[str, str], Iterable[str]] = {
     ("document_judgement_amendments", "kind_before"): documents.DOCUMENT_KINDS,
     ("document_judgement_amendments", "adoption"): documents.ADOPTIONS,
     ("document_judgement_amendments", "adoption_before"): documents.ADOPTIONS,
+    ("risk_versions", "change"): RiskChange,
+    ("risk_versions", "treatment"): TreatmentOption,
+    ("risk_proposals", "status"): ProposalStatus,
     ("evidence_requests", "status"): (
         evidence_requests.OPEN,
         evidence_requests.ANSWERED,
@@ -86,6 +93,7 @@ WRITTEN: dict[tuple[str, str], Iterable[str]] = {
         reassessments.NO_CHANGE,
         reassessments.AWAITING_APPROVAL,
         reassessments.APPROVED,
+        reassessments.FAILED,
     ),
     ("reassessments", "trigger"): ("new_version", "request_answered", "expired", ADOPTION_TRIGGER),
 }

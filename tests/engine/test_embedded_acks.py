@@ -7,14 +7,11 @@ worker another test left in this process could take its messages."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-from tests.support.polling import scaled
+from tests.support.embedded import in_a_fresh_process
 
 HOPS = 10
 JOB_THREAD = "worker-embedded@localhost"
@@ -24,19 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_one_thread_worker_takes_each_next_message_without_waiting_for_its_loop(
     tmp_path: Path,
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LIFECYCLE_")}
-    env.update(LIFECYCLE_HOME=str(tmp_path), LIFECYCLE_WORKER_PRELOAD="false")
-    done = subprocess.run(
-        [sys.executable, "-c", "from tests.engine.test_embedded_acks import chain; chain()"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=scaled(180),
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    outcome = in_a_fresh_process(tmp_path, "tests.engine.test_embedded_acks", "chain")
 
     assert outcome["finished"], "the chain of messages did not finish"
     # Before: each hop's message waited for the loop to send the last one's acknowledgement

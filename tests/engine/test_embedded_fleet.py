@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -12,6 +13,7 @@ from orchestrator.contracts.steps import STEP_ORDER, StepKind
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import Assessment, DocumentChunk, Job, OutboxMessage, StepExecution
 from orchestrator.db.session import transaction
+from orchestrator.demo.roster import CONFIRMED_OWNER
 from orchestrator.demo.run import run_demo
 from orchestrator.engine.messages import get_app
 from orchestrator.lifecycle.definition import STEP_SPECS
@@ -58,7 +60,12 @@ def test_demo_runs_all_twenty_steps_on_the_embedded_default(embedded: Path) -> N
     assert any("decided" in line and "of soa in bulk" in line for line in lines), lines
     assert any("reviewer approved report v3" in line for line in lines)
     # The owner and date set on the gap analysis are the POA&M item's contact and date.
-    assert any("point of contact Head of Security" in line for line in lines), lines
+    assert any(f"point of contact {CONFIRMED_OWNER}" in line for line in lines), lines
+    # A roster of a few people: every row and finding proposes one of them as its owner.
+    owners = next(line for line in lines if line.startswith("owners: "))
+    assert re.fullmatch(
+        r"owners: a person proposed on (\d+) of \1 SoA rows and (\d+) of \2 gap findings", owners
+    ), owners
     assert any("SOC 2 privacy: 0 applicable" in line for line in lines), lines
     # On the shipped SCF workbook, pinned at start, named with its attribution.
     assert result.run.context["catalogs"] == {SCF_NAME: str(shipped_info().id)}

@@ -221,6 +221,11 @@ def test_a_run_started_on_v1_completes_on_v1_after_v2_is_deployed(parity: Fleet)
 
 
 @pytest.mark.broker_matrix
+@pytest.mark.allows_server_error(
+    reason="the health report answers 503 until every sweep ran and once beat stops: "
+    "what the test checks",
+    paths=("/health",),
+)
 def test_beat_is_in_the_health_report_with_its_last_sweep(parity: Fleet, tmp_path: Path) -> None:
     client = TestClient(app)
     reset_settings()

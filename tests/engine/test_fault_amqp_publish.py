@@ -24,7 +24,7 @@ from tests.support.faults import Reviewers, beat, dead_letters
 from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.rabbitmq import PrivateRabbitMQ
 
-pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq]
+pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq, pytest.mark.faults]
 #: Which publishes to the fleet's queues are cut (1-based, over every process): three
 #: runs publish about 57; these fall on starts, jobs and outcomes of the first steps.
 CUT = (1, 4, 8, 13, 19, 26)

@@ -36,7 +36,7 @@ from tests.support.fleet_runs import new_tenant, step_counts
 from tests.support.polling import poll, wait_for
 from tests.support.private_services import PrivatePostgres
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.faults]
 RUNS = 3
 OUTAGE_RUNS = 2
 OUTAGE_S = 15

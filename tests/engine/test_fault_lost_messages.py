@@ -34,7 +34,7 @@ from tests.support.fleet_runs import new_tenant, start_assessment, step_counts
 from tests.support.polling import poll
 from tests.support.private_services import PrivateRedis
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.faults]
 # This module's fleets use a private Redis server (fixtures shared with other fault tests).
 private_redis = private_broker.private_redis
 broker_url = private_broker.broker_url

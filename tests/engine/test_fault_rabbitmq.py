@@ -36,7 +36,7 @@ from tests.support.fleet_runs import new_tenant, start_assessment, step_counts
 from tests.support.polling import wait_for
 from tests.support.rabbitmq import PrivateRabbitMQ
 
-pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq]
+pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq, pytest.mark.faults]
 RESTARTS = 2
 
 

@@ -25,6 +25,9 @@ MODEL_MODULES = (
     "orchestrator.db.review_models",
     "orchestrator.db.continuous_models",
     "orchestrator.db.batch_models",
+    "orchestrator.db.roster_models",
+    "orchestrator.db.risk_models",
+    "orchestrator.db.oidc_models",
 )
 
 

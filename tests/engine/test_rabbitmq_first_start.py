@@ -12,7 +12,7 @@ import pytest
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.rabbitmq import PrivateRabbitMQ
 
-pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq]
+pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq, pytest.mark.faults]
 
 
 @pytest.fixture

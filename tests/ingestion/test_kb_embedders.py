@@ -26,7 +26,7 @@ def fresh_choice() -> Iterator[None]:
 
 def test_the_default_is_minilm_in_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LIFECYCLE_EMBEDDER", raising=False)
-    assert embedders.default_embedder().name == "minilm-l6-v2-numpy"
+    assert embedders.default_embedder().name == "minilm-l6-v2-onnx"
 
 
 def test_hashing_is_chosen_by_name(monkeypatch: pytest.MonkeyPatch) -> None:

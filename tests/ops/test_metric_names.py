@@ -5,6 +5,7 @@ which Prometheus rejects."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -56,3 +57,35 @@ def test_the_api_metrics_page_parses_with_each_family_once(embedded: Path) -> No
     names = [f.name for f in families]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
     assert "lifecycle_jobs_current" in names
+
+
+def _requests(text: str, handler: str, method: str, status: str) -> float:
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = sample.labels
+            if sample.name == "http_requests_total" and (
+                labels.get("handler"),
+                labels.get("method"),
+                labels.get("status"),
+            ) == (handler, method, status):
+                return float(sample.value)
+    return 0.0
+
+
+def test_http_requests_are_counted_by_route_template_and_status_class(embedded: Path) -> None:
+    client = TestClient(app)
+    route = "/api/v1/workflows/{workflowRunId}"
+    before = client.get("/metrics").text
+    missing = f"/api/v1/workflows/{uuid.uuid4()}"
+    for _ in range(3):  # unauthenticated: 401, counted under the route, not the id
+        assert client.get(missing).status_code == 401
+    after = client.get("/metrics").text
+    assert _requests(after, route, "GET", "4xx") - _requests(before, route, "GET", "4xx") == 3
+    assert not any(str(uuid.UUID(missing.rsplit("/", 1)[1])) in line for line in after.splitlines())
+    assert _requests(after, "/metrics", "GET", "2xx") == 0  # the scrape is not counted
+    durations = [
+        f
+        for f in text_string_to_metric_families(after)
+        if f.name.startswith("http_request_duration")
+    ]
+    assert durations

@@ -95,21 +95,37 @@ def test_flower_credentials_are_required_and_checked() -> None:
             basic_auth_from_env({"FLOWER_BASIC_AUTH": wrong})
 
 
-@pytest.fixture
-def otel_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    pytest.importorskip("opentelemetry.trace")
-    monkeypatch.setenv("LIFECYCLE_OTEL_ENABLED", "true")
-    reset_settings()
-    yield
-    monkeypatch.undo()
-    reset_settings()
+def test_tracing_off_stamps_nothing_and_opens_no_span() -> None:
+    """Off (the default), nothing is configured: the data path stores no traceparent and
+    the coordinator's spans are plain blocks."""
+    tracing.configure()
+    assert not tracing.active()
+    assert tracing.current_traceparent() is None
+    with tracing.span_under("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "x"):
+        assert tracing.current_traceparent() is None
+    with tracing.resumed("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"):
+        assert tracing.current_traceparent() is None
 
 
-def test_a_task_span_joins_the_fleet_trace(otel_on: None) -> None:
-    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
-    tracing.start_task_span("task-1", "orchestrator.coordinate", {"trace_id": trace_id})
-    span = tracing._spans["task-1"]
-    assert span.get_span_context().trace_id == int(trace_id, 16)
-    tracing.end_task_span("task-1", "success")
-    assert "task-1" not in tracing._spans
-    assert tracing.parent_context("not-hex") is None
+def test_a_stored_traceparent_is_the_parent_of_what_follows() -> None:
+    """On, a span under a stored traceparent joins its trace, and sending under it
+    (`resumed`) hands that trace on."""
+    sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    pytest.importorskip("opentelemetry.instrumentation.celery")
+    stored = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LIFECYCLE_OTEL_ENABLED", "true")
+        reset_settings()
+        tracing.configure(sdk.TracerProvider())
+        try:
+            with tracing.span_under(stored, "apply documents_uploaded"):
+                inside = tracing.current_traceparent()
+            with tracing.resumed(stored):
+                resumed = tracing.current_traceparent()
+        finally:
+            tracing.reset()
+            reset_settings()
+    assert inside is not None and inside.split("-")[1] == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert inside.split("-")[2] != "00f067aa0ba902b7"  # a child span, not the stored one
+    assert resumed == stored
+    assert tracing.current_traceparent() is None

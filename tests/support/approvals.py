@@ -6,12 +6,15 @@ import uuid
 
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import ApprovalEvent
+from orchestrator.service.approval_seals import seal_of
 from tests.support.services import FIXED_NOW, ORG, TENANT, Kit
 
 
 def record_approval(kit: Kit, kind: ArtifactKind, approver: str, roles: list[str]) -> None:
-    """Approve the latest `kind` with an approval event counted by the gate's signal."""
+    """Approve the latest `kind` with an approval event counted by the gate's signal,
+    sealed as the service seals it."""
     artifact = kit.approve(kind)
+    seal = seal_of(kit.session, artifact.content)
     kit.session.add(
         ApprovalEvent(
             tenant_id=TENANT,
@@ -29,6 +32,8 @@ def record_approval(kit: Kit, kind: ArtifactKind, approver: str, roles: list[str
             created_at=FIXED_NOW,
             consumed_by_signal_id=uuid.uuid4(),
             consumed_at=FIXED_NOW,
+            content_sha256=seal.content_sha256,
+            cited_documents=seal.cited_documents,
         )
     )
     kit.session.commit()

@@ -1,14 +1,25 @@
-"""The embedded environment (SQLite file + in-memory broker) a test runs in."""
+"""The embedded environment (SQLite file + in-memory broker) a test runs in, and the same
+on PostgreSQL for the tests of write paths the product runs there in production."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, make_url, text
 
 from orchestrator.db.migrate import upgrade
 from orchestrator.testing.reset import reset_process_state
+from tests.support.polling import scaled
 
 #: Variables that would point a test at real services; the embedded default unsets them.
 LIFECYCLE_VARS = (
@@ -22,6 +33,16 @@ LIFECYCLE_VARS = (
 @pytest.fixture
 def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh SQLite database and storage under tmp_path; the broker is in memory."""
+    yield from _sqlite(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def embedded_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The same, SQLite always: for the tests of SQLite's own behaviour (a file held busy)."""
+    yield from _sqlite(tmp_path, monkeypatch)
+
+
+def _sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for name in LIFECYCLE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
@@ -29,3 +50,113 @@ def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     upgrade()
     yield tmp_path
     reset_process_state()
+
+
+#: The PostgreSQL server of the integration tier; unset, the embedded tests keep SQLite.
+TEST_SERVER = os.environ.get("LIFECYCLE_TEST_DATABASE_URL")
+_template: dict[str, str] = {}
+
+
+def _admin_url() -> str:
+    assert TEST_SERVER
+    return make_url(TEST_SERVER).set(drivername="postgresql+psycopg").render_as_string(False)
+
+
+def _migrated_template() -> str:
+    """One database per process migrated to head, copied for each test: migrating takes
+    seconds, copying a template a fraction of one."""
+    if "name" not in _template:
+        name = f"lifecycle_tmpl_{uuid.uuid4().hex[:10]}"
+        admin = create_engine(_admin_url(), isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+        admin.dispose()
+        upgrade(make_url(_admin_url()).set(database=name).render_as_string(False))
+        _template["name"] = name
+    return _template["name"]
+
+
+@contextmanager
+def fresh_postgres() -> Iterator[str]:
+    """A database of its own on the test server, at head, dropped afterwards."""
+    template = _migrated_template()
+    name = f"lifecycle_emb_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(_admin_url(), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+    try:
+        yield make_url(_admin_url()).set(database=name).render_as_string(False)
+    finally:
+        reset_process_state()  # its pooled connections, before the database goes
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def drop_template() -> None:
+    """At the session's end: the process's template database."""
+    name = _template.pop("name", None)
+    if name is None or not TEST_SERVER:
+        return
+    admin = create_engine(_admin_url(), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@contextmanager
+def embedded_on_postgres(patch: pytest.MonkeyPatch, home: Path) -> Iterator[Path]:
+    """The embedded environment (in-memory broker, storage under `home`) with its
+    database on the test server when there is one, else the SQLite file."""
+    for name in LIFECYCLE_VARS:
+        patch.delenv(name, raising=False)
+    patch.setenv("LIFECYCLE_HOME", str(home))
+    if not TEST_SERVER:
+        reset_process_state()
+        upgrade()
+        yield home
+        reset_process_state()
+        return
+    with fresh_postgres() as url:
+        patch.setenv("LIFECYCLE_DATABASE_URL", url)
+        reset_process_state()
+        yield home
+        reset_process_state()
+
+
+@contextmanager
+def with_a_worker(home: Path) -> Iterator[TestClient]:
+    """One environment (`embedded_on_postgres`) with a real Celery worker in this process,
+    and a test client of the API and console: stopping a worker costs seconds, so a module
+    shares one."""
+    from orchestrator.api import app
+    from orchestrator.config.settings import reset_settings
+    from orchestrator.engine.messages import get_app
+    from orchestrator.runtime.embedded import embedded_worker
+
+    with pytest.MonkeyPatch.context() as patch, embedded_on_postgres(patch, home):
+        patch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
+        reset_settings()
+        with embedded_worker(get_app(), concurrency=3):
+            yield TestClient(app)
+        reset_settings()
+
+
+def in_a_fresh_process(home: Path, module: str, function: str) -> dict[str, Any]:
+    """Run `module.function()` in a fresh Python on the embedded default under `home`, and
+    what it printed last, as JSON. For the in-memory broker, whose queues are class-wide:
+    a worker another test left in this process could take the messages."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LIFECYCLE_")}
+    env.update(LIFECYCLE_HOME=str(home), LIFECYCLE_WORKER_PRELOAD="false")
+    done = subprocess.run(
+        [sys.executable, "-c", f"from {module} import {function}; {function}()"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled(180),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcome: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return outcome

@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from orchestrator.db.migrate import upgrade
+from orchestrator.engine.broker_topology import is_amqp
 from orchestrator.testing.empty_broker import empty_broker
 from orchestrator.testing.reset import reset_process_state
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
@@ -54,12 +55,26 @@ def postgres_url(services: tuple[str, str]) -> Iterator[str]:
     admin.dispose()
 
 
+def worker_broker(url: str, worker: str | None) -> str:
+    """The broker of one pytest-xdist worker: each its own Redis database, counting down
+    from the configured one (gw0 keeps it, gw1 the one below...), so parallel fleets never
+    share queues. RabbitMQ runs are serial (.ci/run), and keep their vhost."""
+    if worker is None or not worker.startswith("gw") or is_amqp(url):
+        return url
+    base, _, db = url.rpartition("/")
+    number = int(db or 0) - int(worker.removeprefix("gw"))
+    if number < 0:
+        raise RuntimeError(f"no Redis database left for xdist worker {worker} below {url}")
+    return f"{base}/{number}"
+
+
 @pytest.fixture(scope="session")
 def broker_url(services: tuple[str, str]) -> str:
     """The test broker, emptied: a Redis database flushed, or (amqp://) the fleet's queues
     deleted from the RabbitMQ vhost, to be declared afresh as quorum queues."""
-    empty_broker(services[1])
-    return services[1]
+    url = worker_broker(services[1], os.environ.get("PYTEST_XDIST_WORKER"))
+    empty_broker(url)
+    return url
 
 
 @pytest.fixture
@@ -79,6 +94,9 @@ def fleet(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("LIFECYCLE_HOLD_JOB_STEP", raising=False)
+    # Each fleet starts on an empty broker: a job another test of the session left queued
+    # never reaches this test's workers, whatever order the files run in (-n).
+    empty_broker(broker_url)
     reset_process_state()
     with Fleet(env, tmp_path / "logs", ready_timeout_s=scaled(60)) as running:
         yield running

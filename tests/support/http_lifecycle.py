@@ -61,6 +61,25 @@ def undecided(api: Api, headers: Headers, run: dict[str, Any]) -> dict[str, Any]
     return next(g for g in gates.json() if g["artifact_kind"] == kind)
 
 
+def proposals_confirmed(kind: str, content: dict[str, Any]) -> dict[str, Any]:
+    """The amendment confirming what a draft proposes for its undecided rows (the SoA's
+    implementation statuses, the POA&M's owners)."""
+    field, proposed = (
+        ("implementation_status", "proposed_implementation_status")
+        if kind == "soa"
+        else ("owner", "proposed_owner")
+    )
+    # The undecided rows only: a filter selecting no row is refused.
+    open_rows = matching_rows(kind, content, {"undecided": True})
+    values = sorted({r[proposed] for r in open_rows if r.get(proposed)} - {"not_applicable"})
+    return {
+        "reason": "proposals confirmed in the review meeting",
+        "rows": [
+            {"filter": {"undecided": True, proposed: v}, "changes": {field: v}} for v in values
+        ],
+    }
+
+
 def confirm_proposals(
     api: Api, decider: Headers, run: dict[str, Any], gate: dict[str, Any]
 ) -> dict[str, Any]:
@@ -70,23 +89,10 @@ def confirm_proposals(
     content = api.client.get(
         f"/api/v1/workflows/{run['id']}/artifacts/{gate['artifact_id']}", headers=decider
     ).json()["content"]
-    field, proposed = (
-        ("implementation_status", "proposed_implementation_status")
-        if gate["artifact_kind"] == "soa"
-        else ("owner", "proposed_owner")
-    )
-    # The undecided rows only: a filter selecting no row is refused.
-    open_rows = matching_rows(gate["artifact_kind"], content, {"undecided": True})
-    values = sorted({r[proposed] for r in open_rows if r.get(proposed)} - {"not_applicable"})
     response = api.client.post(
         f"/api/v1/workflows/{run['id']}/artifacts/{gate['artifact_id']}/amendments",
         headers={**decider, "Idempotency-Key": f"{run['id']}:{gate['artifact_kind']}:decide"},
-        json={
-            "reason": "proposals confirmed in the review meeting",
-            "rows": [
-                {"filter": {"undecided": True, proposed: v}, "changes": {field: v}} for v in values
-            ],
-        },
+        json=proposals_confirmed(gate["artifact_kind"], content),
     )
     assert response.status_code == 201, response.text
     version = response.json()["version"]

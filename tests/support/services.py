@@ -294,6 +294,42 @@ def job_request(step: Step, run_id: uuid.UUID, assessment_id: uuid.UUID) -> JobR
     )
 
 
+def add_assessment_and_run(
+    session: Session, name: str, *, carry_over_from: uuid.UUID | None = None
+) -> tuple[Assessment, WorkflowRun]:
+    """An assessment of the kit's organisation and its running run, added to `session`."""
+    now = utcnow()
+    assessment = Assessment(
+        tenant_id=TENANT,
+        organization_id=ORG,
+        name=name,
+        status="in_progress",
+        created_by=USER,
+        created_at=now,
+        carry_over_from=carry_over_from,
+    )
+    session.add(assessment)
+    session.flush()
+    run = WorkflowRun(
+        assessment_id=assessment.id,
+        active_assessment_id=assessment.id,
+        tenant_id=TENANT,
+        organization_id=ORG,
+        status="running",
+        current_step=None,
+        context={},
+        version=1,
+        trace_id=uuid.uuid4().hex,
+        started_by=USER,
+        start_idempotency_key=f"start-{uuid.uuid4()}",
+        start_request_hash="0" * 64,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(run)
+    return assessment, run
+
+
 @contextmanager
 def open_kit(tmp_path: Path, *, assessment_name: str = "FY25 assessment") -> Iterator[Kit]:
     url = "sqlite:///" + str(tmp_path / "t.db")
@@ -301,34 +337,7 @@ def open_kit(tmp_path: Path, *, assessment_name: str = "FY25 assessment") -> Ite
     engine = make_engine(url)
     session = Session(engine, expire_on_commit=False)
     try:
-        now = utcnow()
-        assessment = Assessment(
-            tenant_id=TENANT,
-            organization_id=ORG,
-            name=assessment_name,
-            status="in_progress",
-            created_by=USER,
-            created_at=now,
-        )
-        session.add(assessment)
-        session.flush()
-        run = WorkflowRun(
-            assessment_id=assessment.id,
-            active_assessment_id=assessment.id,
-            tenant_id=TENANT,
-            organization_id=ORG,
-            status="running",
-            current_step=None,
-            context={},
-            version=1,
-            trace_id="trace-1",
-            started_by=USER,
-            start_idempotency_key=f"start-{uuid.uuid4()}",
-            start_request_hash="0" * 64,
-            created_at=now,
-            updated_at=now,
-        )
-        session.add(run)
+        assessment, run = add_assessment_and_run(session, assessment_name)
         session.commit()
         yield Kit(session=session, storage_dir=tmp_path, assessment=assessment, run=run)
     finally:

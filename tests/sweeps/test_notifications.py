@@ -14,9 +14,9 @@ from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.ops_models import DeliveryAttempt, Notification, NotificationDelivery
 from orchestrator.db.session import get_engine, transaction
+from orchestrator.engine.tenant_events import notify
 from orchestrator.notifications import signing
 from orchestrator.notifications.delivery import DeliveryStatus, deliver
-from orchestrator.notifications.enqueue import notify
 from orchestrator.notifications.subscriptions import deactivate, list_subscriptions, subscribe
 from orchestrator.notifications.sweep import sweep_deliveries
 from tests.support.sweeps import Clock, count, drive_to, new_tenant, start_run

@@ -22,9 +22,9 @@ from orchestrator.contracts.external_effects import EffectStatus
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.ops_models import DeliveryAttempt
 from orchestrator.db.session import transaction
+from orchestrator.engine.tenant_events import notify
 from orchestrator.notifications.delivery import DeliveryStatus, deliver
 from orchestrator.notifications.effect_worker import perform_effect
-from orchestrator.notifications.enqueue import notify
 from orchestrator.notifications.export_targets import add_export_target
 from orchestrator.notifications.outbound_addresses import refused
 from orchestrator.notifications.subscriptions import subscribe

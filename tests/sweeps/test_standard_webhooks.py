@@ -16,9 +16,9 @@ from standardwebhooks import Webhook, WebhookVerificationError
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.db.session import transaction
+from orchestrator.engine.tenant_events import notify
 from orchestrator.notifications import signing
 from orchestrator.notifications.delivery import DeliveryStatus, deliver
-from orchestrator.notifications.enqueue import notify
 from orchestrator.notifications.subscriptions import subscribe
 from tests.support.sweeps import Clock, installed_clock, new_tenant
 from tests.support.webhook_receiver import Received, webhook_receiver

@@ -11,6 +11,7 @@ from typing import Any
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.drafting import drafts
 from workers.analysis.judged_ahead import Judgement, Key, judged_ahead
 from workers.analysis.proposal import Checked, Judged, Proposal, proposal_counts
 from workers.analysis.requirement_evidence import RequirementJudge
@@ -47,6 +48,7 @@ def judgement_of(judge: RequirementJudge, key: Key) -> Judgement:
     return _judgement(judge.judge(list(key)))
 
 
+@drafts("evidence_analysis")
 def run_evidence_analysis(context: JobContext) -> dict[str, Any]:
     soa = require_artifact(context, ArtifactKind.SOA)
     scope = require_artifact(context, ArtifactKind.SCOPE)

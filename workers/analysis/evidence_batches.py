@@ -21,6 +21,7 @@ from orchestrator.engine.routing import ROUTES
 from orchestrator.jobs import batches
 from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.drafting import prepares
 from workers.analysis.evidence import judgement_keys, judgement_of
 from workers.analysis.judged_ahead import Key, keep, kept_path
 from workers.analysis.requirement_evidence import prepare_retrieval
@@ -31,6 +32,7 @@ from workers.inputs import require_artifact
 JUDGE_BATCH_TASK = "analysis.judge_batch"
 
 
+@prepares("evidence_analysis")
 def prepare_evidence(request: JobRequest) -> None:
     """The evidence analysis's `Prepare`: vectors ahead, then its judgements in batches."""
     prepare_retrieval(request)

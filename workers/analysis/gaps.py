@@ -7,28 +7,43 @@ names the NIST SP 800-53 rev5 controls its SCF controls map to (the workbook's c
 for FedRAMP's POA&M and OSCAL.
 
 What reviewers amended on the previous gap analysis (owner, target date, severity, cause,
-effect, recommendation, note) carries into this draft, row by row, with its history."""
+effect, recommendation, note, "not a gap" and its reason) carries into this draft, row by
+row, with its history; a "not a gap" whose evidence changed since is flagged for review
+(workers.analysis.dismissals)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from orchestrator.catalog.model import CatalogControl, LoadedCatalog
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.db.models import Artifact
+from orchestrator.db.models import Artifact, Document, WorkflowRun
 from orchestrator.jobs.interface import JobContext
+from orchestrator.service.risk_proposals import store_proposals
 from workers.analysis import audit_finding
 from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.dismissals import (
+    carry_over,
+    dismissed,
+    evidence_basis,
+    review_if_evidence_changed,
+)
+from workers.analysis.drafting import drafts, records
 from workers.analysis.nist_crosswalk import (
     CATALOG_HREF,
     FRAMEWORK,
     nist_by_scf,
     nist_ids_with_basis,
 )
-from workers.analysis.owner_roles import proposed_owner
+from workers.analysis.owner_proposal import OwnerProposer
 from workers.analysis.proposal import AssessedStatus, Proposal
 from workers.analysis.requirement_rollup import Requirement, rolled_up
 from workers.analysis.reviewer_carry import carry
+from workers.analysis.risk_proposal import propose_risk
 from workers.analysis.severity import LEVELS, rate
 from workers.inputs import latest_artifact, require_artifact, source
 
@@ -41,13 +56,14 @@ _GAP_STATES = {
 _ASSESSED_GAPS = {AssessedStatus.NOT_IMPLEMENTED.value, AssessedStatus.PARTIALLY_IMPLEMENTED.value}
 
 
+@drafts("gap_analysis")
 def create_gap_analysis(context: JobContext) -> dict[str, Any]:
     evidence = require_artifact(context, ArtifactKind.EVIDENCE_ANALYSIS)
     scope = latest_artifact(context.session, context.request.run_id, ArtifactKind.SCOPE)
     previous = latest_artifact(context.session, context.request.run_id, ArtifactKind.GAP_ANALYSIS)
     catalog = run_scf_catalog(context)
     crosswalk = nist_by_scf(catalog)
-    finder = finder_for(catalog, evidence, scope)
+    finder = finder_for(context.session, catalog, evidence, scope)
     gaps: list[dict[str, Any]] = []
     met: list[dict[str, Any]] = []
     not_applicable: list[dict[str, Any]] = []
@@ -66,8 +82,14 @@ def create_gap_analysis(context: JobContext) -> dict[str, Any]:
         found = finder.finding_for(requirement, short)
         gaps.append(found | {"nist_controls": nist, "nist_basis": basis})
     carried = carry(previous, gaps, "gaps", "control_id")
+    earlier_period = (
+        carry_over(context.session, context.request.assessment_id, gaps)
+        if previous is None
+        else None
+    )
+    proposer = OwnerProposer.load(context.session, context.request.assessment_id)
     for gap in gaps:  # after carrying: the text a reviewer amended is the finding's
-        complete(gap)
+        complete(gap, proposer)
     gaps.sort(key=severity_order)
     content = {
         "catalog": evidence.content.get("catalog"),
@@ -90,17 +112,47 @@ def create_gap_analysis(context: JobContext) -> dict[str, Any]:
     content["summary"] = summary(gaps, met)
     if carried is not None:
         content["carried_forward"] = carried
+    if earlier_period is not None:
+        content["not_a_gap_carried_over"] = earlier_period
     return content
 
 
-def finder_for(catalog: LoadedCatalog, evidence: Artifact, scope: Artifact | None) -> Finder:
+@records("gap_analysis")
+def propose_risks(context: JobContext, content: dict[str, Any], version: int) -> None:
+    """The risks the saved draft's findings raise, stored as proposals for a person to
+    decide, in the job's transaction (a draft not saved proposes nothing)."""
+    run = context.session.get(WorkflowRun, context.request.run_id)
+    if run is not None:
+        store_proposals(context.session, run, version, content.get("gaps") or [])
+
+
+def finder_for(
+    session: Session, catalog: LoadedCatalog, evidence: Artifact, scope: Artifact | None
+) -> Finder:
+    documents = {str(d.get("filename")): d for d in evidence.content.get("documents", [])}
     return Finder(
         catalog,
         {str(c.get("control_id")): c for c in evidence.content.get("controls", [])},
         _linked(scope.content if scope else {}),
         int(evidence.content.get("kb_passages") or 0),
-        {str(d.get("filename")): d for d in evidence.content.get("documents", [])},
+        documents,
+        content_digests(session, documents),
     )
+
+
+def content_digests(session: Session, documents: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Each judged document's SHA-256 by filename: what a finding's evidence basis names, so
+    the same content reads the same in a reassessment or the next period's assessment."""
+    ids = {}
+    for name, row in documents.items():
+        try:
+            ids[uuid.UUID(str(row.get("document_id")))] = name
+        except ValueError:
+            continue
+    if not ids:
+        return {}
+    found = session.execute(select(Document.id, Document.sha256).where(Document.id.in_(ids)))
+    return {ids[document_id]: digest for document_id, digest in found}
 
 
 def met_entry(row: dict[str, Any], label: str, nist: list[str]) -> dict[str, Any]:
@@ -113,24 +165,31 @@ def met_entry(row: dict[str, Any], label: str, nist: list[str]) -> dict[str, Any
     }
 
 
-def complete(gap: dict[str, Any]) -> None:
-    """The proposed owner and the finding in one paragraph, from the (carried) fields."""
-    gap["proposed_owner"] = proposed_owner(gap.get("scf_controls") or [])
+def complete(gap: dict[str, Any], proposer: OwnerProposer) -> None:
+    """The proposed owner and the finding in one paragraph, from the (carried) fields; a
+    carried "not a gap" checked against the evidence the finding rests on now."""
+    review_if_evidence_changed(gap)
+    gap |= proposer.propose(gap.get("scf_controls") or [], gap.get("documents") or [])
     gap["finding"] = (
         f"Condition: {gap['condition']} Criteria: {gap['criteria']}. Cause: "
         f"{gap['cause']} Effect: {gap['effect']} Recommendation: {gap['recommendation']}"
     )
+    # A finding a reviewer dismissed as "not a gap" raises no risk.
+    gap["risk_proposal"] = None if dismissed(gap) else propose_risk(gap)
 
 
 def severity_order(gap: dict[str, Any]) -> tuple[int, int, str]:
     return (SEVERITY_ORDER.get(str(gap["severity"]), 0), -gap["weighting"], gap["control_id"])
 
 
-def summary(gaps: list[dict[str, Any]], met: list[dict[str, Any]]) -> dict[str, Any]:
-    """Requirements in scope only (each with its sub-items rolled up): gaps plus met."""
+def summary(findings: list[dict[str, Any]], met: list[dict[str, Any]]) -> dict[str, Any]:
+    """Requirements in scope only (each with its sub-items rolled up): gaps, findings a
+    reviewer dismissed as not a gap, and met."""
+    gaps = [g for g in findings if not dismissed(g)]
     return {
-        "requirements": len(gaps) + len(met),
+        "requirements": len(findings) + len(met),
         "gaps": len(gaps),
+        "not_a_gap": len(findings) - len(gaps),
         "met": len(met),
         **{level: sum(1 for g in gaps if g["severity"] == level) for level in LEVELS},
     }
@@ -160,12 +219,14 @@ class Finder:
         linked: dict[tuple[str, str], int],
         passages: int,
         documents: dict[str, dict[str, Any]] | None = None,
+        digests: dict[str, str] | None = None,
     ) -> None:
         self.catalog = catalog
         self.control_rows = control_rows
         self.linked = linked
         self.passages = passages
         self.documents = documents or {}
+        self.digests = digests or {}
 
     def finding_for(self, requirement: Requirement, short: list[dict[str, Any]]) -> dict[str, Any]:
         """One finding for a requirement whose in-scope rows `short` fall short: its own
@@ -202,6 +263,7 @@ class Finder:
             sub_items = [str(r.get("requirement_id")) for r in rows[1:]]
         title = _title(row, controls, label)
         steps = audit_finding.recommendation_steps(controls, seen, self.catalog)
+        cited = sorted({str(e.get("document")) for r in rows for e in r.get("evidence", [])})
         return {
             "control_id": label,  # the report's first column names the finding
             "framework": row.get("framework"),
@@ -222,9 +284,8 @@ class Finder:
             "sub_items": sub_items,
             "owner": row.get("owner"),
             "target_date": row.get("target_date"),
-            "documents": sorted(
-                {str(e.get("document")) for r in rows for e in r.get("evidence", [])}
-            ),
+            "documents": cited,
+            "evidence_basis": evidence_basis(cited or sorted(self.documents), self.digests),
             "best_score": float(best.get("similarity", 0.0)),
         }
 

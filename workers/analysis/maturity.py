@@ -26,6 +26,7 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
 from workers.analysis.catalog import run_scf_catalog
 from workers.analysis.document_judgement import judge_documents
+from workers.analysis.drafting import drafts
 from workers.analysis.proposal import Proposal
 from workers.inputs import require_artifact, source
 
@@ -75,6 +76,7 @@ def level_for(proposal: str, kinds: set[str]) -> tuple[int, str]:
     return POLICY_CAP, "policies, standards, procedures or plans alone: level 2 at most"
 
 
+@drafts("maturity_assessment")
 def create_maturity_assessment(context: JobContext) -> dict[str, Any]:
     evidence = require_artifact(context, ArtifactKind.EVIDENCE_ANALYSIS)
     catalog = run_scf_catalog(context)

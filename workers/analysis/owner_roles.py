@@ -1,5 +1,6 @@
-"""Who would own a requirement's controls, as a role a reviewer confirms or replaces: the
-role that usually runs the SCF domain of its first linked control."""
+"""The role that usually runs the SCF domain of a requirement's first linked control: the
+owner proposed only when the assessment has no roster and no cited document has an owner
+(workers.analysis.owner_proposal), and the title a roster entry is matched against."""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@ source, point of contact, resources, detection and completion dates, milestones,
 deviations, BOD 22-01, CVE, service) and the likelihood and impact its OSCAL form rates.
 
 The point of contact, scheduled completion and severity are what the reviewer set on the
-gap finding (or on this POA&M's previous draft); until an owner is set the item says it is
-unassigned and which role is proposed. Without a reviewer's date, the completion date is
+gap finding (or on this POA&M's previous draft); until an owner is set the point of contact
+is the person the finding proposes, marked "(proposed)", or, with no roster, "Unassigned"
+and the role proposed. Without a reviewer's date, the completion date is
 the last day of FedRAMP's remediation window from the detection date (high 30 days,
 moderate 90, low 180), the shorter of the windows of the risk rating and of the impact
 (FedRAMP's OSCAL POA&M rules key the window on the impact and want the deadline inside
@@ -12,8 +13,9 @@ it), and the milestones are dated inside it by the finding's severity. "Controls
 NIST SP 800-53 rev5 ids the finding's SCF controls map to (the SCF workbook's crosswalk);
 the SCF ids stay in the comments.
 
-An item of the previous POA&M whose finding is no longer a gap is closed (FedRAMP's
-"Closed POA&M Items"); an item keeps its POAM ID from draft to draft.
+An item of the previous POA&M whose finding is no longer a gap (or a reviewer marked it
+"not a gap", workers.analysis.dismissals) is closed (FedRAMP's "Closed POA&M Items"); an
+item keeps its POAM ID from draft to draft.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ from datetime import date, timedelta
 from typing import Any
 
 from orchestrator.contracts.clock import utcnow
+from orchestrator.contracts.owner_sources import fallback
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
 from workers.analysis import remediation_estimate
+from workers.analysis.dismissals import open_gaps
+from workers.analysis.drafting import drafts
+from workers.analysis.owner_proposal import PERSON, PROPOSAL_FIELDS, ROLE
 from workers.analysis.owner_roles import proposed_owner
 from workers.analysis.reviewer_carry import carry
 from workers.analysis.severity import LEVELS
@@ -38,6 +44,7 @@ SCF_CREDIT = "Secure Controls Framework (SCF), CC BY-ND 4.0"
 _POAM_ID = re.compile(r"^POAM-(\d+)$")
 
 
+@drafts("poam")
 def create_poam(context: JobContext) -> dict[str, Any]:
     gap_analysis = require_artifact(context, ArtifactKind.GAP_ANALYSIS)
     run_id = context.request.run_id
@@ -48,7 +55,7 @@ def create_poam(context: JobContext) -> dict[str, Any]:
         for r in (evidence.content.get("requirements", []) if evidence else [])
     }
     detected = utcnow().date()
-    gaps = list(gap_analysis.content.get("gaps", []))
+    gaps = open_gaps(gap_analysis.content)  # a finding dismissed as not a gap has no item
     numbers = numbers_for(previous.content if previous else {}, gaps)
     items = [
         item_for(numbers[key], gap, rows.get(key, {}), detected)
@@ -114,7 +121,7 @@ def item_for(
     risk, priority, days = WINDOWS[severity]
     scf = list(gap.get("scf_controls") or [])
     owner = str(gap.get("owner") or row.get("owner") or "").strip()
-    point_of_contact = owner or f"Unassigned (proposed: {proposed_owner(scf)})"
+    proposal = proposed_for(gap)
     basis = gap.get("severity_basis") or {}
     impact = str(basis.get("impact") or _RATING[severity])
     target = parse_date(gap.get("target_date") or row.get("target_date"))
@@ -144,11 +151,9 @@ def item_for(
         "weakness_detector_source": DETECTOR,
         "weakness_source_identifier": str(gap.get("control_id") or ""),
         "asset_identifier": "Organisation-wide (policy and process)",
-        "point_of_contact": point_of_contact,
-        "owner_role": point_of_contact,
+        **point_of_contact(owner, proposal),
         "owner": owner or None,
-        "owner_assigned": bool(owner),
-        "proposed_owner": proposed_owner(scf),
+        **proposal,
         "target_date": target.isoformat() if target else None,
         "resources_required": remediation_estimate.stated(resources),
         "resources_estimate": resources,
@@ -191,6 +196,37 @@ def item_for(
 _RATING = {"high": "high", "medium": "moderate", "low": "low"}
 
 
+def proposed_for(gap: dict[str, Any]) -> dict[str, Any]:
+    """The finding's owner proposal (a finding drafted before proposals named people
+    proposes the role that usually runs its domain)."""
+    if gap.get("proposed_owner_kind"):
+        return {key: gap.get(key) for key in PROPOSAL_FIELDS}
+    return {
+        "proposed_owner": proposed_owner(list(gap.get("scf_controls") or [])),
+        "proposed_owner_kind": ROLE,
+        "proposed_owner_source": fallback("the finding names no person"),
+        "proposed_owner_person": None,
+    }
+
+
+def point_of_contact(owner: str, proposal: dict[str, Any]) -> dict[str, Any]:
+    """FedRAMP's "Point of Contact": the owner a person set, else the proposed person
+    flagged as proposed, else unassigned with the role proposed."""
+    if owner:
+        contact, proposed = owner, False
+    elif proposal.get("proposed_owner_kind") == PERSON:
+        contact, proposed = f"{proposal['proposed_owner']} (proposed)", True
+    else:
+        contact = f"Unassigned (proposed role: {proposal.get('proposed_owner')})"
+        proposed = True
+    return {
+        "point_of_contact": contact,
+        "owner_role": contact,
+        "owner_assigned": bool(owner),
+        "point_of_contact_proposed": proposed,
+    }
+
+
 def _last_day(days: int, impact: str) -> int:
     """Days from detection to the window's last day: FedRAMP's check is deadline before
     detection + window, with the window of the impact when it is the shorter one."""
@@ -207,7 +243,7 @@ def apply_reviewer_values(item: dict[str, Any], detected: date | None = None) ->
         item.update(original_risk_rating=risk, adjusted_risk_rating=risk, priority=priority)
     owner = str(item.get("owner") or "").strip()
     if owner:
-        item.update(point_of_contact=owner, owner_role=owner, owner_assigned=True)
+        item.update(point_of_contact(owner, {}))
     target = parse_date(item.get("target_date"))
     if target is not None:
         milestones = _milestones(

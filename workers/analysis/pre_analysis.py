@@ -11,6 +11,7 @@ from orchestrator.jobs.interface import JobContext
 from orchestrator.knowledge.embedder import HashingEmbedder
 from orchestrator.knowledge.vectors import KnowledgeBase
 from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.drafting import drafts
 from workers.analysis.scoring import (
     EVIDENCE_THRESHOLD,
     STRONG_THRESHOLD,
@@ -19,6 +20,7 @@ from workers.analysis.scoring import (
 )
 
 
+@drafts("scf_pre_analysis")
 def run_scf_pre_analysis(context: JobContext) -> dict[str, Any]:
     # A quick triage of every catalogue control (over a thousand) before scoping: exact
     # term overlap, computed in memory. The evidence analysis then asks the dense model

@@ -42,6 +42,7 @@ text scores 0.0-0.25 against a control; a passage on its topic 0.35 and up)."""
 #: Each embedder's own on-topic cosine: the hashing embedder's cosines are lower (shared
 #: stemmed words only).
 SCALES = {
+    "minilm-l6-v2-onnx": ON_TOPIC,
     "minilm-l6-v2-numpy": ON_TOPIC,
     "sentence-all-MiniLM-L6-v2": ON_TOPIC,
     "hashing-blake2b-v1": 0.18,

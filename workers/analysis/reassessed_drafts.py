@@ -31,12 +31,22 @@ from orchestrator.db.storage import sha256_hex
 from orchestrator.service.reassessments import REASSESSED
 from workers.analysis import gaps as gap_rules
 from workers.analysis import poam as poam_rules
+from workers.analysis.dismissals import open_gaps
 from workers.analysis.nist_crosswalk import nist_by_scf, nist_ids
+from workers.analysis.owner_proposal import OwnerProposer
 from workers.analysis.reviewer_carry import carry
 from workers.inputs import latest_artifact
 
-#: What a reviewer reads as the finding's substance: a change here re-opens it.
-DECIDED = ("evidence_state", "severity", "condition", "documents", "scf_controls")
+#: What a reviewer reads as the finding's substance: a change here re-opens it (a document
+#: replaced changes its evidence basis, and flags a "not a gap" made on the old one).
+DECIDED = (
+    "evidence_state",
+    "severity",
+    "condition",
+    "documents",
+    "evidence_basis",
+    "scf_controls",
+)
 #: What the item said before, shown beside the rebuilt one.
 ITEM_DECIDED = (
     "weakness_name",
@@ -89,8 +99,9 @@ def _gaps(
     evidence = latest_artifact(session, found.base_run_id, ArtifactKind.EVIDENCE_ANALYSIS)
     scope = latest_artifact(session, found.base_run_id, ArtifactKind.SCOPE, status="approved")
     assert evidence is not None, "an approved gap analysis rests on an evidence analysis"
-    finder = gap_rules.finder_for(catalog, evidence, scope)
+    finder = gap_rules.finder_for(session, catalog, evidence, scope)
     crosswalk = nist_by_scf(catalog)
+    proposer = OwnerProposer.load(session, found.assessment_id)
     content = copy.deepcopy(base.content)
     gaps = {str(g.get("control_id")): g for g in content.get("gaps", [])}
     met = {str(m.get("requirement")): m for m in content.get("met", [])}
@@ -107,7 +118,7 @@ def _gaps(
             continue
         finding = finder.finding(row, name) | {"nist_controls": nist}
         carry(base, [finding], "gaps", "control_id")
-        gap_rules.complete(finding)
+        gap_rules.complete(finding, proposer)
         if before is not None and all(finding.get(k) == before.get(k) for k in DECIDED):
             continue  # the same finding: the approved one stays, as approved
         finding["reassessed"] = _marker(found, base, before, DECIDED)
@@ -143,7 +154,7 @@ def reassess_poam(
     content = copy.deepcopy(base.content)
     today = utcnow().date()
     items = {str(i.get("control_id")): i for i in content.get("items", [])}
-    gaps = {str(g.get("control_id")): g for g in gaps_content.get("gaps", [])}
+    gaps = {str(g.get("control_id")): g for g in open_gaps(gaps_content)}
     numbers = poam_rules.numbers_for(content, [gaps[n] for n in touched if n in gaps])
     done: dict[str, str] = {}
     closing: list[str] = []

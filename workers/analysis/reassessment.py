@@ -9,12 +9,14 @@ is carried over as approved. No changed row: the reassessment ends `no_change` a
 version is written. Otherwise the SoA's next version records what changed, from which
 approved version, and who approved that version; reviewers approve the changed rows.
 
-Idempotent: a delivery that finds the reassessment evaluated does nothing.
+Idempotent: a delivery that finds the reassessment evaluated does nothing. A job that
+raises leaves it `failed` with the reason, for a person to retry.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 import time
 import uuid
 from typing import Any
@@ -38,6 +40,8 @@ from orchestrator.service.reassessments import (
     AWAITING_APPROVAL,
     NO_CHANGE,
     PENDING,
+    failure_reason,
+    record_failure,
     row_key,
 )
 from workers.analysis.catalog import run_catalogs, run_scf_catalog
@@ -54,8 +58,20 @@ HEAD = ("framework", "requirement_id", "title", "category", "scf_controls")
 COMPARED = ("proposal", "proposed_implementation_status")
 
 
+log = logging.getLogger(__name__)
+
+
 def evaluate_reassessment(reassessment_id: uuid.UUID) -> str:
-    """Evaluate a pending reassessment; returns its status."""
+    """Evaluate a pending reassessment; returns its status (`failed`, with the reason
+    recorded, when the evaluation raised: nothing it wrote is kept)."""
+    try:
+        return _evaluate_pending(reassessment_id)
+    except Exception as error:
+        log.exception("reassessment %s failed", reassessment_id)
+        return record_failure(reassessment_id, failure_reason(error))
+
+
+def _evaluate_pending(reassessment_id: uuid.UUID) -> str:
     request = _request(reassessment_id)
     if request is None:
         with read_transaction() as session:

@@ -11,9 +11,11 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobFailure
 from orchestrator.lifecycle.selection import selected_categories, selected_frameworks
 from workers.analysis.catalog import run_catalogs
+from workers.analysis.drafting import drafts
 from workers.inputs import require_artifact, source
 
 
+@drafts("scope")
 def create_scope(context: JobContext) -> dict[str, Any]:
     names = selected_frameworks(context.request.parameters)
     if not names:

@@ -7,30 +7,33 @@ still the ones it was drafted from (`workers.basis`), and otherwise drafts it ag
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.config.settings import get_settings
-from orchestrator.contracts.artifact_registry import body, drafted_at
+from orchestrator.contracts.artifact_registry import drafted_at
 from orchestrator.contracts.jobs import JobRequest
+from orchestrator.contracts.registry import RegistrationError
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.compute_guard import computing, write_transaction_holder
 from orchestrator.db.session import read_transaction
 from orchestrator.jobs.interface import JobContext, JobFailure, JobResult, Prepare, PrepareAgain
+from workers.analysis.drafting import DRAFTS, PREPARES, RECORDS, Draft
 from workers.analysis.output import publish
 from workers.basis import Basis, basis_of
 
-Draft = Callable[[JobContext], dict[str, Any]]
-
 
 def drafting_of(step: str) -> tuple[str, Draft, Prepare | None]:
-    """The artifact kind the step drafts, its drafting function and what it computes ahead,
-    as the kind's declaration names them (orchestrator.contracts.artifact_registry)."""
+    """The artifact kind the step drafts (its declaration), its drafting function and what
+    it computes ahead (registered in workers.analysis.drafting)."""
     found = drafted_at(step)
-    if found is None or found.draft is None:
+    if found is None:
         raise JobFailure("unknown_step", f"the analysis queue has no service for {step}")
-    return found.kind, body(found.draft), body(found.prepare) if found.prepare else None
+    try:
+        drafting = DRAFTS[found.kind]
+    except RegistrationError as missing:
+        raise JobFailure("unknown_step", f"{step}: {missing}") from missing
+    return found.kind, drafting, PREPARES.get(found.kind)
 
 
 @dataclass(frozen=True)
@@ -71,4 +74,8 @@ def run_analysis_step(context: JobContext) -> JobResult:
         raise PrepareAgain(prepare_analysis_step, "the draft's inputs changed or were not read")
     else:  # a caller outside the job runtime (tests, tools): draft in its transaction
         content = draft(context)
-    return publish(context, ArtifactKind(kind), content)
+    result = publish(context, ArtifactKind(kind), content)
+    record = RECORDS.get(kind)
+    if record is not None and result.artifact is not None:
+        record(context, content, result.artifact.version)
+    return result

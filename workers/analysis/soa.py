@@ -19,10 +19,16 @@ from typing import Any
 from orchestrator.catalog.model import Framework, LoadedCatalog
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext, JobFailure
+from orchestrator.service.soa_basis import (
+    basis_of,
+    held_risks,
+    justification_with_basis,
+)
 from workers.analysis.catalog import run_catalogs, run_scf_catalog
-from workers.analysis.owner_roles import proposed_owner
+from workers.analysis.drafting import drafts, prepares
+from workers.analysis.owner_proposal import PERSON, ROLE, OwnerProposer
 from workers.analysis.proposal import AssessedStatus, Judged, Proposal, proposal_counts
-from workers.analysis.requirement_evidence import RequirementJudge
+from workers.analysis.requirement_evidence import RequirementJudge, prepare_retrieval
 from workers.analysis.soa_carry import carry_forward, previous_period, provenance
 from workers.inputs import latest_artifact, require_artifact, source
 
@@ -38,6 +44,11 @@ PROPOSED_STATUS = {
 }
 
 
+# Ahead of the draft: the vectors its retrieval needs.
+prepares("soa")(prepare_retrieval)
+
+
+@drafts("soa")
 def create_soa_draft(context: JobContext) -> dict[str, Any]:
     scope = require_artifact(context, ArtifactKind.SCOPE)
     exclusions = _exclusions(context)
@@ -55,14 +66,17 @@ def create_soa_draft(context: JobContext) -> dict[str, Any]:
         _row(framework, requirement, exclusions, excluded_controls, judge)
         for framework, requirement in requirements
     ]
+    proposer = OwnerProposer.load(context.session, context.request.assessment_id)
     for row in rows:
         row["title"] = row["title"] or _title_from_controls(catalog, row["scf_controls"])
+        row |= proposer.propose(row["scf_controls"], cited_documents(row))
     approved = latest_artifact(
         context.session, context.request.run_id, ArtifactKind.SOA, status="approved"
     ) or previous_period(context.session, context.request.assessment_id)
     carried = carry_forward(approved, rows, keep=_excluded_by_parameter(rows))
     if carried is not None and approved is not None:
         carried |= provenance(context.session, approved)
+    stamp_basis(context, rows)
     named = {str(r["requirement_id"]).upper() for r in rows} | set(headers)
     applicable = sum(1 for row in rows if row["applicable"])
     applicable_rows = [row for row in rows if row["applicable"]]
@@ -104,9 +118,19 @@ def create_soa_draft(context: JobContext) -> dict[str, Any]:
             "scf_controls": len(headers),
             "scf_controls_excluded": len(excluded_controls),
             "carried_forward_rows": len(carried["rows"]) if carried else 0,
+            # People proposed as owners, and roles where the roster is empty.
+            "proposed_owners": {
+                kind: sum(1 for r in rows if r["proposed_owner_kind"] == kind)
+                for kind in (PERSON, ROLE)
+            },
         },
     }
     return content
+
+
+def cited_documents(row: dict[str, Any]) -> list[str]:
+    """The documents a row's evidence cites, best first: their owners are proposed first."""
+    return list(dict.fromkeys(str(e.get("document")) for e in row.get("evidence") or []))
 
 
 def stated(entry: dict[str, Any], framework: Framework | None) -> list[dict[str, Any]]:
@@ -163,7 +187,6 @@ def _row(
         "excluded_controls": excluded,
         "implementation_status": None,
         "owner": None,
-        "proposed_owner": proposed_owner(linked),
     }
     own = exclusions.get(requirement_id.upper())
     in_scope = [c for c in linked if c not in excluded_controls]
@@ -187,6 +210,16 @@ def _row(
             "evidence": [],
         }
     return head | judged_fields(head, framework, in_scope, excluded, judge.judge(in_scope))
+
+
+def stamp_basis(context: JobContext, rows: list[dict[str, Any]]) -> None:
+    """Each row's basis from the organisation's register as it stands now, its
+    justification naming the treated risks (or the stated requirement) it rests on."""
+    request = context.request
+    risks = held_risks(context.session, request.tenant_id, request.organization_id)
+    for row in rows:
+        row["basis"] = basis_of(row, risks)
+        row["justification"] = justification_with_basis(row)
 
 
 def judged_fields(

@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 
 from orchestrator.db.continuous_models import RowApproval
 from orchestrator.db.models import ApprovalEvent, Artifact, Assessment
+from orchestrator.service.approved_artifacts import last_approved_soa
 from orchestrator.service.draft_rows import row_names
-from orchestrator.service.reassessments import last_approved_soa
 from workers.soa_content import KEY, ROWS, row_key
 
 #: Fields that decide applicability: the new draft's own exclusions keep them.

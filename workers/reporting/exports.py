@@ -15,6 +15,8 @@ from orchestrator.contracts.clock import utcnow
 from orchestrator.db.compute_guard import computing
 from orchestrator.db.report_models import ReportExport
 from orchestrator.db.storage import content_path, put_bytes, sha256_hex
+from workers.reporting.docx_export import DOCX, render_report_docx
+from workers.reporting.findings_export import render_findings_csv, render_findings_xlsx
 from workers.reporting.oscal_export import (
     PlanLink,
     render_oscal_assessment_plan,
@@ -25,6 +27,7 @@ from workers.reporting.pdf import render_report_pdf
 from workers.reporting.poam_export import render_poam_closed_csv, render_poam_csv, render_poam_xlsx
 from workers.reporting.render import ReportInput
 from workers.reporting.report_json import render_report_json
+from workers.reporting.soa_export import render_soa_csv, render_soa_xlsx
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
@@ -42,7 +45,12 @@ def render_exports(report: ReportInput, as_of_iso: str) -> list[ExportFile]:
     plan = render_oscal_assessment_plan(report, as_of_iso)
     return [
         ExportFile("pdf", "application/pdf", ".pdf", render_report_pdf(report)),
+        ExportFile("docx", DOCX, ".docx", render_report_docx(report)),
         ExportFile("json", "application/json", ".json", render_report_json(report)),
+        ExportFile("soa_csv", "text/csv", ".csv", render_soa_csv(report)),
+        ExportFile("soa_xlsx", XLSX, ".xlsx", render_soa_xlsx(report, as_of_iso)),
+        ExportFile("findings_csv", "text/csv", ".csv", render_findings_csv(report)),
+        ExportFile("findings_xlsx", XLSX, ".xlsx", render_findings_xlsx(report, as_of_iso)),
         ExportFile("poam_csv", "text/csv", ".csv", render_poam_csv(report)),
         ExportFile("poam_closed_csv", "text/csv", ".csv", render_poam_closed_csv(report)),
         ExportFile("poam_xlsx", XLSX, ".xlsx", render_poam_xlsx(report, as_of_iso)),

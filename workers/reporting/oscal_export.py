@@ -5,8 +5,10 @@ passages and the system's proposal as a property. A finding, with its target's s
 (`satisfied` or `not-satisfied`) and FedRAMP's implementation status, exists only where a
 person set the requirement's status (the SoA's implementation status or the gap finding's
 assessed status), and names that person as its origin: a proposal is never a conclusion. A
-not-satisfied finding names its risk (the gap's weakness and recommendation). Reviewed
-controls are NIST SP 800-53 rev5 ids (the SCF crosswalk), which resolve in NIST's catalogue.
+not-satisfied finding names its risk (the gap's weakness and recommendation, whose origin
+is who answers for the remediation). Each observation names who confirmed the evidence
+analysis. Reviewed controls are NIST SP 800-53 rev5 ids (the SCF crosswalk), which resolve
+in NIST's catalogue; the back-matter carries the approvals' seals (oscal_seals.py).
 
 Built as OSCAL JSON and validated by compliance-trestle's OSCAL models before it is
 written; the assessment plan and POA&M are in oscal_plan.py and oscal_poam.py.
@@ -18,10 +20,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.contracts.fedramp_settings import FEDRAMP_SYSTEM
+from orchestrator.contracts.risk_method import METHOD_NAME as RISK_METHOD
+from workers.analysis.dismissals import open_gaps
 from workers.reporting.oscal_parts import (
     AP_MEDIA_TYPE,
     FEDRAMP_NS,
     NS,
+    actors,
     catalogue_resources,
     clean,
     metadata,
@@ -30,8 +36,10 @@ from workers.reporting.oscal_parts import (
     stable_uuid,
     token,
 )
+from workers.reporting.oscal_people import OWNER, approvers, named, owners
 from workers.reporting.oscal_plan import assessment_plan, document_uuid
 from workers.reporting.oscal_poam import plan_of_action
+from workers.reporting.oscal_seals import seal_resources
 from workers.reporting.render import ReportInput
 from workers.reporting.reviewer_status import person_set_statuses
 
@@ -63,24 +71,32 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
     from trestle.oscal.assessment_results import AssessmentResults
 
     base = stable_uuid(report.title, report.as_of, "assessment-results")
-    gaps = {str(g.get("control_id")): g for g in report.gaps.get("gaps", [])}
+    gaps = {str(g.get("control_id")): g for g in open_gaps(report.gaps)}
     decided = person_set_statuses(report)
     documents = {str(d.get("filename")): document_uuid(report, d) for d in report.documents}
+    # Who confirmed the evidence analysis answers for its observations; a gap's owner (or,
+    # until one is set, who approved the gap analysis) for the remediation of its risk.
+    confirmed = named(approvers(report, "evidence_analysis", "gap_analysis"))
+    owned = owners(report)
+    accepted = approvers(report, "gap_analysis")
     observations: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
-    risks: list[dict[str, Any]] = []
+    risks: list[dict[str, Any]] = [register_risk(base, r) for r in report.risks]
+    of_finding = _register_risks_by_finding(risks, report.risks)
     for row in report.evidence.get("requirements", []):
         if row.get("applicable") is False:
             continue  # not applicable in the approved SoA: nothing was assessed
         label = f"{row.get('framework')} {row.get('requirement_id')}"
         observation = _observation(base, label, row, gaps.get(label), documents, moment)
+        observation["origins"] = actors(confirmed)
         observations.append(observation)
         status = decided.get(label)
         if status is None or status.status not in STATE:
             continue
         risk = None
         if STATE[status.status] == "not-satisfied":  # FedRAMP: it names the risk it leaves
-            risk = _risk(base, label, gaps.get(label))
+            answers = {OWNER: [owned[label]]} if label in owned else accepted
+            risk = _risk(base, label, gaps.get(label), answers)
             risks.append(risk)
         findings.append(
             {
@@ -115,7 +131,11 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
                     "status": {"state": STATE[status.status]},
                 },
                 "related-observations": [{"observation-uuid": observation["uuid"]}],
-                "related-risks": [{"risk-uuid": risk["uuid"]}] if risk else None,
+                "related-risks": [
+                    {"risk-uuid": uuid}
+                    for uuid in ([risk["uuid"]] if risk else []) + of_finding.get(label, [])
+                ]
+                or None,
             }
         )
     plan_resource = stable_uuid(base, "assessment-plan")
@@ -155,11 +175,25 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
                     ],
                 },
                 *catalogue_resources(report),
+                *seal_resources(report),
             ]
         },
     }
     model = AssessmentResults.model_validate(clean(document))
-    return {"assessment-results": model.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    _fedramp_system_as_written(dumped)
+    return {"assessment-results": dumped}
+
+
+def _fedramp_system_as_written(results: dict[str, Any]) -> None:
+    """The model reads a facet's system as a URL and writes it back with a trailing
+    slash; FedRAMP's rules compare the system as a string, `https://fedramp.gov`."""
+    for result in results.get("results", []):
+        for risk in result.get("risks", []):
+            for characterization in risk.get("characterizations", []):
+                for facet in characterization.get("facets", []):
+                    if str(facet.get("system")).rstrip("/") == FEDRAMP_SYSTEM:
+                        facet["system"] = FEDRAMP_SYSTEM
 
 
 def _observation(
@@ -197,9 +231,11 @@ def _observation(
     }
 
 
-def _risk(base: str, label: str, gap: dict[str, Any] | None) -> dict[str, Any]:
-    """The weakness a not-satisfied finding leaves, and what the gap analysis recommends;
-    the POA&M rates and schedules it."""
+def _risk(
+    base: str, label: str, gap: dict[str, Any] | None, answers: dict[str, list[str]]
+) -> dict[str, Any]:
+    """The weakness a not-satisfied finding leaves, and what the gap analysis recommends
+    (its origin: who answers for the remediation); the POA&M rates and schedules it."""
     gap = gap or {}
     recommendation = str(gap.get("recommendation") or "To be planned")
     return {
@@ -214,9 +250,100 @@ def _risk(base: str, label: str, gap: dict[str, Any] | None) -> dict[str, Any]:
                 "lifecycle": "recommendation",
                 "title": "Recommendation",
                 "description": recommendation,
+                "origins": actors(named(answers)),
             }
         ],
     }
+
+
+def register_risk(base: str, risk: dict[str, Any]) -> dict[str, Any]:
+    """A register risk a person accepted from (or merged with) gap findings: what is at
+    risk, from what, through which weakness; its likelihood and impact on the register's
+    1-5 scales (with the level they make) as facets of the register's method, whose origin
+    is the person who decided the finding's proposal; its treatment as the response."""
+    risk_id = str(risk["risk_id"])
+    uuid = stable_uuid(base, "register-risk", risk_id)
+    deciders = [str(d["decided_by"]) for d in risk.get("decisions", []) if d.get("decided_by")]
+    accepted = risk.get("accepted_by")
+    return {
+        "uuid": uuid,
+        "title": str(risk["title"]),
+        "description": f"Asset or process: {risk['asset']}. Threat: {risk['threat']}. "
+        f"Vulnerability: {risk['vulnerability']}.",
+        "statement": f"Raised by the gap findings {', '.join(risk['findings'])}; "
+        f"treatment: {risk['treatment']}"
+        + (f", residual risk accepted by {accepted}." if accepted else "."),
+        "props": [
+            {"name": "risk-register-id", "ns": NS, "value": risk_id},
+            {"name": "risk-register-version", "ns": NS, "value": str(risk["version"])},
+            {"name": "risk-owner", "ns": NS, "value": str(risk["owner"])},
+            *(
+                [{"name": "residual-risk-accepted-by", "ns": NS, "value": str(accepted)}]
+                if accepted
+                else []
+            ),
+            *({"name": "finding", "ns": NS, "value": str(finding)} for finding in risk["findings"]),
+        ],
+        # Open while it is held: an accepted residual risk is still a risk the
+        # organisation carries (its acceptance is a prop, not a closure).
+        "status": "open",
+        "characterizations": [
+            {
+                "props": [{"name": "method", "ns": NS, "value": RISK_METHOD}],
+                "origin": {
+                    "actors": [
+                        {"type": "party", "actor-uuid": party_uuid(p)}
+                        for p in dict.fromkeys(deciders or [str(risk["owner"])])
+                    ]
+                },
+                "facets": [
+                    {"name": "likelihood", "system": NS, "value": str(risk["likelihood"])},
+                    {"name": "impact", "system": NS, "value": str(risk["impact"])},
+                    {"name": "risk", "system": NS, "value": str(risk["level"])},
+                    # FedRAMP's three-level scale, read off the register's 1-5.
+                    _fedramp_facet("likelihood", risk["likelihood"]),
+                    _fedramp_facet("impact", risk["impact"]),
+                ],
+            }
+        ],
+        "remediations": [
+            {
+                "uuid": stable_uuid(uuid, "treatment"),
+                "lifecycle": "planned",
+                "title": f"Treatment: {risk['treatment']}",
+                "description": str(risk.get("treatment_plan") or risk["treatment"]),
+                "props": [
+                    {"name": "scf-control", "ns": NS, "value": str(c)} for c in risk["controls"]
+                ]
+                or None,
+                "origins": actors([str(risk["owner"])]),
+            },
+            {  # FedRAMP asks for a recommendation besides the plan.
+                "uuid": stable_uuid(uuid, "recommendation"),
+                "lifecycle": "recommendation",
+                "title": "Recommendation",
+                "description": str(risk.get("treatment_plan") or risk["treatment"]),
+            },
+        ],
+    }
+
+
+def _fedramp_facet(name: str, rating: Any) -> dict[str, Any]:
+    """1-2 low, 3 moderate, 4-5 high: FedRAMP's values for a 1-5 rating."""
+    value = int(rating)
+    level = "low" if value <= 2 else "moderate" if value == 3 else "high"
+    return {"name": name, "system": FEDRAMP_SYSTEM, "value": level}
+
+
+def _register_risks_by_finding(
+    built: list[dict[str, Any]], risks: list[dict[str, Any]]
+) -> dict[str, list[str]]:
+    """Finding label -> the uuids of the register risks linked to it."""
+    found: dict[str, list[str]] = {}
+    for oscal, risk in zip(built, risks, strict=True):
+        for finding in risk["findings"]:
+            found.setdefault(str(finding), []).append(oscal["uuid"])
+    return found
 
 
 def _in_words(row: dict[str, Any], cited: list[str]) -> str:

@@ -1,5 +1,5 @@
 """What the OSCAL exports share: stable ids, tokens, metadata whose parties and roles are
-the people who approved (and amended) the report's inputs, and the back-matter resources
+the assessment's people (oscal_people.py), and the back-matter resources
 for the catalogues the assessment rests on (NIST SP 800-53 rev5, the SCF workbook)."""
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ import uuid
 from typing import Any
 
 from orchestrator.catalog.scf_frameworks import requirement_sort_key
+from orchestrator.contracts.fedramp_settings import MARK, SSP_HREF, refusal
 from workers.analysis.nist_crosswalk import CATALOG_HREF, oscal_control_id
+from workers.reporting.oscal_people import assessment_people
 from workers.reporting.render import ReportInput
 
 NS = "https://lifecycle.example/ns/oscal"
 FEDRAMP_NS = "https://fedramp.gov/ns/oscal"
-FEDRAMP_SYSTEM = "https://fedramp.gov"
 #: FedRAMP accepts an assessment plan link of 'application/json' or 'text/xml' only.
 AP_MEDIA_TYPE = "application/json"
 SSP_PLACEHOLDER = "./system-security-plan.json"
@@ -50,19 +51,14 @@ def party_uuid(person: str) -> str:
 
 
 def metadata(report: ReportInput, title: str, moment: str) -> dict[str, Any]:
-    """Roles and parties from the sign-off: each approver with the roles their approval
-    carried, and each reviewer who amended an input."""
+    """Roles and parties: the assessment's people (oscal_people.py), each with their roles."""
     from trestle.oscal import OSCAL_VERSION
 
-    roles: dict[str, set[str]] = {}
-    people: set[str] = set()
-    for entry in report.signoff:
-        people.update(str(person) for person in entry.get("amended_by", []))
-        for approval in entry.get("approvals", []):
-            person = str(approval.get("approver_id"))
-            people.add(person)
-            for role in approval.get("roles") or ["approver"]:
-                roles.setdefault(token(str(role)), set()).add(person)
+    people = assessment_people(report)
+    roles: dict[str, list[str]] = {}
+    for person in people:
+        for role in person.roles:
+            roles.setdefault(token(role), []).append(person.name)
     return {
         "title": title,
         "last-modified": moment,
@@ -73,15 +69,31 @@ def metadata(report: ReportInput, title: str, moment: str) -> dict[str, Any]:
             for role in sorted(roles)
         ],
         "parties": [
-            {"uuid": party_uuid(person), "type": "person", "name": person}
-            for person in sorted(people)
+            {"uuid": party_uuid(person.name), "type": "person", "name": person.name}
+            for person in people
         ],
         "responsible-parties": [
-            {"role-id": role, "party-uuids": [party_uuid(p) for p in sorted(roles[role])]}
+            {"role-id": role, "party-uuids": [party_uuid(p) for p in roles[role]]}
             for role in sorted(roles)
         ],
         "remarks": str(report.scope.get("attribution") or "")[:2000] or None,
     }
+
+
+def actors(people: list[str]) -> list[dict[str, Any]] | None:
+    """An `origins` entry naming these people as its actors (none: no origin)."""
+    if not people:
+        return None
+    return [{"actors": [{"type": "party", "actor-uuid": party_uuid(p)} for p in people]}]
+
+
+def responsible(by_role: dict[str, list[str]]) -> list[dict[str, Any]] | None:
+    """`responsible-roles` naming these people in their roles (roles metadata defines)."""
+    return [
+        {"role-id": token(role), "party-uuids": [party_uuid(p) for p in people]}
+        for role, people in by_role.items()
+        if people
+    ] or None
 
 
 def nist_resource_uuid(report: ReportInput) -> str:
@@ -130,13 +142,12 @@ def reviewed_controls(report: ReportInput) -> dict[str, Any]:
 
 
 def ssp_href(report: ReportInput) -> dict[str, Any]:
-    if report.ssp_href:
-        return {"href": report.ssp_href}
-    return {
-        "href": SSP_PLACEHOLDER,
-        "remarks": "Placeholder: set the setting oscal_ssp_href (LIFECYCLE_OSCAL_SSP_HREF) "
-        "to the system's OSCAL SSP.",
-    }
+    """The operator's SSP link; an empty or placeholder setting is never written as
+    though it were one: a marked placeholder says which setting to set."""
+    refused = refusal(SSP_HREF, report.ssp_href)
+    if refused is None:
+        return {"href": report.ssp_href.strip()}
+    return {"href": SSP_PLACEHOLDER, "remarks": f"{MARK} {refused}"}
 
 
 def _ordered(ids: set[str]) -> list[str]:

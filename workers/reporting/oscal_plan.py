@@ -1,13 +1,18 @@
 """The OSCAL assessment plan of an approved run: what was assessed (the scope: its
 frameworks and requirements, exclusions), how (the methodology, assumption and activities
-included and excluded that FedRAMP's plan asks for), against which controls (NIST SP 800-53
-rev5 ids through the SCF crosswalk, in NIST's catalogue), and the subjects examined (the
-uploaded documents). The assessment results import it."""
+included and excluded that FedRAMP's plan asks for, and an activity and task per
+requirement in scope: oscal_activities.py), against which controls (NIST SP 800-53 rev5
+ids through the SCF crosswalk, in NIST's catalogue), the subjects examined (the uploaded
+documents), by whom (the assessment's people and their roles: oscal_people.py, and the
+roster's people in FedRAMP's roles: oscal_fedramp_people.py), and the
+approvals' seals (oscal_seals.py). The assessment results import it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from workers.reporting.oscal_activities import activities_and_tasks
+from workers.reporting.oscal_fedramp_people import with_fedramp_people
 from workers.reporting.oscal_parts import (
     FEDRAMP_NS,
     NS,
@@ -18,6 +23,7 @@ from workers.reporting.oscal_parts import (
     ssp_href,
     stable_uuid,
 )
+from workers.reporting.oscal_seals import seal_resources
 from workers.reporting.render import ReportInput
 from workers.soa_content import soa_rows
 
@@ -56,15 +62,19 @@ def assessment_plan(report: ReportInput, moment: str) -> dict[str, Any]:
         ]
     else:
         subjects["include-all"] = {}
+    activities, tasks = activities_and_tasks(report, base)
     document = {
         "uuid": base,
-        "metadata": metadata(report, f"Assessment plan: {report.assessment_name}", moment),
+        "metadata": with_fedramp_people(
+            report, metadata(report, f"Assessment plan: {report.assessment_name}", moment)
+        ),
         "import-ssp": ssp_href(report),
-        "local-definitions": {"components": components or None},
+        "local-definitions": {"components": components or None, "activities": activities or None},
         "terms-and-conditions": {"parts": [_scope_part(report), *_method_parts()]},
         "reviewed-controls": reviewed_controls(report),
         "assessment-subjects": [subjects],
-        "back-matter": {"resources": catalogue_resources(report)},
+        "tasks": tasks or None,
+        "back-matter": {"resources": [*catalogue_resources(report), *seal_resources(report)]},
     }
     model = AssessmentPlan.model_validate(clean(document))
     return {"assessment-plan": model.model_dump(mode="json", by_alias=True, exclude_none=True)}

@@ -4,22 +4,28 @@ observation, one risk (with a planned and a recommendation response, milestones 
 description) and one poam-item per POA&M item. A risk names the NIST controls it
 impacts (FedRAMP's impacted-control-id), its likelihood and impact (FedRAMP facets, state
 "initial"), its deadline and its remediation with the item's milestones. Closed items
-stay, their risk closed."""
+stay, their risk closed. Each item, its remediation and milestones name who answers for
+it (its owner once a person is set, until then who approved the POA&M), each observation
+the tool and who approved the gap analysis; the back-matter carries the approvals' seals."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.contracts.fedramp_settings import FEDRAMP_SYSTEM, SYSTEM_ID, refusal
 from workers.analysis.nist_crosswalk import oscal_control_id
 from workers.reporting.oscal_parts import (
     FEDRAMP_NS,
-    FEDRAMP_SYSTEM,
     NS,
+    actors,
     clean,
     metadata,
+    responsible,
     ssp_href,
     stable_uuid,
 )
+from workers.reporting.oscal_people import approvers, named, poam_responsible
+from workers.reporting.oscal_seals import seal_resources
 from workers.reporting.poam_stated import stated_items
 from workers.reporting.render import ReportInput
 
@@ -36,12 +42,15 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     listed = [(i, "open") for i in stated_items(report.poam)]
     listed += [(i, "closed") for i in stated_items(report.poam, "closed_items")]
+    # The people who approved the gap analysis confirmed what each observation records.
+    confirmed = named(approvers(report, "gap_analysis"))
     for item, status in listed:
         key = str(item.get("id"))
         observation = stable_uuid(base, "observation", key)
         risk = stable_uuid(base, "risk", key)
-        observations.append(_observation(observation, item, tool))
-        risks.append(_risk(risk, observation, item, status, tool))
+        observations.append(_observation(observation, item, tool, confirmed))
+        answers = poam_responsible(report, item)
+        risks.append(_risk(risk, observation, item, status, tool, answers))
         items.append(
             {
                 "uuid": stable_uuid(base, "item", key),
@@ -50,6 +59,7 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
                 "props": [{"name": "POAM-ID", "ns": FEDRAMP_NS, "value": key}],
                 "related-observations": [{"observation-uuid": observation}],
                 "related-risks": [{"risk-uuid": risk}],
+                "origins": actors(named(answers)),
                 "remarks": str(item.get("comments") or "") or None,
             }
         )
@@ -81,6 +91,8 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
             }
         ],
     }
+    if seals := seal_resources(report):
+        document["back-matter"] = {"resources": seals}
     model = PlanOfActionAndMilestones.model_validate(clean(document))
     return {
         "plan-of-action-and-milestones": model.model_dump(
@@ -90,12 +102,16 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
 
 
 def _system_id(report: ReportInput) -> dict[str, str]:
-    if report.system_id:
-        return {"identifier-type": FEDRAMP_SYSTEM, "id": report.system_id}
+    """FedRAMP's id for the system; while the setting is empty or a placeholder, the
+    assessment's own id, in this product's namespace (never FedRAMP's)."""
+    if refusal(SYSTEM_ID, report.system_id) is None:
+        return {"identifier-type": FEDRAMP_SYSTEM, "id": report.system_id.strip()}
     return {"identifier-type": NS, "id": report.assessment_id or report.title}
 
 
-def _observation(uuid: str, item: dict[str, Any], tool: str) -> dict[str, Any]:
+def _observation(
+    uuid: str, item: dict[str, Any], tool: str, confirmed: list[str]
+) -> dict[str, Any]:
     documents = [d for d in str(item.get("supporting_documents") or "").split("; ") if d]
     return {
         "uuid": uuid,
@@ -103,7 +119,14 @@ def _observation(uuid: str, item: dict[str, Any], tool: str) -> dict[str, Any]:
         "description": str(item.get("weakness") or item.get("weakness_name")),
         "methods": ["EXAMINE"],
         "types": ["finding"],
-        "origins": [{"actors": [{"type": "tool", "actor-uuid": tool}]}],
+        "origins": [
+            {
+                "actors": [
+                    {"type": "tool", "actor-uuid": tool},
+                    *(origin["actors"][0] for origin in actors(confirmed) or []),
+                ]
+            }
+        ],
         # FedRAMP: the collected time is the original detection date.
         "collected": f"{item.get('original_detection_date')}T00:00:00Z",
         "relevant-evidence": [{"description": f"Examined: {d}"} for d in documents] or None,
@@ -111,8 +134,15 @@ def _observation(uuid: str, item: dict[str, Any], tool: str) -> dict[str, Any]:
 
 
 def _risk(
-    uuid: str, observation: str, item: dict[str, Any], status: str, tool: str
+    uuid: str,
+    observation: str,
+    item: dict[str, Any],
+    status: str,
+    tool: str,
+    answers: dict[str, list[str]],
 ) -> dict[str, Any]:
+    """`answers`: who answers for the item, by role: the remediation's origin and the
+    people responsible for each milestone."""
     milestones = [
         {
             "uuid": stable_uuid(uuid, "milestone", m["date"], m["title"]),
@@ -120,6 +150,7 @@ def _risk(
             "title": m["title"],
             "description": f"{m['title']}, by {m['date']}.",
             "timing": {"on-date": {"date": f"{m['date']}T00:00:00Z"}},
+            "responsible-roles": responsible(answers),
         }
         for m in item.get("milestones", [])
     ]
@@ -155,6 +186,7 @@ def _risk(
                 "lifecycle": "planned",
                 "title": "Remediation plan",
                 "description": str(item.get("remediation") or "To be planned"),
+                "origins": actors(named(answers)),
                 "tasks": milestones or None,
             },
             {  # FedRAMP asks for the recommendation besides the plan.

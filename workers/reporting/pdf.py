@@ -15,10 +15,24 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from orchestrator.service.row_decisions import decision_lines
+from workers.analysis.dismissals import open_gaps
+from workers.reporting.chart_drawing import chart_drawing
+from workers.reporting.chart_layout import layout
+from workers.reporting.charts import Chart, maturity_chart, status_chart
+from workers.reporting.findings_summary import (
+    BRIEF_HEADERS,
+    FAMILY_HEADERS,
+    brief_rows,
+    family_rows,
+)
 from workers.reporting.render import (
     ALERT,
+    APPENDIX_NOTE,
     CATALOGUE_HEADERS,
+    DISMISSED_HEADERS,
     GAP_HEADERS,
+    MATURITY_HEADERS,
     POAM_COLUMNS,
     SECTIONS,
     SIGNOFF_HEADERS,
@@ -27,7 +41,9 @@ from workers.reporting.render import (
     by_section,
     catalogue_rows,
     credit_line,
+    dismissed_rows,
     gap_rows,
+    maturity_rows,
     page_label,
     signoff_lines,
     soa_table,
@@ -258,9 +274,10 @@ def _scope(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
 
 
 def _soa(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    return _table(
-        SOA_HEADERS, soa_table(report), styles, _split(width, 1.1, 2, 1.4, 0.9, 4, 1.2, 1.3, 1.2, 3)
-    )
+    said = [part for line in decision_lines(report.soa) for part in _note(line, styles)]
+    widths = _split(width, 1.1, 2, 1.4, 0.9, 4, 1.2, 1.3, 1.2, 3, 2.2)
+    chart = _chart(status_chart(report.soa), styles, width)
+    return said + chart + _table(SOA_HEADERS, soa_table(report), styles, widths)
 
 
 def _signoff(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
@@ -288,23 +305,42 @@ def _catalogues(report: ReportInput, styles: _Styles, width: float) -> list[Any]
 
 
 def _gaps(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    gaps = report.gaps.get("gaps", [])
+    dismissed = dismissed_rows(report)
+    apart = (
+        _note(f"Dismissed as not a gap ({len(dismissed)}):", styles)
+        + _table(DISMISSED_HEADERS, dismissed, styles, _split(width, 1, 3, 1, 4, 2, 2))
+        if dismissed
+        else []
+    )
+    gaps = open_gaps(report.gaps)
     if not gaps:
-        return _note("No gaps: every applicable control has evidence.", styles)
+        return _note("No gaps: every applicable control has evidence.", styles) + apart
+    families = _table(FAMILY_HEADERS, family_rows(gaps), styles, _split(width, 4, 1, 1, 1, 1))
+    brief = _table(BRIEF_HEADERS, brief_rows(gaps), styles, _split(width, 2, 5, 1, 2))
+    return families + _note(APPENDIX_NOTE, styles) + brief + apart
+
+
+def _findings(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
+    if not open_gaps(report.gaps):
+        return _note("No gaps.", styles)
     return _table(GAP_HEADERS, gap_rows(report), styles, _split(width, 1, 3, 1, 1, 2, 5))
 
 
 def _maturity(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    rows = [
-        (d.get("domain"), d.get("name"), d.get("level"), d.get("label"), d.get("rationale"))
-        for d in report.maturity.get("domains", [])
-    ]
-    return _table(
-        ("Domain", "Name", "Level", "Label", "Rationale"),
-        rows,
-        styles,
-        _split(width, 1, 3, 1, 2, 6),
-    )
+    table = _table(MATURITY_HEADERS, maturity_rows(report), styles, _split(width, 1, 3, 1, 2, 6))
+    return _chart(maturity_chart(report.maturity), styles, width) + table
+
+
+#: The most of a page's height a chart takes: its caption and the table start beside it.
+CHART_HEIGHT = 380
+
+
+def _chart(chart: Chart, styles: _Styles, width: float) -> list[Any]:
+    """The chart as drawn in the HTML, captioned; nothing for a chart with no bars."""
+    if not chart.bars:
+        return []
+    drawing = chart_drawing(layout(chart), styles.body.fontName, width, CHART_HEIGHT)
+    return [drawing, *_note(chart.title, styles)]
 
 
 def _poam(report: ReportInput, styles: _Styles, width: float) -> list[Any]:

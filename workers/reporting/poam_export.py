@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import csv
 import io
-import re
-import zipfile
-from typing import Any
 
+from orchestrator.formats.spreadsheet import deterministic_xlsx, safe_cell, xlsx_cell
 from workers.reporting.poam_stated import stated_items
 from workers.reporting.render import ReportInput
 
@@ -51,21 +49,13 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("service_name", "Service Name"),
 )
 SHEETS = (("items", "Open POA&M Items"), ("closed_items", "Closed POA&M Items"))
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
-_CORE_DATES = re.compile(rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:\2>)")
-
-
-def _cell(value: Any) -> str:
-    """Text a spreadsheet will not run: a leading =, +, -, @ is quoted (CSV injection)."""
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def poam_rows(report: ReportInput, listed: str = "items") -> list[list[str]]:
     # Amended on this very POA&M: its owner and date are the item's contact and plan.
     return [
-        [_cell(item.get(key)) for key, _ in COLUMNS] for item in stated_items(report.poam, listed)
+        [safe_cell(item.get(key)) for key, _ in COLUMNS]
+        for item in stated_items(report.poam, listed)
     ]
 
 
@@ -102,7 +92,7 @@ def render_poam_xlsx(report: ReportInput, as_of_iso: str) -> bytes:
         for cell in sheet[1]:
             cell.font = Font(bold=True)
         for row in poam_rows(report, listed):
-            sheet.append(row)
+            sheet.append([xlsx_cell(value) for value in row])
         for index, (key, _) in enumerate(COLUMNS, start=1):
             letter = sheet.cell(row=1, column=index).column_letter
             sheet.column_dimensions[letter].width = widths.get(key, 16)
@@ -113,21 +103,4 @@ def render_poam_xlsx(report: ReportInput, as_of_iso: str) -> bytes:
     workbook.properties.title = f"POA&M: {report.assessment_name}"[:250]
     buffer = io.BytesIO()
     workbook.save(buffer)
-    return _deterministic(buffer.getvalue(), as_of_iso.encode())
-
-
-def _deterministic(data: bytes, moment: bytes) -> bytes:
-    """openpyxl stamps 'now' into the file and its ZIP entries; the same report must
-    give the same bytes (content addressing), so both become the report's as-of time."""
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            payload = source.read(info.filename)
-            if info.filename == "docProps/core.xml":
-                payload = _CORE_DATES.sub(rb"\g<1>" + moment + rb"\g<3>", payload)
-            entry = zipfile.ZipInfo(info.filename, date_time=_FIXED_ZIP_TIME)
-            entry.compress_type = zipfile.ZIP_DEFLATED
-            entry.external_attr = info.external_attr
-            target.writestr(entry, payload)
-    return out.getvalue()
+    return deterministic_xlsx(buffer.getvalue(), as_of_iso.encode())

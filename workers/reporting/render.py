@@ -1,16 +1,28 @@
 """The assessment report as one standalone HTML page: contents, sections, the sign-off of
-its inputs and the catalogues it rests on with their attribution. Every value is escaped."""
+its inputs and the catalogues it rests on with their attribution, and the rows and figures
+every rendering of the report shares. The page is drawn by the jinja2 templates in
+templates/ (autoescaped: every value is escaped)."""
 
 from __future__ import annotations
 
-import html
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.db.compute_guard import computing
+from orchestrator.service.row_decisions import decision_lines, row_decision_labels
+from workers.analysis.dismissals import dismissed_gaps, open_gaps
+from workers.analysis.poam import point_of_contact
+from workers.reporting.chart_layout import layout
+from workers.reporting.charts import maturity_chart, status_chart
 from workers.reporting.conclusion_check import conclusion_warning
 from workers.reporting.figures import Figures, figures
+from workers.reporting.findings_summary import (
+    BRIEF_HEADERS,
+    FAMILY_HEADERS,
+    brief_rows,
+    family_rows,
+)
+from workers.reporting.report_templates import TEMPLATES
 from workers.soa_content import soa_rows
 
 Content = dict[str, Any]
@@ -26,15 +38,9 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("poam", "Plan of Action & Milestones"),
     ("evidence", "Evidence citations"),
     ("catalogues", "Catalogues and attribution"),
+    ("findings", "Appendix: each finding in full"),
 )
 
-_STYLE = """
-body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:72rem;color:#1b1f24}
-table{border-collapse:collapse;width:100%;margin:1rem 0}
-th,td{border:1px solid #c8ccd1;padding:.35rem .5rem;text-align:left;vertical-align:top}
-th{background:#eef1f4}.muted{color:#5c6670}blockquote{margin:.25rem 0 .75rem 1rem}
-nav ol{columns:2}.unapproved td{color:#b00020;font-weight:600}
-"""
 #: The colour a sign-off row of an input nobody approved is shown in (HTML and PDF).
 ALERT = "#b00020"
 
@@ -62,18 +68,18 @@ class ReportInput:
     """Where the system's OSCAL SSP is (settings: oscal_ssp_href); empty: a placeholder."""
     system_id: str = ""
     """The system's FedRAMP id (settings: oscal_system_id); empty: the assessment id."""
-
-
-def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    controls: dict[str, Content] = field(default_factory=dict)
+    """SCF control id -> its texts in the catalogue's words (control_texts.py): what the
+    OSCAL assessment plan's activities examine."""
+    roster: list[Content] = field(default_factory=list)
+    """The assessment's roster (name, email, principal, telephone, roles), in the order people were
+    added: who fills FedRAMP's roles in the OSCAL assessment plan (oscal_fedramp_people.py)."""
+    assessor: Content = field(default_factory=dict)
+    """The assessing organisation (settings: oscal_assessor_*): name, ISO/IEC 17020
+    accreditation id, address; what is not set is left out of the plan."""
+    risks: list[Content] = field(default_factory=list)
+    """The register's risks people accepted from (or merged with) the gap findings, each
+    with its likelihood, impact, treatment and findings (service.risk_proposals)."""
 
 
 def by_section(namespace: dict[str, Any]) -> dict[str, Any]:
@@ -83,22 +89,13 @@ def by_section(namespace: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_report_html(report: ReportInput) -> str:
+    """The page from templates/report.html; each section's template
+    (templates/sections/<key>.html) gets what its builder below gives it as `s`."""
     computing("rendering")
-    renderers = by_section(globals())
-    contents = "".join(f'<li><a href="#{key}">{esc(heading)}</a></li>' for key, heading in SECTIONS)
-    sections = "".join(
-        f'<section id="{key}"><h2>{esc(heading)}</h2>{renderers[key](report)}</section>'
-        for key, heading in SECTIONS
-    )
-    return (
-        "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>{esc(report.title)}</title>'
-        f"<style>{_STYLE}</style></head><body><h1>{esc(report.title)}</h1>"
-        f'<p class="muted">Assessment: {esc(report.assessment_name)}. '
-        f"Prepared from the artifacts as of {esc(report.as_of)}.</p>"
-        f'<p class="muted">{esc(credit_line(report))}</p>'
-        f'<nav aria-labelledby="contents"><h2 id="contents">Contents</h2><ol>{contents}</ol></nav>'
-        f"{sections}</body></html>\n"
+    builders = by_section(globals())
+    sections = [(key, heading, builders[key](report)) for key, heading in SECTIONS]
+    return TEMPLATES.get_template("report.html").render(
+        report=report, credit=credit_line(report), sections=sections
     )
 
 
@@ -124,6 +121,7 @@ def summary_rows(report: ReportInput) -> list[tuple[str, Any]]:
             "Gaps (high / medium / low)",
             f"{counted.gaps} ({severity['high']} / {severity['medium']} / {severity['low']})",
         ),
+        ("Findings dismissed as not a gap (by a reviewer)", counted.not_a_gap),
         (
             "Evidence rows in scope (found / weak / none / unadopted template)",
             f"{counted.evidence_rows_in_scope} ({proposals['evidence_found']} / "
@@ -200,11 +198,32 @@ def gap_rows(report: ReportInput) -> list[tuple[Any, ...]]:
             g.get("title"),
             g.get("severity"),
             str(g.get("evidence_state") or "").replace("_", " "),
-            g.get("owner") or "unassigned",
+            owner_shown(g),
             g.get("finding"),
         )
-        for g in report.gaps.get("gaps", [])
+        for g in open_gaps(report.gaps)
     ]
+
+
+DISMISSED_HEADERS = ("Finding", "Title", "Severity proposed", "Why not a gap", "Decided by", "When")
+
+
+def dismissed_rows(report: ReportInput) -> list[tuple[Any, ...]]:
+    """The findings a reviewer marked not a gap: out of the gap list and the POA&M, shown
+    with the reason and who decided."""
+    return [
+        (d["control_id"], d["title"], d["severity"], d["reason"], d["by"], d["at"])
+        for d in dismissed_gaps(report.gaps)
+    ]
+
+
+def owner_shown(row: Content) -> str:
+    """The owner a person set, else who is proposed, marked as proposed (a role only where
+    the assessment has no roster)."""
+    owner = str(row.get("owner") or "").strip()
+    if owner or row.get("proposed_owner_kind"):
+        return str(point_of_contact(owner, row)["point_of_contact"])
+    return "unassigned"
 
 
 def signoff_rows(report: ReportInput) -> list[tuple[str, ...]]:
@@ -288,7 +307,8 @@ SIGNOFF_HEADERS = (
 
 
 def soa_table(report: ReportInput) -> list[tuple[Any, ...]]:
-    """The SoA's rows as the report shows them."""
+    """The SoA's rows as the report shows them, each with how its status was decided."""
+    decided = soa_decided(report.soa)
     return [
         (
             row.get("requirement_id"),
@@ -298,11 +318,20 @@ def soa_table(report: ReportInput) -> list[tuple[Any, ...]]:
             row.get("justification"),
             str(row.get("proposal") or "").replace("_", " "),
             str(row.get("implementation_status") or "not yet assessed").replace("_", " "),
-            row.get("owner") or "",
+            owner_shown(row),
             "; ".join(cite_label(c) for c in row.get("evidence") or []),
+            decided[index] if index < len(decided) else "",
         )
-        for row in soa_rows(report.soa)
+        for index, row in enumerate(soa_rows(report.soa))
     ]
+
+
+def soa_decided(soa: Content) -> list[str]:
+    """Per SoA row, in order, how its status was decided (none for a draft before
+    per-requirement rows, which records no amendments by row)."""
+    if not isinstance(soa.get("requirements"), list):
+        return []
+    return list(row_decision_labels("soa", soa).values())
 
 
 SOA_HEADERS = (
@@ -315,6 +344,7 @@ SOA_HEADERS = (
     "Implementation",
     "Owner",
     "Evidence",
+    "Decided",
 )
 
 
@@ -328,96 +358,6 @@ def cite_label(cite: Content) -> str:
     if pages:
         where += f", p. {pages[0]}" if len(pages) == 1 else f", pp. {pages[0]}-{pages[-1]}"
     return where
-
-
-def _summary(report: ReportInput) -> str:
-    return table(("Figure", "Value"), summary_rows(report))
-
-
-def _scope(report: ReportInput) -> str:
-    if not report.scope:
-        return '<p class="muted">No scope artifact.</p>'
-    in_scope = table(
-        ("Domain", "Name", "Controls"),
-        (
-            (d.get("domain"), d.get("name"), len(d.get("controls", [])))
-            for d in report.scope.get("domains", [])
-        ),
-    )
-    out = report.scope.get("out_of_scope", [])
-    excluded = (
-        (
-            "<p>Out of scope: "
-            + esc(", ".join(f"{d.get('domain')} {d.get('name')}" for d in out))
-            + "</p>"
-        )
-        if out
-        else ""
-    )
-    return in_scope + excluded
-
-
-def _soa(report: ReportInput) -> str:
-    return table(SOA_HEADERS, soa_table(report))
-
-
-def _signoff(report: ReportInput) -> str:
-    if not report.signoff:
-        return '<p class="muted">No sign-off records.</p>'
-    head = "".join(f"<th>{esc(h)}</th>" for h in SIGNOFF_HEADERS)
-    body = "".join(
-        ('<tr class="unapproved">' if alert else "<tr>")
-        + "".join(f"<td>{esc(cell)}</td>" for cell in row)
-        + "</tr>"
-        for row, alert in signoff_lines(report)
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _statement(report: ReportInput) -> str:
-    rows = statement_rows(report)
-    body = "".join(
-        ('<tr class="unapproved">' if label == WARNING_LABEL else "<tr>")
-        + f"<td>{esc(label)}</td><td>{esc(value)}</td></tr>"
-        for label, value in rows
-    )
-    return (
-        f"<table><thead><tr><th></th><th>Statement</th></tr></thead><tbody>{body}</tbody></table>"
-    )
-
-
-def _catalogues(report: ReportInput) -> str:
-    found = catalogue_rows(report)
-    if not found:
-        return '<p class="muted">No catalogue named.</p>'
-    return table(CATALOGUE_HEADERS, found)
-
-
-def _gaps(report: ReportInput) -> str:
-    gaps = report.gaps.get("gaps", [])
-    if not gaps:
-        return "<p>No gaps: every applicable control has evidence.</p>"
-    return table(GAP_HEADERS, gap_rows(report))
-
-
-def _maturity(report: ReportInput) -> str:
-    return table(
-        ("Domain", "Name", "Level", "Label", "Rationale"),
-        (
-            (d.get("domain"), d.get("name"), d.get("level"), d.get("label"), d.get("rationale"))
-            for d in report.maturity.get("domains", [])
-        ),
-    )
-
-
-def _poam(report: ReportInput) -> str:
-    items = report.poam.get("items", [])
-    if not items:
-        return "<p>No action items.</p>"
-    return table(
-        [title for _, title in POAM_COLUMNS],
-        ([item.get(key) for key, _ in POAM_COLUMNS] for item in items),
-    )
 
 
 def supporting(control: Content) -> list[Content]:
@@ -445,22 +385,126 @@ POAM_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _evidence(report: ReportInput) -> str:
+#: Where the gap section sends its reader for each finding's condition, cause and effect.
+APPENDIX_NOTE = (
+    "Each finding in full (condition, criteria, cause, effect, recommendation): appendix."
+)
+
+
+# What each section's template is given: the rows and figures it shows, nothing drawn.
+
+
+def _summary(report: ReportInput) -> Content:
+    return {"rows": summary_rows(report)}
+
+
+def _statement(report: ReportInput) -> Content:
+    rows = statement_rows(report)
+    return {"rows": rows, "alerts": [label == WARNING_LABEL for label, _ in rows]}
+
+
+def _signoff(report: ReportInput) -> Content:
+    lines = signoff_lines(report)
+    return {
+        "headers": SIGNOFF_HEADERS,
+        "rows": [row for row, _ in lines],
+        "alerts": [alert for _, alert in lines],
+    }
+
+
+def _scope(report: ReportInput) -> Content:
+    domains = [
+        (d.get("domain"), d.get("name"), len(d.get("controls", [])))
+        for d in report.scope.get("domains", [])
+    ]
+    out = report.scope.get("out_of_scope", [])
+    return {
+        "present": bool(report.scope),
+        "domains": domains,
+        "out_of_scope": ", ".join(f"{d.get('domain')} {d.get('name')}" for d in out),
+    }
+
+
+def _soa(report: ReportInput) -> Content:
+    chart = status_chart(report.soa)
+    return {
+        "said": decision_lines(report.soa),
+        "headers": SOA_HEADERS,
+        "rows": soa_table(report),
+        "chart": chart,
+        "layout": layout(chart),
+    }
+
+
+def _gaps(report: ReportInput) -> Content:
+    gaps = open_gaps(report.gaps)
+    return {
+        "count": len(gaps),
+        "family_headers": FAMILY_HEADERS,
+        "families": family_rows(gaps),
+        "brief_headers": BRIEF_HEADERS,
+        "brief": brief_rows(gaps),
+        "note": APPENDIX_NOTE,
+        "dismissed_headers": DISMISSED_HEADERS,
+        "dismissed": dismissed_rows(report),
+    }
+
+
+def _maturity(report: ReportInput) -> Content:
+    chart = maturity_chart(report.maturity)
+    return {
+        "headers": MATURITY_HEADERS,
+        "rows": maturity_rows(report),
+        "chart": chart,
+        "layout": layout(chart),
+    }
+
+
+MATURITY_HEADERS = ("Domain", "Name", "Level", "Label", "Rationale")
+
+
+def maturity_rows(report: ReportInput) -> list[tuple[Any, ...]]:
+    return [
+        (d.get("domain"), d.get("name"), d.get("level"), d.get("label"), d.get("rationale"))
+        for d in report.maturity.get("domains", [])
+    ]
+
+
+def _poam(report: ReportInput) -> Content:
+    return {
+        "headers": [title for _, title in POAM_COLUMNS],
+        "rows": [
+            [item.get(key) for key, _ in POAM_COLUMNS] for item in report.poam.get("items", [])
+        ],
+    }
+
+
+def _evidence(report: ReportInput) -> Content:
     controls = [c for c in report.evidence.get("controls", []) if supporting(c)]
-    if not controls:
-        return '<p class="muted">No evidence citations.</p>'
-    parts = []
-    for control in controls:
-        parts.append(f"<h3>{esc(control.get('control_id'))} {esc(control.get('title'))}</h3>")
-        for cite in supporting(control):
-            where = esc(cite.get("filename"))
-            if cite.get("heading_path"):
-                where += f" &rsaquo; {esc(cite.get('heading_path'))}"
-            if cite.get("page_start"):
-                where += f", {esc(page_label(cite))}"
-            parts.append(
-                f"<p><strong>{where}</strong> "
-                f'<span class="muted">(score {float(cite.get("score", 0.0)):.2f})'
-                f"</span></p><blockquote>{esc(cite.get('excerpt'))}</blockquote>"
-            )
-    return "".join(parts)
+    return {
+        "controls": [
+            {
+                "control_id": control.get("control_id"),
+                "title": control.get("title"),
+                "citations": [
+                    {
+                        "filename": cite.get("filename"),
+                        "heading_path": cite.get("heading_path"),
+                        "pages": page_label(cite) if cite.get("page_start") else "",
+                        "score": f"{float(cite.get('score', 0.0)):.2f}",
+                        "excerpt": cite.get("excerpt"),
+                    }
+                    for cite in supporting(control)
+                ],
+            }
+            for control in controls
+        ]
+    }
+
+
+def _catalogues(report: ReportInput) -> Content:
+    return {"headers": CATALOGUE_HEADERS, "rows": catalogue_rows(report)}
+
+
+def _findings(report: ReportInput) -> Content:
+    return {"headers": GAP_HEADERS, "rows": gap_rows(report) if open_gaps(report.gaps) else []}

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from orchestrator.service.row_decisions import decisions_record
+from workers.analysis.dismissals import dismissed_gaps, open_gaps
+from workers.analysis.severity import LEVELS
+from workers.reporting.charts import chart_record, report_charts
 from workers.reporting.conclusion_check import conclusion_warning
+from workers.reporting.findings_summary import family_rows
 from workers.reporting.poam_stated import stated_poam
 from workers.reporting.render import (
     ReportInput,
@@ -33,8 +38,19 @@ def report_document(report: ReportInput) -> dict[str, Any]:
         "catalogues": catalogues(report),
         "scope": report.scope,
         "soa": report.soa,
+        "soa_decisions": decisions_record("soa", report.soa)
+        if isinstance(report.soa.get("requirements"), list)
+        else None,
         "gaps": report.gaps,
+        "not_a_gap": dismissed_gaps(report.gaps),
+        "gaps_by_family": [
+            dict(zip(("family", *LEVELS, "findings"), row, strict=True))
+            for row in family_rows(open_gaps(report.gaps))
+        ],
         "maturity": report.maturity,
+        "charts": {
+            chart.key: chart_record(chart) for chart in report_charts(report.soa, report.maturity)
+        },
         "poam": stated_poam(report.poam),
         "evidence": [
             _evidence(control)

@@ -12,29 +12,27 @@ from typing import Any
 from sqlalchemy import select
 
 from orchestrator.config.settings import get_settings
+from orchestrator.contracts.artifact_registry import in_report
 from orchestrator.contracts.jobs import ArtifactRef, JobRequest
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.compute_guard import write_transaction_holder
 from orchestrator.db.models import Artifact, Assessment, Document
+from orchestrator.db.roster_models import RosterPerson
 from orchestrator.db.session import read_transaction
 from orchestrator.db.storage import put_bytes
 from orchestrator.jobs.artifacts import requested_version, save_artifact
 from orchestrator.jobs.interface import JobContext, JobResult, PrepareAgain
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
+from orchestrator.service.risk_proposals import finding_risks
+from workers.analysis.catalog import run_scf_catalog
 from workers.basis import Basis, basis_of
 from workers.inputs import latest_artifact, require_artifact, source
+from workers.reporting.control_texts import control_texts
 from workers.reporting.exports import record_exports, render_exports, store_files
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
 from workers.reporting.signoff import sign_off
 from workers.reporting.statement import statement
-
-REQUIRED = (
-    ArtifactKind.SOA,
-    ArtifactKind.GAP_ANALYSIS,
-    ArtifactKind.MATURITY_ASSESSMENT,
-    ArtifactKind.POAM,
-)
-OPTIONAL = (ArtifactKind.SCOPE, ArtifactKind.EVIDENCE_ANALYSIS)
+from workers.soa_content import soa_rows
 
 
 @dataclass(frozen=True)
@@ -158,18 +156,24 @@ def _existing_report(context: JobContext) -> Artifact | None:
     )
 
 
-def _inputs(context: JobContext) -> dict[ArtifactKind, Artifact]:
-    inputs = {kind: require_artifact(context, kind) for kind in REQUIRED}
-    for kind in OPTIONAL:
-        artifact = latest_artifact(context.session, context.request.run_id, kind)
-        if artifact is not None:
-            inputs[kind] = artifact
+def _inputs(context: JobContext) -> dict[str, Artifact]:
+    """The report's inputs (declared `report=`): the required ones, then those the run has."""
+    inputs = {
+        d.kind: require_artifact(context, ArtifactKind(d.kind))
+        for d in in_report()
+        if d.report == "required"
+    }
+    for d in in_report():
+        if d.report == "optional":
+            artifact = latest_artifact(
+                context.session, context.request.run_id, ArtifactKind(d.kind)
+            )
+            if artifact is not None:
+                inputs[d.kind] = artifact
     return inputs
 
 
-def _report_input(
-    context: JobContext, inputs: dict[ArtifactKind, Artifact]
-) -> tuple[ReportInput, str]:
+def _report_input(context: JobContext, inputs: dict[str, Artifact]) -> tuple[ReportInput, str]:
     request = context.request
     settings = get_settings()
     assessment = context.session.get(Assessment, request.assessment_id)
@@ -194,8 +198,47 @@ def _report_input(
         documents=_documents(context),
         ssp_href=settings.oscal_ssp_href,
         system_id=settings.oscal_system_id,
+        risks=finding_risks(context.session, request.assessment_id),
+        controls=control_texts(
+            run_scf_catalog(context),
+            (c for row in soa_rows(inputs[ArtifactKind.SOA].content) for c in _in_scope(row)),
+        ),
+        roster=_roster(context),
+        assessor={
+            "name": settings.oscal_assessor_name.strip(),
+            "iso17020_id": settings.oscal_assessor_iso17020_id.strip(),
+            "address": settings.oscal_assessor_address.strip(),
+        },
     )
     return report, newest.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _in_scope(row: dict[str, Any]) -> list[str]:
+    """The SCF controls of an applicable SoA row that were not excluded."""
+    if row.get("applicable") is False:
+        return []
+    excluded = set(row.get("excluded_controls") or [])
+    return [str(c) for c in row.get("scf_controls") or [] if c not in excluded]
+
+
+def _roster(context: JobContext) -> list[dict[str, Any]]:
+    """The assessment's roster as the report is drafted: FedRAMP's plan roles are filled
+    from it."""
+    people = context.session.scalars(
+        select(RosterPerson)
+        .where(RosterPerson.assessment_id == context.request.assessment_id)
+        .order_by(RosterPerson.added_at, RosterPerson.id)
+    )
+    return [
+        {
+            "name": p.name,
+            "email": p.email,
+            "principal": p.principal,
+            "telephone": p.telephone,
+            "roles": list(p.roles),
+        }
+        for p in people
+    ]
 
 
 def _documents(context: JobContext) -> list[dict[str, Any]]:
@@ -210,7 +253,13 @@ def _documents(context: JobContext) -> list[dict[str, Any]]:
         .order_by(Document.filename, Document.sha256)
     )
     return [
-        {"filename": d.filename, "media_type": d.media_type, "sha256": d.sha256, "status": d.status}
+        {
+            "id": str(d.id),
+            "filename": d.filename,
+            "media_type": d.media_type,
+            "sha256": d.sha256,
+            "status": d.status,
+        }
         for d in documents
     ]
 
@@ -246,6 +295,6 @@ def _utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _content(inputs: dict[ArtifactKind, Artifact], kind: ArtifactKind) -> dict[str, object]:
+def _content(inputs: dict[str, Artifact], kind: ArtifactKind) -> dict[str, object]:
     artifact = inputs.get(kind)
     return artifact.content if artifact is not None else {}

@@ -7,61 +7,49 @@ is what reviewers approve."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.contracts.artifact_registry import ArtifactDeclaration, declaration, in_report
 from orchestrator.db.models import ApprovalEvent, Artifact
 
-#: The order the report lists its inputs in: the order the lifecycle drafts them.
-ORDER = (
-    ArtifactKind.SCOPE,
-    ArtifactKind.SOA,
-    ArtifactKind.EVIDENCE_ANALYSIS,
-    ArtifactKind.GAP_ANALYSIS,
-    ArtifactKind.MATURITY_ASSESSMENT,
-    ArtifactKind.POAM,
-)
-LABELS = {
-    ArtifactKind.SCOPE: "Scope",
-    ArtifactKind.SOA: "Statement of Applicability",
-    ArtifactKind.EVIDENCE_ANALYSIS: "Evidence analysis",
-    ArtifactKind.GAP_ANALYSIS: "Gap analysis",
-    ArtifactKind.MATURITY_ASSESSMENT: "Maturity assessment",
-    ArtifactKind.POAM: "Plan of Action & Milestones",
-}
 
-
-def sign_off(session: Session, inputs: dict[ArtifactKind, Artifact]) -> list[dict[str, Any]]:
+def sign_off(session: Session, inputs: Mapping[str, Artifact]) -> list[dict[str, Any]]:
+    """An entry per input the run has, in the order the lifecycle drafts them."""
     entries = []
-    for kind in ORDER:
-        artifact = inputs.get(kind)
+    for declared in in_report():
+        artifact = inputs.get(declared.kind)
         if artifact is None:
             continue
         amendments = artifact.content.get("amendments") or []
         entries.append(
             {
-                "kind": kind.value,
-                "label": LABELS[kind],
+                "kind": declared.kind,
+                "label": declared.label,
+                "artifact_id": str(artifact.id),
+                "run_id": str(artifact.run_id),
                 "version": artifact.version,
                 "sha256": artifact.sha256,
                 "status": artifact.status,
                 "approvals": _approvals(session, artifact),
                 "amendments": len(amendments),
                 "amended_by": sorted({str(a.get("by")) for a in amendments if a.get("by")}),
-                **_gate(kind),
+                **gate_of(declared),
             }
         )
     return entries
 
 
-def _gate(kind: ArtifactKind) -> dict[str, Any]:
-    if kind is ArtifactKind.EVIDENCE_ANALYSIS:
-        return {"gated": False, "note": "no gate of its own: reviewed with the gap analysis"}
-    return {"gated": True}
+def gate_of(declared: ArtifactDeclaration) -> dict[str, Any]:
+    if declared.approved_by is not None:
+        return {"gated": True}
+    with_ = declaration(declared.reviewed_with) if declared.reviewed_with else None
+    reviewed = f": reviewed with the {with_.label.lower()}" if with_ is not None else ""
+    return {"gated": False, "note": f"no gate of its own{reviewed}"}
 
 
 def _approvals(session: Session, artifact: Artifact) -> list[dict[str, Any]]:

@@ -40,6 +40,12 @@ class RowChanges(BaseModel):
     )
     applicable: bool | None = None
     justification: Text | None = Field(None, max_length=2000)
+    legal_basis: Text | None = Field(
+        None,
+        max_length=2000,
+        description="An SoA row's legal, regulatory or contractual requirement: its basis "
+        "when no treated risk selects it",
+    )
     owner: Text | None = Field(None, max_length=2000)
     target_date: IsoDay | None = None
     note: Text | None = Field(None, max_length=2000)

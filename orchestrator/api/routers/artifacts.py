@@ -16,6 +16,7 @@ from orchestrator.api.schemas import ArtifactDetail
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.errors import NotFound
 from orchestrator.contracts.signals import ArtifactKind
+from orchestrator.service.fedramp_exports import check_fedramp_export
 from orchestrator.service.queries import (
     ArtifactContent,
     get_artifact,
@@ -37,6 +38,9 @@ _FILE_RESPONSE: dict[int | str, dict[str, Any]] = {
             "text/html": {"schema": {"type": "string"}},
             "application/json": {"schema": {"type": "object"}},
             "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document": {
+                "schema": {"type": "string", "format": "binary"}
+            },
             "text/csv": {"schema": {"type": "string"}},
             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
                 "schema": {"type": "string", "format": "binary"}
@@ -50,9 +54,19 @@ ReportFormat = Annotated[
     str,
     Query(
         pattern=r"^[a-z][a-z0-9_]{0,31}$",
-        description="`html` (the rendered report) or one of its exports: `pdf`, `json`, "
-        "`poam_csv`, `poam_closed_csv`, `poam_xlsx`, `oscal_assessment_plan`, "
+        description="`html` (the rendered report) or one of its exports: `pdf`, `docx`, `json`, "
+        "`soa_csv`, `soa_xlsx`, `findings_csv`, `findings_xlsx`, `poam_csv`, `poam_closed_csv`, "
+        "`poam_xlsx`, `oscal_assessment_plan`, "
         "`oscal_assessment_results`, `oscal_poam`.",
+    ),
+]
+
+
+ForFedramp = Annotated[
+    bool,
+    Query(
+        description="The OSCAL export is for FedRAMP: refused (409 `fedramp_settings_missing`, "
+        "naming the setting) while it holds a placeholder SSP link or system id.",
     ),
 ]
 
@@ -87,11 +101,15 @@ def download(run_id: RunId, artifact_id: ArtifactId, principal: Reader) -> Respo
 @router.get(
     "/{workflowRunId}/report",
     response_class=Response,
-    responses=_FILE_RESPONSE,
+    responses={**_FILE_RESPONSE, **problem_responses(409)},
     summary="Download the run's newest report",
 )
-def report(run_id: RunId, principal: Reader, format: ReportFormat = "html") -> Response:
+def report(
+    run_id: RunId, principal: Reader, format: ReportFormat = "html", fedramp: ForFedramp = False
+) -> Response:
     found = latest_report(principal.actor, run_id)
+    if fedramp:
+        check_fedramp_export(found.content, found.view.version, format)
     if format == "html":
         return _file(found)
     return _export(found, format)

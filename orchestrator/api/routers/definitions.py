@@ -45,7 +45,7 @@ class DefinitionView(BaseModel):
 
 
 class MigrateRequest(RequestBody):
-    to_version: int = Field(ge=1)
+    to_version: int = Field(ge=1, le=1_000_000)
     reason: Reason
     idempotency_key: IdempotencyKey | None = None
 

@@ -16,7 +16,7 @@ from orchestrator.api.idempotency import StoredResponse, check_key, request_hash
 from orchestrator.api.model_rules import at_least_one_of
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
-from orchestrator.contracts.text import Text
+from orchestrator.contracts.text import NOT_BLANK, Text
 from orchestrator.service.document_judgements import (
     DocumentJudgementView,
     amend_document_judgement,
@@ -41,7 +41,7 @@ class JudgementAmendment(BaseModel):
     adoption: Literal["adopted", "template_not_adopted"] | None = Field(
         None, description="template_not_adopted sets every passage of the document aside"
     )
-    reason: Text = Field(min_length=1, max_length=2000, pattern=r"\S")
+    reason: Text = Field(min_length=1, max_length=2000, pattern=NOT_BLANK)
 
 
 @router.get(

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from orchestrator.api.auth import Reader
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
-from orchestrator.contracts.text import Text
+from orchestrator.contracts.text import NOT_BLANK, Text
 from orchestrator.service.document_outcomes import DocumentOutcomeView, list_outcomes
 from orchestrator.service.kb_search import MAX_K, MAX_QUERY_CHARS, search_kb
 
@@ -40,7 +40,7 @@ class SearchResult(BaseModel):
 def kb_search(
     assessment_id: AssessmentId,
     principal: Reader,
-    q: Annotated[Text, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+    q: Annotated[Text, Query(min_length=1, max_length=MAX_QUERY_CHARS, pattern=NOT_BLANK)],
     k: Annotated[int, Query(ge=1, le=MAX_K)] = 5,
     evidence_only: bool = False,
 ) -> list[dict[str, Any]]:

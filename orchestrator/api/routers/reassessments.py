@@ -6,12 +6,14 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Approver, Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
 from orchestrator.api.field_kinds import IdempotencyKey
+from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import Text
@@ -26,6 +28,7 @@ from orchestrator.service.reassessments import (
     approve_row,
     get_reassessment,
     list_reassessments,
+    retry_reassessment,
 )
 
 router = APIRouter(
@@ -83,6 +86,28 @@ def approve(
         row_sha256_seen=body.row_sha256,
         comment=body.comment,
     )
+
+
+@router.post(
+    "/reassessments/{reassessmentId}/retry",
+    response_model=ReassessmentView,
+    summary="Retry a failed reassessment",
+    description="Sends a failed reassessment's evaluation again (audited); it is `pending` "
+    "until the job ends. Anything but a failed reassessment is refused (409 "
+    "`reassessment_not_failed`); the same Idempotency-Key again answers the first retry.",
+)
+def retry(
+    reassessment_id: ReassessmentId,
+    request: Request,
+    principal: Signaller,
+    idempotency_key: IdempotencyHeader = None,
+) -> JSONResponse:
+    def action() -> StoredResponse:
+        view = retry_reassessment(principal.actor, reassessment_id)
+        return StoredResponse(200, view.model_dump(mode="json"), {})
+
+    fingerprint = request_hash("POST", request.url.path, {})
+    return run_once(principal, check_key(idempotency_key), fingerprint, action)
 
 
 Target = Annotated[

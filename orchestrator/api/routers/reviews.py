@@ -53,7 +53,9 @@ class CommentOut(_FromView):
 class CommentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    version: int = Field(ge=1, description="The version of the draft the comment is on.")
+    version: int = Field(
+        ge=1, le=1_000_000, description="The version of the draft the comment is on."
+    )
     body: Annotated[Text, Field(min_length=1, max_length=COMMENT_LIMIT)]
     row: Annotated[Text, Field(max_length=200)] | None = Field(
         None, description="A row of the draft (its id); none: the draft as a whole."
@@ -78,7 +80,8 @@ def read_claim(run_id: RunId, kind: Kind, principal: Reader) -> ClaimOut | None:
     summary="Claim (or renew) the review of the gate the run waits at",
     description="While it holds (`LIFECYCLE_CONSOLE_CLAIM_TTL_S` from the claim or its "
     "renewal) only its holder may record an approval, a rejection or an amendment of "
-    "that draft. 409 `review_claimed` while another person holds it.",
+    "that draft. 409 `review_claimed` while another person holds it, `gate_not_waiting` "
+    "while the run does not wait at that gate.",
 )
 def claim(run_id: RunId, kind: Kind, principal: Approver) -> ClaimOut:
     return ClaimOut.model_validate(review_claims.claim_review(principal.actor, run_id, kind))
@@ -87,6 +90,7 @@ def claim(run_id: RunId, kind: Kind, principal: Approver) -> ClaimOut:
 @router.post(
     "/{workflowRunId}/reviews/{artifactKind}/claim/take-over",
     response_model=ClaimOut,
+    responses=_CONFLICT,
     summary="Take over a review another person holds",
     description="Explicit: recorded in the run's audit trail "
     "(`lifecycle_workflow_review_claim_taken_over`) and told to the tenant's webhooks "

@@ -16,7 +16,7 @@ from orchestrator.api.auth import Admin, Caller
 from orchestrator.api.dependencies import IdempotencyHeader
 from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
 from orchestrator.api.problems import problem_responses
-from orchestrator.contracts.text import Text
+from orchestrator.contracts.text import NOT_BLANK, SPACE, Text
 from orchestrator.service import roles
 from orchestrator.service.roles import ROLE_PATTERN, RoleChange, RoleEventView, RoleGrantView
 
@@ -31,7 +31,7 @@ class RoleRequest(BaseModel):
     principal: Text = Field(
         min_length=1,
         max_length=256,
-        pattern=r"\S",
+        pattern=NOT_BLANK,
         description="Who holds the role: the principal an API key names.",
     )
     role: Text = Field(
@@ -39,7 +39,7 @@ class RoleRequest(BaseModel):
         max_length=64,
         examples=["assessor"],
         # Checked by `check_role` (after stripping), stated here.
-        json_schema_extra={"pattern": rf"^\s*{ROLE_PATTERN.pattern}\s*$"},
+        json_schema_extra={"pattern": rf"^[{SPACE}]*{ROLE_PATTERN.pattern}[{SPACE}]*$"},
     )
     reason: Text | None = Field(None, max_length=2000, description="Kept in the audit trail.")
 

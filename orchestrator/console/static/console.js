@@ -102,6 +102,23 @@
     });
   }
 
+  // A running step's "running for" counts on between two redraws: the server answers 204
+  // while nothing changed, and the time it printed is where the count starts.
+  function span(seconds) {
+    if (seconds < 120) { return seconds.toFixed(1) + " s"; }
+    if (seconds < 7200) { return Math.round(seconds / 60) + " min"; }
+    return (seconds / 3600).toFixed(1) + " h";
+  }
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll("time[data-running-s]").forEach(function (time) {
+      if (!time.hasAttribute("data-seen")) { time.setAttribute("data-seen", String(now)); }
+      var base = parseFloat(time.getAttribute("data-running-s"));
+      var seen = parseFloat(time.getAttribute("data-seen"));
+      time.textContent = span(base + (now - seen) / 1000);
+    });
+  }
+
   function enhance(root) {
     root.querySelectorAll("form[data-once]").forEach(once);
     root.querySelectorAll("form[data-upload]").forEach(upload);
@@ -112,5 +129,6 @@
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-live]").forEach(poll);
     enhance(document);
+    window.setInterval(tick, 1000);
   });
 })();

@@ -1,0 +1,33 @@
+"""The gap findings as CSV (`findings_csv`: the open findings, as the report lists them)
+and XLSX (`findings_xlsx`: the open findings, and on a second sheet those a reviewer marked
+not a gap, with the reason and who decided)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from orchestrator.formats.spreadsheet import safe_cell, workbook
+from workers.reporting.render import (
+    DISMISSED_HEADERS,
+    GAP_HEADERS,
+    ReportInput,
+    dismissed_rows,
+    gap_rows,
+)
+
+
+def render_findings_csv(report: ReportInput) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(GAP_HEADERS)
+    writer.writerows([safe_cell(value) for value in row] for row in gap_rows(report))
+    return buffer.getvalue().encode("utf-8-sig")  # the BOM makes Excel read UTF-8
+
+
+def render_findings_xlsx(report: ReportInput, as_of_iso: str) -> bytes:
+    sheets = [
+        ("Gap findings", GAP_HEADERS, gap_rows(report)),
+        ("Not a gap", DISMISSED_HEADERS, dismissed_rows(report)),
+    ]
+    return workbook(f"Findings: {report.assessment_name}", sheets, as_of_iso)
