@@ -109,6 +109,14 @@ class SignoffPolicy(_Request):
         "without a reviewer-set implementation status, POA&M items or gap findings without "
         "an owner). Absent: on for the SoA and the POA&M, off for the other gates.",
     )
+    require_basis: bool = Field(
+        False,
+        description="The SoA's gate (others have no rows it applies to): refuse an "
+        "approval while applicable rows have no basis "
+        "(ISO/IEC 27001 6.1.3 d): no treated risk of the organisation's register selects "
+        "the row's control and no legal, regulatory or contractual requirement is stated "
+        "on it (`legal_basis`). The gate's readiness names those rows either way.",
+    )
 
 
 class StartLifecycle(_Request):

@@ -28,7 +28,7 @@ from orchestrator.service.draft_rows import rows_of
 from orchestrator.service.producer import get_run
 from orchestrator.service.queries import get_artifact, list_approvals, list_artifacts
 from orchestrator.service.read_models import ApprovalRecordView, ArtifactView, RunView
-from orchestrator.service.readiness import Readiness, readiness
+from orchestrator.service.readiness import Readiness, artifact_readiness
 from orchestrator.service.reassessments import ReassessmentView, reassessment_of, row_key
 from orchestrator.service.review_claims import ClaimView, claim_on
 from orchestrator.service.review_comments import CommentView, list_comments
@@ -170,9 +170,7 @@ def load_review(
         charts=charts.charts(kind, content),
         summary=summary(content),
         decisions=decision_lines(content),
-        readiness=readiness(kind, chosen.version, content, state.policy(kind))
-        if kind in APPROVABLE
-        else None,
+        readiness=artifact_readiness(actor, run_id, chosen.id) if kind in APPROVABLE else None,
         right=review_right(principal, run, kind, chosen.id) if waiting else None,
         claim=claim_on(actor, run_id, kind) if waiting else None,
         claimable=waiting and _waits_at(state, kind),

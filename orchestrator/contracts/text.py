@@ -1,13 +1,16 @@
-"""Text a database can store: no NUL character, anywhere in a value.
+"""Text a database can store: no NUL character and no lone surrogate, anywhere in a value.
 
 PostgreSQL refuses U+0000 in text and JSON; SQLite keeps it and truncates it in places.
-Either way it is bad input, so it is refused at the boundary with the field named, the
-same on both databases, before anything is stored. One validator serves every field:
-`NulFree` checks a string, or every key and string inside a JSON-like value.
+A lone surrogate (U+D800-U+DFFF, which JSON's `\ud800` escape can spell) is no Unicode
+character: no UTF-8 text holds it, so no database stores it (I-JSON, RFC 7493, refuses
+it too). Either way it is bad input, so it is refused at the boundary with the field
+named, the same on both databases, before anything is stored. One validator serves every
+field: `NulFree` checks a string, or every key and string inside a JSON-like value.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -18,16 +21,22 @@ from pydantic_core import CoreSchema, PydanticCustomError
 from orchestrator.contracts.errors import InvalidInput
 
 NUL = "\x00"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 Path = tuple[str | int, ...]
 
 
+def _unstorable(text: str) -> bool:
+    return NUL in text or _SURROGATE.search(text) is not None
+
+
 def nul_path(value: Any) -> Path | None:
-    """Where a NUL is inside `value` (() for the value itself), or None when there is none."""
+    """Where a NUL or a lone surrogate is inside `value` (() for the value itself), or
+    None when there is none."""
     if isinstance(value, str):
-        return () if NUL in value else None
+        return () if _unstorable(value) else None
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and NUL in key:
+            if isinstance(key, str) and _unstorable(key):
                 return (key,)
             inner = nul_path(item)
             if inner is not None:
@@ -41,17 +50,37 @@ def nul_path(value: Any) -> Path | None:
     return None
 
 
-def _message(path: Path) -> str:
+def _found(value: Any) -> str:
+    """The error type the API names: a NUL where there is one, else a lone surrogate."""
+    if isinstance(value, str):
+        return "nul_character" if NUL in value else "lone_surrogate"
+    if isinstance(value, Mapping):
+        parts: list[Any] = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple):
+        parts = list(value)
+    else:
+        return "lone_surrogate"
+    kinds = {_found(part) for part in parts if nul_path(part) is not None}
+    return "nul_character" if "nul_character" in kinds else "lone_surrogate"
+
+
+def _message(path: Path, kind: str = "nul_character") -> str:
     where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
-    return f"must not contain the NUL character (U+0000){' at ' + where if where else ''}"
+    # A key holding a lone surrogate is named with its escape: the message must be text.
+    where = _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", where)
+    what = (
+        "the NUL character (U+0000)"
+        if kind == "nul_character"
+        else "a lone surrogate (U+D800-U+DFFF), which is no Unicode character"
+    )
+    return f"must not contain {what}{' at ' + where if where else ''}"
 
 
 def _refuse_nul(value: Any) -> Any:
     path = nul_path(value)
     if path is not None:
-        raise PydanticCustomError(
-            "nul_character", _message(path).replace("{", "{{").replace("}", "}}")
-        )
+        kind = _found(value)
+        raise PydanticCustomError(kind, _message(path, kind).replace("{", "{{").replace("}", "}}"))
     return value
 
 
@@ -145,9 +174,12 @@ def require_nul_free(**fields: Any) -> None:
     for name, value in fields.items():
         path = nul_path(value)
         if path is not None:
-            errors.append({"loc": [name, *path], "msg": _message(path), "type": "nul_character"})
+            kind = _found(value)
+            errors.append({"loc": [name, *path], "msg": _message(path, kind), "type": kind})
     if errors:
         names = ", ".join(str(error["loc"][0]) for error in errors)
         raise InvalidInput(
-            f"{names}: text must not contain the NUL character (U+0000)", errors=errors
+            f"{names}: text must not contain the NUL character (U+0000) nor a lone "
+            "surrogate (U+D800-U+DFFF)",
+            errors=errors,
         )

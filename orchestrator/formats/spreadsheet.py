@@ -22,10 +22,17 @@ def safe_cell(value: Any) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
+def xlsx_text(value: Any) -> str:
+    """Text a workbook's XML can hold (a cell, a title): a control character XML cannot
+    carry is written as OOXML's `_xHHHH_` escape, which Excel reads back as the character
+    (nothing lost)."""
+    text = "" if value is None else str(value)
+    return _NOT_IN_XML.sub(lambda found: f"_x{ord(found.group()):04X}_", text)
+
+
 def xlsx_cell(value: Any) -> str:
-    """A safe cell for a workbook: a control character XML cannot hold is written as
-    OOXML's `_xHHHH_` escape, which Excel reads back as the character (nothing lost)."""
-    return _NOT_IN_XML.sub(lambda found: f"_x{ord(found.group()):04X}_", safe_cell(value))
+    """A safe cell for a workbook: not run as a formula, every character kept."""
+    return xlsx_text(safe_cell(value))
 
 
 def deterministic_xlsx(data: bytes, moment: bytes) -> bytes:
@@ -77,7 +84,7 @@ def workbook(title: str, sheets: Sequence[Sheet], moment: str, widest: int = 80)
             for cell in cells:
                 cell.alignment = Alignment(wrap_text=True, vertical="top")
         sheet.freeze_panes = "A2"
-    book.properties.title = title[:250]
+    book.properties.title = xlsx_text(title)[:250]
     buffer = io.BytesIO()
     book.save(buffer)
     return deterministic_xlsx(buffer.getvalue(), moment.encode())

@@ -40,6 +40,12 @@ class GatePolicy:
     require_decided: bool | None = None
     """Refuse an approval while the draft has rows nobody decided (None: the gate's
     default, on for the SoA and the POA&M; see `requires_decisions`)."""
+    require_basis: bool = False
+    """The SoA's gate (other gates have no rows it applies to): refuse an approval while
+    applicable rows have no basis (ISO/IEC 27001 6.1.3 d): no treated risk of the register
+    selects them and no legal, regulatory or contractual requirement is stated on them
+    (orchestrator.service.soa_basis). Off unless asked:
+    a first assessment's register is filled from its gap analysis, after the SoA."""
 
     def __post_init__(self) -> None:
         if self.mode is not SignoffMode.SINGLE and not self.approvers:
@@ -82,6 +88,7 @@ class GatePolicy:
             "required": self.required,
             "separation_of_duties": self.separation_of_duties,
             **({} if self.require_decided is None else {"require_decided": self.require_decided}),
+            **({"require_basis": True} if self.require_basis else {}),
         }
 
     @classmethod
@@ -93,6 +100,7 @@ class GatePolicy:
             required=int(data.get("required", 1)),
             separation_of_duties=bool(data.get("separation_of_duties", True)),
             require_decided=_optional_bool(data.get("require_decided")),
+            require_basis=_strict_bool(data.get("require_basis", False), "require_basis"),
         )
 
 
@@ -112,6 +120,12 @@ def _optional_bool(value: Any) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
     raise ValueError("require_decided must be true, false or absent")
+
+
+def _strict_bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"{name} must be true or false")
 
 
 def parse_policies(raw: Any) -> dict[ArtifactKind, GatePolicy]:

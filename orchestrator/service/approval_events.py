@@ -33,7 +33,7 @@ from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.service.approval_rights import waiver
 from orchestrator.service.approval_seals import seal_of
 from orchestrator.service.producer import load_run, signal_envelope
-from orchestrator.service.readiness import SHOWN, readiness
+from orchestrator.service.readiness import SHOWN, readiness, with_basis
 from orchestrator.service.review_claims import refuse_unless_holder
 from orchestrator.service.roles import GRANT_HINT, held_roles
 
@@ -149,6 +149,7 @@ def _refuse_unless_ready(
     stored = session.get(Artifact, artifact_id)
     assert stored is not None
     ready = readiness(kind, stored.version, stored.content, state_of(run).policy(kind))
+    ready = with_basis(session, run, ready, stored.content)
     refusal = ready.refusal()
     if refusal is not None:
         raise GateNotReady(refusal, readiness=ready.to_json(listed=SHOWN))

@@ -10,6 +10,8 @@ for the report, inputs nobody approved.
 
 The gate's policy (`require_decided`, on by default for the SoA and the POA&M) decides
 whether undecided rows refuse an approval; an unapproved input always refuses the report.
+An SoA's readiness also names its rows with no basis (`with_basis`); the SoA gate's
+`require_basis` policy makes them refuse an approval too.
 """
 
 from __future__ import annotations
@@ -55,11 +57,17 @@ class Readiness:
     """Report only: its inputs that were not approved ("Scope v1")."""
     no_basis: list[str] | None = None
     """SoA only: rows no treated risk, stated requirement or exclusion reason rests on
-    (orchestrator.service.soa_basis). Shown, not refused: a person decides the basis."""
+    (orchestrator.service.soa_basis), read against the register as it stands."""
+    basis_required: bool = False
+    """The gate's policy (`require_basis`) refuses an approval while rows have no basis."""
 
     @property
     def ready(self) -> bool:
-        return not self.unapproved_inputs and not (self.required and self.undecided)
+        return (
+            not self.unapproved_inputs
+            and not (self.required and self.undecided)
+            and not (self.basis_required and self.no_basis)
+        )
 
     def refusal(self) -> str | None:
         """Why an approval of this version is refused, or None."""
@@ -75,6 +83,14 @@ class Readiness:
                 f"{_named(self.undecided)}. Set them by amendment (one amendment can set a "
                 'field on many rows: {"filter": {"undecided": true}, "changes": ...}), or '
                 "start the run with a policy for this gate that does not require decisions"
+            )
+        if self.basis_required and self.no_basis:
+            return (
+                f"{label} has {len(self.no_basis)} of {self.rows} rows with no basis "
+                f"(ISO/IEC 27001 6.1.3 d): {_named(self.no_basis)}. Record the risks whose "
+                "treatment selects their controls in the register, or state the legal, "
+                "regulatory or contractual requirement on each row by amendment "
+                "(`legal_basis`); the gate's policy asks for a basis (`require_basis`)"
             )
         return None
 
@@ -93,6 +109,7 @@ class Readiness:
                 {}
                 if self.no_basis is None
                 else {
+                    "basis_required": self.basis_required,
                     "no_basis": len(self.no_basis),
                     "no_basis_rows": self.no_basis[:listed]
                     if listed is not None
@@ -163,7 +180,7 @@ def artifact_readiness(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID) 
             raise NotFound(f"run {run_id} has no artifact {artifact_id}")
         kind = ArtifactKind(stored.kind)
         found = readiness(kind, stored.version, stored.content, state_of(run).policy(kind))
-        return _with_basis(session, run, found, stored.content)
+        return with_basis(session, run, found, stored.content)
 
 
 @retry_busy
@@ -188,7 +205,7 @@ def gate_readiness(actor: Actor, run_id: uuid.UUID) -> list[dict[str, Any]]:
             if stored is None:
                 continue
             ready = readiness(kind, version, stored.content, state.policy(kind))
-            ready = _with_basis(session, run, ready, stored.content)
+            ready = with_basis(session, run, ready, stored.content)
             gates.append(
                 {"approved": state.is_approved(kind), "artifact_id": str(stored.id)}
                 | ready.to_json()
@@ -196,11 +213,13 @@ def gate_readiness(actor: Actor, run_id: uuid.UUID) -> list[dict[str, Any]]:
         return gates
 
 
-def _with_basis(
+def with_basis(
     session: Session, run: RunRecord, found: Readiness, content: dict[str, Any]
 ) -> Readiness:
-    """An SoA's readiness names its rows with no basis, read against the register now."""
+    """An SoA's readiness names its rows with no basis, read against the register now,
+    and says whether the run's policy for the gate asks for one."""
     if found.kind is not ArtifactKind.SOA:
         return found
     risks = held_risks(session, run.tenant_id, run.organization_id)
-    return replace(found, no_basis=no_basis(content, risks))
+    required = state_of(run).policy(ArtifactKind.SOA).require_basis
+    return replace(found, no_basis=no_basis(content, risks), basis_required=required)

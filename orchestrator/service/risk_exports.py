@@ -8,7 +8,7 @@ import io
 from typing import Any
 
 from orchestrator.contracts import risk_method
-from orchestrator.formats.spreadsheet import deterministic_xlsx, safe_cell, xlsx_cell
+from orchestrator.formats.spreadsheet import deterministic_xlsx, safe_cell, xlsx_cell, xlsx_text
 from orchestrator.service.risks import RiskRegister, RiskVersionView
 
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -99,7 +99,7 @@ def render_register_xlsx(register: RiskRegister, as_of_iso: str) -> bytes:
             method.append([f"{scale} {value}", meaning])
     for floor, name in risk_method.LEVELS:
         method.append([f"level {name}", f"score >= {floor}"])
-    workbook.properties.title = f"Risk register: {register.organization_id}"[:250]
+    workbook.properties.title = xlsx_text(f"Risk register: {register.organization_id}")[:250]
     buffer = io.BytesIO()
     workbook.save(buffer)
     return deterministic_xlsx(buffer.getvalue(), as_of_iso.encode())

@@ -15,7 +15,10 @@ from orchestrator.api import app
 from orchestrator.db.models import Assessment
 from orchestrator.db.session import transaction
 from tests.api.conftest import Api
-from tests.api.nul_text import assert_nul_refused_everywhere
+from tests.api.nul_text import (
+    assert_lone_surrogate_refused_everywhere,
+    assert_nul_refused_everywhere,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -81,3 +84,7 @@ def test_two_identical_requests_at_once_create_one_assessment(pg_api: Api) -> No
 
 def test_nul_in_any_text_field_is_a_422_naming_it_and_stores_nothing(pg_api: Api) -> None:
     assert_nul_refused_everywhere(pg_api)
+
+
+def test_a_lone_surrogate_in_any_text_field_is_a_422_and_stores_nothing(pg_api: Api) -> None:
+    assert_lone_surrogate_refused_everywhere(pg_api)

@@ -14,7 +14,11 @@ from orchestrator.service.approval_events import record_approval
 from orchestrator.service.operations import block_run, cancel_run
 from orchestrator.service.producer import create_assessment, send_signal, start_lifecycle
 from tests.api.conftest import Api
-from tests.api.nul_text import NUL, assert_nul_refused_everywhere
+from tests.api.nul_text import (
+    NUL,
+    assert_lone_surrogate_refused_everywhere,
+    assert_nul_refused_everywhere,
+)
 
 OWNER = Actor("tenant-nul", "user:owner")
 
@@ -25,6 +29,10 @@ def no_kick(_: uuid.UUID) -> None:
 
 def test_the_api_refuses_nul_in_every_text_field(api: Api) -> None:
     assert_nul_refused_everywhere(api)
+
+
+def test_the_api_refuses_a_lone_surrogate_in_every_text_field(api: Api) -> None:
+    assert_lone_surrogate_refused_everywhere(api)
 
 
 def _errors(caught: pytest.ExceptionInfo[InvalidInput]) -> list[object]:

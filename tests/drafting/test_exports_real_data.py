@@ -568,7 +568,7 @@ def test_an_export_for_fedramp_is_refused_until_real_settings_are_set(
         poam = json.loads(_export_of(real, "oscal_poam").read_text())
         poam = poam["plan-of-action-and-milestones"]
         assert poam["import-ssp"] == {"href": "https://fedramp.acme.gov/ssp.json"}
-        assert poam["system-id"] == {"identifier-type": "https://fedramp.gov/", "id": "F1603047866"}
+        assert poam["system-id"] == {"identifier-type": "https://fedramp.gov", "id": "F1603047866"}
     finally:
         savepoint.rollback()
         monkeypatch.undo()

@@ -248,6 +248,21 @@ def test_a_gap_proposes_a_risk_a_person_accepts_the_soa_and_oscal_cite_it(
     finding = next(f for f in result["findings"] if f["title"] == first.finding)
     assert {"risk-uuid": oscal_risk["uuid"]} in finding["related-risks"]
 
+    # The POA&M carries it too, beside each item's own risk, related to its findings' items.
+    poam = json.loads(exports["oscal_poam"].read_bytes())["plan-of-action-and-milestones"]
+    register_id = {"name": "risk-register-id", "ns": NS, "value": str(risk.risk_id)}
+    in_poam = [r for r in poam["risks"] if register_id in r.get("props", [])]
+    assert len(in_poam) == 1
+    assert in_poam[0]["characterizations"] == oscal_risk["characterizations"]
+    relating = {
+        next(p["value"] for p in item["props"] if p["name"] == "POAM-ID")
+        for item in poam["poam-items"]
+        if {"risk-uuid": in_poam[0]["uuid"]} in item.get("related-risks", [])
+    }
+    items = kit.content(K.POAM)["items"]
+    expected = {str(i["id"]) for i in items if i["control_id"] in (first.finding, second.finding)}
+    assert relating == expected and relating, (relating, expected)
+
     # FedRAMP's rules for assessment results fail no rule for the register's risks: only
     # those the product cannot meet on any run (tests/drafting/test_exports_real_data.py).
     if missing(FEDRAMP_RULES, FEDRAMP_REGISTRY):

@@ -20,8 +20,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.contracts.fedramp_settings import FEDRAMP_SYSTEM
-from orchestrator.contracts.risk_method import METHOD_NAME as RISK_METHOD
 from workers.analysis.dismissals import open_gaps
 from workers.reporting.oscal_parts import (
     AP_MEDIA_TYPE,
@@ -30,6 +28,7 @@ from workers.reporting.oscal_parts import (
     actors,
     catalogue_resources,
     clean,
+    fedramp_as_written,
     metadata,
     party_uuid,
     reviewed_controls,
@@ -39,6 +38,7 @@ from workers.reporting.oscal_parts import (
 from workers.reporting.oscal_people import OWNER, approvers, named, owners
 from workers.reporting.oscal_plan import assessment_plan, document_uuid
 from workers.reporting.oscal_poam import plan_of_action
+from workers.reporting.oscal_register_risks import register_risk, register_risks_by_finding
 from workers.reporting.oscal_seals import seal_resources
 from workers.reporting.render import ReportInput
 from workers.reporting.reviewer_status import person_set_statuses
@@ -82,7 +82,7 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
     observations: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
     risks: list[dict[str, Any]] = [register_risk(base, r) for r in report.risks]
-    of_finding = _register_risks_by_finding(risks, report.risks)
+    of_finding = register_risks_by_finding(risks, report.risks)
     for row in report.evidence.get("requirements", []):
         if row.get("applicable") is False:
             continue  # not applicable in the approved SoA: nothing was assessed
@@ -181,19 +181,8 @@ def assessment_results(report: ReportInput, moment: str, plan: PlanLink) -> dict
     }
     model = AssessmentResults.model_validate(clean(document))
     dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
-    _fedramp_system_as_written(dumped)
+    fedramp_as_written(dumped)
     return {"assessment-results": dumped}
-
-
-def _fedramp_system_as_written(results: dict[str, Any]) -> None:
-    """The model reads a facet's system as a URL and writes it back with a trailing
-    slash; FedRAMP's rules compare the system as a string, `https://fedramp.gov`."""
-    for result in results.get("results", []):
-        for risk in result.get("risks", []):
-            for characterization in risk.get("characterizations", []):
-                for facet in characterization.get("facets", []):
-                    if str(facet.get("system")).rstrip("/") == FEDRAMP_SYSTEM:
-                        facet["system"] = FEDRAMP_SYSTEM
 
 
 def _observation(
@@ -254,96 +243,6 @@ def _risk(
             }
         ],
     }
-
-
-def register_risk(base: str, risk: dict[str, Any]) -> dict[str, Any]:
-    """A register risk a person accepted from (or merged with) gap findings: what is at
-    risk, from what, through which weakness; its likelihood and impact on the register's
-    1-5 scales (with the level they make) as facets of the register's method, whose origin
-    is the person who decided the finding's proposal; its treatment as the response."""
-    risk_id = str(risk["risk_id"])
-    uuid = stable_uuid(base, "register-risk", risk_id)
-    deciders = [str(d["decided_by"]) for d in risk.get("decisions", []) if d.get("decided_by")]
-    accepted = risk.get("accepted_by")
-    return {
-        "uuid": uuid,
-        "title": str(risk["title"]),
-        "description": f"Asset or process: {risk['asset']}. Threat: {risk['threat']}. "
-        f"Vulnerability: {risk['vulnerability']}.",
-        "statement": f"Raised by the gap findings {', '.join(risk['findings'])}; "
-        f"treatment: {risk['treatment']}"
-        + (f", residual risk accepted by {accepted}." if accepted else "."),
-        "props": [
-            {"name": "risk-register-id", "ns": NS, "value": risk_id},
-            {"name": "risk-register-version", "ns": NS, "value": str(risk["version"])},
-            {"name": "risk-owner", "ns": NS, "value": str(risk["owner"])},
-            *(
-                [{"name": "residual-risk-accepted-by", "ns": NS, "value": str(accepted)}]
-                if accepted
-                else []
-            ),
-            *({"name": "finding", "ns": NS, "value": str(finding)} for finding in risk["findings"]),
-        ],
-        # Open while it is held: an accepted residual risk is still a risk the
-        # organisation carries (its acceptance is a prop, not a closure).
-        "status": "open",
-        "characterizations": [
-            {
-                "props": [{"name": "method", "ns": NS, "value": RISK_METHOD}],
-                "origin": {
-                    "actors": [
-                        {"type": "party", "actor-uuid": party_uuid(p)}
-                        for p in dict.fromkeys(deciders or [str(risk["owner"])])
-                    ]
-                },
-                "facets": [
-                    {"name": "likelihood", "system": NS, "value": str(risk["likelihood"])},
-                    {"name": "impact", "system": NS, "value": str(risk["impact"])},
-                    {"name": "risk", "system": NS, "value": str(risk["level"])},
-                    # FedRAMP's three-level scale, read off the register's 1-5.
-                    _fedramp_facet("likelihood", risk["likelihood"]),
-                    _fedramp_facet("impact", risk["impact"]),
-                ],
-            }
-        ],
-        "remediations": [
-            {
-                "uuid": stable_uuid(uuid, "treatment"),
-                "lifecycle": "planned",
-                "title": f"Treatment: {risk['treatment']}",
-                "description": str(risk.get("treatment_plan") or risk["treatment"]),
-                "props": [
-                    {"name": "scf-control", "ns": NS, "value": str(c)} for c in risk["controls"]
-                ]
-                or None,
-                "origins": actors([str(risk["owner"])]),
-            },
-            {  # FedRAMP asks for a recommendation besides the plan.
-                "uuid": stable_uuid(uuid, "recommendation"),
-                "lifecycle": "recommendation",
-                "title": "Recommendation",
-                "description": str(risk.get("treatment_plan") or risk["treatment"]),
-            },
-        ],
-    }
-
-
-def _fedramp_facet(name: str, rating: Any) -> dict[str, Any]:
-    """1-2 low, 3 moderate, 4-5 high: FedRAMP's values for a 1-5 rating."""
-    value = int(rating)
-    level = "low" if value <= 2 else "moderate" if value == 3 else "high"
-    return {"name": name, "system": FEDRAMP_SYSTEM, "value": level}
-
-
-def _register_risks_by_finding(
-    built: list[dict[str, Any]], risks: list[dict[str, Any]]
-) -> dict[str, list[str]]:
-    """Finding label -> the uuids of the register risks linked to it."""
-    found: dict[str, list[str]] = {}
-    for oscal, risk in zip(built, risks, strict=True):
-        for finding in risk["findings"]:
-            found.setdefault(str(finding), []).append(oscal["uuid"])
-    return found
 
 
 def _in_words(row: dict[str, Any], cited: list[str]) -> str:

@@ -9,7 +9,7 @@ import uuid
 from typing import Any
 
 from orchestrator.catalog.scf_frameworks import requirement_sort_key
-from orchestrator.contracts.fedramp_settings import MARK, SSP_HREF, refusal
+from orchestrator.contracts.fedramp_settings import FEDRAMP_SYSTEM, MARK, SSP_HREF, refusal
 from workers.analysis.nist_crosswalk import CATALOG_HREF, oscal_control_id
 from workers.reporting.oscal_people import assessment_people
 from workers.reporting.render import ReportInput
@@ -152,3 +152,18 @@ def ssp_href(report: ReportInput) -> dict[str, Any]:
 
 def _ordered(ids: set[str]) -> list[str]:
     return sorted(ids, key=requirement_sort_key)
+
+
+def fedramp_as_written(document: Any) -> None:
+    """The OSCAL models read FedRAMP's system (a facet's `system`, a system id's
+    `identifier-type`) as a URL and write it back with a trailing slash; FedRAMP's rules
+    compare it as a string, `https://fedramp.gov`, so it is put back as written."""
+    if isinstance(document, dict):
+        for key in ("system", "identifier-type"):
+            if str(document.get(key)).rstrip("/") == FEDRAMP_SYSTEM:
+                document[key] = FEDRAMP_SYSTEM
+        for value in document.values():
+            fedramp_as_written(value)
+    elif isinstance(document, list):
+        for item in document:
+            fedramp_as_written(item)

@@ -4,9 +4,12 @@ observation, one risk (with a planned and a recommendation response, milestones 
 description) and one poam-item per POA&M item. A risk names the NIST controls it
 impacts (FedRAMP's impacted-control-id), its likelihood and impact (FedRAMP facets, state
 "initial"), its deadline and its remediation with the item's milestones. Closed items
-stay, their risk closed. Each item, its remediation and milestones name who answers for
-it (its owner once a person is set, until then who approved the POA&M), each observation
-the tool and who approved the gap analysis; the back-matter carries the approvals' seals."""
+stay, their risk closed. The register's risks people accepted from (or merged with) the
+gap findings are risks of the POA&M too, related to the items of their findings, with
+their likelihood and impact on the register's method and FedRAMP's scale. Each item,
+its remediation and milestones name who answers for it (its owner once a person is set,
+until then who approved the POA&M), each observation the tool and who approved the gap
+analysis; the back-matter carries the approvals' seals."""
 
 from __future__ import annotations
 
@@ -19,12 +22,14 @@ from workers.reporting.oscal_parts import (
     NS,
     actors,
     clean,
+    fedramp_as_written,
     metadata,
     responsible,
     ssp_href,
     stable_uuid,
 )
 from workers.reporting.oscal_people import approvers, named, poam_responsible
+from workers.reporting.oscal_register_risks import register_risk, register_risks_by_finding
 from workers.reporting.oscal_seals import seal_resources
 from workers.reporting.poam_stated import stated_items
 from workers.reporting.render import ReportInput
@@ -44,6 +49,10 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
     listed += [(i, "closed") for i in stated_items(report.poam, "closed_items")]
     # The people who approved the gap analysis confirmed what each observation records.
     confirmed = named(approvers(report, "gap_analysis"))
+    # The register's risks people accepted from these findings, beside each item's own.
+    held = [register_risk(base, r) for r in report.risks]
+    of_finding = register_risks_by_finding(held, report.risks)
+    risks.extend(held)
     for item, status in listed:
         key = str(item.get("id"))
         observation = stable_uuid(base, "observation", key)
@@ -58,7 +67,10 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
                 "description": str(item.get("weakness") or item.get("weakness_name")),
                 "props": [{"name": "POAM-ID", "ns": FEDRAMP_NS, "value": key}],
                 "related-observations": [{"observation-uuid": observation}],
-                "related-risks": [{"risk-uuid": risk}],
+                "related-risks": [
+                    {"risk-uuid": uuid}
+                    for uuid in [risk, *of_finding.get(str(item.get("control_id")), [])]
+                ],
                 "origins": actors(named(answers)),
                 "remarks": str(item.get("comments") or "") or None,
             }
@@ -94,11 +106,9 @@ def plan_of_action(report: ReportInput, moment: str) -> dict[str, Any]:
     if seals := seal_resources(report):
         document["back-matter"] = {"resources": seals}
     model = PlanOfActionAndMilestones.model_validate(clean(document))
-    return {
-        "plan-of-action-and-milestones": model.model_dump(
-            mode="json", by_alias=True, exclude_none=True
-        )
-    }
+    dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    fedramp_as_written(dumped)
+    return {"plan-of-action-and-milestones": dumped}
 
 
 def _system_id(report: ReportInput) -> dict[str, str]:

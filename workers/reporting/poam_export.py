@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 
-from orchestrator.formats.spreadsheet import deterministic_xlsx, safe_cell, xlsx_cell
+from orchestrator.formats.spreadsheet import deterministic_xlsx, safe_cell, xlsx_cell, xlsx_text
 from workers.reporting.poam_stated import stated_items
 from workers.reporting.render import ReportInput
 
@@ -100,7 +100,7 @@ def render_poam_xlsx(report: ReportInput, as_of_iso: str) -> bytes:
             for cell in cells:
                 cell.alignment = Alignment(wrap_text=True, vertical="top")
         sheet.freeze_panes = "A2"
-    workbook.properties.title = f"POA&M: {report.assessment_name}"[:250]
+    workbook.properties.title = xlsx_text(f"POA&M: {report.assessment_name}")[:250]
     buffer = io.BytesIO()
     workbook.save(buffer)
     return deterministic_xlsx(buffer.getvalue(), as_of_iso.encode())

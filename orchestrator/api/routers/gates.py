@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from orchestrator.api.auth import Reader
 from orchestrator.api.paths import ArtifactId, RunId
@@ -29,6 +29,16 @@ class ReadinessView(BaseModel):
     what: str
     required: bool
     unapproved_inputs: list[str]
+    basis_required: bool | None = Field(
+        None, description="SoA only: the gate's policy refuses rows with no basis."
+    )
+    no_basis: int | None = Field(
+        None,
+        description="SoA only: applicable rows no treated risk of the organisation's "
+        "register, stated legal or contractual requirement, or exclusion reason rests on "
+        "(ISO/IEC 27001 6.1.3 d), read against the register as it stands.",
+    )
+    no_basis_rows: list[str] | None = Field(None, description="SoA only: those rows' names.")
     ready: bool
     refusal: str | None
 
