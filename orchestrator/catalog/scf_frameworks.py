@@ -141,6 +141,12 @@ def _loose(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
+def requirement_of(requirement_id: str) -> str:
+    """ "6.1.2(a)(1)" -> "6.1.2"; "A.5.7" and "CC6.1" are their own requirement. Drafts
+    assess a requirement once, its lettered sub-items named inside it."""
+    return requirement_id.split("(", 1)[0].strip() or requirement_id
+
+
 def requirement_sort_key(requirement_id: str) -> tuple[tuple[int, int | str], ...]:
     """Natural order: 5.2 before 5.10, CC1.2 before CC10.1."""
     return tuple(

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.catalog import registry
 from orchestrator.catalog.model import SCF_NAME, LoadedCatalog
+from orchestrator.catalog.scf_frameworks import requirement_of
 from orchestrator.contracts import risk_method
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
@@ -166,7 +167,10 @@ def _check_ids(content: RiskContent, catalogs: list[LoadedCatalog]) -> None:
         )
         if framework is None:
             raise UnknownCatalogueId(f"no framework {ref.framework!r} in the current catalogues")
-        if all(r.id != ref.requirement_id for r in framework.requirements):
+        # A requirement whose sub-items the catalogue lists (6.1.2 of 6.1.2(a)...) is one
+        # too: drafts assess it once, and its findings propose risks naming it.
+        known = {r.id for r in framework.requirements}
+        if ref.requirement_id not in known | {requirement_of(r) for r in known}:
             raise UnknownCatalogueId(
                 f"{ref.framework} has no requirement {ref.requirement_id!r}",
                 framework=ref.framework,

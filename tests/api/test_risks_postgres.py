@@ -154,12 +154,17 @@ def test_a_risk_is_versioned_accepted_by_another_and_carried_across(pg_api: Api)
     assert api.client.post(accept, headers=stranger, json=body).status_code == 404
 
 
+ISO = "ISO/IEC 27001:2022"
+
+
 @pytest.mark.parametrize(
     ("change", "named"),
     [
         ({"controls": ["CRY-05", "NOT-99"]}, "NOT-99"),
         ({"requirements": [{"framework": "ISO/IEC 27001:2022", "requirement_id": "Z.9"}]}, "Z.9"),
         ({"requirements": [{"framework": "No such framework", "requirement_id": "1"}]}, "No such"),
+        # 9.3.2 has sub-items; 9.3.9 is no requirement of the standard.
+        ({"requirements": [{"framework": ISO, "requirement_id": "9.3.9"}]}, "9.3.9"),
     ],
 )
 def test_ids_off_the_catalogue_are_refused_and_nothing_stored(
@@ -184,6 +189,22 @@ def test_ids_off_the_catalogue_are_refused_and_nothing_stored(
     reader = api.key("read", tenant="risk-ids", principal="user:reader@acme")
     refused = api.client.post(f"/api/v1/assessments/{assessment}/risks", headers=reader, json=RISK)
     assert refused.status_code == 403
+
+
+def test_a_requirement_the_catalogue_lists_by_its_sub_items_is_known(pg_api: Api) -> None:
+    """Drafts assess ISO/IEC 27001's 9.3.2 once (the catalogue lists 9.3.2(a) to (g)), and
+    its finding proposes a risk naming 9.3.2: accepting it as proposed must not be refused."""
+    api = pg_api
+    headers = api.key("read", "signal", tenant="risk-rolled")
+    assessment = api.create_assessment(headers)["id"]
+    rolled = {"framework": "ISO/IEC 27001:2022", "requirement_id": "9.3.2"}
+    answer = api.client.post(
+        f"/api/v1/assessments/{assessment}/risks",
+        headers=headers,
+        json={**RISK, "requirements": [rolled]},
+    )
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["requirements"] == [rolled]
 
 
 def test_the_register_exports_as_csv_and_xlsx_with_its_method(pg_api: Api) -> None:

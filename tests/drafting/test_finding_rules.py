@@ -5,10 +5,11 @@ base control, and the conclusion check's stated rule."""
 from __future__ import annotations
 
 from orchestrator.catalog.registry import shipped_catalog
+from orchestrator.catalog.scf_frameworks import requirement_of
 from tests.support.draft_quality import names_a_product
 from workers.analysis.method_steps import generic_methods
 from workers.analysis.nist_crosswalk import nist_by_scf, nist_ids_with_basis
-from workers.analysis.requirement_rollup import requirement_of, rolled_up
+from workers.analysis.requirement_rollup import rolled_up
 from workers.reporting.conclusion_check import conclusion_warning
 from workers.reporting.figures import Figures
 

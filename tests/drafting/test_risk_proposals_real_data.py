@@ -15,6 +15,7 @@ against ISO/IEC 27001:2022 (issue 51, points 2 and 3):
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -247,6 +248,13 @@ def test_a_gap_proposes_a_risk_a_person_accepts_the_soa_and_oscal_cite_it(
     assert linked == {first.finding, second.finding}
     finding = next(f for f in result["findings"] if f["title"] == first.finding)
     assert {"risk-uuid": oscal_risk["uuid"]} in finding["related-risks"]
+
+    # The SoA as exported names each row's basis.
+    with exports["soa_csv"].open(encoding="utf-8-sig", newline="") as sheet:
+        shown = {r["Requirement"]: r["Basis"] for r in csv.DictReader(sheet)}
+    assert shown[row_name].startswith(f"Risk treatment: {risk.title} ({risk.level}, modify")
+    assert shown[legal_row] == f"Required by: {LEGAL}"
+    assert "none stated" in shown.values(), "rows nobody gave a basis say so"
 
     # The POA&M carries it too, beside each item's own risk, related to its findings' items.
     poam = json.loads(exports["oscal_poam"].read_bytes())["plan-of-action-and-milestones"]

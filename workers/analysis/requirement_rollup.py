@@ -8,12 +8,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.catalog.scf_frameworks import requirement_of
+
 Row = dict[str, Any]
-
-
-def requirement_of(requirement_id: str) -> str:
-    """ "6.1.2(a)(1)" -> "6.1.2"; "A.5.7" and "CC6.1" are their own requirement."""
-    return requirement_id.split("(", 1)[0].strip() or requirement_id
 
 
 def label_of(framework: Any, requirement_id: Any) -> str:

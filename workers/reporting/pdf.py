@@ -275,7 +275,7 @@ def _scope(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
 
 def _soa(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     said = [part for line in decision_lines(report.soa) for part in _note(line, styles)]
-    widths = _split(width, 1.1, 2, 1.4, 0.9, 4, 1.2, 1.3, 1.2, 3, 2.2)
+    widths = _split(width, 1.1, 2, 1.4, 0.9, 3.4, 2.2, 1.2, 1.3, 1.2, 2.6, 2)
     chart = _chart(status_chart(report.soa), styles, width)
     return said + chart + _table(SOA_HEADERS, soa_table(report), styles, widths)
 

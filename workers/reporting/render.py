@@ -10,6 +10,7 @@ from typing import Any
 
 from orchestrator.db.compute_guard import computing
 from orchestrator.service.row_decisions import decision_lines, row_decision_labels
+from orchestrator.service.soa_basis import LEGAL, REQUIRED_BY, RISK_TREATMENT
 from workers.analysis.dismissals import dismissed_gaps, open_gaps
 from workers.analysis.poam import point_of_contact
 from workers.reporting.chart_layout import layout
@@ -316,6 +317,7 @@ def soa_table(report: ReportInput) -> list[tuple[Any, ...]]:
             ", ".join(str(c) for c in row.get("scf_controls") or []),
             "Yes" if row.get("applicable") else "No",
             row.get("justification"),
+            basis_shown(row.get("basis")),
             str(row.get("proposal") or "").replace("_", " "),
             str(row.get("implementation_status") or "not yet assessed").replace("_", " "),
             owner_shown(row),
@@ -324,6 +326,22 @@ def soa_table(report: ReportInput) -> list[tuple[Any, ...]]:
         )
         for index, row in enumerate(soa_rows(report.soa))
     ]
+
+
+def basis_shown(basis: Any) -> str:
+    """What a row rests on (ISO/IEC 27001 6.1.3 d), as the SoA was drafted: the treated
+    risks that select it, the requirement a person stated, or the exclusion's reason."""
+    if not isinstance(basis, dict):
+        return "none stated"
+    if basis.get("kind") == RISK_TREATMENT:
+        return "Risk treatment: " + "; ".join(
+            f"{r.get('title')} ({r.get('level')}, {r.get('treatment')}"
+            + (f", residual risk accepted by {r['accepted_by']})" if r.get("accepted_by") else ")")
+            for r in basis.get("risks") or []
+        )
+    if basis.get("kind") == LEGAL:
+        return f"{REQUIRED_BY} {basis.get('requirement')}"
+    return f"Exclusion: {basis.get('reason')}"
 
 
 def soa_decided(soa: Content) -> list[str]:
@@ -340,6 +358,7 @@ SOA_HEADERS = (
     "SCF controls",
     "Applicable",
     "Justification",
+    "Basis",
     "Proposed",
     "Implementation",
     "Owner",
