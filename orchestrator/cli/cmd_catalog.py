@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator.cli.clickkit import json_option
-from orchestrator.cli.output import emit_json, short, table
+from orchestrator.cli.output import emit_json, short, span, table, working
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,7 +58,10 @@ def catalog_import(path: Path, as_json: bool) -> None:
     from orchestrator.contracts.plain import jsonable
 
     began = time.perf_counter()
-    result = import_file(path)
+    # One call reads and stores the whole file: a spinner and the time so far on a
+    # terminal, nothing for a script (`--json`, a pipe).
+    with working(f"importing {path.name}", show=not as_json):
+        result = import_file(path)
     seconds = time.perf_counter() - began
     if as_json:
         emit_json({**jsonable(result), "info": result.info.as_dict(), "seconds": seconds})
@@ -68,7 +71,7 @@ def catalog_import(path: Path, as_json: bool) -> None:
     click.echo(
         f"  {result.controls} controls, {result.frameworks} frameworks, "
         f"{result.requirements} requirements, {result.links} links "
-        f"in {seconds:.1f} s"
+        f"in {span(seconds)}"
     )
     click.echo(f"  licence: {result.info.licence}; attribution: {result.info.attribution}")
 

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+import time
+from collections.abc import Callable
+from contextlib import closing, nullcontext
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from orchestrator.demo.progress import ProgressBars
 
 
 @click.command("demo")
@@ -30,6 +39,7 @@ import click
 )
 def demo_command(framework: str, concurrency: int, stall_s: float) -> None:
     """Run one whole assessment on the embedded default (SQLite, in-process worker)."""
+    from orchestrator.cli.output import span, table
     from orchestrator.config.settings import get_settings
     from orchestrator.db.migrate import upgrade
     from orchestrator.demo.reviewer import RunStalled
@@ -42,9 +52,12 @@ def demo_command(framework: str, concurrency: int, stall_s: float) -> None:
         raise click.UsageError("demo runs on the embedded default; unset LIFECYCLE_BROKER_URL")
     click.echo(f"database: {settings.resolved_database_url}")
     upgrade()
+    say, bars = _demo_output()
+    drawn = closing(bars) if bars is not None else nullcontext()
     try:
-        with embedded_worker(get_app(), concurrency=concurrency):
-            result = run_demo(framework=framework, stall_s=stall_s)
+        # The bars are left as drawn before anything else is printed.
+        with embedded_worker(get_app(), concurrency=concurrency), drawn:
+            result = run_demo(say=say, framework=framework, stall_s=stall_s, on_progress=bars)
     except RunStalled as stalled:
         click.echo(f"\n{stalled}.", err=True)
         click.echo(
@@ -55,12 +68,31 @@ def demo_command(framework: str, concurrency: int, stall_s: float) -> None:
         )
         raise SystemExit(1) from None
     click.echo()
-    click.echo(f"run {result.run.id}: {result.run.status} in {result.seconds:.1f} s")
-    for step, seconds in result.steps:
-        click.echo(f"  {step:<30} {seconds * 1000:8.0f} ms")
+    click.echo(f"run {result.run.id}: {result.run.status} in {span(result.seconds)}")
+    steps = table(["step", "took"], [(step, span(seconds)) for step, seconds in result.steps])
+    click.echo("\n".join(f"  {line}" for line in steps.splitlines()))
     click.echo(f"report: {result.report_path}")
     if result.run.status != "completed":
         raise SystemExit(1)
+
+
+def _demo_output() -> tuple[Callable[[str], None], ProgressBars | None]:
+    """On a terminal, the demo's lines and its progress bars share one rich console (the
+    lines print above the bars); otherwise plain lines, a batch change a line."""
+    from orchestrator.cli.output import is_terminal
+
+    if not is_terminal(sys.stdout):
+        return click.echo, None
+    from rich.console import Console
+
+    from orchestrator.demo.progress import ProgressBars
+
+    console = Console(force_terminal=True, highlight=False)
+
+    def say(line: str) -> None:
+        console.out(line, highlight=False)
+
+    return say, ProgressBars(console, time.monotonic)
 
 
 @click.command("migrate")

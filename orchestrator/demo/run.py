@@ -46,10 +46,15 @@ class DemoResult:
 
 
 def run_demo(
-    say: Callable[[str], None] = print, framework: str = "SOC 2", stall_s: float = 300.0
+    say: Callable[[str], None] = print,
+    framework: str = "SOC 2",
+    stall_s: float = 300.0,
+    on_progress: Callable[[object], None] | None = None,
 ) -> DemoResult:
     """One whole assessment. Given up only when the run went `stall_s` without a step
-    finishing or a batch of work done (`RunStalled`): a busy machine is slow, not stuck."""
+    finishing or a batch of work done (`RunStalled`): a busy machine is slow, not stuck.
+    `on_progress` is told each change of the batches done (by default a line each,
+    through `say`)."""
     began = time.monotonic()
     assessment = create_assessment(OWNER, "example-org", "Example Corp annual SCF assessment")
     say(f"assessment {assessment.id} created")
@@ -83,7 +88,7 @@ def run_demo(
         on_change=lambda r: say(f"  [{r.status:>20}] {r.current_step or ''}"),
         stall_s=stall_s,
         progress=batches_seen(OWNER),
-        on_progress=ProgressLines(say, time.monotonic),
+        on_progress=on_progress if on_progress is not None else ProgressLines(say, time.monotonic),
     )
     result = DemoResult(
         run=run,

@@ -14,7 +14,7 @@ from pathlib import Path
 from orchestrator.cli.group import DISTRIBUTION
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("celery", "sqlalchemy", "numpy", "fastapi", "pydantic")
+HEAVY = ("celery", "sqlalchemy", "numpy", "fastapi", "pydantic", "rich", "humanize")
 
 #: Asks `--help` of the group and of every command and subcommand, in one process, then
 #: prints the command lines asked and the heavy libraries loaded.
