@@ -136,7 +136,13 @@ def main() -> None:
             print(f"  {key:34} {value}")
         figures += [
             (f"{key}, {name}", float(measured[key]), "")
-            for key in ("risks proposed", "with a basis from the register", "no basis at the gate")
+            for key in (
+                "with a basis from the register",
+                "stated by a person",
+                "no basis at the gate",
+                "applicable rows",
+                "risks proposed",
+            )
         ]
     record_if_asked(args, "soa_basis", figures)
 

@@ -1,6 +1,6 @@
-"""Risks proposed by gap findings, decided by people, on the demo's real policy samples
-against ISO/IEC 27001:2022 (issue 51, points 2 and 3):
-
+"""Risks proposed by gap findings, decided by people, on six real ISMS policies of the
+shared ISO/IEC 27001 corpus (`../shared/data/evidence-iso27001/`) against ISO/IEC
+27001:2022:
 - the gap analysis proposes the risk each open finding raises, with its reason (the
   requirement, the finding, what is missing), stored as a proposal, not in the register;
 - a person accepts one (a register risk with the controls they selected and the finding's
@@ -9,8 +9,9 @@ against ISO/IEC 27001:2022 (issue 51, points 2 and 3):
 - the SoA gate's readiness names the rows with no basis; the accepted risk gives its row a
   basis, a stated legal requirement gives another one; the SoA drafted again cites the
   risk in the row's justification;
-- the OSCAL assessment results carry the risk, linked to its finding, with its likelihood
-  and impact, and FedRAMP's rules for assessment results find nothing new in it.
+- the SoA as exported names each row's basis; the OSCAL assessment results and POA&M carry
+  the risk, linked to its findings, with its likelihood and impact, and FedRAMP's rules for
+  assessment results find nothing new in it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from orchestrator.contracts.risk_method import ProposalStatus
 from orchestrator.contracts.signals import ArtifactKind as K
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.db.models import AuditEvent
-from orchestrator.demo.run import SAMPLES
 from orchestrator.knowledge.embedder import set_default_embedder
 from orchestrator.knowledge.minilm_onnx import shared_minilm
 from orchestrator.service.amendments import amended_content
@@ -56,6 +56,7 @@ from tests.support.services import (
     kit_database_for_this_process,
     open_kit,
 )
+from tests.support.shared_data import SHARED_DATA
 from workers.analysis.dismissals import open_gaps
 from workers.reporting.oscal_parts import NS
 
@@ -65,16 +66,31 @@ OWNER = "user:it-lead@acme"
 LEGAL = "GDPR Art. 32 (security of processing)"
 
 
+CORPUS = SHARED_DATA / "evidence-iso27001" / "policies"
+POLICIES = [
+    CORPUS / f"isms-op-{name}.md"
+    for name in (
+        "identity-and-access-management",
+        "use-of-cryptography",
+        "incident-management",
+        "logging",
+        "asset-management",
+        "business-continuity-and-disaster-recovery",
+    )
+]
+
+
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
+    if not all(path.is_file() for path in POLICIES):
+        pytest.skip(f"the shared ISO/IEC 27001 corpus is absent under {CORPUS}")
     set_clock(lambda: FIXED_NOW)
     set_default_embedder(shared_minilm())
     try:
         with open_kit(tmp_path_factory.mktemp("risk-proposals")) as kit:
             kit.framework = FRAMEWORK
-            for path in sorted(SAMPLES.iterdir()):
-                media = "text/plain" if path.suffix == ".txt" else "text/markdown"
-                kit.add_document(path.name, path.read_bytes(), media_type=media)
+            for path in POLICIES:
+                kit.add_document(path.name, path.read_bytes(), media_type="text/markdown")
             kit.run_through(Step.CREATE_GAP_ANALYSIS)
             yield kit
     finally:
@@ -120,7 +136,7 @@ def test_a_gap_proposes_a_risk_a_person_accepts_the_soa_and_oscal_cite_it(
     kit: Kit, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     gaps = {str(g["control_id"]): g for g in open_gaps(kit.content(K.GAP_ANALYSIS))}
-    assert len(gaps) >= 3, "the demo's samples leave ISO/IEC 27001 requirements open"
+    assert len(gaps) >= 3, "six policies leave ISO/IEC 27001 requirements open"
     with kit_database_for_this_process(kit, monkeypatch):
         proposals = risk_proposals(LEAD, kit.assessment.id)
         # One proposal per open finding, each with its reason; none in the register yet.
@@ -209,7 +225,7 @@ def test_a_gap_proposes_a_risk_a_person_accepts_the_soa_and_oscal_cite_it(
         kinds = [str((r.get("basis") or {}).get("kind")) for r in redrafted]
         # The figures the issue asks for (-s): proposals, rows with a basis.
         print(
-            f"ISO/IEC 27001 on the demo samples: {len(proposals)} risks proposed, 1 accepted, "
+            f"ISO/IEC 27001 on six shared policies: {len(proposals)} risks proposed, 1 accepted, "
             f"1 merged, 1 rejected; SoA rows {len(redrafted)}: with no basis before "
             f"{len(before)}, after {len(_no_basis(kit))}; by basis "
             + ", ".join(f"{k} {kinds.count(k)}" for k in sorted(set(kinds)))
