@@ -15,6 +15,7 @@ from tests.support.http_lifecycle import (
     approve_current,
     approve_scope,
     confirm_proposals,
+    select_framework,
     undecided,
 )
 
@@ -33,18 +34,36 @@ def _at_soa_gate(api: Api, owner: Headers, reviewer: Headers, run_id: str) -> di
             timeout_s=300,
         )
         if run["current_step"] == Step.WAIT_FOR_FRAMEWORK_SELECTION.value:
-            sent = api.client.post(
-                f"/api/v1/workflows/{run_id}/signals",
-                params={"wait": 10},
-                headers={**owner, "Idempotency-Key": f"{run_id}:framework"},
-                json={"type": "framework_selected", "payload": {"framework": FRAMEWORK}},
-            )
-            assert sent.status_code == 202 and sent.json()["fate"] == "applied", sent.text
+            assert select_framework(api, owner, run_id, FRAMEWORK)["fate"] == "applied"
         elif run["current_step"] == Step.WAIT_FOR_SOA_APPROVAL.value:
             approve_scope(api, reviewer, run)
             return run
         else:
             assert approve_current(api, reviewer, run)["fate"] == "applied"
+
+
+def _people(api: Api, n: int) -> tuple[Headers, Headers, Headers]:
+    """Who starts the run, who approves (an assessor) and who decides rows (not the approver)."""
+    owner = api.key("signal", "read", tenant=TENANT, principal=f"user:owner{n}@acme")
+    reviewer = api.key(
+        "approve", "read", tenant=TENANT, principal=f"user:reviewer{n}@acme", roles=("assessor",)
+    )
+    decider = api.key("approve", "read", tenant=TENANT, principal=f"user:control-owner{n}@acme")
+    return owner, reviewer, decider
+
+
+def _decided_at_soa_gate(
+    api: Api, people: tuple[Headers, Headers, Headers], n: int, body: dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """The demo's samples assessed against ISO/IEC 27001, waiting at the SoA's gate with
+    every status decided: the assessment's id and the run."""
+    owner, reviewer, decider = people
+    assessment = api.create_assessment(owner, organization=f"basis-org-{n}")["id"]
+    api.upload_samples(owner, assessment)
+    started = api.start(owner, assessment, f"basis-{n}", body)
+    assert started.status_code in (200, 201), started.text
+    run = _at_soa_gate(api, owner, reviewer, started.json()["id"])
+    return assessment, confirm_proposals(api, decider, run, undecided(api, owner, run))
 
 
 def _soa(api: Api, headers: Headers, run_id: str, artifact_id: str) -> list[dict[str, Any]]:
@@ -56,20 +75,10 @@ def test_the_soa_gate_refuses_rows_with_no_basis_until_a_risk_or_requirement_is_
     running_api: Api,
 ) -> None:
     api = running_api
-    owner = api.key("signal", "read", tenant=TENANT, principal="user:owner@acme")
-    reviewer = api.key(
-        "approve", "read", tenant=TENANT, principal="user:reviewer@acme", roles=("assessor",)
-    )
-    decider = api.key("approve", "read", tenant=TENANT, principal="user:control-owner@acme")
-    assessment = api.create_assessment(owner, organization="basis-org")["id"]
-    api.upload_samples(owner, assessment)
+    owner, reviewer, decider = people = _people(api, 1)
     body = {"approval_policies": {"soa": {"require_basis": True}}}
-    started = api.start(owner, assessment, "basis-1", body)
-    assert started.status_code in (200, 201), started.text
-    run_id = started.json()["id"]
-    run = _at_soa_gate(api, owner, reviewer, run_id)
-    gate = undecided(api, owner, run)
-    run = confirm_proposals(api, decider, run, gate)
+    assessment, run = _decided_at_soa_gate(api, people, 1, body)
+    run_id = run["id"]
     gate = undecided(api, owner, run)
     rows = _soa(api, owner, run_id, gate["artifact_id"])
     applicable = [r for r in rows if r.get("applicable") is not False]
@@ -145,16 +154,8 @@ def test_without_the_policy_the_gate_names_rows_with_no_basis_and_approves(
     running_api: Api,
 ) -> None:
     api = running_api
-    owner = api.key("signal", "read", tenant=TENANT, principal="user:owner2@acme")
-    reviewer = api.key(
-        "approve", "read", tenant=TENANT, principal="user:reviewer2@acme", roles=("assessor",)
-    )
-    decider = api.key("approve", "read", tenant=TENANT, principal="user:control-owner2@acme")
-    assessment = api.create_assessment(owner, organization="basis-org-2")["id"]
-    api.upload_samples(owner, assessment)
-    run_id = api.start(owner, assessment, "basis-2").json()["id"]
-    run = _at_soa_gate(api, owner, reviewer, run_id)
-    run = confirm_proposals(api, decider, run, undecided(api, owner, run))
+    owner, reviewer, _ = people = _people(api, 2)
+    _, run = _decided_at_soa_gate(api, people, 2, None)
     gate = undecided(api, owner, run)
     assert gate["basis_required"] is False and gate["no_basis"] > 0 and gate["ready"] is True
     assert approve_current(api, reviewer, run)["fate"] == "applied"

@@ -13,12 +13,14 @@ from tests.api.conftest import Api, Headers
 SIGNAL_FOR_KIND = {kind.value: signal.value for signal, kind in APPROVAL_SIGNALS.items()}
 
 
-def select_framework(api: Api, headers: Headers, run_id: str) -> dict[str, Any]:
+def select_framework(
+    api: Api, headers: Headers, run_id: str, framework: str = "SCF"
+) -> dict[str, Any]:
     response = api.client.post(
         f"/api/v1/workflows/{run_id}/signals",
         params={"wait": 10},
         headers={**headers, "Idempotency-Key": f"{run_id}:framework"},
-        json={"type": "framework_selected", "payload": {"framework": "SCF"}},
+        json={"type": "framework_selected", "payload": {"framework": framework}},
     )
     assert response.status_code == 202, response.text
     return dict(response.json())
@@ -156,13 +158,7 @@ def through_soa_approval(
         if run["context"].get("approved", {}).get("soa"):
             return
         if run["current_step"] == Step.WAIT_FOR_FRAMEWORK_SELECTION.value:
-            sent = api.client.post(
-                f"/api/v1/workflows/{run_id}/signals",
-                params={"wait": 10},
-                headers={**owner, "Idempotency-Key": f"{run_id}:framework"},
-                json={"type": "framework_selected", "payload": {"framework": framework}},
-            )
-            assert sent.status_code == 202 and sent.json()["fate"] == "applied", sent.text
+            assert select_framework(api, owner, run_id, framework)["fate"] == "applied"
             continue
         assert run["status"] == "waiting_for_approval", run
         if run["current_step"] == Step.WAIT_FOR_SOA_APPROVAL.value:
