@@ -102,8 +102,7 @@ def measure(files: list[tuple[Path, str]], monkeypatch: Any) -> dict[str, int]:
         kinds = Counter(str((r.get("basis") or {}).get("kind") or "none") for r in redrafted)
         return {
             "applicable rows": len(applicable),
-            "risks proposed": len(proposals),
-            "risks accepted": len(proposals),
+            "risks proposed (all accepted)": len(proposals),
             "no basis before": len(before),
             "with a basis from the register": len(before) - len(after_register),
             "stated by a person": len(after_register),
@@ -141,7 +140,7 @@ def main() -> None:
                 "stated by a person",
                 "no basis at the gate",
                 "applicable rows",
-                "risks proposed",
+                "risks proposed (all accepted)",
             )
         ]
     record_if_asked(args, "soa_basis", figures)

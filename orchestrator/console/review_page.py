@@ -28,7 +28,7 @@ from orchestrator.service.draft_rows import rows_of
 from orchestrator.service.producer import get_run
 from orchestrator.service.queries import get_artifact, list_approvals, list_artifacts
 from orchestrator.service.read_models import ApprovalRecordView, ArtifactView, RunView
-from orchestrator.service.readiness import Readiness, artifact_readiness
+from orchestrator.service.readiness import Readiness, artifact_readiness, readiness
 from orchestrator.service.reassessments import ReassessmentView, reassessment_of, row_key
 from orchestrator.service.review_claims import ClaimView, claim_on
 from orchestrator.service.review_comments import CommentView, list_comments
@@ -170,7 +170,7 @@ def load_review(
         charts=charts.charts(kind, content),
         summary=summary(content),
         decisions=decision_lines(content),
-        readiness=artifact_readiness(actor, run_id, chosen.id) if kind in APPROVABLE else None,
+        readiness=_readiness(actor, run_id, chosen.id, kind, chosen.version, content, state),
         right=review_right(principal, run, kind, chosen.id) if waiting else None,
         claim=claim_on(actor, run_id, kind) if waiting else None,
         claimable=waiting and _waits_at(state, kind),
@@ -185,6 +185,24 @@ def load_review(
         if kind is ArtifactKind.SOA and chosen.status != "approved"
         else None,
     )
+
+
+def _readiness(
+    actor: Actor,
+    run_id: uuid.UUID,
+    artifact_id: uuid.UUID,
+    kind: ArtifactKind,
+    version: int,
+    content: dict[str, Any],
+    state: RunState,
+) -> Readiness | None:
+    """What the gate would refuse, from the content in hand; an SoA's basis is read
+    against the register (a transaction of its own, for that gate only)."""
+    if kind not in APPROVABLE:
+        return None
+    if kind is ArtifactKind.SOA:
+        return artifact_readiness(actor, run_id, artifact_id)
+    return readiness(kind, version, content, state.policy(kind))
 
 
 def _waits_at(state: RunState, kind: ArtifactKind) -> bool:

@@ -29,39 +29,30 @@ def _unstorable(text: str) -> bool:
     return NUL in text or _SURROGATE.search(text) is not None
 
 
-def nul_path(value: Any) -> Path | None:
-    """Where a NUL or a lone surrogate is inside `value` (() for the value itself), or
-    None when there is none."""
+def _first_unstorable(value: Any) -> tuple[Path, str] | None:
+    """The first text inside `value` a database cannot store, and where it is (() for the
+    value itself, a key's own path for a key)."""
     if isinstance(value, str):
-        return () if _unstorable(value) else None
+        return ((), value) if _unstorable(value) else None
     if isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(key, str) and _unstorable(key):
-                return (key,)
-            inner = nul_path(item)
+                return (key,), key
+            inner = _first_unstorable(item)
             if inner is not None:
-                return (key, *inner)
+                return (key, *inner[0]), inner[1]
         return None
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            inner = nul_path(item)
+            inner = _first_unstorable(item)
             if inner is not None:
-                return (index, *inner)
+                return (index, *inner[0]), inner[1]
     return None
 
 
-def _found(value: Any) -> str:
-    """The error type the API names: a NUL where there is one, else a lone surrogate."""
-    if isinstance(value, str):
-        return "nul_character" if NUL in value else "lone_surrogate"
-    if isinstance(value, Mapping):
-        parts: list[Any] = [*value.keys(), *value.values()]
-    elif isinstance(value, list | tuple):
-        parts = list(value)
-    else:
-        return "lone_surrogate"
-    kinds = {_found(part) for part in parts if nul_path(part) is not None}
-    return "nul_character" if "nul_character" in kinds else "lone_surrogate"
+def _kind(text: str) -> str:
+    """The error type the API names for the text found."""
+    return "nul_character" if NUL in text else "lone_surrogate"
 
 
 def _message(path: Path, kind: str = "nul_character") -> str:
@@ -77,9 +68,9 @@ def _message(path: Path, kind: str = "nul_character") -> str:
 
 
 def _refuse_nul(value: Any) -> Any:
-    path = nul_path(value)
-    if path is not None:
-        kind = _found(value)
+    found = _first_unstorable(value)
+    if found is not None:
+        path, kind = found[0], _kind(found[1])
         raise PydanticCustomError(kind, _message(path, kind).replace("{", "{{").replace("}", "}}"))
     return value
 
@@ -172,9 +163,9 @@ def require_nul_free(**fields: Any) -> None:
     naming each field that holds a NUL, with its location inside the value."""
     errors = []
     for name, value in fields.items():
-        path = nul_path(value)
-        if path is not None:
-            kind = _found(value)
+        found = _first_unstorable(value)
+        if found is not None:
+            path, kind = found[0], _kind(found[1])
             errors.append({"loc": [name, *path], "msg": _message(path, kind), "type": kind})
     if errors:
         names = ", ".join(str(error["loc"][0]) for error in errors)

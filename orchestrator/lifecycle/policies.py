@@ -99,8 +99,8 @@ class GatePolicy:
             roles=tuple(data.get("roles", DEFAULT_APPROVER_ROLES)),
             required=int(data.get("required", 1)),
             separation_of_duties=bool(data.get("separation_of_duties", True)),
-            require_decided=_optional_bool(data.get("require_decided")),
-            require_basis=_strict_bool(data.get("require_basis", False), "require_basis"),
+            require_decided=_bool(data.get("require_decided"), "require_decided", optional=True),
+            require_basis=bool(_bool(data.get("require_basis", False), "require_basis")),
         )
 
 
@@ -116,16 +116,10 @@ def requires_decisions(policy: GatePolicy, kind: str) -> bool:
     return bool(declared and declared.decided and declared.decided.by_default)
 
 
-def _optional_bool(value: Any) -> bool | None:
-    if value is None or isinstance(value, bool):
+def _bool(value: Any, name: str, optional: bool = False) -> bool | None:
+    if isinstance(value, bool) or (optional and value is None):
         return value
-    raise ValueError("require_decided must be true, false or absent")
-
-
-def _strict_bool(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise ValueError(f"{name} must be true or false")
+    raise ValueError(f"{name} must be true{', false or absent' if optional else ' or false'}")
 
 
 def parse_policies(raw: Any) -> dict[ArtifactKind, GatePolicy]:

@@ -27,13 +27,13 @@ from orchestrator.db.tables import APPROVALS
 from orchestrator.engine import messages as fleet
 from orchestrator.engine.inbox import Recorded, insert_signal
 from orchestrator.engine.precheck import reject_if_invalid
-from orchestrator.engine.run_rows import RunRecord, state_of
+from orchestrator.engine.run_rows import RunRecord
 from orchestrator.jobs.artifacts import find_artifact
 from orchestrator.lifecycle.approval_checks import ApprovalDecision
 from orchestrator.service.approval_rights import waiver
 from orchestrator.service.approval_seals import seal_of
 from orchestrator.service.producer import load_run, signal_envelope
-from orchestrator.service.readiness import SHOWN, readiness, with_basis
+from orchestrator.service.readiness import SHOWN, stored_readiness
 from orchestrator.service.review_claims import refuse_unless_holder
 from orchestrator.service.roles import GRANT_HINT, held_roles
 
@@ -89,7 +89,7 @@ def record_approval(
         roles = _acting_roles(session, run.tenant_id, actor.actor_id, named)
         artifact_id = artifact.artifact_id
         if verdict is ApprovalDecision.APPROVED:
-            _refuse_unless_ready(session, run, kind, artifact_id)
+            _refuse_unless_ready(session, run, artifact_id)
         # The gate setting in force now travels with the event, as the roles held do.
         waived = waiver(session, run.tenant_id, kind, artifact_id, actor.actor_id)
         # Sealed to the content as stored now, so a later edit or a replaced citation shows.
@@ -141,15 +141,13 @@ def record_approval(
     return view
 
 
-def _refuse_unless_ready(
-    session: Session, run: RunRecord, kind: ArtifactKind, artifact_id: uuid.UUID
-) -> None:
+def _refuse_unless_ready(session: Session, run: RunRecord, artifact_id: uuid.UUID) -> None:
     """An approval of a draft with rows nobody decided (where the gate's policy asks for
-    decisions) or of a report resting on an unapproved input is refused, naming them."""
+    decisions), of an SoA with rows resting on nothing (where it asks for a basis) or of a
+    report resting on an unapproved input is refused, naming them."""
     stored = session.get(Artifact, artifact_id)
     assert stored is not None
-    ready = readiness(kind, stored.version, stored.content, state_of(run).policy(kind))
-    ready = with_basis(session, run, ready, stored.content)
+    ready = stored_readiness(session, run, stored)
     refusal = ready.refusal()
     if refusal is not None:
         raise GateNotReady(refusal, readiness=ready.to_json(listed=SHOWN))

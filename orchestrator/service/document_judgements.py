@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.documents import ADOPTIONS, DOCUMENT_KINDS
-from orchestrator.contracts.errors import IdempotencyConflict, InvalidInput, NotFound
+from orchestrator.contracts.errors import IdempotencyConflict, InvalidInput
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.busy import retry_busy
@@ -30,7 +30,7 @@ from orchestrator.db.models import Artifact, Document, WorkflowRun
 from orchestrator.db.session import read_transaction, transaction
 from orchestrator.engine.audit_rows import append_audit
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
-from orchestrator.service.producer import load_assessment
+from orchestrator.service.producer import load_document
 
 REASON_LIMIT = 2000
 
@@ -89,16 +89,6 @@ def _clean(
     if len(reason) > REASON_LIMIT:
         raise InvalidInput(f"reason must be at most {REASON_LIMIT} characters", field="reason")
     return kind, adoption, reason.strip()
-
-
-def _document(
-    session: Session, actor: Actor, assessment_id: uuid.UUID, document_id: uuid.UUID
-) -> Document:
-    load_assessment(session, actor, assessment_id)
-    document = session.get(Document, document_id)
-    if document is None or document.assessment_id != assessment_id:
-        raise NotFound(f"assessment {assessment_id} has no document {document_id}")
-    return document
 
 
 def _judged(session: Session, document: Document) -> dict[str, Any]:
@@ -169,7 +159,7 @@ def document_judgement(
 ) -> DocumentJudgementView:
     """How the next draft will judge this document, and every amendment to it."""
     with read_transaction() as session:
-        return _view(session, _document(session, actor, assessment_id, document_id))
+        return _view(session, load_document(session, actor, assessment_id, document_id))
 
 
 @retry_busy
@@ -190,7 +180,7 @@ def amend_document_judgement(
     digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
     key = idempotency_key or f"auto:{uuid.uuid4()}"
     with transaction() as session:
-        document = _document(session, actor, assessment_id, document_id)
+        document = load_document(session, actor, assessment_id, document_id)
         if document.uploaded_by == SYSTEM_UPLOADER:
             raise InvalidInput(
                 f"{document.filename} was written by the orchestrator: it is never evidence"

@@ -23,12 +23,8 @@ from orchestrator.db.models import Document
 from orchestrator.db.session import transaction
 from orchestrator.engine import messages as fleet
 from orchestrator.service.documents import upload_document_file
-from orchestrator.service.evidence_life import (
-    DocumentLifeView,
-    expiry_date,
-    life_view,
-    load_document,
-)
+from orchestrator.service.evidence_life import DocumentLifeView, expiry_date, life_view
+from orchestrator.service.producer import load_document
 from orchestrator.service.read_models import DocumentView
 from orchestrator.service.reassessments import start_reassessment
 

@@ -13,16 +13,15 @@ from datetime import date, datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.documents import CURRENT, EXPIRED
-from orchestrator.contracts.errors import DatesOutOfOrder, InvalidInput, NotFound
+from orchestrator.contracts.errors import DatesOutOfOrder, InvalidInput
 from orchestrator.contracts.identity import Actor
 from orchestrator.db.busy import retry_busy
 from orchestrator.db.models import Assessment, Document
 from orchestrator.db.session import transaction
-from orchestrator.service.producer import load_assessment
+from orchestrator.service.producer import load_document
 
 
 class DocumentLifeView(BaseModel):
@@ -61,16 +60,6 @@ def expiry_date(
     if effective_on is not None and review_every_days is not None:
         return effective_on + timedelta(days=review_every_days)
     return None
-
-
-def load_document(
-    session: Session, actor: Actor, assessment_id: uuid.UUID, document_id: uuid.UUID
-) -> Document:
-    load_assessment(session, actor, assessment_id)
-    row = session.get(Document, document_id)
-    if row is None or row.assessment_id != assessment_id:
-        raise NotFound(f"assessment {assessment_id} has no document {document_id}")
-    return row
 
 
 @retry_busy

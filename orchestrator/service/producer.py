@@ -108,6 +108,16 @@ def load_assessment(session: Session, actor: Actor, assessment_id: uuid.UUID) ->
     return row
 
 
+def load_document(
+    session: Session, actor: Actor, assessment_id: uuid.UUID, document_id: uuid.UUID
+) -> Document:
+    load_assessment(session, actor, assessment_id)
+    row = session.get(Document, document_id)
+    if row is None or row.assessment_id != assessment_id:
+        raise NotFound(f"assessment {assessment_id} has no document {document_id}")
+    return row
+
+
 _RUN_BY_ID = select(RUNS).where(RUNS.c.id == bindparam("run_id"))
 
 

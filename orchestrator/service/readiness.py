@@ -10,7 +10,7 @@ for the report, inputs nobody approved.
 
 The gate's policy (`require_decided`, on by default for the SoA and the POA&M) decides
 whether undecided rows refuse an approval; an unapproved input always refuses the report.
-An SoA's readiness also names its rows with no basis (`with_basis`); the SoA gate's
+An SoA's readiness also names its rows with no basis (`stored_readiness`); the SoA gate's
 `require_basis` policy makes them refuse an approval too.
 """
 
@@ -178,9 +178,7 @@ def artifact_readiness(actor: Actor, run_id: uuid.UUID, artifact_id: uuid.UUID) 
         stored = session.get(Artifact, artifact_id)
         if stored is None or stored.run_id != run.id:
             raise NotFound(f"run {run_id} has no artifact {artifact_id}")
-        kind = ArtifactKind(stored.kind)
-        found = readiness(kind, stored.version, stored.content, state_of(run).policy(kind))
-        return with_basis(session, run, found, stored.content)
+        return stored_readiness(session, run, stored)
 
 
 @retry_busy
@@ -204,8 +202,7 @@ def gate_readiness(actor: Actor, run_id: uuid.UUID) -> list[dict[str, Any]]:
             )
             if stored is None:
                 continue
-            ready = readiness(kind, version, stored.content, state.policy(kind))
-            ready = with_basis(session, run, ready, stored.content)
+            ready = stored_readiness(session, run, stored)
             gates.append(
                 {"approved": state.is_approved(kind), "artifact_id": str(stored.id)}
                 | ready.to_json()
@@ -213,13 +210,16 @@ def gate_readiness(actor: Actor, run_id: uuid.UUID) -> list[dict[str, Any]]:
         return gates
 
 
-def with_basis(
-    session: Session, run: RunRecord, found: Readiness, content: dict[str, Any]
-) -> Readiness:
-    """An SoA's readiness names its rows with no basis, read against the register now,
-    and says whether the run's policy for the gate asks for one."""
-    if found.kind is not ArtifactKind.SOA:
+def stored_readiness(session: Session, run: RunRecord, stored: Artifact) -> Readiness:
+    """A stored draft's readiness under the run's policy for its gate; an SoA's names its
+    rows with no basis, read against the register now, and says whether the policy asks
+    for one."""
+    kind = ArtifactKind(stored.kind)
+    policy = state_of(run).policy(kind)
+    found = readiness(kind, stored.version, stored.content, policy)
+    if kind is not ArtifactKind.SOA:
         return found
     risks = held_risks(session, run.tenant_id, run.organization_id)
-    required = state_of(run).policy(ArtifactKind.SOA).require_basis
-    return replace(found, no_basis=no_basis(content, risks), basis_required=required)
+    return replace(
+        found, no_basis=no_basis(stored.content, risks), basis_required=policy.require_basis
+    )

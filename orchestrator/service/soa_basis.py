@@ -110,6 +110,19 @@ def no_basis(content: dict[str, Any], risks: list[HeldRisk]) -> list[str]:
     ]
 
 
+def risks_named(cited: list[dict[str, Any]], accepted: bool = False) -> str:
+    """The treated risks a row cites, in words: "Stolen laptop (high, modify)"; with
+    `accepted`, who accepted each one's residual risk too."""
+
+    def named(risk: dict[str, Any]) -> str:
+        said = [str(risk.get("level")), str(risk.get("treatment"))]
+        if accepted and risk.get("accepted_by"):
+            said.append(f"residual risk accepted by {risk['accepted_by']}")
+        return f"{risk.get('title')} ({', '.join(said)})"
+
+    return "; ".join(named(risk) for risk in cited)
+
+
 def justification_with_basis(row: dict[str, Any]) -> str:
     """The row's justification, followed by the treated risks or the requirement it rests
     on (an exclusion's justification is its reason already); said once, however often
@@ -118,8 +131,7 @@ def justification_with_basis(row: dict[str, Any]) -> str:
     basis = row.get("basis")
     said = ""
     if basis and basis["kind"] == RISK_TREATMENT:
-        named = "; ".join(f"{r['title']} ({r['level']}, {r['treatment']})" for r in basis["risks"])
-        said = f"{SELECTED_BY} {named}."
+        said = f"{SELECTED_BY} {risks_named(basis['risks'])}."
     elif basis and basis["kind"] == LEGAL:
         said = f"{REQUIRED_BY} {basis['requirement']}."
     if not said or said in text:

@@ -10,7 +10,7 @@ from typing import Any
 
 from orchestrator.db.compute_guard import computing
 from orchestrator.service.row_decisions import decision_lines, row_decision_labels
-from orchestrator.service.soa_basis import LEGAL, REQUIRED_BY, RISK_TREATMENT
+from orchestrator.service.soa_basis import LEGAL, REQUIRED_BY, RISK_TREATMENT, risks_named
 from workers.analysis.dismissals import dismissed_gaps, open_gaps
 from workers.analysis.poam import point_of_contact
 from workers.reporting.chart_layout import layout
@@ -334,11 +334,7 @@ def basis_shown(basis: Any) -> str:
     if not isinstance(basis, dict):
         return "none stated"
     if basis.get("kind") == RISK_TREATMENT:
-        return "Risk treatment: " + "; ".join(
-            f"{r.get('title')} ({r.get('level')}, {r.get('treatment')}"
-            + (f", residual risk accepted by {r['accepted_by']})" if r.get("accepted_by") else ")")
-            for r in basis.get("risks") or []
-        )
+        return f"Risk treatment: {risks_named(basis.get('risks') or [], accepted=True)}"
     if basis.get("kind") == LEGAL:
         return f"{REQUIRED_BY} {basis.get('requirement')}"
     return f"Exclusion: {basis.get('reason')}"
