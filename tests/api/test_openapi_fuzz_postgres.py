@@ -32,15 +32,15 @@ SCENARIOS = 40
 
 _ASSESSMENTS = "POST /api/v1/assessments"
 _START = "POST /api/v1/assessments/{assessmentId}/workflows/lifecycle/start"
-_RUN = "POST /api/v1/workflows/{workflowRunId}"
-CREATION_TO_APPROVAL = {
+CREATION_TO_START = {
     f"GET /api/v1/assessments -> [200] next_period -> {_ASSESSMENTS}",
     f"{_ASSESSMENTS} -> [201] upload_document -> {_ASSESSMENTS}/{{assessmentId}}/documents",
     f"{_ASSESSMENTS} -> [201] start_lifecycle -> {_START}",
-    # The start's send_signal link is not followed in these 40 scenarios on the document
-    # as it now stands (more operations to choose from); `bench.api_fuzz` runs longer.
-    f"{_START} -> [201] record_approval -> {_RUN}/approvals",
 }
+#: Which of the start's links a scenario takes next depends on what the API answered
+#: before (ids, today's date against generated dates), so the test asks for some, not for
+#: one by name; `bench.api_fuzz` runs longer, and its runs followed each of them.
+START_LINKS_AT_LEAST = 3
 
 
 @pytest.fixture
@@ -89,8 +89,11 @@ def test_the_fuzzer_finds_nothing_but_named_business_rules(pg_app: None) -> None
         "POST /api/v1/workflows/{workflowRunId}/approvals",
     } <= report.operations
     assert not report.failures, "\n".join(report.lines())
-    # The stateful phase went from creation to approval along the document's links.
-    assert report.links_followed >= CREATION_TO_APPROVAL, "\n".join(report.lines())
+    # The stateful phase went from an assessment's creation to its run's operations along
+    # the document's links.
+    assert report.links_followed >= CREATION_TO_START, "\n".join(report.lines())
+    from_start = [link for link in report.links_followed if link.startswith(f"{_START} ->")]
+    assert len(from_start) >= START_LINKS_AT_LEAST, "\n".join(report.lines())
 
 
 def _merged(one: FuzzReport, other: FuzzReport) -> FuzzReport:

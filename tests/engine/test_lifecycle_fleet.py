@@ -72,7 +72,7 @@ def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None
     )
 
     first = send_signal(
-        reviewer, run.id, "framework_selected", "pick-framework", payload={"framework": "SCF"}
+        reviewer, run.id, "framework_selected", "pick-framework", payload={"framework": "SOC 2"}
     )
     wait_for(
         lambda: get_run(owner, run.id).current_step != "wait_for_framework_selection",
@@ -80,7 +80,7 @@ def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None
     )
     audits_before, steps_before = audit_counts(run.id), step_counts(run.id)
     second = send_signal(
-        reviewer, run.id, "framework_selected", "pick-framework", payload={"framework": "SCF"}
+        reviewer, run.id, "framework_selected", "pick-framework", payload={"framework": "SOC 2"}
     )
 
     assert second.duplicate and second.signal_id == first.signal_id

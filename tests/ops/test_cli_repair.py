@@ -167,7 +167,7 @@ def _at_soa_approval_with_scope_approved(owner, reviewer):  # type: ignore[no-un
         lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
         what="the framework wait",
     )
-    send_signal(reviewer, run.id, "framework_selected", "framework", payload={"framework": "SCF"})
+    send_signal(reviewer, run.id, "framework_selected", "framework", payload={"framework": "SOC 2"})
     wait_for(
         lambda: get_run(owner, run.id).current_step == "wait_for_soa_approval", what="the SoA wait"
     )

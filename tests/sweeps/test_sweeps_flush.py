@@ -143,7 +143,7 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
     # 1. A signal's "coordinate" message is lost.
     fleet.stop(orchestrator)
     fleet.stop(heavy)
-    send_signal(reviewer, run.id, "framework_selected", "framework", payload={"framework": "SCF"})
+    send_signal(reviewer, run.id, "framework_selected", "framework", payload={"framework": "SOC 2"})
     broker.flushall()
     assert _fate(run.id, "framework") == "pending"
     fleet.start("orchestrator", concurrency=2)
