@@ -23,6 +23,7 @@ from tests.support.fleet_runs import (
     step_counts,
 )
 from tests.support.polling import scaled, wait_for
+from tests.support.services import SMALL_FRAMEWORK
 
 pytestmark = pytest.mark.integration
 HEAVY = "ingestion,kb_index,analysis,reporting"
@@ -72,7 +73,11 @@ def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None
     )
 
     first = send_signal(
-        reviewer, run.id, "framework_selected", "pick-framework", payload={"framework": "SOC 2"}
+        reviewer,
+        run.id,
+        "framework_selected",
+        "pick-framework",
+        payload={"framework": SMALL_FRAMEWORK},
     )
     wait_for(
         lambda: get_run(owner, run.id).current_step != "wait_for_framework_selection",
@@ -80,7 +85,11 @@ def test_same_signal_twice_changes_nothing_the_second_time(fleet: Fleet) -> None
     )
     audits_before, steps_before = audit_counts(run.id), step_counts(run.id)
     second = send_signal(
-        reviewer, run.id, "framework_selected", "pick-framework", payload={"framework": "SOC 2"}
+        reviewer,
+        run.id,
+        "framework_selected",
+        "pick-framework",
+        payload={"framework": SMALL_FRAMEWORK},
     )
 
     assert second.duplicate and second.signal_id == first.signal_id

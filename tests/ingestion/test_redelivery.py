@@ -18,7 +18,13 @@ from orchestrator.formats import media
 from orchestrator.jobs.interface import JobContext, JobResult
 from orchestrator.lifecycle.definition import STEP_SPECS
 from tests.support import documents as files
-from tests.support.services import SERVICES, Kit, add_standard_documents, open_kit
+from tests.support.services import (
+    SERVICES,
+    SMALL_FRAMEWORK,
+    Kit,
+    add_standard_documents,
+    open_kit,
+)
 
 TABLES = (
     Document,
@@ -34,7 +40,7 @@ TABLES = (
 @pytest.fixture
 def kit(tmp_path: Path) -> Iterator[Kit]:
     with open_kit(tmp_path) as kit:
-        kit.framework = "SOC 2"  # tens of rows: the report renders three times here
+        kit.framework = SMALL_FRAMEWORK  # the report renders three times here
         add_standard_documents(kit)
         kit.add_document(
             "policy.pdf",

@@ -21,6 +21,7 @@ from tests.support.cli import (
 )
 from tests.support.fleet_runs import new_tenant, start_assessment
 from tests.support.polling import wait_for
+from tests.support.services import SMALL_FRAMEWORK
 
 #: Every queue a run needs up to the SoA approval, but ingestion: added when "it is back".
 WITHOUT_INGESTION = "orchestrator,kb_index,analysis"
@@ -167,7 +168,9 @@ def _at_soa_approval_with_scope_approved(owner, reviewer):  # type: ignore[no-un
         lambda: get_run(owner, run.id).current_step == "wait_for_framework_selection",
         what="the framework wait",
     )
-    send_signal(reviewer, run.id, "framework_selected", "framework", payload={"framework": "SOC 2"})
+    send_signal(
+        reviewer, run.id, "framework_selected", "framework", payload={"framework": SMALL_FRAMEWORK}
+    )
     wait_for(
         lambda: get_run(owner, run.id).current_step == "wait_for_soa_approval", what="the SoA wait"
     )

@@ -9,16 +9,13 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle.definition import APPROVED_AT
 from orchestrator.service.row_filter import matching_rows
 from tests.api.conftest import Api, Headers
+from tests.support.services import SMALL_FRAMEWORK
 
 SIGNAL_FOR_KIND = {kind.value: signal.value for signal, kind in APPROVAL_SIGNALS.items()}
-#: The framework a driven run selects unless a test names one: SOC 2's Security criteria
-#: (tens of rows). The whole SCF catalogue (over a thousand) makes a report of hundreds of
-#: PDF pages, a minute or more of CPU per run, which only tests about that size want.
-DEFAULT_FRAMEWORK = "SOC 2"
 
 
 def select_framework(
-    api: Api, headers: Headers, run_id: str, framework: str = DEFAULT_FRAMEWORK
+    api: Api, headers: Headers, run_id: str, framework: str = SMALL_FRAMEWORK
 ) -> dict[str, Any]:
     response = api.client.post(
         f"/api/v1/workflows/{run_id}/signals",

@@ -98,6 +98,12 @@ SERVICES: dict[JobKind, JobService] = {
 }
 
 
+#: The framework a test's run selects unless the test is about a whole-catalogue run: SOC 2's
+#: Security criteria (tens of rows). The SCF catalogue (over a thousand) makes a report of
+#: hundreds of PDF pages, a minute or more of CPU each time it is drafted.
+SMALL_FRAMEWORK = "SOC 2"
+
+
 @dataclass
 class Kit:
     """One assessment with one run in a fresh database, and ways to run services on it."""

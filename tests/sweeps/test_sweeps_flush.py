@@ -32,6 +32,7 @@ from orchestrator.testing.worker_processes import ROOT
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.fleet_runs import audit_counts, new_tenant, start_assessment, step_counts
 from tests.support.polling import scaled, wait_for
+from tests.support.services import SMALL_FRAMEWORK
 from tests.support.sweeps import count
 
 HEAVY = "ingestion,kb_index,analysis,reporting"
@@ -143,7 +144,9 @@ def test_flushing_the_broker_mid_lifecycle_loses_nothing(
     # 1. A signal's "coordinate" message is lost.
     fleet.stop(orchestrator)
     fleet.stop(heavy)
-    send_signal(reviewer, run.id, "framework_selected", "framework", payload={"framework": "SOC 2"})
+    send_signal(
+        reviewer, run.id, "framework_selected", "framework", payload={"framework": SMALL_FRAMEWORK}
+    )
     broker.flushall()
     assert _fate(run.id, "framework") == "pending"
     fleet.start("orchestrator", concurrency=2)
