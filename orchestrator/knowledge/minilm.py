@@ -28,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from orchestrator.contracts.errors import FleetError
 from orchestrator.db.compute_guard import computing
+from orchestrator.knowledge.vector_memo import VectorMemo
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -120,7 +121,7 @@ def _gelu(x: F32) -> F32:
 class MiniLMEmbedder:
     """Sentence vectors from all-MiniLM-L6-v2, computed with numpy matrix products."""
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, remember: bool = True) -> None:
         from tokenizers import Tokenizer
 
         archive = model_archive()
@@ -130,6 +131,8 @@ class MiniLMEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()
         self._batch_size = batch_size
+        # Without it (benches timing the model), every call runs the model.
+        self.memo = VectorMemo(DIMENSIONS) if remember else None
 
     @property
     def name(self) -> str:
@@ -141,6 +144,12 @@ class MiniLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         computing("embedding")
+        if self.memo is None:
+            return self.encode(texts)
+        return self.memo.embed(texts, self.encode)
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        """The model's vectors of the texts, computed now."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))

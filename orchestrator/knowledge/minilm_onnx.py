@@ -20,8 +20,8 @@ from orchestrator.knowledge.minilm_graph import HIDDEN_INPUT, MASK_INPUT, encode
 
 
 class OnnxMiniLMEmbedder(MiniLMEmbedder):
-    def __init__(self, batch_size: int = 32) -> None:
-        super().__init__(batch_size)
+    def __init__(self, batch_size: int = 32, remember: bool = True) -> None:
+        super().__init__(batch_size, remember)
         options = onnxruntime.SessionOptions()
         # One thread, as for numpy's BLAS: small products, and a busy host's other
         # processes would make a thread pool spin.

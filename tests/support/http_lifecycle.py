@@ -117,10 +117,16 @@ def approve_scope(api: Api, reviewer: Headers, run: dict[str, Any]) -> None:
 
 
 def drive_to_completion(
-    api: Api, owner: Headers, reviewer: Headers, run_id: str, decider: Headers | None = None
+    api: Api,
+    owner: Headers,
+    reviewer: Headers,
+    run_id: str,
+    decider: Headers | None = None,
+    stop_at: Step | None = None,
 ) -> dict[str, Any]:
     """Answer every wait: the framework, then each gate (the scope with the SoA; rows a gate
-    needs decided are confirmed in bulk by `decider`, who may not then approve)."""
+    needs decided are confirmed in bulk by `decider`, who may not then approve). With
+    `stop_at`, the run is returned waiting there, its draft neither decided nor approved."""
     while True:
         run = api.follow(
             owner,
@@ -130,7 +136,7 @@ def drive_to_completion(
             # run renders hundreds of PDF pages, over a minute on 2 cores, more under coverage.
             timeout_s=300,
         )
-        if run["status"] == "completed":
+        if run["status"] == "completed" or (stop_at and run["current_step"] == stop_at.value):
             return run
         if run["current_step"] == Step.WAIT_FOR_FRAMEWORK_SELECTION.value:
             assert select_framework(api, owner, run_id)["fate"] == "applied"

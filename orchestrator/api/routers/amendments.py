@@ -55,6 +55,15 @@ class RowChanges(BaseModel):
     cause: Text | None = Field(None, max_length=2000, description="A gap finding's cause")
     effect: Text | None = Field(None, max_length=2000, description="A gap finding's effect")
     recommendation: Text | None = Field(None, max_length=2000)
+    not_a_gap: bool | None = Field(
+        None,
+        description="A gap finding a reviewer judges not a gap (true, with "
+        "not_a_gap_reason): it leaves the POA&M and the report's gap list and carries into "
+        "later drafts until its evidence changes; false opens it again",
+    )
+    not_a_gap_reason: Text | None = Field(
+        None, max_length=2000, description="Why the finding is not a gap (needed with true)"
+    )
     conclusion: Text | None = Field(
         None, max_length=2000, description="The report's assessor conclusion (row `assessor`)"
     )
