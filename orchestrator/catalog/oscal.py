@@ -37,6 +37,8 @@ NIST_ATTRIBUTION = (
     "NIST Special Publication 800-53 Revision 5, National Institute of "
     "Standards and Technology; OSCAL content from usnistgov/oscal-content"
 )
+#: A control's detail holding its SP 800-53A objectives and EXAMINE method (OSCAL parts).
+SP800_53A = "sp800_53a"
 _SP_800_53 = re.compile(r"800-53\D+?(?:Revision|Rev\.?|rev)\s*(\d+)", re.I)
 _BASELINE = re.compile(r"\b(LOW|MODERATE|HIGH|PRIVACY)\b", re.I)
 
@@ -208,6 +210,21 @@ def _prose(parts: Sequence[Part] | None, depth: int = 0) -> Iterator[str]:
         yield from _prose(part.parts, depth + 1)
 
 
+def _examination(control: Control) -> dict[str, Any]:
+    """SP 800-53A's assessment objectives and its EXAMINE method's objects for the control,
+    as the catalog's own parts (rev5 carries them): what an assessment plan examines."""
+    parts = [
+        part.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for part in control.parts or []
+        if part.name == "assessment-objective"
+        or (
+            part.name == "assessment-method"
+            and any(p.name == "method" and p.value == "EXAMINE" for p in part.props or [])
+        )
+    ]
+    return {SP800_53A: parts} if parts else {}
+
+
 def _controls(catalog: Catalog) -> Iterator[CatalogControl]:
     def walk(
         controls: Sequence[Control] | None, family: str, family_title: str, parent: str | None
@@ -226,6 +243,7 @@ def _controls(catalog: Catalog) -> Iterator[CatalogControl]:
                     "parent": parent,
                     "withdrawn": _prop(control, "status") == "withdrawn",
                     "sort_id": _prop(control, "sort-id"),
+                    **_examination(control),
                 },
             )
             yield from walk(control.controls, family, family_title, label)

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from orchestrator.catalog.importer import import_catalog
 from orchestrator.catalog.registry import shipped_catalog
 from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.artifact_registry import declaration
@@ -61,12 +62,22 @@ SHARED = SHARED_DATA
 COMPLY = SHARED / "policies" / "markdown" / "comply"
 AC2_TEMPLATE = SHARED / "policies" / "docx" / "FedRAMP_ac-2_v2.1.docx"
 NIST_CATALOG = SHARED / "catalogs" / "nist" / "NIST_SP-800-53_rev5.0.1_catalog.json"
+#: NIST's 5.1.1 release of the MODERATE baseline, resolved: its controls carry SP 800-53A.
+NIST_WITH_800_53A = (
+    SHARED
+    / "catalogs"
+    / "nist"
+    / "NIST_SP-800-53_rev5_MODERATE-baseline-resolved-profile_catalog.json"
+)
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 FEDRAMP_RULES = SHARED / "fedramp" / "validations" / "rev5"
 FEDRAMP_REGISTRY = SHARED / "fedramp" / "resources" / "xml"
 
 pytestmark = pytest.mark.skipif(
-    not COMPLY.is_dir() or not AC2_TEMPLATE.is_file() or not NIST_CATALOG.is_file(),
+    not COMPLY.is_dir()
+    or not AC2_TEMPLATE.is_file()
+    or not NIST_CATALOG.is_file()
+    or not NIST_WITH_800_53A.is_file(),
     reason=f"the real policy set or the NIST SP 800-53 catalogue is absent ({SHARED})",
 )
 
@@ -134,6 +145,9 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signed]:
     set_default_embedder(shared_minilm())
     try:
         with open_kit(tmp_path_factory.mktemp("exports")) as kit:
+            # A FedRAMP assessor's installation: NIST's catalogue with SP 800-53A imported.
+            import_catalog(kit.session, NIST_WITH_800_53A)
+            kit.session.commit()
             kit.framework = "SOC 2"
             for path in sorted(COMPLY.glob("*.md")):
                 kit.add_document(path.name, path.read_bytes())
@@ -458,6 +472,56 @@ def test_the_plan_has_a_task_and_activity_per_requirement_in_the_catalogues_word
             # Practices to look for, never a product to buy.
             assert not names_a_product(step["description"].replace(question, "")), step
     assert quoted > len(rows) / 2
+
+
+def _sp800_53a_parts(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """OSCAL control id -> its assessment-objective and EXAMINE parts, as the file has them."""
+    found: dict[str, list[dict[str, Any]]] = {}
+
+    def walk(controls: list[dict[str, Any]]) -> None:
+        for control in controls:
+            parts = [
+                p
+                for p in control.get("parts", [])
+                if p["name"] == "assessment-objective"
+                or (
+                    p["name"] == "assessment-method"
+                    and {"name": "method", "ns": "http://csrc.nist.gov/ns/rmf", "value": "EXAMINE"}
+                    in p.get("props", [])
+                )
+            ]
+            if parts:
+                found[control["id"]] = parts
+            walk(control.get("controls", []))
+
+    for group in json.loads(path.read_text())["catalog"]["groups"]:
+        walk(group.get("controls", []))
+    return found
+
+
+def test_the_plan_lists_sp_800_53a_objectives_of_its_nist_controls_verbatim(kit: Kit) -> None:
+    plan = _oscal(kit, "oscal_assessment_plan", "assessment-plan")
+    definitions = plan["local-definitions"]
+    related = {
+        c["control-id"]
+        for a in definitions["activities"]
+        for s in a.get("related-controls", {}).get("control-selections", [])
+        for c in s["include-controls"]
+    }
+    in_file = _sp800_53a_parts(NIST_WITH_800_53A)
+    objectives = definitions["objectives-and-methods"]
+    # One per NIST control the activities relate to that the catalogue examines, each once.
+    listed = [o["control-id"] for o in objectives]
+    assert len(listed) == len(set(listed)) and set(listed) == related & set(in_file)
+    assert len(listed) > 20 and "remarks" not in definitions
+    for objective in objectives:
+        assert objective["parts"] == in_file[objective["control-id"]], "verbatim, every part"
+        assert objective["description"].startswith("NIST SP 800-53A assessment objectives of")
+    methods = [p for o in objectives for p in o["parts"] if p["name"] == "assessment-method"]
+    assert methods and all(
+        {"name": "method", "ns": "http://csrc.nist.gov/ns/rmf", "value": "EXAMINE"} in m["props"]
+        for m in methods
+    ), "a document review's method only"
 
 
 def test_remediations_observations_and_findings_name_responsible_parties(

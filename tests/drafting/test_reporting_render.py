@@ -23,6 +23,7 @@ from orchestrator.lifecycle.definition import STEP_SPECS
 from orchestrator.service.amendments import amended_content
 from tests.support.approvals import record_approval
 from tests.support.services import FIXED_NOW, Kit, add_standard_documents, open_kit
+from workers.reporting.oscal_plan import NO_OBJECTIVES
 from workers.reporting.pdf import render_report_pdf
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
 from workers.reporting.service import render_report
@@ -176,6 +177,11 @@ def test_exports_are_stored_content_addressed_and_listed_in_the_report(kit: Kit)
         assert len(data) == entry["bytes"] == rows[kind].size_bytes
         assert rows[kind].media_type == entry["media_type"]
     assert result.summary["exports"] == {k: e["bytes"] for k, e in exports.items()}
+    # No NIST catalogue imported: the plan lists no SP 800-53A objectives and says why.
+    plan = json.loads(Path(str(exports["oscal_assessment_plan"]["path"])).read_text())
+    definitions = plan["assessment-plan"]["local-definitions"]
+    assert "objectives-and-methods" not in definitions
+    assert definitions["remarks"] == NO_OBJECTIVES
     # The HTML stays the artifact that reviewers approve.
     assert (artifact.media_type, artifact.kind) == ("text/html", "report")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from workers.analysis.nist_crosswalk import oscal_control_id
+from workers.reporting.nist_objectives import requirement_nist_ids
 from workers.reporting.oscal_parts import responsible, stable_uuid
 from workers.reporting.oscal_people import approvers
 from workers.reporting.render import ReportInput
@@ -27,7 +28,7 @@ def activities_and_tasks(
     report: ReportInput, base: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(activities, tasks), one of each per requirement in scope, in the SoA's order."""
-    nist = _nist_ids(report)
+    nist = requirement_nist_ids(report.gaps)
     roles = responsible(approvers(report, "evidence_analysis", "gap_analysis"))
     activities: list[dict[str, Any]] = []
     tasks: list[dict[str, Any]] = []
@@ -113,12 +114,3 @@ def _step(base: str, label: str, control_id: str, text: dict[str, Any]) -> dict[
         "description": "\n\n".join(p for p in parts if p)
         or f"Examine the documents for {control_id}.",
     }
-
-
-def _nist_ids(report: ReportInput) -> dict[str, list[str]]:
-    """Requirement label -> its NIST SP 800-53 rev5 ids (the gap analysis's crosswalk)."""
-    found: dict[str, list[str]] = {}
-    for row in [*report.gaps.get("gaps", []), *report.gaps.get("met", [])]:
-        ids = found.setdefault(str(row.get("control_id")), [])
-        ids.extend(str(i) for i in row.get("nist_controls") or [] if str(i) not in ids)
-    return found

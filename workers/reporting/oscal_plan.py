@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workers.reporting.nist_objectives import examined_objectives
 from workers.reporting.oscal_activities import activities_and_tasks
 from workers.reporting.oscal_fedramp_people import with_fedramp_people
 from workers.reporting.oscal_parts import (
@@ -63,13 +64,19 @@ def assessment_plan(report: ReportInput, moment: str) -> dict[str, Any]:
     else:
         subjects["include-all"] = {}
     activities, tasks = activities_and_tasks(report, base)
+    objectives = examined_objectives(report.objectives, activities)
     document = {
         "uuid": base,
         "metadata": with_fedramp_people(
             report, metadata(report, f"Assessment plan: {report.assessment_name}", moment)
         ),
         "import-ssp": ssp_href(report),
-        "local-definitions": {"components": components or None, "activities": activities or None},
+        "local-definitions": {
+            "components": components or None,
+            "objectives-and-methods": objectives or None,
+            "activities": activities or None,
+            "remarks": None if objectives else NO_OBJECTIVES,
+        },
         "terms-and-conditions": {"parts": [_scope_part(report), *_method_parts()]},
         "reviewed-controls": reviewed_controls(report),
         "assessment-subjects": [subjects],
@@ -79,6 +86,12 @@ def assessment_plan(report: ReportInput, moment: str) -> dict[str, Any]:
     model = AssessmentPlan.model_validate(clean(document))
     return {"assessment-plan": model.model_dump(mode="json", by_alias=True, exclude_none=True)}
 
+
+NO_OBJECTIVES = (
+    "No NIST SP 800-53A objectives are listed: the run pinned no NIST SP 800-53 rev5 "
+    "catalogue carrying them (NIST's OSCAL release 5.1 or later; `lifecycle catalog import "
+    "<file>` adds one for the runs that start after it)."
+)
 
 #: FedRAMP's plan parts of one statement each: (part, title, its item, the statement).
 _TERMS = [

@@ -72,6 +72,9 @@ class ReportInput:
     controls: dict[str, Content] = field(default_factory=dict)
     """SCF control id -> its texts in the catalogue's words (control_texts.py): what the
     OSCAL assessment plan's activities examine."""
+    objectives: list[Content] = field(default_factory=list)
+    """OSCAL local objectives: SP 800-53A's objectives and EXAMINE method per NIST control the
+    activities relate to, from the run's pinned NIST catalogue (nist_objectives.py)."""
     roster: list[Content] = field(default_factory=list)
     """The assessment's roster (name, email, principal, telephone, roles), in the order people were
     added: who fills FedRAMP's roles in the OSCAL assessment plan (oscal_fedramp_people.py)."""

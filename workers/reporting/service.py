@@ -24,11 +24,12 @@ from orchestrator.jobs.artifacts import requested_version, save_artifact
 from orchestrator.jobs.interface import JobContext, JobResult, PrepareAgain
 from orchestrator.knowledge.provenance import SYSTEM_UPLOADER
 from orchestrator.service.risk_proposals import finding_risks
-from workers.analysis.catalog import run_scf_catalog
+from workers.analysis.catalog import run_catalogs, run_scf_catalog
 from workers.basis import Basis, basis_of
 from workers.inputs import latest_artifact, require_artifact, source
 from workers.reporting.control_texts import control_texts
 from workers.reporting.exports import record_exports, render_exports, store_files
+from workers.reporting.nist_objectives import plan_objectives
 from workers.reporting.render import SECTIONS, ReportInput, render_report_html
 from workers.reporting.signoff import sign_off
 from workers.reporting.statement import statement
@@ -202,6 +203,9 @@ def _report_input(context: JobContext, inputs: dict[str, Artifact]) -> tuple[Rep
         controls=control_texts(
             run_scf_catalog(context),
             (c for row in soa_rows(inputs[ArtifactKind.SOA].content) for c in _in_scope(row)),
+        ),
+        objectives=plan_objectives(
+            run_catalogs(context), inputs[ArtifactKind.GAP_ANALYSIS].content
         ),
         roster=_roster(context),
         assessor={
