@@ -5,18 +5,32 @@ before the body is read, the file streamed to storage and handed to `store`, ans
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
 
 from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
-from orchestrator.api.uploads import ReceivedFile, received_upload
+from orchestrator.api.uploads import received_upload
 from orchestrator.config.settings import get_settings
 from orchestrator.service.apikeys import Principal
 from orchestrator.service.queries import get_assessment
 from orchestrator.service.read_models import DocumentView
+
+#: The answer an upload gives, besides 201, for content uploaded before.
+DUPLICATE_UPLOAD: dict[int | str, dict[str, Any]] = {
+    200: {"model": DocumentView, "description": "The same content was uploaded before"}
+}
+
+
+class StoreUpload(Protocol):
+    """Stores the received file: a service's upload with its leading arguments bound."""
+
+    def __call__(
+        self, filename: str, path: Path, *, declared_media_type: str | None
+    ) -> DocumentView: ...
 
 
 async def upload_once(
@@ -24,7 +38,7 @@ async def upload_once(
     principal: Principal,
     assessment_id: uuid.UUID,
     idempotency_key: str | None,
-    store: Callable[[ReceivedFile], DocumentView],
+    store: StoreUpload,
 ) -> JSONResponse:
     key = check_key(idempotency_key)
     # Refuse an unknown assessment before reading a possibly large body.
@@ -35,7 +49,9 @@ async def upload_once(
     ) as received:
 
         def action() -> StoredResponse:
-            view = store(received)
+            view = store(
+                received.filename, received.path, declared_media_type=received.declared_type
+            )
             return StoredResponse(200 if view.duplicate else 201, view.model_dump(mode="json"), {})
 
         fingerprint = request_hash(

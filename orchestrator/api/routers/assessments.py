@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import Cursor, IdempotencyHeader, Limit
-from orchestrator.api.document_upload import upload_once
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.document_upload import DUPLICATE_UPLOAD, upload_once
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.paths import AssessmentId, assessment_location
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.schemas import CreateAssessment, Page
@@ -49,8 +51,7 @@ def create(
             201, view.model_dump(mode="json"), {"Location": assessment_location(view.id)}
         )
 
-    fingerprint = request_hash("POST", request.url.path, body.model_dump(mode="json"))
-    return run_once(principal, check_key(idempotency_key), fingerprint, action)
+    return run_post_once(principal, request, body, idempotency_key, action)
 
 
 @router.get("", response_model=Page[AssessmentView], summary="List assessments")
@@ -84,7 +85,7 @@ def documents(assessment_id: AssessmentId, principal: Reader) -> list[DocumentVi
     "`documents_uploaded` for the assessment's active run.",
     openapi_extra={"requestBody": UPLOAD_BODY},
     responses={
-        200: {"model": DocumentView, "description": "The same content was uploaded before"},
+        **DUPLICATE_UPLOAD,
         **problem_responses(400, 409, 413, 415),
     },
 )
@@ -94,16 +95,5 @@ async def upload(
     principal: Signaller,
     idempotency_key: IdempotencyHeader = None,
 ) -> JSONResponse:
-    return await upload_once(
-        request,
-        principal,
-        assessment_id,
-        idempotency_key,
-        lambda received: upload_document_file(
-            principal.actor,
-            assessment_id,
-            received.filename,
-            received.path,
-            declared_media_type=received.declared_type,
-        ),
-    )
+    store = partial(upload_document_file, principal.actor, assessment_id)
+    return await upload_once(request, principal, assessment_id, idempotency_key, store)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
@@ -12,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.document_upload import upload_once
+from orchestrator.api.document_upload import DUPLICATE_UPLOAD, upload_once
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.uploads import UPLOAD_BODY
@@ -83,7 +84,7 @@ def versions(
     "a document already uploaded answers 200 with `duplicate: true` and makes no version.",
     openapi_extra={"requestBody": UPLOAD_BODY},
     responses={
-        200: {"model": DocumentView, "description": "The same content was uploaded before"},
+        **DUPLICATE_UPLOAD,
         **problem_responses(409, 413, 415),
     },
 )
@@ -94,20 +95,8 @@ async def upload_version(
     principal: Signaller,
     idempotency_key: IdempotencyHeader = None,
 ) -> JSONResponse:
-    return await upload_once(
-        request,
-        principal,
-        assessment_id,
-        idempotency_key,
-        lambda received: upload_document_version(
-            principal.actor,
-            assessment_id,
-            document_id,
-            received.filename,
-            received.path,
-            declared_media_type=received.declared_type,
-        ),
-    )
+    store = partial(upload_document_version, principal.actor, assessment_id, document_id)
+    return await upload_once(request, principal, assessment_id, idempotency_key, store)
 
 
 @router.get(

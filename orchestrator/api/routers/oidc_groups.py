@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Admin
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import NOT_BLANK, SPACE, Text
 from orchestrator.service import oidc_access
@@ -116,12 +116,7 @@ def map_group_role(
         )
         return StoredResponse(201 if change.changed else 200, change.model_dump(mode="json"), {})
 
-    return run_once(
-        principal,
-        check_key(idempotency_key),
-        request_hash("POST", request.url.path, body.model_dump(mode="json")),
-        action,
-    )
+    return run_post_once(principal, request, body, idempotency_key, action)
 
 
 @router.post(
@@ -149,9 +144,4 @@ def unmap_group_role(
         )
         return StoredResponse(200, change.model_dump(mode="json"), {})
 
-    return run_once(
-        principal,
-        check_key(idempotency_key),
-        request_hash("POST", request.url.path, body.model_dump(mode="json")),
-        action,
-    )
+    return run_post_once(principal, request, body, idempotency_key, action)

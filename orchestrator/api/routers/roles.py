@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Admin, Caller
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import NOT_BLANK, SPACE, Text
 from orchestrator.service import roles
@@ -102,12 +102,7 @@ def grant(
         )
         return StoredResponse(201 if change.changed else 200, change.model_dump(mode="json"), {})
 
-    return run_once(
-        principal,
-        check_key(idempotency_key),
-        request_hash("POST", request.url.path, body.model_dump(mode="json")),
-        action,
-    )
+    return run_post_once(principal, request, body, idempotency_key, action)
 
 
 @router.post(
@@ -132,9 +127,4 @@ def revoke(
         )
         return StoredResponse(200, change.model_dump(mode="json"), {})
 
-    return run_once(
-        principal,
-        check_key(idempotency_key),
-        request_hash("POST", request.url.path, body.model_dump(mode="json")),
-        action,
-    )
+    return run_post_once(principal, request, body, idempotency_key, action)
