@@ -13,9 +13,9 @@ from orchestrator.console.sessions import ConsoleSession
 from orchestrator.console.settings import get_console_settings
 from orchestrator.console.web import (
     ConsoleRoute,
-    PageError,
     Posted,
     Session,
+    confirmed,
     need,
     render,
     see_other,
@@ -82,9 +82,11 @@ def _letter(session: ConsoleSession, letter_id: int) -> DeadLetterView:
     return letter
 
 
-def _confirmed(confirm: str) -> None:
-    if confirm != "yes":
-        raise PageError(422, "Not confirmed", "Tick the confirmation box to go ahead.")
+def _confirmed_letter(session: ConsoleSession, letter_id: int, confirm: str) -> DeadLetterView:
+    """The dead letter an operator acts on, once they ticked the confirmation box."""
+    need(session, Scope.OPERATE)
+    confirmed(confirm)
+    return _letter(session, letter_id)
 
 
 @router.post("/dead-letters/{letter_id}/replay", name="console_replay")
@@ -94,9 +96,7 @@ def replay(
     reason: Annotated[str, Form(max_length=2000)] = "",
     confirm: Annotated[str, Form()] = "",
 ) -> Response:
-    need(session, Scope.OPERATE)
-    _confirmed(confirm)
-    letter = _letter(session, letter_id)
+    letter = _confirmed_letter(session, letter_id, confirm)
     receipt = replay_dead_letter(letter.id, actor_id=session.principal.principal, reason=reason)
     notice = f"dead letter {letter.id} replayed: retry {receipt.fate.value}"
     return see_other(f"/console/runs/{letter.run_id}?notice={quote(notice)}")
@@ -109,9 +109,7 @@ def resolve(
     reason: Annotated[str, Form(max_length=2000)] = "",
     confirm: Annotated[str, Form()] = "",
 ) -> Response:
-    need(session, Scope.OPERATE)
-    _confirmed(confirm)
-    letter = _letter(session, letter_id)
+    letter = _confirmed_letter(session, letter_id, confirm)
     resolve_dead_letter(letter.id, actor_id=session.principal.principal, reason=reason)
     return see_other(
         f"/console/ops/dead-letters?notice={quote(f'dead letter {letter.id} resolved')}"

@@ -20,6 +20,7 @@ from orchestrator.console.web import (
     Posted,
     Session,
     action_key,
+    confirmed,
     need,
     render,
     see_other,
@@ -180,11 +181,6 @@ def _done(run_id: uuid.UUID, what: str, receipt: SignalReceipt) -> Response:
     return see_other(f"/console/runs/{run_id}?notice={quote(notice)}")
 
 
-def _confirmed(confirm: str) -> None:
-    if confirm != "yes":
-        raise PageError(422, "Not confirmed", "Tick the confirmation box to go ahead.")
-
-
 @router.post("/runs/{run_id}/framework", name="console_framework")
 def framework(
     session: Posted,
@@ -225,7 +221,7 @@ def retry(
     confirm: Annotated[str, Form()] = "",
 ) -> Response:
     need(session, Scope.OPERATE)
-    _confirmed(confirm)
+    confirmed(confirm)
     actor = session.principal.actor
     receipt = operations.retry_step(actor, run_id, reason=reason, idempotency_key=f"console:{key}")
     return _done(run_id, "retry", await_fate(actor, receipt, FATE_WAIT_S))
@@ -292,7 +288,7 @@ def reprocess(
     confirm: Annotated[str, Form()] = "",
 ) -> Response:
     need(session, Scope.OPERATE)
-    _confirmed(confirm)
+    confirmed(confirm)
     actor = session.principal.actor
     receipt = operations.reprocess_step(
         actor,
@@ -326,7 +322,7 @@ def control(
     command_function = _CONTROLS.get(command)
     if command_function is None:
         raise PageError(404, "Not found", f"There is no {command} command.")
-    _confirmed(confirm)
+    confirmed(confirm)
     actor = session.principal.actor
     receipt = command_function(actor, run_id, reason=reason, idempotency_key=f"console:{key}")
     return _done(run_id, command, await_fate(actor, receipt, FATE_WAIT_S))

@@ -312,6 +312,12 @@ def _whose(session: ConsoleSession) -> str:
     return "your key" if session.principal.key_id else "what your groups are mapped to"
 
 
+def confirmed(confirm: str) -> None:
+    """A form that acts for good carries a confirmation box: refused unless it is ticked."""
+    if confirm != "yes":
+        raise PageError(422, "Not confirmed", "Tick the confirmation box to go ahead.")
+
+
 def see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
