@@ -297,6 +297,17 @@ _role_change_command(
 )
 
 
+def _change_row(event: Any, *what: Any) -> list[Any]:
+    """An audited change as a table row: when, the action, `what` it changed, by whom, why."""
+    return [
+        when(event.created_at),
+        event.action.value,
+        *what,
+        event.actor_id,
+        short(event.reason or "", 60),
+    ]
+
+
 @role.command("list")
 @click.option("--tenant", help="Only this tenant's.")
 @click.option("--principal", help="Only this principal's.")
@@ -320,15 +331,7 @@ def role_list(
             role_history(tenant, principal, limit=limit),
             as_json,
             ["at", "action", "tenant", "principal", "role", "by", "reason"],
-            lambda e: [
-                when(e.created_at),
-                e.action.value,
-                e.tenant_id,
-                e.principal,
-                e.role,
-                e.actor_id,
-                short(e.reason or "", 60),
-            ],
+            lambda e: _change_row(e, e.tenant_id, e.principal, e.role),
             "no role changes",
             as_items=True,
         )
@@ -421,15 +424,7 @@ def oidc_group_list(tenant: str, history: bool, as_json: bool) -> None:
             group_role_history(tenant),
             as_json,
             ["at", "action", "group", "role", "scopes", "by", "reason"],
-            lambda e: [
-                when(e.created_at),
-                e.action.value,
-                e.group,
-                e.role,
-                ",".join(s.value for s in e.scopes),
-                e.actor_id,
-                short(e.reason or "", 60),
-            ],
+            lambda e: _change_row(e, e.group, e.role, ",".join(s.value for s in e.scopes)),
             "no mapping changes",
             as_items=True,
         )
