@@ -13,16 +13,26 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
-from orchestrator.api.uploads import received_upload
+from orchestrator.api.problems import problem_responses
+from orchestrator.api.uploads import UPLOAD_BODY, received_upload
 from orchestrator.config.settings import get_settings
 from orchestrator.service.apikeys import Principal
 from orchestrator.service.queries import get_assessment
 from orchestrator.service.read_models import DocumentView
 
-#: The answer an upload gives, besides 201, for content uploaded before.
-DUPLICATE_UPLOAD: dict[int | str, dict[str, Any]] = {
-    200: {"model": DocumentView, "description": "The same content was uploaded before"}
-}
+
+def upload_route(*problems: int) -> dict[str, Any]:
+    """The route options of an upload answered by `upload_once`: 201 with the document, 200
+    for content uploaded before, the multipart body, and `problems`' responses."""
+    return {
+        "status_code": 201,
+        "response_model": DocumentView,
+        "openapi_extra": {"requestBody": UPLOAD_BODY},
+        "responses": {
+            200: {"model": DocumentView, "description": "The same content was uploaded before"},
+            **problem_responses(*problems),
+        },
+    }
 
 
 class StoreUpload(Protocol):

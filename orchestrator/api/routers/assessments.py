@@ -9,12 +9,11 @@ from fastapi.responses import JSONResponse
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import Cursor, IdempotencyHeader, Limit
-from orchestrator.api.document_upload import DUPLICATE_UPLOAD, upload_once
+from orchestrator.api.document_upload import upload_once, upload_route
 from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.paths import AssessmentId, assessment_location
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.schemas import CreateAssessment, Page
-from orchestrator.api.uploads import UPLOAD_BODY
 from orchestrator.service.documents import upload_document_file
 from orchestrator.service.producer import create_assessment
 from orchestrator.service.queries import get_assessment, list_assessments, list_documents
@@ -76,18 +75,12 @@ def documents(assessment_id: AssessmentId, principal: Reader) -> list[DocumentVi
 
 @router.post(
     "/{assessmentId}/documents",
-    status_code=201,
-    response_model=DocumentView,
     summary="Upload a document",
     description="multipart/form-data with one `file` part, streamed to storage. The size "
     "limit and the type are checked on the content; a duplicate of a document "
     "already uploaded answers 200 with `duplicate: true`. Uploading records "
     "`documents_uploaded` for the assessment's active run.",
-    openapi_extra={"requestBody": UPLOAD_BODY},
-    responses={
-        **DUPLICATE_UPLOAD,
-        **problem_responses(400, 409, 413, 415),
-    },
+    **upload_route(400, 409, 413, 415),
 )
 async def upload(
     assessment_id: AssessmentId,

@@ -13,14 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.document_upload import DUPLICATE_UPLOAD, upload_once
+from orchestrator.api.document_upload import upload_once, upload_route
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
-from orchestrator.api.uploads import UPLOAD_BODY
 from orchestrator.contracts.text import Text
 from orchestrator.service.document_versions import document_versions, upload_document_version
 from orchestrator.service.evidence_life import DocumentLifeView, owner_queue, set_document_life
-from orchestrator.service.read_models import DocumentView
 
 router = APIRouter(
     prefix="/api/v1",
@@ -76,17 +74,11 @@ def versions(
 
 @router.post(
     "/assessments/{assessmentId}/documents/{documentId}/versions",
-    status_code=201,
-    response_model=DocumentView,
     summary="Upload a new version of a document",
     description="multipart/form-data with one `file` part, checked like any upload. The "
     "version in force becomes `superseded` (kept, with what cited it); the same content as "
     "a document already uploaded answers 200 with `duplicate: true` and makes no version.",
-    openapi_extra={"requestBody": UPLOAD_BODY},
-    responses={
-        **DUPLICATE_UPLOAD,
-        **problem_responses(409, 413, 415),
-    },
+    **upload_route(409, 413, 415),
 )
 async def upload_version(
     assessment_id: AssessmentId,
