@@ -7,7 +7,7 @@ from __future__ import annotations
 from starlette.datastructures import MutableHeaders
 from starlette.types import Message, Receive, Scope, Send
 
-from orchestrator.api.http_middleware import HttpMiddleware
+from orchestrator.observability.http_middleware import HttpMiddleware
 
 
 class NoSniffMiddleware(HttpMiddleware):

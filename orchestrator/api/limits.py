@@ -10,12 +10,12 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orchestrator.api.http_middleware import HttpMiddleware
 from orchestrator.api.problems import problem_response
 from orchestrator.api.routers.public_entry import refusal_page, wants_page
 from orchestrator.config.console import CONSOLE_UPLOAD_FILES
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.errors import FleetError
+from orchestrator.observability.http_middleware import HttpMiddleware
 
 _UPLOAD_PATH = re.compile(r"^/api/v1/assessments/[^/]+/documents/?$")
 #: The public page of an evidence request's link takes one document, as the API does.

@@ -14,8 +14,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from orchestrator.api.http_middleware import HttpMiddleware
 from orchestrator.api.problems import unexpected_error_response
+from orchestrator.observability.http_middleware import HttpMiddleware
 
 log = logging.getLogger("orchestrator.api.problems")
 

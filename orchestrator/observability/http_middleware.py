@@ -1,13 +1,19 @@
-"""The base of the app's own ASGI middlewares: each acts on HTTP requests only, and passes
-anything else (the lifespan events) to the app as it came."""
+"""The base of the app's own ASGI middlewares (tracing, body limits, error answers,
+headers): each acts on HTTP requests only, and passes anything else (the lifespan events)
+to the app as it came. Typed loosely, as `observability.asgi` is: no web framework is
+imported here."""
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from typing import Any
+
+Scope = dict[str, Any]
+Receive = Any
+Send = Any
 
 
 class HttpMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
