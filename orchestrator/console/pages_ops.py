@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from orchestrator.console.sessions import ConsoleSession
 from orchestrator.console.settings import get_console_settings
 from orchestrator.console.web import (
+    Confirm,
     ConsoleRoute,
     Posted,
     Session,
@@ -94,7 +95,7 @@ def replay(
     session: Posted,
     letter_id: int,
     reason: Annotated[str, Form(max_length=2000)] = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
     letter = _confirmed_letter(session, letter_id, confirm)
     receipt = replay_dead_letter(letter.id, actor_id=session.principal.principal, reason=reason)
@@ -107,7 +108,7 @@ def resolve(
     session: Posted,
     letter_id: int,
     reason: Annotated[str, Form(max_length=2000)] = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
     letter = _confirmed_letter(session, letter_id, confirm)
     resolve_dead_letter(letter.id, actor_id=session.principal.principal, reason=reason)

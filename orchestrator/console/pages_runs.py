@@ -15,6 +15,7 @@ from orchestrator.cli.timeline import load_history
 from orchestrator.console.run_page import actions, document_progress, live_token, step_rows
 from orchestrator.console.sessions import ConsoleSession
 from orchestrator.console.web import (
+    Confirm,
     ConsoleRoute,
     PageError,
     Posted,
@@ -25,6 +26,7 @@ from orchestrator.console.web import (
     render,
     see_other,
 )
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import SignalType
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import STEP_ORDER
@@ -176,7 +178,9 @@ def live(request: Request, session: Session, run_id: uuid.UUID, since: str = "")
     )
 
 
-def _done(run_id: uuid.UUID, what: str, receipt: SignalReceipt) -> Response:
+def _done(actor: Actor, run_id: uuid.UUID, what: str, receipt: SignalReceipt) -> Response:
+    """Back to the run's page, saying the signal's fate (waited for up to FATE_WAIT_S)."""
+    receipt = await_fate(actor, receipt, FATE_WAIT_S)
     notice = f"{what}: {receipt.fate.value}" + (f" ({receipt.reason})" if receipt.reason else "")
     return see_other(f"/console/runs/{run_id}?notice={quote(notice)}")
 
@@ -209,7 +213,7 @@ def framework(
     receipt = send_signal(
         actor, run_id, SignalType.FRAMEWORK_SELECTED, f"console:{key}", payload=payload
     )
-    return _done(run_id, "framework selected", await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, "framework selected", receipt)
 
 
 @router.post("/runs/{run_id}/retry", name="console_retry")
@@ -218,13 +222,13 @@ def retry(
     run_id: uuid.UUID,
     key: Key,
     reason: Reason = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
     need(session, Scope.OPERATE)
     confirmed(confirm)
     actor = session.principal.actor
     receipt = operations.retry_step(actor, run_id, reason=reason, idempotency_key=f"console:{key}")
-    return _done(run_id, "retry", await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, "retry", receipt)
 
 
 @router.post("/runs/{run_id}/new-version", name="console_new_version")
@@ -240,7 +244,7 @@ def new_version(
     receipt = operations.request_new_version(
         actor, run_id, artifact_kind, reason=reason, idempotency_key=f"console:{key}"
     )
-    return _done(run_id, f"new {artifact_kind} draft", await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, f"new {artifact_kind} draft", receipt)
 
 
 @router.post("/runs/{run_id}/reprocess/plan", name="console_reprocess_plan")
@@ -285,7 +289,7 @@ def reprocess(
     step: Annotated[str, Form(max_length=64)] = "",
     reason: Reason = "",
     new_version: Annotated[str, Form()] = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
     need(session, Scope.OPERATE)
     confirmed(confirm)
@@ -299,7 +303,7 @@ def reprocess(
         new_version=new_version == "yes",
     )
     assert isinstance(receipt, SignalReceipt)
-    return _done(run_id, f"reprocess {step}", await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, f"reprocess {step}", receipt)
 
 
 _CONTROLS = {
@@ -316,7 +320,7 @@ def control(
     command: str,
     key: Key,
     reason: Reason = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
     need(session, Scope.OPERATE)
     command_function = _CONTROLS.get(command)
@@ -325,4 +329,4 @@ def control(
     confirmed(confirm)
     actor = session.principal.actor
     receipt = command_function(actor, run_id, reason=reason, idempotency_key=f"console:{key}")
-    return _done(run_id, command, await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, command, receipt)
