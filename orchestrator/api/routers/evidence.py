@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import date
 from functools import partial
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader
 from orchestrator.api.document_upload import upload_once, upload_route
-from orchestrator.api.paths import AssessmentId
+from orchestrator.api.paths import AssessmentId, DocumentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import Text
 from orchestrator.service.document_versions import document_versions, upload_document_version
@@ -25,8 +24,6 @@ router = APIRouter(
     tags=["evidence"],
     responses=problem_responses(400, 401, 403, 404, 422),
 )
-
-DocumentId = Annotated[uuid.UUID, Path(alias="documentId")]
 
 
 class DocumentLife(BaseModel):
