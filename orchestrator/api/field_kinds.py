@@ -10,7 +10,8 @@ from typing import Annotated
 from fastapi import Header, Query
 from pydantic import Field, StringConstraints
 
-from orchestrator.contracts.text import NOT_BLANK, NulFree, StatesNulFree, Text
+from orchestrator.contracts.text import NOT_BLANK, SPACE, NulFree, StatesNulFree, Text
+from orchestrator.service.roles import ROLE_PATTERN
 
 MAX_KEY_LENGTH = 256
 #: 1 to 256 printable ASCII characters, no space at either end (servers strip those).
@@ -64,3 +65,16 @@ IsoDay = Annotated[str, StringConstraints(pattern=ISO_DAY_PATTERN), NulFree, Sta
 RoleName = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=NOT_BLANK), NulFree, StatesNulFree
 ]
+
+#: A role to grant or revoke (or to map a group to): checked by `check_role` after
+#: stripping, stated here.
+GrantedRole = Annotated[
+    Text,
+    Field(
+        min_length=1,
+        max_length=64,
+        json_schema_extra={"pattern": rf"^[{SPACE}]*{ROLE_PATTERN.pattern}[{SPACE}]*$"},
+    ),
+]
+#: Why a grant, a revocation or a mapping was made.
+AuditReason = Annotated[Text | None, Field(max_length=2000, description="Kept in the audit trail.")]

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fastapi import Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from orchestrator.api.field_kinds import IDEMPOTENCY_KEY, MAX_KEY_LENGTH
 from orchestrator.api.problems import ApiProblem
 from orchestrator.service.apikeys import Principal
 from orchestrator.service.idempotency import StoredResponse, once, request_hash
 
-__all__ = ["REPLAYED_HEADER", "StoredResponse", "check_key", "request_hash", "run_once"]
+__all__ = [
+    "REPLAYED_HEADER",
+    "StoredResponse",
+    "check_key",
+    "request_hash",
+    "run_once",
+    "run_post_once",
+]
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 
@@ -43,3 +52,16 @@ def run_once(
     if replayed:
         headers[REPLAYED_HEADER] = "true"
     return JSONResponse(outcome.body, status_code=outcome.status_code, headers=headers)
+
+
+def run_post_once(
+    principal: Principal,
+    request: Request,
+    body: BaseModel | None,
+    idempotency_key: str | None,
+    action: Callable[[], StoredResponse],
+) -> JSONResponse:
+    """`run_once` for a POST whose request is its path and its JSON body (none: `{}`)."""
+    material = {} if body is None else body.model_dump(mode="json")
+    fingerprint = request_hash("POST", request.url.path, material)
+    return run_once(principal, check_key(idempotency_key), fingerprint, action)

@@ -15,6 +15,7 @@ from orchestrator.api.routers.public_entry import refusal_page, wants_page
 from orchestrator.config.console import CONSOLE_UPLOAD_FILES
 from orchestrator.config.settings import get_settings
 from orchestrator.contracts.errors import FleetError
+from orchestrator.observability.http_middleware import HttpMiddleware
 
 _UPLOAD_PATH = re.compile(r"^/api/v1/assessments/[^/]+/documents/?$")
 #: The public page of an evidence request's link takes one document, as the API does.
@@ -46,15 +47,12 @@ def body_limit(scope: Scope) -> int:
     return api.max_body_bytes
 
 
-class BodyLimitMiddleware:
+class BodyLimitMiddleware(HttpMiddleware):
     def __init__(self, app: ASGIApp, limit_for: Callable[[Scope], int] = body_limit) -> None:
-        self.app = app
+        super().__init__(app)
         self.limit_for = limit_for
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.limit_for(scope)
         declared = _content_length(scope)
         if declared is not None and declared > limit:

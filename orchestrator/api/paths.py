@@ -13,6 +13,7 @@ AssessmentId = Annotated[uuid.UUID, Path(alias="assessmentId")]
 RunId = Annotated[uuid.UUID, Path(alias="workflowRunId")]
 SignalId = Annotated[uuid.UUID, Path(alias="signalId")]
 ArtifactId = Annotated[uuid.UUID, Path(alias="artifactId")]
+DocumentId = Annotated[uuid.UUID, Path(alias="documentId")]
 StepName = Annotated[AssessmentLifecycleStep, Path(alias="step")]
 
 API_PREFIX = "/api/v1"

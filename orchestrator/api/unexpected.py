@@ -12,21 +12,16 @@ import logging
 from typing import Any
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from orchestrator.api.problems import unexpected_error_response
+from orchestrator.observability.http_middleware import HttpMiddleware
 
 log = logging.getLogger("orchestrator.api.problems")
 
 
-class UnexpectedErrorMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class UnexpectedErrorMiddleware(HttpMiddleware):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def tracked(message: Message) -> None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from orchestrator.catalog import registry
 from orchestrator.catalog.categories import categories_of, category_of
 from orchestrator.catalog.importer import ImportResult, import_catalog
@@ -72,19 +74,25 @@ def import_file(path: Path) -> ImportResult:
         return import_catalog(session, path)
 
 
+def catalog_version(session: Session, spec: str) -> CatalogInfo:
+    """The catalogue version `spec` names: by id, by "NAME VERSION", or by version alone
+    when unique; CatalogLookupError, naming the known ones, when none or several match."""
+    infos = registry.available(session)
+    matches = [i for i in infos if spec in (str(i.id), f"{i.name} {i.version}")]
+    if not matches:
+        matches = [i for i in infos if i.version == spec]
+    if len(matches) != 1:
+        known = ", ".join(f"{i.name} {i.version} ({i.id})" for i in infos)
+        why = "is ambiguous" if matches else "matches no catalogue version"
+        raise CatalogLookupError(f"{spec!r} {why}; known: {known}")
+    return matches[0]
+
+
 @retry_busy
 def find_catalog(spec: str) -> LoadedCatalog:
     """A catalogue version by id, by "NAME VERSION", or by version alone when unique."""
     with read_transaction() as session:
-        infos = registry.available(session)
-        matches = [i for i in infos if spec in (str(i.id), f"{i.name} {i.version}")]
-        if not matches:
-            matches = [i for i in infos if i.version == spec]
-        if len(matches) != 1:
-            known = ", ".join(f"{i.name} {i.version} ({i.id})" for i in infos)
-            why = "is ambiguous" if matches else "matches no catalogue version"
-            raise CatalogLookupError(f"{spec!r} {why}; known: {known}")
-        return registry.load(session, matches[0].id)
+        return registry.load(session, catalog_version(session, spec).id)
 
 
 def diff_catalogs(old_spec: str, new_spec: str) -> dict[str, Any]:

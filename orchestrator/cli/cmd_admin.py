@@ -10,7 +10,7 @@ import click
 
 from orchestrator.cli.clickkit import RUN_ID, LazyChoice, actor_option, json_option
 from orchestrator.cli.operators import operator_id
-from orchestrator.cli.output import emit_json, short, table, when
+from orchestrator.cli.output import emit_json, listing, short, table, when
 from orchestrator.config.sweep_registry import declared
 
 # The service layer is imported inside each command: `--help` must not load the fleet.
@@ -69,30 +69,23 @@ def dead_letters_list(
     letters = list_dead_letters(
         run_id=run_id, tenant_id=tenant, include_replayed=include_replayed, limit=limit
     )
-    if as_json:
-        emit_json({"items": letters})
-        return
-    if not letters:
-        click.echo("no dead letters")
-        return
-    click.echo(
-        table(
-            ["id", "job", "tenant", "queue", "at", "replayed", "resolved", "reason"],
-            [
-                [
-                    d.id,
-                    d.job_id,
-                    d.tenant_id,
-                    d.queue,
-                    when(d.created_at),
-                    when(d.replayed_at),
-                    when(d.resolved_at),
-                    # The last column is left ragged: room for the whole reason.
-                    short(d.reason.removeprefix(f"job {d.job_id} "), 200),
-                ]
-                for d in letters
-            ],
-        )
+    listing(
+        letters,
+        as_json,
+        ["id", "job", "tenant", "queue", "at", "replayed", "resolved", "reason"],
+        lambda d: [
+            d.id,
+            d.job_id,
+            d.tenant_id,
+            d.queue,
+            when(d.created_at),
+            when(d.replayed_at),
+            when(d.resolved_at),
+            # The last column is left ragged: room for the whole reason.
+            short(d.reason.removeprefix(f"job {d.job_id} "), 200),
+        ],
+        "no dead letters",
+        as_items=True,
     )
 
 
@@ -304,6 +297,17 @@ _role_change_command(
 )
 
 
+def _change_row(event: Any, *what: Any) -> list[Any]:
+    """An audited change as a table row: when, the action, `what` it changed, by whom, why."""
+    return [
+        when(event.created_at),
+        event.action.value,
+        *what,
+        event.actor_id,
+        short(event.reason or "", 60),
+    ]
+
+
 @role.command("list")
 @click.option("--tenant", help="Only this tenant's.")
 @click.option("--principal", help="Only this principal's.")
@@ -323,41 +327,22 @@ def role_list(
     from orchestrator.service.roles import list_grants, role_history
 
     if history:
-        events = role_history(tenant, principal, limit=limit)
-        if as_json:
-            emit_json({"items": events})
-            return
-        click.echo(
-            table(
-                ["at", "action", "tenant", "principal", "role", "by", "reason"],
-                [
-                    [
-                        when(e.created_at),
-                        e.action.value,
-                        e.tenant_id,
-                        e.principal,
-                        e.role,
-                        e.actor_id,
-                        short(e.reason or "", 60),
-                    ]
-                    for e in events
-                ],
-            )
-            if events
-            else "no role changes"
+        listing(
+            role_history(tenant, principal, limit=limit),
+            as_json,
+            ["at", "action", "tenant", "principal", "role", "by", "reason"],
+            lambda e: _change_row(e, e.tenant_id, e.principal, e.role),
+            "no role changes",
+            as_items=True,
         )
         return
-    grants = list_grants(tenant, principal)
-    if as_json:
-        emit_json({"items": grants})
-        return
-    click.echo(
-        table(
-            ["tenant", "principal", "role", "granted by", "granted at"],
-            [[g.tenant_id, g.principal, g.role, g.granted_by, when(g.granted_at)] for g in grants],
-        )
-        if grants
-        else "no roles granted"
+    listing(
+        list_grants(tenant, principal),
+        as_json,
+        ["tenant", "principal", "role", "granted by", "granted at"],
+        lambda g: [g.tenant_id, g.principal, g.role, g.granted_by, when(g.granted_at)],
+        "no roles granted",
+        as_items=True,
     )
 
 
@@ -435,48 +420,26 @@ def oidc_group_list(tenant: str, history: bool, as_json: bool) -> None:
     from orchestrator.service.oidc_access import group_role_history, list_group_roles
 
     if history:
-        events = group_role_history(tenant)
-        if as_json:
-            emit_json({"items": events})
-            return
-        click.echo(
-            table(
-                ["at", "action", "group", "role", "scopes", "by", "reason"],
-                [
-                    [
-                        when(e.created_at),
-                        e.action.value,
-                        e.group,
-                        e.role,
-                        ",".join(s.value for s in e.scopes),
-                        e.actor_id,
-                        short(e.reason or "", 60),
-                    ]
-                    for e in events
-                ],
-            )
-            if events
-            else "no mapping changes"
+        listing(
+            group_role_history(tenant),
+            as_json,
+            ["at", "action", "group", "role", "scopes", "by", "reason"],
+            lambda e: _change_row(e, e.group, e.role, ",".join(s.value for s in e.scopes)),
+            "no mapping changes",
+            as_items=True,
         )
         return
-    mapped = list_group_roles(tenant)
-    if as_json:
-        emit_json({"items": mapped})
-        return
-    click.echo(
-        table(
-            ["group", "role", "scopes", "mapped by", "mapped at"],
-            [
-                [
-                    m.group,
-                    m.role,
-                    ",".join(s.value for s in m.scopes),
-                    m.granted_by,
-                    when(m.granted_at),
-                ]
-                for m in mapped
-            ],
-        )
-        if mapped
-        else "no groups mapped"
+    listing(
+        list_group_roles(tenant),
+        as_json,
+        ["group", "role", "scopes", "mapped by", "mapped at"],
+        lambda m: [
+            m.group,
+            m.role,
+            ",".join(s.value for s in m.scopes),
+            m.granted_by,
+            when(m.granted_at),
+        ],
+        "no groups mapped",
+        as_items=True,
     )

@@ -151,15 +151,14 @@ def catalog_adopt(
 ) -> None:
     """Move an assessment to catalogue version TARGET: the diff from the version it uses,
     then a reassessment re-opening exactly the SoA rows it affects."""
-    from orchestrator.cli.operators import operator_id
+    from orchestrator.cli.operators import operator_in
     from orchestrator.contracts.errors import FleetError, NotFound
-    from orchestrator.contracts.identity import Actor
     from orchestrator.contracts.plain import jsonable
     from orchestrator.service.catalogue_adoption import adopt_catalogue, catalogue_diff
     from orchestrator.service.operator_lookups import tenant_of_assessment
 
     try:
-        who = Actor(tenant_id=tenant_of_assessment(assessment_id), actor_id=operator_id(actor))
+        who = operator_in(tenant_of_assessment(assessment_id), actor)
     except NotFound as error:
         raise click.ClickException(error.message) from error
     try:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import click
 
 from orchestrator.cli.clickkit import RUN_ID, LazyChoice, actor_option, json_option
-from orchestrator.cli.operators import operator_for, operator_id
-from orchestrator.cli.output import emit_json, short, table, when
+from orchestrator.cli.operators import operator_for, operator_in
+from orchestrator.cli.output import emit_json, listing, short, when
 
 # The fleet is imported inside each command: `--help` must not load it.
 if TYPE_CHECKING:
@@ -26,10 +26,9 @@ def _actions() -> list[str]:
 
 
 def _operator_of_handoff(handoff_id: uuid.UUID, actor: str | None = None) -> Actor:
-    from orchestrator.contracts.identity import Actor
     from orchestrator.service.operator_lookups import tenant_of_handoff
 
-    return Actor(tenant_id=tenant_of_handoff(handoff_id), actor_id=operator_id(actor))
+    return operator_in(tenant_of_handoff(handoff_id), actor)
 
 
 def _print(view: HandoffView, as_json: bool) -> None:
@@ -72,17 +71,13 @@ def list_command(
     else:
         tenants = [tenant] if tenant else tenants_with_handoffs()
         views = [v for t in tenants for v in list_handoffs(Actor(t, "operator"), status=status)]
-    if as_json:
-        emit_json(views)
-        return
-    if not views:
-        click.echo("no handoffs")
-        return
-    rows = [
-        [v.id, v.status, v.reason, v.effect_kind, v.run_id, v.owner, short(v.detail, 60)]
-        for v in views
-    ]
-    click.echo(table(["handoff", "status", "reason", "effect", "run", "owner", "detail"], rows))
+    listing(
+        views,
+        as_json,
+        ["handoff", "status", "reason", "effect", "run", "owner", "detail"],
+        lambda v: [v.id, v.status, v.reason, v.effect_kind, v.run_id, v.owner, short(v.detail, 60)],
+        "no handoffs",
+    )
 
 
 @handoff.command("show")
@@ -140,15 +135,11 @@ def effects_command(run_id: uuid.UUID, as_json: bool) -> None:
     """A run's effects outside the database: publications and their undoing."""
     from orchestrator.service.effect_views import list_effects
 
-    views = list_effects(operator_for(run_id), run_id)
-    if as_json:
-        emit_json(views)
-        return
-    if not views:
-        click.echo("no effects outside the database")
-        return
-    rows = [
-        [
+    listing(
+        list_effects(operator_for(run_id), run_id),
+        as_json,
+        ["effect", "kind", "of", "status", "tries", "undo", "error"],
+        lambda e: [
             e.id,
             e.kind,
             f"{e.artifact_kind} v{e.artifact_version}" if e.artifact_kind else "-",
@@ -156,10 +147,9 @@ def effects_command(run_id: uuid.UUID, as_json: bool) -> None:
             e.attempts,
             e.undo_reason or "-",
             short(e.last_error, 50),
-        ]
-        for e in views
-    ]
-    click.echo(table(["effect", "kind", "of", "status", "tries", "undo", "error"], rows))
+        ],
+        "no effects outside the database",
+    )
 
 
 @click.command("adopt")

@@ -5,19 +5,20 @@ and `risks proposals ...`, the risks gap findings proposed: list, show, accept, 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from orchestrator.cli.clickkit import LazyChoice, actor_option, json_option
-from orchestrator.cli.operators import operator_id
+from orchestrator.cli.operators import operator_in
 from orchestrator.cli.output import emit_json, short, table, when
 
 # The fleet is imported inside each command: `--help` must not load it.
 if TYPE_CHECKING:
     from orchestrator.contracts.identity import Actor
-    from orchestrator.service.risks import RiskContent, RiskVersionView
+    from orchestrator.service.risks import RequirementRef, RiskContent, RiskVersionView
 
 
 def _treatments() -> list[str]:
@@ -27,17 +28,15 @@ def _treatments() -> list[str]:
 
 
 def _for_assessment(assessment_id: uuid.UUID, actor: str | None = None) -> Actor:
-    from orchestrator.contracts.identity import Actor
     from orchestrator.service.operator_lookups import tenant_of_assessment
 
-    return Actor(tenant_id=tenant_of_assessment(assessment_id), actor_id=operator_id(actor))
+    return operator_in(tenant_of_assessment(assessment_id), actor)
 
 
 def _for_risk(risk_id: uuid.UUID, actor: str | None = None) -> Actor:
-    from orchestrator.contracts.identity import Actor
     from orchestrator.service.operator_lookups import tenant_of_risk
 
-    return Actor(tenant_id=tenant_of_risk(risk_id), actor_id=operator_id(actor))
+    return operator_in(tenant_of_risk(risk_id), actor)
 
 
 def _print(view: RiskVersionView, as_json: bool) -> None:
@@ -91,17 +90,25 @@ def _content_options(function: Any) -> Any:
     return function
 
 
-def _content(values: dict[str, Any]) -> RiskContent:
-    from orchestrator.service.risks import RequirementRef, RiskContent
+def _requirement_refs(given: Iterable[str]) -> list[RequirementRef]:
+    """`--requirement FRAMEWORK=ID` values, each split at its last `=`."""
+    from orchestrator.service.risks import RequirementRef
 
     refs = []
-    for given in values.pop("requirements"):
-        framework, sep, requirement_id = str(given).rpartition("=")
+    for value in given:
+        framework, sep, requirement_id = str(value).rpartition("=")
         if not sep or not framework or not requirement_id:
             raise click.BadParameter(
-                f"{given!r}: expected FRAMEWORK=ID", param_hint="--requirement"
+                f"{value!r}: expected FRAMEWORK=ID", param_hint="--requirement"
             )
         refs.append(RequirementRef(framework=framework, requirement_id=requirement_id))
+    return refs
+
+
+def _content(values: dict[str, Any]) -> RiskContent:
+    from orchestrator.service.risks import RiskContent
+
+    refs = _requirement_refs(values.pop("requirements"))
     controls = list(values.pop("controls"))
     return RiskContent(**values, controls=controls, requirements=refs)
 
@@ -252,10 +259,9 @@ def export_command(assessment_id: uuid.UUID, fmt: str, output: Path) -> None:
 
 
 def _for_proposal(proposal_id: uuid.UUID, actor: str | None = None) -> Actor:
-    from orchestrator.contracts.identity import Actor
     from orchestrator.service.operator_lookups import tenant_of_risk_proposal
 
-    return Actor(tenant_id=tenant_of_risk_proposal(proposal_id), actor_id=operator_id(actor))
+    return operator_in(tenant_of_risk_proposal(proposal_id), actor)
 
 
 def _print_proposal(view: Any, as_json: bool) -> None:
@@ -351,24 +357,13 @@ def proposals_accept(
 ) -> None:
     """A new risk in the register from the proposal (controls: as proposed unless given)."""
     from orchestrator.service.risk_proposals import Selection, accept_proposal
-    from orchestrator.service.risks import RequirementRef
 
-    refs = None
-    if requirements:
-        refs = []
-        for given in requirements:
-            framework, sep, requirement_id = given.rpartition("=")
-            if not sep or not framework or not requirement_id:
-                raise click.BadParameter(
-                    f"{given!r}: expected FRAMEWORK=ID", param_hint="--requirement"
-                )
-            refs.append(RequirementRef(framework=framework, requirement_id=requirement_id))
     selection = Selection(
         owner=owner,
         likelihood=likelihood,
         impact=impact,
         controls=list(controls) if controls else None,
-        requirements=refs,
+        requirements=_requirement_refs(requirements) if requirements else None,
     )
     who = _for_proposal(proposal_id, actor)
     _print_proposal(accept_proposal(who, proposal_id, selection, note), as_json)

@@ -34,13 +34,19 @@ def parse_run_id(value: str) -> uuid.UUID:
         raise InvalidInput(f"{value!r} is not a run id (a UUID)") from error
 
 
-def operator_for(run_id: uuid.UUID, actor: str | None = None) -> Actor:
-    """An actor of the run's own tenant, seeing every organization."""
+def operator_in(tenant_id: str, actor: str | None = None) -> Actor:
+    """The operator (or `actor`) acting in a tenant, seeing every organization."""
     # Imported here: the commands' modules load this one for `--help` too.
     from orchestrator.contracts.identity import Actor
+
+    return Actor(tenant_id=tenant_id, actor_id=operator_id(actor))
+
+
+def operator_for(run_id: uuid.UUID, actor: str | None = None) -> Actor:
+    """An actor of the run's own tenant, seeing every organization."""
     from orchestrator.service.operator_lookups import tenant_of_run
 
-    return Actor(tenant_id=tenant_of_run(run_id), actor_id=operator_id(actor))
+    return operator_in(tenant_of_run(run_id), actor)
 
 
 def new_key(command: str, run_id: uuid.UUID) -> str:

@@ -10,10 +10,10 @@ import io
 import json
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -24,12 +24,33 @@ if TYPE_CHECKING:
 #: is what its widest row needs, up to this.
 PLAIN_WIDTH = 1_000_000
 
+_Item = TypeVar("_Item")
+
 
 def emit_json(value: Any) -> None:
     # Imported here: every command's module loads this one, `--help` included.
     from orchestrator.contracts.plain import jsonable
 
     click.echo(json.dumps(jsonable(value), indent=2, ensure_ascii=False))
+
+
+def listing(
+    items: Sequence[_Item],
+    as_json: bool,
+    headers: Sequence[str],
+    row: Callable[[_Item], Sequence[Any]],
+    empty: str,
+    *,
+    as_items: bool = False,
+) -> None:
+    """A list for scripts (`--json`: the list, or `{"items": [...]}` with `as_items`) or for
+    people: a table of each item's `row`, or `empty` when there is none."""
+    if as_json:
+        emit_json({"items": items} if as_items else items)
+    elif items:
+        click.echo(table(headers, [row(item) for item in items]))
+    else:
+        click.echo(empty)
 
 
 def when(value: datetime | None) -> str:

@@ -59,25 +59,7 @@ def home(session: Session) -> Response:
 
 @router.get("/login", name="console_login")
 def login_page(request: Request, next: str | None = None) -> Response:
-    token = new_login_token()
-    response = render(
-        request,
-        None,
-        "login.html",
-        login_token=token,
-        next=safe_next(next),
-        provider=_provider(),
-    )
-    response.set_cookie(
-        LOGIN_CSRF_COOKIE,
-        token,
-        max_age=1800,
-        httponly=True,
-        samesite="strict",
-        secure=secure_cookies(request),
-        path="/console",
-    )
-    return response
+    return _login_form(request, next)
 
 
 @router.post("/login", name="console_login_post")
@@ -105,13 +87,20 @@ async def login(
 
 
 def _login_again(request: Request, status: int, message: str, next: str) -> Response:
+    return _login_form(request, next, status_code=status, error=message)
+
+
+def _login_form(
+    request: Request, next: str | None, *, status_code: int = 200, error: str | None = None
+) -> Response:
+    """The sign-in form with a fresh token, the same in its cookie (the form's CSRF check)."""
     token = new_login_token()
     response = render(
         request,
         None,
         "login.html",
-        status_code=status,
-        error=message,
+        status_code=status_code,
+        error=error,
         login_token=token,
         next=safe_next(next),
         provider=_provider(),

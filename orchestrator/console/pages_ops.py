@@ -12,10 +12,11 @@ from fastapi.responses import HTMLResponse
 from orchestrator.console.sessions import ConsoleSession
 from orchestrator.console.settings import get_console_settings
 from orchestrator.console.web import (
+    Confirm,
     ConsoleRoute,
-    PageError,
     Posted,
     Session,
+    confirmed,
     need,
     render,
     see_other,
@@ -82,9 +83,11 @@ def _letter(session: ConsoleSession, letter_id: int) -> DeadLetterView:
     return letter
 
 
-def _confirmed(confirm: str) -> None:
-    if confirm != "yes":
-        raise PageError(422, "Not confirmed", "Tick the confirmation box to go ahead.")
+def _confirmed_letter(session: ConsoleSession, letter_id: int, confirm: str) -> DeadLetterView:
+    """The dead letter an operator acts on, once they ticked the confirmation box."""
+    need(session, Scope.OPERATE)
+    confirmed(confirm)
+    return _letter(session, letter_id)
 
 
 @router.post("/dead-letters/{letter_id}/replay", name="console_replay")
@@ -92,11 +95,9 @@ def replay(
     session: Posted,
     letter_id: int,
     reason: Annotated[str, Form(max_length=2000)] = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
-    need(session, Scope.OPERATE)
-    _confirmed(confirm)
-    letter = _letter(session, letter_id)
+    letter = _confirmed_letter(session, letter_id, confirm)
     receipt = replay_dead_letter(letter.id, actor_id=session.principal.principal, reason=reason)
     notice = f"dead letter {letter.id} replayed: retry {receipt.fate.value}"
     return see_other(f"/console/runs/{letter.run_id}?notice={quote(notice)}")
@@ -107,11 +108,9 @@ def resolve(
     session: Posted,
     letter_id: int,
     reason: Annotated[str, Form(max_length=2000)] = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
-    need(session, Scope.OPERATE)
-    _confirmed(confirm)
-    letter = _letter(session, letter_id)
+    letter = _confirmed_letter(session, letter_id, confirm)
     resolve_dead_letter(letter.id, actor_id=session.principal.principal, reason=reason)
     return see_other(
         f"/console/ops/dead-letters?notice={quote(f'dead letter {letter.id} resolved')}"

@@ -15,15 +15,18 @@ from orchestrator.cli.timeline import load_history
 from orchestrator.console.run_page import actions, document_progress, live_token, step_rows
 from orchestrator.console.sessions import ConsoleSession
 from orchestrator.console.web import (
+    Confirm,
     ConsoleRoute,
     PageError,
     Posted,
     Session,
     action_key,
+    confirmed,
     need,
     render,
     see_other,
 )
+from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.signals import SignalType
 from orchestrator.contracts.statuses import WorkflowStatus
 from orchestrator.contracts.steps import STEP_ORDER
@@ -175,14 +178,11 @@ def live(request: Request, session: Session, run_id: uuid.UUID, since: str = "")
     )
 
 
-def _done(run_id: uuid.UUID, what: str, receipt: SignalReceipt) -> Response:
+def _done(actor: Actor, run_id: uuid.UUID, what: str, receipt: SignalReceipt) -> Response:
+    """Back to the run's page, saying the signal's fate (waited for up to FATE_WAIT_S)."""
+    receipt = await_fate(actor, receipt, FATE_WAIT_S)
     notice = f"{what}: {receipt.fate.value}" + (f" ({receipt.reason})" if receipt.reason else "")
     return see_other(f"/console/runs/{run_id}?notice={quote(notice)}")
-
-
-def _confirmed(confirm: str) -> None:
-    if confirm != "yes":
-        raise PageError(422, "Not confirmed", "Tick the confirmation box to go ahead.")
 
 
 @router.post("/runs/{run_id}/framework", name="console_framework")
@@ -213,7 +213,7 @@ def framework(
     receipt = send_signal(
         actor, run_id, SignalType.FRAMEWORK_SELECTED, f"console:{key}", payload=payload
     )
-    return _done(run_id, "framework selected", await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, "framework selected", receipt)
 
 
 @router.post("/runs/{run_id}/retry", name="console_retry")
@@ -222,13 +222,13 @@ def retry(
     run_id: uuid.UUID,
     key: Key,
     reason: Reason = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
     need(session, Scope.OPERATE)
-    _confirmed(confirm)
+    confirmed(confirm)
     actor = session.principal.actor
     receipt = operations.retry_step(actor, run_id, reason=reason, idempotency_key=f"console:{key}")
-    return _done(run_id, "retry", await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, "retry", receipt)
 
 
 @router.post("/runs/{run_id}/new-version", name="console_new_version")
@@ -244,7 +244,7 @@ def new_version(
     receipt = operations.request_new_version(
         actor, run_id, artifact_kind, reason=reason, idempotency_key=f"console:{key}"
     )
-    return _done(run_id, f"new {artifact_kind} draft", await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, f"new {artifact_kind} draft", receipt)
 
 
 @router.post("/runs/{run_id}/reprocess/plan", name="console_reprocess_plan")
@@ -289,10 +289,10 @@ def reprocess(
     step: Annotated[str, Form(max_length=64)] = "",
     reason: Reason = "",
     new_version: Annotated[str, Form()] = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
     need(session, Scope.OPERATE)
-    _confirmed(confirm)
+    confirmed(confirm)
     actor = session.principal.actor
     receipt = operations.reprocess_step(
         actor,
@@ -303,7 +303,7 @@ def reprocess(
         new_version=new_version == "yes",
     )
     assert isinstance(receipt, SignalReceipt)
-    return _done(run_id, f"reprocess {step}", await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, f"reprocess {step}", receipt)
 
 
 _CONTROLS = {
@@ -320,13 +320,13 @@ def control(
     command: str,
     key: Key,
     reason: Reason = "",
-    confirm: Annotated[str, Form()] = "",
+    confirm: Confirm = "",
 ) -> Response:
     need(session, Scope.OPERATE)
     command_function = _CONTROLS.get(command)
     if command_function is None:
         raise PageError(404, "Not found", f"There is no {command} command.")
-    _confirmed(confirm)
+    confirmed(confirm)
     actor = session.principal.actor
     receipt = command_function(actor, run_id, reason=reason, idempotency_key=f"console:{key}")
-    return _done(run_id, command, await_fate(actor, receipt, FATE_WAIT_S))
+    return _done(actor, run_id, command, receipt)

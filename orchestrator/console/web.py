@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
-from fastapi import Depends, Request, Response
+from fastapi import Depends, Form, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -310,6 +310,16 @@ def need(session: ConsoleSession, *scopes: Scope) -> None:
 def _whose(session: ConsoleSession) -> str:
     # A person signed in with the identity provider holds no key: their groups give scopes.
     return "your key" if session.principal.key_id else "what your groups are mapped to"
+
+
+#: The confirmation box of a form that acts for good ("yes" when ticked).
+Confirm = Annotated[str, Form()]
+
+
+def confirmed(confirm: str) -> None:
+    """A form that acts for good carries a confirmation box: refused unless it is ticked."""
+    if confirm != "yes":
+        raise PageError(422, "Not confirmed", "Tick the confirmation box to go ahead.")
 
 
 def see_other(url: str) -> RedirectResponse:

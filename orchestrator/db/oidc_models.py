@@ -11,14 +11,15 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Index, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import Index, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from orchestrator.contracts.ids import new_id
+from orchestrator.db.grant_columns import GrantChange, Granted
 from orchestrator.db.models import Base, BigId, JsonDoc
 
 
-class OidcGroupRole(Base):
+class OidcGroupRole(Granted, Base):
     """Members of a provider's group hold this role, with these scopes, in this tenant."""
 
     __tablename__ = "oidc_group_roles"
@@ -31,11 +32,9 @@ class OidcGroupRole(Base):
     group_name: Mapped[str] = mapped_column(String(256))
     role: Mapped[str] = mapped_column(String(64))
     scopes: Mapped[list[str]] = mapped_column(JsonDoc)
-    granted_by: Mapped[str] = mapped_column(String(256))
-    granted_at: Mapped[datetime]
 
 
-class OidcGroupRoleEvent(Base):
+class OidcGroupRoleEvent(GrantChange, Base):
     """One mapping or unmapping, kept for the audit trail."""
 
     __tablename__ = "oidc_group_role_events"
@@ -46,10 +45,6 @@ class OidcGroupRoleEvent(Base):
     group_name: Mapped[str] = mapped_column(String(256))
     role: Mapped[str] = mapped_column(String(64))
     scopes: Mapped[list[str]] = mapped_column(JsonDoc)
-    action: Mapped[str] = mapped_column(String(16))
-    actor_id: Mapped[str] = mapped_column(String(256))
-    reason: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime]
 
 
 class OidcIdentity(Base):

@@ -8,16 +8,16 @@ Python caller's actor id). `role_grants` is the current state, one row per held 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 
-from sqlalchemy import Index, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import Index, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from orchestrator.contracts.ids import new_id
+from orchestrator.db.grant_columns import GrantChange, Granted
 from orchestrator.db.models import Base, BigId
 
 
-class RoleGrant(Base):
+class RoleGrant(Granted, Base):
     """A role one principal of one tenant holds."""
 
     __tablename__ = "role_grants"
@@ -27,11 +27,9 @@ class RoleGrant(Base):
     tenant_id: Mapped[str] = mapped_column(String(128))
     principal: Mapped[str] = mapped_column(String(256))
     role: Mapped[str] = mapped_column(String(64))
-    granted_by: Mapped[str] = mapped_column(String(256))
-    granted_at: Mapped[datetime]
 
 
-class RoleGrantEvent(Base):
+class RoleGrantEvent(GrantChange, Base):
     """One grant or revocation, kept for the audit trail."""
 
     __tablename__ = "role_grant_events"
@@ -41,7 +39,3 @@ class RoleGrantEvent(Base):
     tenant_id: Mapped[str] = mapped_column(String(128))
     principal: Mapped[str] = mapped_column(String(256))
     role: Mapped[str] = mapped_column(String(64))
-    action: Mapped[str] = mapped_column(String(16))
-    actor_id: Mapped[str] = mapped_column(String(256))
-    reason: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime]

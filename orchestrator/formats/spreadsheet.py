@@ -3,10 +3,11 @@ formulas, and XLSX bytes that depend on the content only."""
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -20,6 +21,14 @@ def safe_cell(value: Any) -> str:
     """Text a spreadsheet will not run: a leading =, +, -, @ is quoted (CSV injection)."""
     text = "" if value is None else str(value)
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def csv_bytes(rows: Iterable[Sequence[Any]]) -> bytes:
+    """Rows (already safe cells where it matters) as CSV: CRLF lines, and a BOM that makes
+    Excel read UTF-8."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerows(rows)
+    return buffer.getvalue().encode("utf-8-sig")
 
 
 def xlsx_text(value: Any) -> str:

@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 from orchestrator.observability.context import close_context, current, open_context
+from orchestrator.observability.http_middleware import HttpMiddleware, Receive, Scope, Send
 
 log = logging.getLogger("orchestrator.api.access")
 
@@ -23,19 +24,9 @@ TRACE_HEADER = "x-trace-id"
 CLIENT_CLOSED = 499
 _TRACE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
-Scope = dict[str, Any]
-Receive = Any
-Send = Any
 
-
-class TraceContextMiddleware:
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class TraceContextMiddleware(HttpMiddleware):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         open_context(trace_id=_trace_from(scope) or uuid.uuid4().hex)
         began = time.monotonic()
         status = 500

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.catalog import registry
 from orchestrator.catalog.model import LoadedCatalog
+from orchestrator.catalog.service import CatalogLookupError, catalog_version
 from orchestrator.contracts.audit import AuditEventType
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import (
@@ -193,15 +194,11 @@ def _setting(session: Session, actor: Actor, assessment_id: uuid.UUID, to: str) 
 
 
 def _target(session: Session, spec: str) -> LoadedCatalog:
-    infos = registry.available(session)
-    matches = [i for i in infos if spec in (str(i.id), f"{i.name} {i.version}")]
-    if not matches:
-        matches = [i for i in infos if i.version == spec]
-    if len(matches) != 1:
-        known = ", ".join(f"{i.name} {i.version} ({i.id})" for i in infos)
-        why = "is ambiguous" if matches else "matches no catalogue version"
-        raise NotFound(f"catalogue {spec!r} {why}; known: {known}")
-    return registry.load(session, matches[0].id)
+    try:
+        info = catalog_version(session, spec)
+    except CatalogLookupError as error:
+        raise NotFound(f"catalogue {error}") from None
+    return registry.load(session, info.id)
 
 
 def _rows(base: Artifact) -> list[dict[str, Any]]:

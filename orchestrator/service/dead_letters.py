@@ -54,24 +54,7 @@ class DeadLetterView(BaseModel):
 
     @classmethod
     def of(cls, row: DeadLetter) -> DeadLetterView:
-        return cls(
-            id=row.id,
-            job_id=row.job_id,
-            run_id=row.run_id,
-            tenant_id=row.tenant_id,
-            step=row.step,
-            kind=row.kind,
-            queue=row.queue,
-            task_name=row.task_name,
-            reason=row.reason,
-            deliveries=row.deliveries,
-            redispatches=row.redispatches,
-            created_at=row.created_at,
-            replayed_at=row.replayed_at,
-            resolved_at=row.resolved_at,
-            resolved_by=row.resolved_by,
-            resolution=row.resolution,
-        )
+        return cls.model_validate(row, from_attributes=True)
 
 
 @retry_busy

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from orchestrator.contracts.documents import SUPERSEDED
@@ -48,8 +48,7 @@ def upload_document_version(
         current = session.scalar(
             select(Document)
             .where(
-                Document.assessment_id == assessment_id,
-                (Document.series_id == series) | (Document.id == series),
+                *_in_series(assessment_id, series),
                 Document.life_status != SUPERSEDED,
                 Document.id != document.id,
             )
@@ -69,8 +68,7 @@ def upload_document_version(
         # What an approved draft cites may be any earlier version of the document.
         earlier = session.scalars(
             select(Document.id).where(
-                Document.assessment_id == assessment_id,
-                (Document.series_id == series) | (Document.id == series),
+                *_in_series(assessment_id, series),
                 Document.id != document.id,
             )
         ).all()
@@ -95,6 +93,14 @@ def upload_document_version(
     )
 
 
+def _in_series(assessment_id: uuid.UUID, series: uuid.UUID) -> tuple[ColumnElement[bool], ...]:
+    """A document of the series (named by its first version's id) in the assessment."""
+    return (
+        Document.assessment_id == assessment_id,
+        (Document.series_id == series) | (Document.id == series),
+    )
+
+
 def document_versions(
     actor: Actor, assessment_id: uuid.UUID, document_id: uuid.UUID
 ) -> list[DocumentLifeView]:
@@ -105,8 +111,7 @@ def document_versions(
         rows = session.scalars(
             select(Document)
             .where(
-                Document.assessment_id == assessment_id,
-                (Document.series_id == series) | (Document.id == series),
+                *_in_series(assessment_id, series),
             )
             .order_by(Document.series_version, Document.created_at)
         ).all()

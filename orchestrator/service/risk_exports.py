@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
 from orchestrator.contracts import risk_method
-from orchestrator.formats.spreadsheet import deterministic_xlsx, safe_cell, xlsx_cell, xlsx_text
+from orchestrator.formats.spreadsheet import (
+    csv_bytes,
+    deterministic_xlsx,
+    safe_cell,
+    xlsx_cell,
+    xlsx_text,
+)
 from orchestrator.service.risks import RiskRegister, RiskVersionView
 
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -58,13 +63,8 @@ def _heading(register: RiskRegister) -> list[str]:
 
 
 def render_register_csv(register: RiskRegister) -> bytes:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    for line in _heading(register):
-        writer.writerow([safe_cell(line)])
-    writer.writerow([title for _, title in COLUMNS])
-    writer.writerows(register_rows(register))
-    return buffer.getvalue().encode("utf-8-sig")  # the BOM makes Excel read UTF-8
+    heading = [[safe_cell(line)] for line in _heading(register)]
+    return csv_bytes([*heading, [title for _, title in COLUMNS], *register_rows(register)])
 
 
 def render_register_xlsx(register: RiskRegister, as_of_iso: str) -> bytes:

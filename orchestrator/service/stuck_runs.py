@@ -60,6 +60,10 @@ class StuckRun:
     why: str
     since: datetime
 
+    @classmethod
+    def of(cls, run: WorkflowRun, why: str, since: datetime) -> StuckRun:
+        return cls(run.id, run.status, run.current_step, why, _aware(since))
+
 
 def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
@@ -79,15 +83,7 @@ def stuck_runs(actor: Actor, threshold_s: float) -> list[StuckRun]:
             .order_by(WorkflowRun.updated_at)
             .limit(200)
         ):
-            found.append(
-                StuckRun(
-                    run.id,
-                    run.status,
-                    run.current_step,
-                    "unchanged past the threshold",
-                    _aware(run.updated_at),
-                )
-            )
+            found.append(StuckRun.of(run, "unchanged past the threshold", run.updated_at))
         for job, run in session.execute(
             select(Job, WorkflowRun)
             .join(WorkflowRun, WorkflowRun.id == Job.run_id)
@@ -100,15 +96,8 @@ def stuck_runs(actor: Actor, threshold_s: float) -> list[StuckRun]:
             .order_by(Job.created_at)
             .limit(200)
         ):
-            found.append(
-                StuckRun(
-                    run.id,
-                    run.status,
-                    run.current_step,
-                    f"job {job.id} queued on {job.queue} with no consumer",
-                    _aware(job.created_at),
-                )
-            )
+            why = f"job {job.id} queued on {job.queue} with no consumer"
+            found.append(StuckRun.of(run, why, job.created_at))
         waiting = WorkflowStatus.WAITING_FOR_APPROVAL.value
         for mark, run in session.execute(
             select(SweepMark, WorkflowRun)
@@ -118,13 +107,5 @@ def stuck_runs(actor: Actor, threshold_s: float) -> list[StuckRun]:
             .limit(200)
         ):
             if mark.key.split(":")[0] == run.current_step:
-                found.append(
-                    StuckRun(
-                        run.id,
-                        run.status,
-                        run.current_step,
-                        "approval past its escalation",
-                        _aware(mark.created_at),
-                    )
-                )
+                found.append(StuckRun.of(run, "approval past its escalation", mark.created_at))
     return sorted(found, key=lambda s: s.since)

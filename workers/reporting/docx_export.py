@@ -29,18 +29,23 @@ from workers.reporting.render import (
     DISMISSED_HEADERS,
     GAP_HEADERS,
     MATURITY_HEADERS,
-    POAM_COLUMNS,
+    POAM_HEADERS,
+    SCOPE_HEADERS,
     SECTIONS,
     SIGNOFF_HEADERS,
     SOA_HEADERS,
     ReportInput,
     by_section,
     catalogue_rows,
+    citation_label,
+    cited_controls,
     credit_line,
     dismissed_rows,
     gap_rows,
     maturity_rows,
-    page_label,
+    out_of_scope,
+    poam_rows,
+    scope_rows,
     signoff_lines,
     soa_table,
     statement_rows,
@@ -179,17 +184,9 @@ def _signoff(report: ReportInput, document: Any) -> None:
 def _scope(report: ReportInput, document: Any) -> None:
     if not report.scope:
         return _note(document, "No scope artifact.")
-    rows = [
-        (d.get("domain"), d.get("name"), len(d.get("controls", [])))
-        for d in report.scope.get("domains", [])
-    ]
-    _table(document, ("Domain", "Name", "Controls"), rows)
-    out = report.scope.get("out_of_scope", [])
-    if out:
-        _note(
-            document,
-            "Out of scope: " + ", ".join(f"{d.get('domain')} {d.get('name')}" for d in out),
-        )
+    _table(document, SCOPE_HEADERS, scope_rows(report))
+    if out := out_of_scope(report):
+        _note(document, "Out of scope: " + out)
 
 
 def _soa(report: ReportInput, document: Any) -> None:
@@ -221,30 +218,21 @@ def _maturity(report: ReportInput, document: Any) -> None:
 
 
 def _poam(report: ReportInput, document: Any) -> None:
-    items = report.poam.get("items", [])
-    if not items:
+    rows = poam_rows(report)
+    if not rows:
         return _note(document, "No action items.")
-    _table(
-        document,
-        [title for _, title in POAM_COLUMNS],
-        [[item.get(key) for key, _ in POAM_COLUMNS] for item in items],
-    )
+    _table(document, POAM_HEADERS, rows)
 
 
 def _evidence(report: ReportInput, document: Any) -> None:
-    controls = [c for c in report.evidence.get("controls", []) if supporting(c)]
+    controls = cited_controls(report)
     if not controls:
         return _note(document, "No evidence citations.")
     for control in controls:
         document.add_heading(_text(f"{control.get('control_id')} {control.get('title')}"), level=3)
         for cite in supporting(control):
-            where = " › ".join(
-                filter(None, (str(cite.get("filename") or ""), str(cite.get("heading_path") or "")))
-            )
-            pages = page_label(cite)
-            label = f"{where}, {pages}" if pages else where
             paragraph = document.add_paragraph()
-            paragraph.add_run(_text(label)).bold = True
+            paragraph.add_run(_text(citation_label(cite))).bold = True
             paragraph.add_run(f" (score {float(cite.get('score', 0.0)):.2f})")
             document.add_paragraph(_text(cite.get("excerpt")), style="Quote")
 

@@ -4,10 +4,7 @@ not a gap, with the reason and who decided)."""
 
 from __future__ import annotations
 
-import csv
-import io
-
-from orchestrator.formats.spreadsheet import safe_cell, workbook
+from orchestrator.formats.spreadsheet import csv_bytes, safe_cell, workbook
 from workers.reporting.render import (
     DISMISSED_HEADERS,
     GAP_HEADERS,
@@ -18,11 +15,8 @@ from workers.reporting.render import (
 
 
 def render_findings_csv(report: ReportInput) -> bytes:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(GAP_HEADERS)
-    writer.writerows([safe_cell(value) for value in row] for row in gap_rows(report))
-    return buffer.getvalue().encode("utf-8-sig")  # the BOM makes Excel read UTF-8
+    body = ([safe_cell(value) for value in row] for row in gap_rows(report))
+    return csv_bytes([GAP_HEADERS, *body])
 
 
 def render_findings_xlsx(report: ReportInput, as_of_iso: str) -> bytes:

@@ -33,18 +33,23 @@ from workers.reporting.render import (
     DISMISSED_HEADERS,
     GAP_HEADERS,
     MATURITY_HEADERS,
-    POAM_COLUMNS,
+    POAM_HEADERS,
+    SCOPE_HEADERS,
     SECTIONS,
     SIGNOFF_HEADERS,
     SOA_HEADERS,
     ReportInput,
     by_section,
     catalogue_rows,
+    citation_label,
+    cited_controls,
     credit_line,
     dismissed_rows,
     gap_rows,
     maturity_rows,
-    page_label,
+    out_of_scope,
+    poam_rows,
+    scope_rows,
     signoff_lines,
     soa_table,
     statement_rows,
@@ -260,16 +265,9 @@ def _summary(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
 def _scope(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     if not report.scope:
         return _note("No scope artifact.", styles)
-    rows = [
-        (d.get("domain"), d.get("name"), len(d.get("controls", [])))
-        for d in report.scope.get("domains", [])
-    ]
-    parts = _table(("Domain", "Name", "Controls"), rows, styles, _split(width, 1, 4, 1))
-    out = report.scope.get("out_of_scope", [])
-    if out:
-        parts += _note(
-            "Out of scope: " + ", ".join(f"{d.get('domain')} {d.get('name')}" for d in out), styles
-        )
+    parts = _table(SCOPE_HEADERS, scope_rows(report), styles, _split(width, 1, 4, 1))
+    if out := out_of_scope(report):
+        parts += _note("Out of scope: " + out, styles)
     return parts
 
 
@@ -344,19 +342,16 @@ def _chart(chart: Chart, styles: _Styles, width: float) -> list[Any]:
 
 
 def _poam(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    items = report.poam.get("items", [])
-    if not items:
+    rows = poam_rows(report)
+    if not rows:
         return _note("No action items.", styles)
-    rows = [[item.get(key) for key, _ in POAM_COLUMNS] for item in items]
-    return _table(
-        [title for _, title in POAM_COLUMNS], rows, styles, _split(width, 1.2, 1, 4, 5, 1, 1.3, 2)
-    )
+    return _table(POAM_HEADERS, rows, styles, _split(width, 1.2, 1, 4, 5, 1, 1.3, 2))
 
 
 def _evidence(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     from reportlab.platypus import Paragraph
 
-    controls = [c for c in report.evidence.get("controls", []) if supporting(c)]
+    controls = cited_controls(report)
     if not controls:
         return _note("No evidence citations.", styles)
     parts: list[Any] = []
@@ -367,14 +362,10 @@ def _evidence(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
             )
         )
         for cite in supporting(control):
-            where = " › ".join(
-                filter(None, (str(cite.get("filename") or ""), str(cite.get("heading_path") or "")))
-            )
-            pages = page_label(cite)
-            label = f"{where}, {pages}" if pages else where
+            label = _text(citation_label(cite))
             parts.append(
                 Paragraph(
-                    f"<b>{_text(label)}</b> (score {float(cite.get('score', 0.0)):.2f})",
+                    f"<b>{label}</b> (score {float(cite.get('score', 0.0)):.2f})",
                     styles.cell,
                 )
             )

@@ -7,10 +7,15 @@ item's sheet is its status."""
 
 from __future__ import annotations
 
-import csv
 import io
 
-from orchestrator.formats.spreadsheet import deterministic_xlsx, safe_cell, xlsx_cell, xlsx_text
+from orchestrator.formats.spreadsheet import (
+    csv_bytes,
+    deterministic_xlsx,
+    safe_cell,
+    xlsx_cell,
+    xlsx_text,
+)
 from workers.reporting.poam_stated import stated_items
 from workers.reporting.render import ReportInput
 
@@ -60,11 +65,7 @@ def poam_rows(report: ReportInput, listed: str = "items") -> list[list[str]]:
 
 
 def render_poam_csv(report: ReportInput, listed: str = "items") -> bytes:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([title for _, title in COLUMNS])
-    writer.writerows(poam_rows(report, listed))
-    return buffer.getvalue().encode("utf-8-sig")  # the BOM makes Excel read UTF-8
+    return csv_bytes([[title for _, title in COLUMNS], *poam_rows(report, listed)])
 
 
 def render_poam_closed_csv(report: ReportInput) -> bytes:

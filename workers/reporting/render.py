@@ -401,6 +401,41 @@ POAM_COLUMNS: tuple[tuple[str, str], ...] = (
     ("milestone_date", "Milestone"),
     ("owner_role", "Owner"),
 )
+POAM_HEADERS = [title for _, title in POAM_COLUMNS]
+
+
+def poam_rows(report: ReportInput) -> list[list[Any]]:
+    return [[item.get(key) for key, _ in POAM_COLUMNS] for item in report.poam.get("items", [])]
+
+
+def cited_controls(report: ReportInput) -> list[Content]:
+    """The evidence draft's controls that rest on at least one passage."""
+    return [c for c in report.evidence.get("controls", []) if supporting(c)]
+
+
+def citation_label(cite: Content) -> str:
+    """Where a passage stands: its file, its heading path and its pages."""
+    where = " › ".join(
+        filter(None, (str(cite.get("filename") or ""), str(cite.get("heading_path") or "")))
+    )
+    pages = page_label(cite)
+    return f"{where}, {pages}" if pages else where
+
+
+SCOPE_HEADERS = ("Domain", "Name", "Controls")
+
+
+def scope_rows(report: ReportInput) -> list[tuple[Any, Any, int]]:
+    return [
+        (d.get("domain"), d.get("name"), len(d.get("controls", [])))
+        for d in report.scope.get("domains", [])
+    ]
+
+
+def out_of_scope(report: ReportInput) -> str:
+    """The domains the scope leaves out, listed; empty when it leaves none out."""
+    out = report.scope.get("out_of_scope", [])
+    return ", ".join(f"{d.get('domain')} {d.get('name')}" for d in out)
 
 
 #: Where the gap section sends its reader for each finding's condition, cause and effect.
@@ -431,15 +466,10 @@ def _signoff(report: ReportInput) -> Content:
 
 
 def _scope(report: ReportInput) -> Content:
-    domains = [
-        (d.get("domain"), d.get("name"), len(d.get("controls", [])))
-        for d in report.scope.get("domains", [])
-    ]
-    out = report.scope.get("out_of_scope", [])
     return {
         "present": bool(report.scope),
-        "domains": domains,
-        "out_of_scope": ", ".join(f"{d.get('domain')} {d.get('name')}" for d in out),
+        "domains": scope_rows(report),
+        "out_of_scope": out_of_scope(report),
     }
 
 
@@ -489,16 +519,11 @@ def maturity_rows(report: ReportInput) -> list[tuple[Any, ...]]:
 
 
 def _poam(report: ReportInput) -> Content:
-    return {
-        "headers": [title for _, title in POAM_COLUMNS],
-        "rows": [
-            [item.get(key) for key, _ in POAM_COLUMNS] for item in report.poam.get("items", [])
-        ],
-    }
+    return {"headers": POAM_HEADERS, "rows": poam_rows(report)}
 
 
 def _evidence(report: ReportInput) -> Content:
-    controls = [c for c in report.evidence.get("controls", []) if supporting(c)]
+    controls = cited_controls(report)
     return {
         "controls": [
             {

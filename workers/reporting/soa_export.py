@@ -4,19 +4,13 @@ rows, who and when)."""
 
 from __future__ import annotations
 
-import csv
-import io
-
-from orchestrator.formats.spreadsheet import safe_cell, workbook
+from orchestrator.formats.spreadsheet import csv_bytes, safe_cell, workbook
 from workers.reporting.render import SOA_HEADERS, ReportInput, soa_table
 
 
 def render_soa_csv(report: ReportInput) -> bytes:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(SOA_HEADERS)
-    writer.writerows([safe_cell(value) for value in row] for row in soa_table(report))
-    return buffer.getvalue().encode("utf-8-sig")  # the BOM makes Excel read UTF-8
+    body = ([safe_cell(value) for value in row] for row in soa_table(report))
+    return csv_bytes([SOA_HEADERS, *body])
 
 
 def render_soa_xlsx(report: ReportInput, as_of_iso: str) -> bytes:

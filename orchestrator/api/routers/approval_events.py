@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from orchestrator.api.auth import Approver, Reader
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.paths import RunId
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.schemas import ApprovalRequest
@@ -55,8 +55,7 @@ def record(
         )
         return StoredResponse(201, event.model_dump(mode="json"), {})
 
-    fingerprint = request_hash("POST", request.url.path, body.model_dump(mode="json"))
-    return run_once(principal, check_key(idempotency_key), fingerprint, action)
+    return run_post_once(principal, request, body, idempotency_key, action)
 
 
 @router.get(

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import Cursor, IdempotencyHeader, Limit
-from orchestrator.api.document_upload import upload_once
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.document_upload import upload_once, upload_route
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.paths import AssessmentId, assessment_location
 from orchestrator.api.problems import problem_responses
 from orchestrator.api.schemas import CreateAssessment, Page
-from orchestrator.api.uploads import UPLOAD_BODY
 from orchestrator.service.documents import upload_document_file
 from orchestrator.service.producer import create_assessment
 from orchestrator.service.queries import get_assessment, list_assessments, list_documents
@@ -49,8 +50,7 @@ def create(
             201, view.model_dump(mode="json"), {"Location": assessment_location(view.id)}
         )
 
-    fingerprint = request_hash("POST", request.url.path, body.model_dump(mode="json"))
-    return run_once(principal, check_key(idempotency_key), fingerprint, action)
+    return run_post_once(principal, request, body, idempotency_key, action)
 
 
 @router.get("", response_model=Page[AssessmentView], summary="List assessments")
@@ -75,18 +75,12 @@ def documents(assessment_id: AssessmentId, principal: Reader) -> list[DocumentVi
 
 @router.post(
     "/{assessmentId}/documents",
-    status_code=201,
-    response_model=DocumentView,
     summary="Upload a document",
     description="multipart/form-data with one `file` part, streamed to storage. The size "
     "limit and the type are checked on the content; a duplicate of a document "
     "already uploaded answers 200 with `duplicate: true`. Uploading records "
     "`documents_uploaded` for the assessment's active run.",
-    openapi_extra={"requestBody": UPLOAD_BODY},
-    responses={
-        200: {"model": DocumentView, "description": "The same content was uploaded before"},
-        **problem_responses(400, 409, 413, 415),
-    },
+    **upload_route(400, 409, 413, 415),
 )
 async def upload(
     assessment_id: AssessmentId,
@@ -94,16 +88,5 @@ async def upload(
     principal: Signaller,
     idempotency_key: IdempotencyHeader = None,
 ) -> JSONResponse:
-    return await upload_once(
-        request,
-        principal,
-        assessment_id,
-        idempotency_key,
-        lambda received: upload_document_file(
-            principal.actor,
-            assessment_id,
-            received.filename,
-            received.path,
-            declared_media_type=received.declared_type,
-        ),
-    )
+    store = partial(upload_document_file, principal.actor, assessment_id)
+    return await upload_once(request, principal, assessment_id, idempotency_key, store)

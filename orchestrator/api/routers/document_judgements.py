@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
-from typing import Annotated, Literal
+from typing import Literal
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,7 +13,7 @@ from orchestrator.api.auth import Approver, Reader
 from orchestrator.api.dependencies import IdempotencyHeader
 from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
 from orchestrator.api.model_rules import at_least_one_of
-from orchestrator.api.paths import AssessmentId
+from orchestrator.api.paths import AssessmentId, DocumentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import NOT_BLANK, Text
 from orchestrator.service.document_judgements import (
@@ -28,8 +27,6 @@ router = APIRouter(
     tags=["documents"],
     responses=problem_responses(400, 401, 403, 404, 422),
 )
-
-DocumentId = Annotated[uuid.UUID, Path(alias="documentId")]
 
 
 class JudgementAmendment(BaseModel):

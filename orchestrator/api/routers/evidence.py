@@ -2,32 +2,28 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import date
+from functools import partial
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.document_upload import upload_once
-from orchestrator.api.paths import AssessmentId
+from orchestrator.api.document_upload import upload_once, upload_route
+from orchestrator.api.paths import AssessmentId, DocumentId
 from orchestrator.api.problems import problem_responses
-from orchestrator.api.uploads import UPLOAD_BODY
 from orchestrator.contracts.text import Text
 from orchestrator.service.document_versions import document_versions, upload_document_version
 from orchestrator.service.evidence_life import DocumentLifeView, owner_queue, set_document_life
-from orchestrator.service.read_models import DocumentView
 
 router = APIRouter(
     prefix="/api/v1",
     tags=["evidence"],
     responses=problem_responses(400, 401, 403, 404, 422),
 )
-
-DocumentId = Annotated[uuid.UUID, Path(alias="documentId")]
 
 
 class DocumentLife(BaseModel):
@@ -75,17 +71,11 @@ def versions(
 
 @router.post(
     "/assessments/{assessmentId}/documents/{documentId}/versions",
-    status_code=201,
-    response_model=DocumentView,
     summary="Upload a new version of a document",
     description="multipart/form-data with one `file` part, checked like any upload. The "
     "version in force becomes `superseded` (kept, with what cited it); the same content as "
     "a document already uploaded answers 200 with `duplicate: true` and makes no version.",
-    openapi_extra={"requestBody": UPLOAD_BODY},
-    responses={
-        200: {"model": DocumentView, "description": "The same content was uploaded before"},
-        **problem_responses(409, 413, 415),
-    },
+    **upload_route(409, 413, 415),
 )
 async def upload_version(
     assessment_id: AssessmentId,
@@ -94,20 +84,8 @@ async def upload_version(
     principal: Signaller,
     idempotency_key: IdempotencyHeader = None,
 ) -> JSONResponse:
-    return await upload_once(
-        request,
-        principal,
-        assessment_id,
-        idempotency_key,
-        lambda received: upload_document_version(
-            principal.actor,
-            assessment_id,
-            document_id,
-            received.filename,
-            received.path,
-            declared_media_type=received.declared_type,
-        ),
-    )
+    store = partial(upload_document_version, principal.actor, assessment_id, document_id)
+    return await upload_once(request, principal, assessment_id, idempotency_key, store)
 
 
 @router.get(

@@ -13,13 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Admin
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.field_kinds import AuditReason, GrantedRole
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.problems import problem_responses
-from orchestrator.contracts.text import NOT_BLANK, SPACE, Text
+from orchestrator.contracts.text import NOT_BLANK, Text
 from orchestrator.service import oidc_access
 from orchestrator.service.apikeys import Scope
 from orchestrator.service.oidc_access import GroupRoleChange, GroupRoleEventView, GroupRoleView
-from orchestrator.service.roles import ROLE_PATTERN
 
 router = APIRouter(
     prefix="/api/v1/oidc/group-roles",
@@ -37,16 +37,7 @@ _Group = Annotated[
         description="A group as the identity provider names it in the ID token.",
     ),
 ]
-_Role = Annotated[
-    Text,
-    Field(
-        min_length=1,
-        max_length=64,
-        examples=["approver"],
-        json_schema_extra={"pattern": rf"^[{SPACE}]*{ROLE_PATTERN.pattern}[{SPACE}]*$"},
-    ),
-]
-_Reason = Annotated[Text | None, Field(max_length=2000, description="Kept in the audit trail.")]
+_Role = Annotated[GrantedRole, Field(examples=["approver"])]
 
 
 class GroupRoleMapping(BaseModel):
@@ -60,7 +51,7 @@ class GroupRoleMapping(BaseModel):
         max_length=5,
         description="What the group's members may do in the console (the scopes of an API key).",
     )
-    reason: _Reason = None
+    reason: AuditReason = None
 
 
 class GroupRoleUnmapping(BaseModel):
@@ -68,7 +59,7 @@ class GroupRoleUnmapping(BaseModel):
 
     group: _Group
     role: _Role
-    reason: _Reason = None
+    reason: AuditReason = None
 
 
 @router.get("", response_model=list[GroupRoleView], summary="Groups mapped to roles")
@@ -116,12 +107,7 @@ def map_group_role(
         )
         return StoredResponse(201 if change.changed else 200, change.model_dump(mode="json"), {})
 
-    return run_once(
-        principal,
-        check_key(idempotency_key),
-        request_hash("POST", request.url.path, body.model_dump(mode="json")),
-        action,
-    )
+    return run_post_once(principal, request, body, idempotency_key, action)
 
 
 @router.post(
@@ -149,9 +135,4 @@ def unmap_group_role(
         )
         return StoredResponse(200, change.model_dump(mode="json"), {})
 
-    return run_once(
-        principal,
-        check_key(idempotency_key),
-        request_hash("POST", request.url.path, body.model_dump(mode="json")),
-        action,
-    )
+    return run_post_once(principal, request, body, idempotency_key, action)

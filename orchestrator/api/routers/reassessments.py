@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.api.auth import Approver, Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader, signal_key
 from orchestrator.api.field_kinds import IdempotencyKey
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.paths import AssessmentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.text import Text
@@ -106,8 +106,7 @@ def retry(
         view = retry_reassessment(principal.actor, reassessment_id)
         return StoredResponse(200, view.model_dump(mode="json"), {})
 
-    fingerprint = request_hash("POST", request.url.path, {})
-    return run_once(principal, check_key(idempotency_key), fingerprint, action)
+    return run_post_once(principal, request, None, idempotency_key, action)
 
 
 Target = Annotated[

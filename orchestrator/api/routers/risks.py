@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Approver, Reader, Signaller
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.paths import API_PREFIX, AssessmentId
 from orchestrator.api.problems import problem_responses
 from orchestrator.contracts.clock import utcnow
@@ -180,8 +180,7 @@ def create(
         location = f"{API_PREFIX}/risks/{view.risk_id}"
         return StoredResponse(201, view.model_dump(mode="json"), {"Location": location})
 
-    fingerprint = request_hash("POST", request.url.path, body.model_dump(mode="json"))
-    return run_once(principal, check_key(idempotency_key), fingerprint, action)
+    return run_post_once(principal, request, body, idempotency_key, action)
 
 
 @router.get("/risks/{riskId}", response_model=RiskVersionView, summary="A risk, newest version")

@@ -14,11 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.auth import Admin, Caller
 from orchestrator.api.dependencies import IdempotencyHeader
-from orchestrator.api.idempotency import StoredResponse, check_key, request_hash, run_once
+from orchestrator.api.field_kinds import AuditReason, GrantedRole
+from orchestrator.api.idempotency import StoredResponse, run_post_once
 from orchestrator.api.problems import problem_responses
-from orchestrator.contracts.text import NOT_BLANK, SPACE, Text
+from orchestrator.contracts.text import NOT_BLANK, Text
 from orchestrator.service import roles
-from orchestrator.service.roles import ROLE_PATTERN, RoleChange, RoleEventView, RoleGrantView
+from orchestrator.service.roles import RoleChange, RoleEventView, RoleGrantView
 
 router = APIRouter(
     prefix="/api/v1/roles", tags=["roles"], responses=problem_responses(400, 401, 403, 404, 422)
@@ -34,14 +35,8 @@ class RoleRequest(BaseModel):
         pattern=NOT_BLANK,
         description="Who holds the role: the principal an API key names.",
     )
-    role: Text = Field(
-        min_length=1,
-        max_length=64,
-        examples=["assessor"],
-        # Checked by `check_role` (after stripping), stated here.
-        json_schema_extra={"pattern": rf"^[{SPACE}]*{ROLE_PATTERN.pattern}[{SPACE}]*$"},
-    )
-    reason: Text | None = Field(None, max_length=2000, description="Kept in the audit trail.")
+    role: Annotated[GrantedRole, Field(examples=["assessor"])]
+    reason: AuditReason = None
 
 
 class MyRoles(BaseModel):
@@ -102,12 +97,7 @@ def grant(
         )
         return StoredResponse(201 if change.changed else 200, change.model_dump(mode="json"), {})
 
-    return run_once(
-        principal,
-        check_key(idempotency_key),
-        request_hash("POST", request.url.path, body.model_dump(mode="json")),
-        action,
-    )
+    return run_post_once(principal, request, body, idempotency_key, action)
 
 
 @router.post(
@@ -132,9 +122,4 @@ def revoke(
         )
         return StoredResponse(200, change.model_dump(mode="json"), {})
 
-    return run_once(
-        principal,
-        check_key(idempotency_key),
-        request_hash("POST", request.url.path, body.model_dump(mode="json")),
-        action,
-    )
+    return run_post_once(principal, request, body, idempotency_key, action)
