@@ -15,11 +15,14 @@ batch has: the database says so, never a chord or a result backend.
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -296,6 +299,29 @@ def drive(job_id: str, work: Work, timeout_s: float) -> BatchProgress:
         time.sleep(WAIT_INTERVAL_S)
 
 
+def drive_alongside(job_id: str, work: Work, timeout_s: float, threads: int) -> BatchProgress:
+    """`drive` in this thread and `threads - 1` more: where this process is the only
+    worker (the embedded broker), its cores take the batches side by side. The work runs
+    outside the interpreter's lock for most of its time (the model in ONNX Runtime, parsers
+    in their sandbox process). A helper's failure is its batch's, which `drive` here
+    reports with the rest."""
+    if threads <= 1:
+        return drive(job_id, work, timeout_s)
+    with ThreadPoolExecutor(threads - 1, thread_name_prefix=f"batches-{job_id[:8]}") as pool:
+        helpers = [
+            pool.submit(contextvars.copy_context().run, drive, job_id, work, timeout_s)
+            for _ in range(threads - 1)
+        ]
+        try:
+            return drive(job_id, work, timeout_s)
+        finally:
+            wait(helpers)
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def fan_out(
     request: JobRequest,
     items: Sequence[str],
@@ -309,8 +335,9 @@ def fan_out(
     queue (`offer`: the batch task, its queue and the message body, to which each batch's
     id is added), take them here until none is left and wait for the rest within the
     deadline of the job's kind (or `deadline_of`'s). On the embedded broker there is one
-    process anyway: it does every batch itself. A job that fans out twice gives the other
-    fan-out a `key` of its own (planned once per key, as once per job)."""
+    process anyway: it does every batch itself, a thread per core. A job that fans out
+    twice gives the other fan-out a `key` of its own (planned once per key, as once per
+    job)."""
     settings = get_settings()
     key = key or request.job_id
     planned = plan(key, request.run_id, request.tenant_id, request.step.value, items, size)
@@ -325,6 +352,9 @@ def fan_out(
             except Exception:  # this process takes what nobody else was offered
                 log.warning("could not offer batch %s to the queue", batch, exc_info=True)
     deadline = settings.sweeps.job_deadline(deadline_of or request.kind).total_seconds()
-    done = drive(key, work, deadline)
+    if settings.is_embedded_broker:
+        done = drive_alongside(key, work, deadline, min(len(planned), _cores()))
+    else:
+        done = drive(key, work, deadline)
     log.info("%s %s: %d/%d batches done", request.step.value, key, done.done, done.total)
     return done
