@@ -31,10 +31,13 @@ COMPLY = DATA / "policies" / "markdown" / "comply"
 DASHBOARD = DATA / "policies" / "html" / "ACME-compliance-dashboard.html"
 ISO_POLICY = DATA / "evidence-iso27001" / "policies" / "isms-op-logging.md"
 
-pytestmark = pytest.mark.skipif(
-    not COMPLY.is_dir() or not DASHBOARD.is_file() or not ISO_POLICY.is_file(),
-    reason=f"the real policy sets are absent ({DATA})",
-)
+pytestmark = [
+    pytest.mark.realdata,
+    pytest.mark.skipif(
+        not COMPLY.is_dir() or not DASHBOARD.is_file() or not ISO_POLICY.is_file(),
+        reason=f"the real policy sets are absent ({DATA})",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

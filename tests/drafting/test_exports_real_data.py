@@ -73,13 +73,16 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 FEDRAMP_RULES = SHARED / "fedramp" / "validations" / "rev5"
 FEDRAMP_REGISTRY = SHARED / "fedramp" / "resources" / "xml"
 
-pytestmark = pytest.mark.skipif(
-    not COMPLY.is_dir()
-    or not AC2_TEMPLATE.is_file()
-    or not NIST_CATALOG.is_file()
-    or not NIST_WITH_800_53A.is_file(),
-    reason=f"the real policy set or the NIST SP 800-53 catalogue is absent ({SHARED})",
-)
+pytestmark = [
+    pytest.mark.realdata,
+    pytest.mark.skipif(
+        not COMPLY.is_dir()
+        or not AC2_TEMPLATE.is_file()
+        or not NIST_CATALOG.is_file()
+        or not NIST_WITH_800_53A.is_file(),
+        reason=f"the real policy set or the NIST SP 800-53 catalogue is absent ({SHARED})",
+    ),
+]
 
 APPROVERS = {
     K.SOA: ("user:ciso@acme", ["ciso"]),

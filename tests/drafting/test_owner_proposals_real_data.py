@@ -45,6 +45,8 @@ from tests.support.services import (
 from tests.support.shared_data import SHARED_DATA
 from workers.reporting.render import GAP_HEADERS, SOA_HEADERS, ReportInput, gap_rows, soa_table
 
+pytestmark = pytest.mark.realdata
+
 COMPLY = SHARED_DATA / "policies" / "markdown" / "comply"
 ROSTER = DEMO_ROSTER  # Dana (owner), Lee (IAM title), Sam (IRO and BCD)
 #: The document whose owner is set, and who: Lee, by email (on the roster).

@@ -44,9 +44,10 @@ LEAD = "user:lead@acme"
 ASSESSOR = "user:assessor@acme"
 WHY = "The risk register is kept in the GRC tool, reviewed with the auditor on site."
 
-pytestmark = pytest.mark.skipif(
-    not COMPLY.is_dir(), reason=f"the real policy set is absent ({COMPLY})"
-)
+pytestmark = [
+    pytest.mark.realdata,
+    pytest.mark.skipif(not COMPLY.is_dir(), reason=f"the real policy set is absent ({COMPLY})"),
+]
 
 
 def _amend(kit: Kit, kind: K, entries: list[dict[str, Any]], by: str, reason: str) -> None:

@@ -60,6 +60,8 @@ from tests.support.shared_data import SHARED_DATA
 from workers.analysis.dismissals import open_gaps
 from workers.reporting.oscal_parts import NS
 
+pytestmark = pytest.mark.realdata
+
 FRAMEWORK = "ISO/IEC 27001:2022"
 LEAD = Actor(tenant_id=TENANT, actor_id="user:lead@acme")
 OWNER = "user:it-lead@acme"

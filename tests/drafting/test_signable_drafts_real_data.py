@@ -39,10 +39,13 @@ AC2_TEMPLATE = DATA / "docx" / "FedRAMP_ac-2_v2.1.docx"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 OWNER = "Dana Reyes"
 
-pytestmark = pytest.mark.skipif(
-    not COMPLY.is_dir() or not AC2_TEMPLATE.is_file(),
-    reason=f"the real policy set is absent ({DATA})",
-)
+pytestmark = [
+    pytest.mark.realdata,
+    pytest.mark.skipif(
+        not COMPLY.is_dir() or not AC2_TEMPLATE.is_file(),
+        reason=f"the real policy set is absent ({DATA})",
+    ),
+]
 
 
 def _run(kit: Kit) -> None:

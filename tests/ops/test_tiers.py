@@ -35,6 +35,7 @@ def _suite() -> list[Any]:
         _item("unit_b"),
         _item("hosts", "integration", "multihost"),
         _item("chromium", "browser"),
+        _item("comply_drafts", "realdata"),
     ]
 
 
@@ -42,14 +43,18 @@ def test_a_test_belongs_to_its_first_slow_tier_or_else_to_integration_or_unit() 
     assert tiers.tier_of({"integration": 1, "faults": 1}) == "faults"
     assert tiers.tier_of({"integration": 1}) == "integration"
     assert tiers.tier_of({"test_x": 1}) == "unit"
+    assert tiers.tier_of({"realdata": 1}) == "realdata"
 
 
 @pytest.mark.parametrize(
     ("chosen", "kept"),
     [
         ("fast", ["unit_a", "fleet", "unit_b"]),
-        ("slow", ["broken_db", "hosts", "chromium"]),
-        ("all", ["broken_db", "hosts", "chromium", "unit_a", "fleet", "unit_b"]),
+        ("slow", ["broken_db", "hosts", "chromium", "comply_drafts"]),
+        (
+            "all",
+            ["broken_db", "hosts", "chromium", "comply_drafts", "unit_a", "fleet", "unit_b"],
+        ),
     ],
 )
 def test_tiers_choose_and_slow_files_come_first(chosen: str, kept: list[str]) -> None:

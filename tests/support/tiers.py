@@ -1,8 +1,9 @@
 """The suite's tiers: which tests a plain run takes, and each tier's time at the end.
 
 A plain `python -m pytest` runs the fast tiers: the unit tests and the integration tests
-(real PostgreSQL, Redis and worker processes). The slow tiers (private servers broken on
-purpose, several hosts, a real browser) run
+(real PostgreSQL, Redis and worker processes). The slow tiers (drafts from the shared real
+policy sets with the real model, private servers broken on purpose, several hosts, a real
+browser) run
 with `--tiers all` (CI) or `--tiers slow`. Naming tests (a path, a node id) or choosing
 them by marker (`-m browser`) runs what was named, whatever its tier.
 """
@@ -15,7 +16,7 @@ import pytest
 from _pytest.terminal import TerminalReporter
 
 #: Slow tiers, each a marker; a test carrying one belongs to the first it carries.
-SLOW_TIERS = ("faults", "multihost", "browser")
+SLOW_TIERS = ("realdata", "faults", "multihost", "browser")
 #: Every tier, slowest last, as the summary prints them.
 TIERS = ("unit", "integration", *SLOW_TIERS)
 
