@@ -15,10 +15,8 @@ import pytest
 from tests.api.conftest import SAMPLES, Api
 from tests.console.browser import (
     Pages,
-    artifacts_dir,
-    chromium_driver,
+    console_browser,
     require_browser,
-    uvicorn_server,
 )
 from tests.continuous.kit import Reviewed
 from tests.support.http_lifecycle import through_soa_approval
@@ -54,8 +52,8 @@ def _names(marked: list[list[str]], rows: list[dict[str, Any]]) -> set[str]:
 
 def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
     require_browser()
-    with uvicorn_server(embedded) as base, chromium_driver() as driver:
-        api = Api(httpx.Client(base_url=base, timeout=30))  # type: ignore[arg-type]
+    with console_browser(embedded, "reassessment") as pages:
+        api = Api(httpx.Client(base_url=pages.base, timeout=30))  # type: ignore[arg-type]
         assessed = Reviewed(api, TENANT, "reassess-browser")
         owner, reviewer_key = assessed.owner, assessed.reviewer
         assessment, run_id = assessed.assessment, assessed.run_id
@@ -88,8 +86,6 @@ def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
         ).json()
         rows = result["content"]["requirements"]
 
-        pages = Pages(driver, base, artifacts_dir() / "reassessment")
-        pages.shots.mkdir(exist_ok=True)
         pages.sign_in(reviewer_key["Authorization"].split()[-1])
         soa_page = f"/console/runs/{run_id}/artifacts/soa?size=200"
         pages.open(soa_page)
