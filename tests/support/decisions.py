@@ -160,6 +160,18 @@ def identity(state: RunState) -> dict[str, Any]:
     }
 
 
+def reloaded(state: RunState, context: dict[str, Any] | None = None) -> RunState:
+    """The state read back from the run row it is stored in (with `context` as the row's
+    context, the state's own by default)."""
+    return RunState.from_row(
+        **identity(state),
+        status=state.status.value,
+        step=state.step.value if state.step else None,
+        reason=state.reason,
+        context=state.context() if context is None else context,
+    )
+
+
 # --- signals --------------------------------------------------------------------------------
 
 
