@@ -200,6 +200,20 @@ def start_signal(state: RunState, assessment: Any = VALID_ASSESSMENT) -> SignalE
     return signal(state, S.WORKFLOW_START_REQUESTED, payload)
 
 
+#: The operator's controls of a run, by the names the property tests draw.
+CONTROLS = {
+    "block": S.ASSESSMENT_BLOCKED,
+    "resume": S.ASSESSMENT_RESUMED,
+    "cancel": S.ASSESSMENT_CANCELLED,
+    "retry": S.STEP_RETRY_REQUESTED,
+}
+
+
+def control_signal(state: RunState, kind: str, reason: str) -> SignalEnvelope:
+    """Block, resume, cancel or retry (`kind`), with the reason unless it is empty."""
+    return signal(state, CONTROLS[kind], {"reason": reason} if reason else {})
+
+
 def cancel_signal(state: RunState, reason: str = "assessment withdrawn") -> SignalEnvelope:
     return signal(state, S.ASSESSMENT_CANCELLED, {"reason": reason} if reason else {})
 
