@@ -81,16 +81,7 @@ def catalog_from_oscal(path: Path, *, sha256: str) -> LoadedCatalog:
     metadata = catalog.metadata
     name = _catalog_name(metadata.title)
     version = str(metadata.version)
-    info = CatalogInfo(
-        id=catalog_id_for(name, version, sha256),
-        kind="oscal_catalog",
-        name=name,
-        version=version,
-        source_name=path.name,
-        sha256=sha256,
-        licence=NIST_LICENCE,
-        attribution=NIST_ATTRIBUTION,
-    )
+    info = _nist_info("oscal_catalog", name, version, path, sha256)
     controls = tuple(_controls(catalog))
     requirements = tuple(
         Requirement(id=c.id, title=c.title, control_ids=())
@@ -139,16 +130,7 @@ def profile_from_oscal(
     level = _BASELINE.search(str(metadata.title))
     name = base_name + (f" {level.group(1).title()}" if level else "")
     version = str(metadata.version)
-    info = CatalogInfo(
-        id=catalog_id_for(name, version, sha256),
-        kind="oscal_profile",
-        name=name,
-        version=version,
-        source_name=path.name,
-        sha256=sha256,
-        licence=NIST_LICENCE,
-        attribution=NIST_ATTRIBUTION,
-    )
+    info = _nist_info("oscal_profile", name, version, path, sha256)
     requirements = tuple(
         Requirement(id=by_oscal_id[i].id, title=by_oscal_id[i].title, control_ids=())
         for i in selected
@@ -176,6 +158,20 @@ def profile_from_oscal(
             "base_catalog_id": str(base.id),
             "uuid": str(profile.uuid),
         },
+    )
+
+
+def _nist_info(kind: str, name: str, version: str, path: Path, sha256: str) -> CatalogInfo:
+    """A NIST publication's catalogue version (`kind`: an OSCAL catalog or profile)."""
+    return CatalogInfo(
+        id=catalog_id_for(name, version, sha256),
+        kind=kind,
+        name=name,
+        version=version,
+        source_name=path.name,
+        sha256=sha256,
+        licence=NIST_LICENCE,
+        attribution=NIST_ATTRIBUTION,
     )
 
 
