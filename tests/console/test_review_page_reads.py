@@ -20,7 +20,6 @@ from sqlalchemy import Engine, event
 from sqlalchemy import text as sql_text
 
 from orchestrator.api import app
-from orchestrator.config.settings import reset_settings
 from orchestrator.console.draft_pages import read_query, table_page
 from orchestrator.console.draft_tables import spec_of
 from orchestrator.contracts.clock import utcnow
@@ -28,9 +27,8 @@ from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.db.models import Artifact
 from orchestrator.db.session import one_read, read_transaction, transaction
 from orchestrator.service.amendments import amended_content
-from orchestrator.testing.reset import reset_process_state
 from tests.console.kit import Browser, key, text
-from tests.support.embedded import LIFECYCLE_VARS
+from tests.support.embedded import api_on_postgres
 from tests.support.services import add_assessment_and_run
 
 TENANT = "acme"
@@ -180,14 +178,7 @@ def test_on_postgresql_too_one_read_only_transaction(
     postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The page's one transaction is PostgreSQL's READ ONLY one; the page is the same."""
-    for name in LIFECYCLE_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
-    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
-    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    reset_process_state()
-    reset_settings()
-    try:
+    with api_on_postgres(monkeypatch, tmp_path, postgres_url):
         browser, run_id = _amended_run(TestClient(app))
         seen: list[str] = []
 
@@ -206,9 +197,6 @@ def test_on_postgresql_too_one_read_only_transaction(
         assert not [s for s in seen if s.lstrip().upper().startswith(("INSERT", "UPDATE"))]
         with one_read(), read_transaction() as session:
             assert session.scalar(sql_text("SHOW transaction_read_only")) == "on"
-    finally:
-        reset_process_state()
-        reset_settings()
 
 
 def test_a_rows_page_reads_in_one_transaction(
