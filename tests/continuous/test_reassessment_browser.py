@@ -12,20 +12,19 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.conftest import SAMPLES, Api
+from tests.api.conftest import Api
 from tests.console.browser import (
     Pages,
     console_browser,
     require_browser,
 )
-from tests.continuous.kit import Reviewed
+from tests.continuous.kit import POLICY, Reviewed, new_policy_version
 from tests.support.http_lifecycle import through_soa_approval
 from tests.support.polling import poll
 
 pytestmark = pytest.mark.browser
 
 TENANT = "reassess-co"
-POLICY = "access-control-policy.md"
 
 
 def _marked(pages: Pages) -> list[list[str]]:
@@ -62,14 +61,7 @@ def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
 
         documents = api.client.get(f"/api/v1/assessments/{assessment}/documents", headers=owner)
         policy = {d["filename"]: d["id"] for d in documents.json()}[POLICY]
-        text = (SAMPLES / POLICY).read_text()
-        cut = text[: text.index("## Authentication")] + text[text.index("## Remote Access") :]
-        version = api.client.post(
-            f"/api/v1/assessments/{assessment}/documents/{policy}/versions",
-            headers=owner,
-            files={"file": (POLICY, cut.encode(), "text/markdown")},
-        )
-        assert version.status_code == 201, version.text
+        new_policy_version(api, owner, assessment, policy)
         listed = poll(
             lambda: api.client.get(
                 f"/api/v1/assessments/{assessment}/reassessments", headers=owner

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.api.conftest import SAMPLES, Api
+from tests.api.conftest import Api
 from tests.console.kit import Browser, text
-from tests.continuous.kit import Reviewed, fleet_api
+from tests.continuous.kit import POLICY, Reviewed, fleet_api, new_policy_version
 from tests.ops.test_metrics_health import samples, value
 from tests.support.http_lifecycle import through_soa_approval
 from tests.support.polling import poll
@@ -23,7 +23,6 @@ from tests.support.polling import poll
 pytestmark = pytest.mark.integration
 
 TENANT = "reassess-fails"
-POLICY = "access-control-policy.md"
 FAULT = "InjectedFault: fault injected while fail-reassessments.mark exists"
 
 
@@ -77,23 +76,12 @@ def test_a_failed_reassessment_is_shown_and_retried_to_success(
     )
     documents = assessed.get(f"/api/v1/assessments/{assessed.assessment}/documents")
     policy = {d["filename"]: d["id"] for d in documents}[POLICY]
-    text_before = (SAMPLES / POLICY).read_text()
-    cut = (
-        text_before[: text_before.index("## Authentication")]
-        + text_before[text_before.index("## Remote Access") :]
-    )
-
     # The database is the session's: other tests' reassessments are counted too.
     base = samples(api.client.get("/metrics").text)
     failed_before = value(base, "lifecycle_reassessments", status="failed")
     awaiting_before = value(base, "lifecycle_reassessments", status="awaiting_approval")
     mark.write_text("fail")
-    version = api.client.post(
-        f"/api/v1/assessments/{assessed.assessment}/documents/{policy}/versions",
-        headers=assessed.owner,
-        files={"file": (POLICY, cut.encode(), "text/markdown")},
-    )
-    assert version.status_code == 201, version.text
+    new_policy_version(api, assessed.owner, assessed.assessment, policy)
     [started] = assessed.reassessments()
     failed = _settled(assessed, started["id"])
     assert failed["status"] == "failed" and failed["error"] == FAULT, failed
