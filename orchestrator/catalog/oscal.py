@@ -88,15 +88,11 @@ def catalog_from_oscal(path: Path, *, sha256: str) -> LoadedCatalog:
         for c in controls
         if not c.details.get("withdrawn")
     )
-    framework = Framework(
-        id=framework_id_for(info.id, name),
-        catalog_id=info.id,
-        name=name,
-        version=version,
-        kind="oscal_catalog",
-        requirements=requirements,
-        crosswalk=_crosswalk(name),
-        details={"aliases": [str(metadata.title)], "oscal_version": str(metadata.oscal_version)},
+    framework = _framework(
+        info,
+        requirements,
+        _crosswalk(name),
+        {"aliases": [str(metadata.title)], "oscal_version": str(metadata.oscal_version)},
     )
     return LoadedCatalog(
         info=info,
@@ -135,15 +131,11 @@ def profile_from_oscal(
         Requirement(id=by_oscal_id[i].id, title=by_oscal_id[i].title, control_ids=())
         for i in selected
     )
-    framework = Framework(
-        id=framework_id_for(info.id, name),
-        catalog_id=info.id,
-        name=name,
-        version=version,
-        kind="oscal_profile",
-        requirements=requirements,
-        crosswalk=_crosswalk(base_name),
-        details={
+    framework = _framework(
+        info,
+        requirements,
+        _crosswalk(base_name),
+        {
             "aliases": [str(metadata.title), f"{name} baseline", name.replace(" rev5", "")],
             "base_catalog_id": str(base.id),
             "base_catalog_version": base.info.version,
@@ -172,6 +164,25 @@ def _nist_info(kind: str, name: str, version: str, path: Path, sha256: str) -> C
         sha256=sha256,
         licence=NIST_LICENCE,
         attribution=NIST_ATTRIBUTION,
+    )
+
+
+def _framework(
+    info: CatalogInfo,
+    requirements: tuple[Requirement, ...],
+    crosswalk: str | None,
+    details: dict[str, Any],
+) -> Framework:
+    """The catalogue version's one framework, of its name, version and kind."""
+    return Framework(
+        id=framework_id_for(info.id, info.name),
+        catalog_id=info.id,
+        name=info.name,
+        version=info.version,
+        kind=info.kind,
+        requirements=requirements,
+        crosswalk=crosswalk,
+        details=details,
     )
 
 
