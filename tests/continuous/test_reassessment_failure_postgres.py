@@ -18,7 +18,6 @@ from tests.console.kit import Browser, text
 from tests.continuous.kit import POLICY, Reviewed, fleet_api, new_policy_version
 from tests.ops.test_metrics_health import samples, value
 from tests.support.http_lifecycle import through_soa_approval
-from tests.support.polling import poll
 
 pytestmark = pytest.mark.integration
 
@@ -37,17 +36,6 @@ def faulty(fleet: Fleet, tmp_path: Path) -> Iterator[tuple[Api, Path]]:
         extra_env={"LIFECYCLE_FAIL_REASSESSMENTS_MARK": str(mark)},
     )
     yield api, mark
-
-
-def _settled(assessed: Reviewed, reassessment_id: str) -> dict[str, Any]:
-    return dict(
-        poll(
-            lambda: assessed.get(f"/api/v1/reassessments/{reassessment_id}"),
-            lambda r: r["status"] != "pending",
-            timeout_s=120,
-            what="the reassessment's job to end",
-        )
-    )
 
 
 def _audit(assessed: Reviewed) -> list[dict[str, Any]]:
@@ -83,7 +71,7 @@ def test_a_failed_reassessment_is_shown_and_retried_to_success(
     mark.write_text("fail")
     new_policy_version(api, assessed.owner, assessed.assessment, policy)
     [started] = assessed.reassessments()
-    failed = _settled(assessed, started["id"])
+    failed = assessed.evaluated(started["id"])
     assert failed["status"] == "failed" and failed["error"] == FAULT, failed
     assert failed["result_artifact_id"] is None and failed["changed_rows"] == []
 
@@ -102,7 +90,7 @@ def test_a_failed_reassessment_is_shown_and_retried_to_success(
     clicked = browser.post(retry_url, {}, from_page=page_url)
     assert clicked.status_code == 303, clicked.text
     assert "sent%20again" in clicked.headers["location"], clicked.headers
-    assert _settled(assessed, failed["id"])["status"] == "failed"
+    assert assessed.evaluated(failed["id"])["status"] == "failed"
 
     # A reader may not retry; an evaluated or pending reassessment is refused.
     url = f"/api/v1/reassessments/{failed['id']}/retry"
@@ -120,7 +108,7 @@ def test_a_failed_reassessment_is_shown_and_retried_to_success(
     assert refused.status_code == 409, refused.text
     assert refused.json()["code"] == "reassessment_not_failed"
 
-    evaluated = _settled(assessed, failed["id"])
+    evaluated = assessed.evaluated(failed["id"])
     assert evaluated["status"] == "awaiting_approval", evaluated
     assert evaluated["error"] is None and evaluated["changed_rows"]
     assert api.client.post(url, headers=assessed.owner).status_code == 409
