@@ -32,22 +32,12 @@ from orchestrator.db.models import Document
 from orchestrator.db.session import read_transaction
 from orchestrator.runtime import registrations  # noqa: F401 (the drafting functions)
 from orchestrator.service.document_versions import upload_document_version
-from tests.support.services import TENANT, USER, Kit, open_kit
+from tests.support.services import PIPELINE, TENANT, USER, Kit, open_kit
 from workers.analysis.reassessment import evaluate_reassessment
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "evidence"
-FULL_RUN = (
-    Step.INGEST_DOCUMENTS,
-    Step.INDEX_KB,
-    Step.RUN_SCF_PRE_ANALYSIS,
-    Step.CREATE_SCOPE,
-    Step.CREATE_SOA_DRAFT,
-    Step.INGEST_SOA,
-    Step.RUN_EVIDENCE_ANALYSIS,
-    Step.CREATE_GAP_ANALYSIS,
-    Step.CREATE_MATURITY_ASSESSMENT,
-    Step.CREATE_POAM,
-)
+#: Every job step up to the report.
+FULL_RUN = PIPELINE[: PIPELINE.index(Step.CREATE_REPORT)]
 
 
 def full_run(kit: Kit, procedures: list[Path]) -> float:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import uuid
 
 from bench.compare import sqlcount
-from orchestrator.testing.worker_processes import ROOT, WorkerProcesses
+from orchestrator.testing.worker_processes import WorkerProcesses
 
 
 class BenchWorkers(WorkerProcesses):
@@ -31,38 +29,16 @@ class BenchWorkers(WorkerProcesses):
         include: tuple[str, ...] = (),
     ) -> str:
         name = f"{role}-{uuid.uuid4().hex[:6]}@bench"
-        log = (self.log_dir / f"{name}.log").open("ab")
-        env = {**self.env, sqlcount.ROLE_ENV: role}
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                app,
-                "worker",
-                "-Q",
-                queues,
-                "-P",
-                pool,
-                "-c",
-                str(concurrency),
-                "-n",
-                name,
-                "-l",
-                self.log_level,
-                "--without-mingle",
-                "--without-gossip",
-                *(["--include", ",".join(include)] if include else []),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=log,
+        return self._launch(
+            name,
+            queues,
+            pool=pool,
+            concurrency=concurrency,
+            env={**self.env, sqlcount.ROLE_ENV: role},
+            include=include,
+            app=app,
+            log_level=self.log_level,
         )
-        self.workers[name] = process
-        self._await_ready(name, process)
-        return name
 
     def pid(self, name: str) -> int:
         return self.workers[name].pid

@@ -81,31 +81,18 @@ def catalog_from_oscal(path: Path, *, sha256: str) -> LoadedCatalog:
     metadata = catalog.metadata
     name = _catalog_name(metadata.title)
     version = str(metadata.version)
-    info = CatalogInfo(
-        id=catalog_id_for(name, version, sha256),
-        kind="oscal_catalog",
-        name=name,
-        version=version,
-        source_name=path.name,
-        sha256=sha256,
-        licence=NIST_LICENCE,
-        attribution=NIST_ATTRIBUTION,
-    )
+    info = _nist_info("oscal_catalog", name, version, path, sha256)
     controls = tuple(_controls(catalog))
     requirements = tuple(
         Requirement(id=c.id, title=c.title, control_ids=())
         for c in controls
         if not c.details.get("withdrawn")
     )
-    framework = Framework(
-        id=framework_id_for(info.id, name),
-        catalog_id=info.id,
-        name=name,
-        version=version,
-        kind="oscal_catalog",
-        requirements=requirements,
-        crosswalk=_crosswalk(name),
-        details={"aliases": [str(metadata.title)], "oscal_version": str(metadata.oscal_version)},
+    framework = _framework(
+        info,
+        requirements,
+        _crosswalk(name),
+        {"aliases": [str(metadata.title)], "oscal_version": str(metadata.oscal_version)},
     )
     return LoadedCatalog(
         info=info,
@@ -139,29 +126,16 @@ def profile_from_oscal(
     level = _BASELINE.search(str(metadata.title))
     name = base_name + (f" {level.group(1).title()}" if level else "")
     version = str(metadata.version)
-    info = CatalogInfo(
-        id=catalog_id_for(name, version, sha256),
-        kind="oscal_profile",
-        name=name,
-        version=version,
-        source_name=path.name,
-        sha256=sha256,
-        licence=NIST_LICENCE,
-        attribution=NIST_ATTRIBUTION,
-    )
+    info = _nist_info("oscal_profile", name, version, path, sha256)
     requirements = tuple(
         Requirement(id=by_oscal_id[i].id, title=by_oscal_id[i].title, control_ids=())
         for i in selected
     )
-    framework = Framework(
-        id=framework_id_for(info.id, name),
-        catalog_id=info.id,
-        name=name,
-        version=version,
-        kind="oscal_profile",
-        requirements=requirements,
-        crosswalk=_crosswalk(base_name),
-        details={
+    framework = _framework(
+        info,
+        requirements,
+        _crosswalk(base_name),
+        {
             "aliases": [str(metadata.title), f"{name} baseline", name.replace(" rev5", "")],
             "base_catalog_id": str(base.id),
             "base_catalog_version": base.info.version,
@@ -176,6 +150,39 @@ def profile_from_oscal(
             "base_catalog_id": str(base.id),
             "uuid": str(profile.uuid),
         },
+    )
+
+
+def _nist_info(kind: str, name: str, version: str, path: Path, sha256: str) -> CatalogInfo:
+    """A NIST publication's catalogue version (`kind`: an OSCAL catalog or profile)."""
+    return CatalogInfo(
+        id=catalog_id_for(name, version, sha256),
+        kind=kind,
+        name=name,
+        version=version,
+        source_name=path.name,
+        sha256=sha256,
+        licence=NIST_LICENCE,
+        attribution=NIST_ATTRIBUTION,
+    )
+
+
+def _framework(
+    info: CatalogInfo,
+    requirements: tuple[Requirement, ...],
+    crosswalk: str | None,
+    details: dict[str, Any],
+) -> Framework:
+    """The catalogue version's one framework, of its name, version and kind."""
+    return Framework(
+        id=framework_id_for(info.id, info.name),
+        catalog_id=info.id,
+        name=info.name,
+        version=info.version,
+        kind=info.kind,
+        requirements=requirements,
+        crosswalk=crosswalk,
+        details=details,
     )
 
 

@@ -45,6 +45,31 @@ class WorkerProcesses:
         extra modules it imports (test hooks such as orchestrator.testing.instant_jobs);
         `host` prefixes its command (`ip netns exec <ns>`: a worker on another host)."""
         name = f"w{len(self.workers)}-{uuid.uuid4().hex[:6]}@test"
+        return self._launch(
+            name,
+            queues,
+            pool=pool,
+            concurrency=concurrency,
+            env={**self.env, **(extra_env or {})},
+            include=include,
+            host=host,
+        )
+
+    def _launch(
+        self,
+        name: str,
+        queues: str,
+        *,
+        pool: str,
+        concurrency: int,
+        env: dict[str, str],
+        include: tuple[str, ...] = (),
+        host: tuple[str, ...] = (),
+        app: str = "orchestrator",
+        log_level: str = "INFO",
+    ) -> str:
+        """Start worker `name` of `app` (its log in the log directory) and wait until it
+        answers a ping."""
         log = (self.log_dir / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [
@@ -53,7 +78,7 @@ class WorkerProcesses:
                 "-m",
                 "celery",
                 "-A",
-                "orchestrator",
+                app,
                 "worker",
                 "-Q",
                 queues,
@@ -64,13 +89,13 @@ class WorkerProcesses:
                 "-n",
                 name,
                 "-l",
-                "INFO",
+                log_level,
                 "--without-mingle",
                 "--without-gossip",
                 *(["--include", ",".join(include)] if include else []),
             ],
             cwd=ROOT,
-            env={**self.env, **(extra_env or {})},
+            env=env,
             stdout=log,
             stderr=log,
         )

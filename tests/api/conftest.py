@@ -25,7 +25,7 @@ from orchestrator.runtime.embedded import embedded_worker
 from orchestrator.service.apikeys import create_key
 from orchestrator.service.roles import grant_role
 from orchestrator.testing.reset import reset_process_state
-from tests.support.embedded import LIFECYCLE_VARS
+from tests.support.embedded import LIFECYCLE_VARS, api_on_postgres
 from tests.support.polling import poll
 
 SAMPLES = Path(__file__).resolve().parents[2] / "orchestrator" / "demo" / "samples"
@@ -127,16 +127,8 @@ def api(embedded: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
 
 @pytest.fixture
 def pg_api(postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
-    for name in LIFECYCLE_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
-    monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
-    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    reset_process_state()
-    reset_settings()
-    yield Api(TestClient(app))
-    reset_process_state()
-    reset_settings()
+    with api_on_postgres(monkeypatch, tmp_path, postgres_url):
+        yield Api(TestClient(app))
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.api import app
-from orchestrator.config.settings import reset_settings
 from orchestrator.service.apikeys import create_key
 from orchestrator.testing.api_fuzz import FuzzReport, run
-from orchestrator.testing.reset import reset_process_state
-from tests.support.embedded import LIFECYCLE_VARS
+from tests.support.embedded import api_on_postgres
 
 pytestmark = pytest.mark.integration
 
@@ -45,20 +43,12 @@ START_LINKS_AT_LEAST = 3
 
 @pytest.fixture
 def pg_app(postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in LIFECYCLE_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
-    monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
-    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    monkeypatch.setenv("LIFECYCLE_API_MAX_SIGNAL_WAIT_S", "0.05")  # no worker runs here
-    reset_process_state()
-    reset_settings()
-    # Thousands of access lines, kept off the output but still seen by the 5xx check
-    # (tests/support/server_errors.py), which a higher level would silence.
-    monkeypatch.setattr(logging.getLogger("orchestrator.api.access"), "propagate", False)
-    yield
-    reset_process_state()
-    reset_settings()
+    no_worker = {"LIFECYCLE_API_MAX_SIGNAL_WAIT_S": "0.05"}  # no worker runs here
+    with api_on_postgres(monkeypatch, tmp_path, postgres_url, **no_worker):
+        # Thousands of access lines, kept off the output but still seen by the 5xx check
+        # (tests/support/server_errors.py), which a higher level would silence.
+        monkeypatch.setattr(logging.getLogger("orchestrator.api.access"), "propagate", False)
+        yield
 
 
 @pytest.mark.allows_server_error(

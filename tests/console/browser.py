@@ -225,6 +225,18 @@ class Pages:
         return str(self.find("#run-status").text)
 
 
+@contextmanager
+def console_browser(
+    home: Path, shots: str | None = None, extra_env: dict[str, str] | None = None
+) -> Iterator[Pages]:
+    """A real server on `home` (`uvicorn_server`) and a browser on it; the screenshots go
+    to the artifacts directory, in its folder `shots` when named."""
+    with uvicorn_server(home, extra_env) as base, chromium_driver() as driver:
+        pages = Pages(driver, base, artifacts_dir() / shots if shots else artifacts_dir())
+        pages.shots.mkdir(exist_ok=True)
+        yield pages
+
+
 def unlabelled_fields(pages: Pages) -> list[str]:
     """Every visible form field must have a label (screen readers read it)."""
     return list(

@@ -18,11 +18,9 @@ from orchestrator.service.producer import Actor, get_run
 from orchestrator.service.queries import list_approvals, list_steps
 from tests.console.browser import (
     Pages,
-    artifacts_dir,
-    chromium_driver,
+    console_browser,
     require_browser,
     unlabelled_fields,
-    uvicorn_server,
 )
 from tests.console.kit import SAMPLES, dead_lettered_run, key
 from tests.support.roles import grant
@@ -44,8 +42,7 @@ def test_the_console_in_a_real_browser(embedded: Path, monkeypatch: pytest.Monke
     failed, _ = dead_lettered_run(OWNER, monkeypatch, "Failed ingestion")
     lost, letter = dead_lettered_run(OWNER, monkeypatch, "Abandoned")
 
-    with uvicorn_server(embedded) as base, chromium_driver() as driver:
-        pages = Pages(driver, base, artifacts_dir())
+    with console_browser(embedded) as pages:
         _sign_in_and_keyboard(pages, owner_key)
         run_url = _start_a_run(pages)
         _review_to_completion(pages, run_url, owner_key, ana_key, bo_key)

@@ -17,11 +17,9 @@ from orchestrator.service.evidence_requests import list_requests
 from orchestrator.service.queries import list_assessments
 from tests.console.browser import (
     Pages,
-    artifacts_dir,
-    chromium_driver,
+    console_browser,
     require_browser,
     unlabelled_fields,
-    uvicorn_server,
 )
 from tests.console.kit import key
 
@@ -48,9 +46,7 @@ def test_an_operator_issues_a_request_the_outsider_answers_and_the_console_shows
     evidence = tmp_path / "access-review.md"
     evidence.write_bytes(EVIDENCE)
 
-    with uvicorn_server(embedded) as base, chromium_driver() as driver:
-        pages = Pages(driver, base, artifacts_dir() / "evidence-request-console")
-        pages.shots.mkdir(exist_ok=True)
+    with console_browser(embedded, "evidence-request-console") as pages:
         pages.sign_in(operator_key)
 
         pages.open("/console/assessments")
@@ -69,7 +65,7 @@ def test_an_operator_issues_a_request_the_outsider_answers_and_the_console_shows
         pages.button("Issue the request").click()
         pages.wait_text(f"Request issued to {RECIPIENT}")
         link = str(pages.find("#issued-link").get_attribute("value"))
-        assert link.startswith(f"{base}/w/evidence/"), link
+        assert link.startswith(f"{pages.base}/w/evidence/"), link
         pages.shot("request-issued")
         # A reload of the page showing the link posts the form again: it issues nothing.
         pages.driver.refresh()
@@ -89,7 +85,7 @@ def test_an_operator_issues_a_request_the_outsider_answers_and_the_console_shows
 
         # The outsider: no console cookie, only the link.
         pages.driver.delete_all_cookies()
-        pages.open(link.removeprefix(base))
+        pages.open(link.removeprefix(pages.base))
         pages.wait_text(f"Evidence requested from {RECIPIENT}")
         assert "SOC 2 CC6.1" in pages.text() and "Sign out" not in pages.text()
         pages.find("#file").send_keys(str(evidence))

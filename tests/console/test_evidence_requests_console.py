@@ -13,13 +13,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from orchestrator.api import app
-from orchestrator.config.settings import reset_settings
 from orchestrator.service.document_judgements import document_judgement
 from orchestrator.service.evidence_requests import list_requests
 from orchestrator.service.producer import Actor, create_assessment
-from orchestrator.testing.reset import reset_process_state
 from tests.console.kit import Browser, form_key, key, text, token
-from tests.support.embedded import LIFECYCLE_VARS
+from tests.support.embedded import api_on_postgres
 
 OWNER = Actor(tenant_id="acme", actor_id="user:ana@acme")
 EVIDENCE = b"# Quarterly access review\n\nThe IAM lead reviewed all privileged accounts.\n"
@@ -177,18 +175,8 @@ def test_scopes_and_tenancy_are_the_apis(client: TestClient) -> None:
 def on_postgresql(
     postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[TestClient]:
-    for name in LIFECYCLE_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
-    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
-    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    reset_process_state()
-    reset_settings()
-    try:
+    with api_on_postgres(monkeypatch, tmp_path, postgres_url):
         yield TestClient(app)
-    finally:
-        reset_process_state()
-        reset_settings()
 
 
 def test_on_postgresql_a_request_an_arrival_and_its_judgement_through_the_pages(

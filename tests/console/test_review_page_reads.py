@@ -20,17 +20,16 @@ from sqlalchemy import Engine, event
 from sqlalchemy import text as sql_text
 
 from orchestrator.api import app
-from orchestrator.config.settings import reset_settings
 from orchestrator.console.draft_pages import read_query, table_page
 from orchestrator.console.draft_tables import spec_of
 from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.signals import ArtifactKind
-from orchestrator.db.models import Artifact, Assessment, WorkflowRun
+from orchestrator.db.models import Artifact
 from orchestrator.db.session import one_read, read_transaction, transaction
 from orchestrator.service.amendments import amended_content
-from orchestrator.testing.reset import reset_process_state
 from tests.console.kit import Browser, key, text
-from tests.support.embedded import LIFECYCLE_VARS
+from tests.support.embedded import api_on_postgres
+from tests.support.services import add_assessment_and_run
 
 TENANT = "acme"
 SOA = ArtifactKind.SOA
@@ -97,33 +96,17 @@ def _amended_run(client: TestClient) -> tuple[Browser, uuid.UUID]:
     reviewer signed in."""
     now = utcnow()
     with transaction() as session:
-        assessment = Assessment(
+        assessment, run = add_assessment_and_run(
+            session,
+            "Amended",
             tenant_id=TENANT,
             organization_id="acme-org",
-            name="Amended",
-            status="in_progress",
-            created_by=AMENDER,
-            created_at=now,
-        )
-        session.add(assessment)
-        session.flush()
-        run = WorkflowRun(
-            assessment_id=assessment.id,
-            active_assessment_id=assessment.id,
-            tenant_id=TENANT,
-            organization_id="acme-org",
+            actor_id=AMENDER,
             status="waiting_for_approval",
             current_step="wait_for_soa_approval",
             context={"artifacts": {"soa": 3}, "framework": "SCF"},
-            version=1,
             trace_id="trace-1",
-            started_by=AMENDER,
-            start_idempotency_key=f"start-{uuid.uuid4()}",
-            start_request_hash="0" * 64,
-            created_at=now,
-            updated_at=now,
         )
-        session.add(run)
         session.flush()
         for version, content in enumerate(_versions(), start=1):
             session.add(
@@ -195,14 +178,7 @@ def test_on_postgresql_too_one_read_only_transaction(
     postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The page's one transaction is PostgreSQL's READ ONLY one; the page is the same."""
-    for name in LIFECYCLE_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
-    monkeypatch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
-    monkeypatch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
-    reset_process_state()
-    reset_settings()
-    try:
+    with api_on_postgres(monkeypatch, tmp_path, postgres_url):
         browser, run_id = _amended_run(TestClient(app))
         seen: list[str] = []
 
@@ -221,9 +197,6 @@ def test_on_postgresql_too_one_read_only_transaction(
         assert not [s for s in seen if s.lstrip().upper().startswith(("INSERT", "UPDATE"))]
         with one_read(), read_transaction() as session:
             assert session.scalar(sql_text("SHOW transaction_read_only")) == "on"
-    finally:
-        reset_process_state()
-        reset_settings()
 
 
 def test_a_rows_page_reads_in_one_transaction(

@@ -25,11 +25,9 @@ from orchestrator.service.readiness import artifact_readiness
 from orchestrator.service.review_claims import release_lapsed_claims
 from tests.console.browser import (
     Pages,
-    artifacts_dir,
-    chromium_driver,
+    console_browser,
     require_browser,
     unlabelled_fields,
-    uvicorn_server,
 )
 from tests.console.kit import SAMPLES, key
 from tests.support.polling import scaled
@@ -59,9 +57,7 @@ def test_review_work_on_a_large_soa(embedded_sqlite: Path) -> None:
         "LIFECYCLE_CONSOLE_CLAIM_TTL_S": str(CLAIM_TTL_S),
         "LIFECYCLE_DATABASE_BUSY_TIMEOUT_S": "2",
     }
-    with uvicorn_server(embedded, settings) as base, chromium_driver() as driver:
-        pages = Pages(driver, base, artifacts_dir() / "review-work")
-        pages.shots.mkdir(exist_ok=True)
+    with console_browser(embedded, "review-work", settings) as pages:
         run_id = _start_and_choose_frameworks(pages, keys["owner"])
         _claim_seen_by_another_and_lapsed(pages, run_id, keys)
         _paged_and_filtered(pages, run_id, keys["ana"])

@@ -13,11 +13,8 @@ from orchestrator.engine.coordinator import coordinate
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import Actor, create_assessment, get_run, start_lifecycle
 from tests.console.browser import (
-    Pages,
-    artifacts_dir,
-    chromium_driver,
+    console_browser,
     require_browser,
-    uvicorn_server,
 )
 from tests.console.kit import SAMPLES, _no_kick, key
 
@@ -42,9 +39,7 @@ def test_the_running_counter_ticks_while_the_server_has_nothing_new(embedded: Pa
     assert get_run(OWNER, run.id).current_step == "ingest_documents"
     owner_key = key("read", tenant=TENANT, principal=OWNER.actor_id)
     server = {"LIFECYCLE_API_EMBEDDED_WORKER": "false"}
-    with uvicorn_server(embedded, server) as base, chromium_driver() as driver:
-        pages = Pages(driver, base, artifacts_dir() / "running-counter")
-        pages.shots.mkdir(exist_ok=True)
+    with console_browser(embedded, "running-counter", server) as pages:
         pages.sign_in(owner_key)
         pages.open(f"/console/runs/{run.id}")
         counter = "time[data-running-s]"

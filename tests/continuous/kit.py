@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from orchestrator.api import app
 from orchestrator.engine.routing import QUEUES
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.api.conftest import Api, Headers
+from tests.api.conftest import SAMPLES, Api, Headers
 from tests.support.polling import poll
 
 
@@ -89,6 +89,24 @@ class Reviewed:
             assert approved.status_code == 200, approved.text
             answer = approved.json()
         return answer
+
+
+#: The sample policy the SoA cites, which the continuous tests give a new version.
+POLICY = "access-control-policy.md"
+
+
+def new_policy_version(api: Api, headers: Headers, assessment: str, document: str) -> str:
+    """Uploads a new version of the sample policy, its Authentication section cut out (up
+    to Remote Access): the rows citing that section change. Returns the version's id."""
+    whole = (SAMPLES / POLICY).read_text()
+    cut = whole[: whole.index("## Authentication")] + whole[whole.index("## Remote Access") :]
+    version = api.client.post(
+        f"/api/v1/assessments/{assessment}/documents/{document}/versions",
+        headers=headers,
+        files={"file": (POLICY, cut.encode(), "text/markdown")},
+    )
+    assert version.status_code == 201, version.text
+    return str(version.json()["id"])
 
 
 def issue_request(api: Api, headers: Headers, assessment: str) -> dict[str, Any]:

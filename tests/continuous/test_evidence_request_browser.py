@@ -13,10 +13,8 @@ import pytest
 from tests.api.conftest import Api
 from tests.console.browser import (
     Pages,
-    artifacts_dir,
-    chromium_driver,
+    console_browser,
     require_browser,
-    uvicorn_server,
 )
 from tests.continuous.kit import issue_request
 
@@ -32,16 +30,14 @@ def _send(pages: Pages, path: Path) -> None:
 
 def test_the_link_takes_files_into_its_request_in_a_browser(embedded: Path, tmp_path: Path) -> None:
     require_browser()
-    with uvicorn_server(embedded) as base, chromium_driver() as driver:
-        api = Api(httpx.Client(base_url=base, timeout=30))  # type: ignore[arg-type]
+    with console_browser(embedded, "evidence-request") as pages:
+        api = Api(httpx.Client(base_url=pages.base, timeout=30))  # type: ignore[arg-type]
         headers = api.key("signal", "read", tenant="requests-co")
         assessment = api.create_assessment(headers)["id"]
         other = api.create_assessment(headers, name="another assessment")["id"]
         issued = issue_request(api, headers, assessment)
         link, request_id = issued["link"], issued["request"]["id"]
 
-        pages = Pages(driver, base, artifacts_dir() / "evidence-request")
-        pages.shots.mkdir(exist_ok=True)
         pages.open(link)  # no sign-in: the link is the only credential
         pages.wait_text("Evidence requested from it-ops@vendor.example")
         assert "SOC 2 CC6.1" in pages.text()

@@ -12,22 +12,19 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.conftest import SAMPLES, Api
+from tests.api.conftest import Api
 from tests.console.browser import (
     Pages,
-    artifacts_dir,
-    chromium_driver,
+    console_browser,
     require_browser,
-    uvicorn_server,
 )
-from tests.continuous.kit import Reviewed
+from tests.continuous.kit import POLICY, Reviewed, new_policy_version
 from tests.support.http_lifecycle import through_soa_approval
 from tests.support.polling import poll
 
 pytestmark = pytest.mark.browser
 
 TENANT = "reassess-co"
-POLICY = "access-control-policy.md"
 
 
 def _marked(pages: Pages) -> list[list[str]]:
@@ -54,8 +51,8 @@ def _names(marked: list[list[str]], rows: list[dict[str, Any]]) -> set[str]:
 
 def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
     require_browser()
-    with uvicorn_server(embedded) as base, chromium_driver() as driver:
-        api = Api(httpx.Client(base_url=base, timeout=30))  # type: ignore[arg-type]
+    with console_browser(embedded, "reassessment") as pages:
+        api = Api(httpx.Client(base_url=pages.base, timeout=30))  # type: ignore[arg-type]
         assessed = Reviewed(api, TENANT, "reassess-browser")
         owner, reviewer_key = assessed.owner, assessed.reviewer
         assessment, run_id = assessed.assessment, assessed.run_id
@@ -64,14 +61,7 @@ def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
 
         documents = api.client.get(f"/api/v1/assessments/{assessment}/documents", headers=owner)
         policy = {d["filename"]: d["id"] for d in documents.json()}[POLICY]
-        text = (SAMPLES / POLICY).read_text()
-        cut = text[: text.index("## Authentication")] + text[text.index("## Remote Access") :]
-        version = api.client.post(
-            f"/api/v1/assessments/{assessment}/documents/{policy}/versions",
-            headers=owner,
-            files={"file": (POLICY, cut.encode(), "text/markdown")},
-        )
-        assert version.status_code == 201, version.text
+        new_policy_version(api, owner, assessment, policy)
         listed = poll(
             lambda: api.client.get(
                 f"/api/v1/assessments/{assessment}/reassessments", headers=owner
@@ -88,8 +78,6 @@ def test_the_changed_rows_are_marked_until_approved(embedded: Path) -> None:
         ).json()
         rows = result["content"]["requirements"]
 
-        pages = Pages(driver, base, artifacts_dir() / "reassessment")
-        pages.shots.mkdir(exist_ok=True)
         pages.sign_in(reviewer_key["Authorization"].split()[-1])
         soa_page = f"/console/runs/{run_id}/artifacts/soa?size=200"
         pages.open(soa_page)

@@ -13,17 +13,15 @@ from typing import Any
 import pytest
 
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.api.conftest import SAMPLES, Api
+from tests.api.conftest import Api
 from tests.console.kit import Browser, text
-from tests.continuous.kit import Reviewed, fleet_api
+from tests.continuous.kit import POLICY, Reviewed, fleet_api, new_policy_version
 from tests.ops.test_metrics_health import samples, value
 from tests.support.http_lifecycle import through_soa_approval
-from tests.support.polling import poll
 
 pytestmark = pytest.mark.integration
 
 TENANT = "reassess-fails"
-POLICY = "access-control-policy.md"
 FAULT = "InjectedFault: fault injected while fail-reassessments.mark exists"
 
 
@@ -38,17 +36,6 @@ def faulty(fleet: Fleet, tmp_path: Path) -> Iterator[tuple[Api, Path]]:
         extra_env={"LIFECYCLE_FAIL_REASSESSMENTS_MARK": str(mark)},
     )
     yield api, mark
-
-
-def _settled(assessed: Reviewed, reassessment_id: str) -> dict[str, Any]:
-    return dict(
-        poll(
-            lambda: assessed.get(f"/api/v1/reassessments/{reassessment_id}"),
-            lambda r: r["status"] != "pending",
-            timeout_s=120,
-            what="the reassessment's job to end",
-        )
-    )
 
 
 def _audit(assessed: Reviewed) -> list[dict[str, Any]]:
@@ -77,25 +64,14 @@ def test_a_failed_reassessment_is_shown_and_retried_to_success(
     )
     documents = assessed.get(f"/api/v1/assessments/{assessed.assessment}/documents")
     policy = {d["filename"]: d["id"] for d in documents}[POLICY]
-    text_before = (SAMPLES / POLICY).read_text()
-    cut = (
-        text_before[: text_before.index("## Authentication")]
-        + text_before[text_before.index("## Remote Access") :]
-    )
-
     # The database is the session's: other tests' reassessments are counted too.
     base = samples(api.client.get("/metrics").text)
     failed_before = value(base, "lifecycle_reassessments", status="failed")
     awaiting_before = value(base, "lifecycle_reassessments", status="awaiting_approval")
     mark.write_text("fail")
-    version = api.client.post(
-        f"/api/v1/assessments/{assessed.assessment}/documents/{policy}/versions",
-        headers=assessed.owner,
-        files={"file": (POLICY, cut.encode(), "text/markdown")},
-    )
-    assert version.status_code == 201, version.text
+    new_policy_version(api, assessed.owner, assessed.assessment, policy)
     [started] = assessed.reassessments()
-    failed = _settled(assessed, started["id"])
+    failed = assessed.evaluated(started["id"])
     assert failed["status"] == "failed" and failed["error"] == FAULT, failed
     assert failed["result_artifact_id"] is None and failed["changed_rows"] == []
 
@@ -114,7 +90,7 @@ def test_a_failed_reassessment_is_shown_and_retried_to_success(
     clicked = browser.post(retry_url, {}, from_page=page_url)
     assert clicked.status_code == 303, clicked.text
     assert "sent%20again" in clicked.headers["location"], clicked.headers
-    assert _settled(assessed, failed["id"])["status"] == "failed"
+    assert assessed.evaluated(failed["id"])["status"] == "failed"
 
     # A reader may not retry; an evaluated or pending reassessment is refused.
     url = f"/api/v1/reassessments/{failed['id']}/retry"
@@ -132,7 +108,7 @@ def test_a_failed_reassessment_is_shown_and_retried_to_success(
     assert refused.status_code == 409, refused.text
     assert refused.json()["code"] == "reassessment_not_failed"
 
-    evaluated = _settled(assessed, failed["id"])
+    evaluated = assessed.evaluated(failed["id"])
     assert evaluated["status"] == "awaiting_approval", evaluated
     assert evaluated["error"] is None and evaluated["changed_rows"]
     assert api.client.post(url, headers=assessed.owner).status_code == 409

@@ -12,11 +12,11 @@ import pytest
 
 from orchestrator.sweeps.evidence_expiry import sweep_evidence_expiry
 from tests.api.conftest import SAMPLES, Api, waiting_at
+from tests.continuous.kit import POLICY, new_policy_version
 from tests.support.http_lifecycle import drive_to_completion, select_framework
 from tests.support.polling import poll
 
 TENANT = "tenant-continuous"
-POLICY = "access-control-policy.md"
 
 
 class Assessed:
@@ -112,9 +112,7 @@ def test_a_new_version_reopens_exactly_the_rows_it_touches(assessed: Assessed) -
     cited = _citing(base, POLICY)
     assert cited, "the sample policy is cited by the approved SoA"
     policy = assessed.documents()[POLICY]
-    text = (SAMPLES / POLICY).read_text()
-    cut = text[: text.index("## Authentication")] + text[text.index("## Remote Access") :]
-    assessed.new_version(policy, POLICY, cut.encode())
+    new_policy_version(assessed.api, assessed.owner, assessed.assessment, policy)
     found = assessed.settled(2)
     assert found["status"] == "awaiting_approval", found
     figures = found["figures"]

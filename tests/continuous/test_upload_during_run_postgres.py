@@ -12,14 +12,13 @@ import pytest
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.api.conftest import SAMPLES, Api, waiting_at
 from tests.console.kit import Browser, text
-from tests.continuous.kit import fleet_api
+from tests.continuous.kit import POLICY, fleet_api, new_policy_version
 from tests.support.http_lifecycle import through_soa_approval
 from tests.support.polling import poll
 
 pytestmark = pytest.mark.integration
 
 TENANT = "late-files"
-POLICY = "access-control-policy.md"
 LATE = "password-standard.md"
 LATE_TEXT = (
     b"# Password standard\n\n## Passwords\n\nPasswords are at least 14 characters long, "
@@ -87,14 +86,7 @@ def test_a_file_after_ingestion_is_queued_for_the_next_reassessment(api: Api) ->
     # A new version of a cited document starts a reassessment: it takes the queued file.
     documents = _documents(api, owner, assessment)
     policy = documents[POLICY]["id"]
-    whole = (SAMPLES / POLICY).read_text()
-    cut = whole[: whole.index("## Authentication")] + whole[whole.index("## Remote Access") :]
-    version = api.client.post(
-        f"/api/v1/assessments/{assessment}/documents/{policy}/versions",
-        headers=owner,
-        files={"file": (POLICY, cut.encode(), "text/markdown")},
-    )
-    assert version.status_code == 201, version.text
+    new_version = new_policy_version(api, owner, assessment, policy)
     [reassessment] = poll(
         lambda: api.client.get(
             f"/api/v1/assessments/{assessment}/reassessments", headers=owner
@@ -105,7 +97,7 @@ def test_a_file_after_ingestion_is_queued_for_the_next_reassessment(api: Api) ->
     )
     assert reassessment["status"] in ("awaiting_approval", "no_change"), reassessment["error"]
     # The document's earlier version and the new one, then the file that waited.
-    assert reassessment["changed_documents"] == [policy, version.json()["id"], waiting["id"]]
+    assert reassessment["changed_documents"] == [policy, new_version, waiting["id"]]
     ingested = _documents(api, owner, assessment)[LATE]
     assert ingested["status"] == "ingested" and ingested["waiting_for"] is None, ingested
     page = _console_says(browser, assessment_page)

@@ -460,11 +460,7 @@ def test_poam_items_have_fedramp_fields(kit: Kit) -> None:
 
 def test_a_redelivered_step_reuses_its_artifact(kit: Kit) -> None:
     kit.run_through(Step.RUN_EVIDENCE_ANALYSIS)
-    context = kit.context(Step.CREATE_GAP_ANALYSIS, job_id="job-gap")
-    first = run_analysis_step(context)
-    kit.session.commit()
-    again = run_analysis_step(context)
-    kit.session.commit()
+    first, again = kit.deliver_twice(run_analysis_step, Step.CREATE_GAP_ANALYSIS, "job-gap")
     assert again.artifact == first.artifact
     rows = kit.session.scalars(select(Artifact).where(Artifact.kind == K.GAP_ANALYSIS.value))
     assert len(rows.all()) == 1

@@ -43,7 +43,7 @@ from tests.support.services import (
     open_kit,
 )
 from tests.support.shared_data import SHARED_DATA
-from workers.reporting.render import GAP_HEADERS, SOA_HEADERS, ReportInput, gap_rows, soa_table
+from workers.reporting.render import GAP_HEADERS, SOA_HEADERS, gap_rows, soa_table
 
 pytestmark = pytest.mark.realdata
 
@@ -218,16 +218,7 @@ def test_poam_contacts_are_people_flagged_until_confirmed_and_exports_agree(case
 
 def test_the_report_shows_owners(case: Case) -> None:
     kit = case.kit
-    report = ReportInput(
-        title="t",
-        assessment_name="a",
-        as_of="now",
-        soa=kit.content(K.SOA),
-        gaps=kit.content(K.GAP_ANALYSIS),
-        maturity={},
-        poam=kit.content(K.POAM),
-        evidence=kit.content(K.EVIDENCE_ANALYSIS),
-    )
+    report = kit.report_input(poam=kit.content(K.POAM))
     column = GAP_HEADERS.index("Owner")
     shown = [row[column] for row in gap_rows(report)]
     assert CONFIRMED in shown

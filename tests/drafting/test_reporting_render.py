@@ -120,11 +120,7 @@ def test_render_is_deterministic_and_escapes_attributes() -> None:
 
 def test_a_redelivered_report_job_reuses_its_artifact(kit: Kit) -> None:
     kit.run_through(Step.CREATE_POAM)
-    context = kit.context(Step.CREATE_REPORT, job_id="job-report")
-    first = render_report(context)
-    kit.session.commit()
-    again = render_report(context)
-    kit.session.commit()
+    first, again = kit.deliver_twice(render_report, Step.CREATE_REPORT, "job-report")
     assert again.artifact == first.artifact
     assert again.summary["path"] == first.summary["path"]
     reports = kit.session.scalars(select(Artifact).where(Artifact.kind == "report")).all()

@@ -31,7 +31,7 @@ from tests.support import draft_quality as quality
 from tests.support.services import FIXED_NOW, Kit, open_kit
 from tests.support.shared_data import SHARED_DATA
 from workers.analysis.requirement_rollup import label_of
-from workers.reporting.render import WARNING_LABEL, ReportInput, statement_rows
+from workers.reporting.render import WARNING_LABEL, statement_rows
 
 DATA = SHARED_DATA / "policies"
 COMPLY = DATA / "markdown" / "comply"
@@ -184,18 +184,7 @@ def test_report_counts_equal_the_drafts_and_contacts_agree(kit: Kit) -> None:
 
 def test_a_conclusion_the_figures_contradict_is_flagged(kit: Kit) -> None:
     def rows(conclusion: str) -> dict[str, str]:
-        report = ReportInput(
-            title="t",
-            assessment_name="a",
-            as_of="now",
-            soa=kit.content(K.SOA),
-            gaps=kit.content(K.GAP_ANALYSIS),
-            maturity={},
-            poam={},
-            evidence=kit.content(K.EVIDENCE_ANALYSIS),
-            statement={"conclusion": conclusion},
-        )
-        return dict(statement_rows(report))
+        return dict(statement_rows(kit.report_input(statement={"conclusion": conclusion})))
 
     gaps = kit.content(K.GAP_ANALYSIS)["summary"]
     assert gaps["gaps"] > gaps["requirements"] / 2  # these policy sets leave most unmet

@@ -20,6 +20,7 @@ from orchestrator.db.session import transaction
 from orchestrator.engine.coordinator import coordinate
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, get_run, send_signal, start_lifecycle
+from orchestrator.service.read_models import SignalReceipt
 
 OWNER = Actor("tenant-a", "user:owner")
 STRANGER = Actor("tenant-b", "user:stranger")
@@ -78,25 +79,23 @@ def test_early_signal_stays_pending_until_its_step(embedded: Path) -> None:
 def test_duplicate_signal_returns_the_first_and_records_nothing(embedded: Path) -> None:
     run_id = started_run()
     coordinate(run_id)
-    first = send_signal(
-        OWNER,
-        run_id,
-        "assessment_blocked",
-        "block-1",
-        payload={"reason": "waiting for the CISO"},
-        kick=no_kick,
-    )
+
+    def block() -> SignalReceipt:
+        """The same request each time: its idempotency key and payload."""
+        return send_signal(
+            OWNER,
+            run_id,
+            "assessment_blocked",
+            "block-1",
+            payload={"reason": "waiting for the CISO"},
+            kick=no_kick,
+        )
+
+    first = block()
     coordinate(run_id)
     with transaction() as session:
         audits = session.scalar(select(func.count()).select_from(AuditEvent))
-    again = send_signal(
-        OWNER,
-        run_id,
-        "assessment_blocked",
-        "block-1",
-        payload={"reason": "waiting for the CISO"},
-        kick=no_kick,
-    )
+    again = block()
     coordinate(run_id)
     assert again.duplicate and again.signal_id == first.signal_id and again.fate == "applied"
     with transaction() as session:

@@ -17,12 +17,11 @@ from tests.engine.test_fault_rabbitmq import (  # noqa: F401 (fixtures)
     _each_step_once,
     _outcomes_per_job,
     fast_sweeps,
-    private_rabbitmq,
 )
 from tests.support.amqp_cutter import PublishCutter
 from tests.support.faults import Reviewers, beat, dead_letters
 from tests.support.fleet_runs import new_tenant, start_assessment
-from tests.support.rabbitmq import PrivateRabbitMQ
+from tests.support.rabbitmq import PrivateRabbitMQ, private_rabbitmq  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq, pytest.mark.faults]
 #: Which publishes to the fleet's queues are cut (1-based, over every process): three

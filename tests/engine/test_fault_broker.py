@@ -6,14 +6,12 @@ the sweeps send again, and no job is dead-lettered.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from orchestrator.config.settings import reset_settings
-from orchestrator.engine.messages import get_app
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support import private_broker
 from tests.support.faults import (
@@ -23,12 +21,10 @@ from tests.support.faults import (
     Reviewers,
     beat,
     dead_letters,
-    jobs_running,
-    start_slow_run,
+    restarts_under_load,
     unrecoverable,
 )
 from tests.support.fleet_runs import new_tenant, start_assessment
-from tests.support.polling import wait_for
 from tests.support.private_services import PrivateRedis
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
@@ -54,14 +50,6 @@ def sweeps_env(
     reset_settings()
 
 
-def _all_answer(names: list[str]) -> bool:
-    try:
-        replies = get_app().control.ping(destination=names, timeout=0.5)
-    except Exception:  # the broker is still coming back
-        return False
-    return {name for reply in replies for name in reply} >= set(names)
-
-
 def test_workers_survive_five_broker_restarts_and_every_run_completes(
     sweeps_env: dict[str, str], fleet: Fleet, private_redis: PrivateRedis, tmp_path: Path
 ) -> None:
@@ -72,28 +60,16 @@ def test_workers_survive_five_broker_restarts_and_every_run_completes(
     reviewers = Reviewers(reviewer)
     with beat(fleet, tmp_path) as scheduler:
         run_ids = [start_assessment(owner, documents=2).id for _ in range(RUNS - RESTARTS)]
-        recoveries = []
-        for restart in range(RESTARTS):
-            # Busy: a slow ingestion job runs (its message delivered, not acknowledged),
-            # and the runs started before it keep the other queues busy.
-            run_ids.append(start_slow_run(owner))
-
-            def slow_job_running() -> bool:
-                reviewers.step(run_ids)  # the other runs go on meanwhile
-                return jobs_running(run_ids[-1:], "ingest_documents") > 0
-
-            wait_for(
-                slow_job_running, timeout_s=60, what=f"a running job before restart {restart + 1}"
-            )
-            began = time.monotonic()
-            private_redis.restart()
-            wait_for(
-                lambda: bool(unrecoverable(fleet)) or _all_answer(names),
-                timeout_s=60,
-                what=f"every worker to answer after restart {restart + 1}",
-            )
-            recoveries.append(time.monotonic() - began)
-            assert not unrecoverable(fleet), [fleet.log_of(n)[-3000:] for n in unrecoverable(fleet)]
+        recoveries = restarts_under_load(
+            fleet,
+            names,
+            owner,
+            reviewers,
+            run_ids,
+            private_redis.restart,
+            times=RESTARTS,
+            answer_timeout_s=60,
+        )
         finals = reviewers.drive(run_ids, timeout_s=240)
         assert scheduler.poll() is None, "celery beat exited"
 

@@ -8,7 +8,6 @@ restart interrupted is re-delivered or sent again by the sweeps.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +19,8 @@ from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.steps import STEP_ORDER
 from orchestrator.db.models import InboxSignal, Job
 from orchestrator.db.session import transaction
-from orchestrator.engine.messages import get_app
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support import rabbitmq
 from tests.support.faults import (
     FAST_SWEEPS,
     SLOW_READER_ENV,
@@ -29,8 +28,7 @@ from tests.support.faults import (
     beat,
     dead_letters,
     jobs_running,
-    start_slow_run,
-    unrecoverable,
+    restarts_under_load,
 )
 from tests.support.fleet_runs import new_tenant, start_assessment, step_counts
 from tests.support.polling import wait_for
@@ -38,21 +36,9 @@ from tests.support.rabbitmq import PrivateRabbitMQ
 
 pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq, pytest.mark.faults]
 RESTARTS = 2
-
-
-@pytest.fixture
-def private_rabbitmq(services: tuple[str, str], tmp_path: Path) -> Iterator[PrivateRabbitMQ]:
-    (tmp_path / "rabbitmq").mkdir()
-    node = PrivateRabbitMQ(tmp_path / "rabbitmq")
-    node.start()
-    yield node
-    node.stop()
-
-
-@pytest.fixture
-def broker_url(private_rabbitmq: PrivateRabbitMQ) -> str:
-    """This module's fleets use the private node (overrides the shared test broker)."""
-    return private_rabbitmq.url
+# This module's fleets use a private RabbitMQ node (fixtures shared with other fault tests).
+private_rabbitmq = rabbitmq.private_rabbitmq
+broker_url = rabbitmq.broker_url
 
 
 @pytest.fixture
@@ -81,14 +67,6 @@ def _outcomes_per_job(run_ids: list[uuid.UUID]) -> dict[str, int]:
 def _each_step_once(run_ids: list[uuid.UUID]) -> None:
     for run_id in run_ids:
         assert step_counts(run_id) == {(step.value, "completed"): 1 for step in STEP_ORDER}
-
-
-def _all_answer(names: list[str]) -> bool:
-    try:
-        replies = get_app().control.ping(destination=names, timeout=0.5)
-    except Exception:  # the broker is still coming back
-        return False
-    return {name for reply in replies for name in reply} >= set(names)
 
 
 def test_a_killed_worker_s_unacked_jobs_are_redelivered_and_done_once(fleet: Fleet) -> None:
@@ -139,26 +117,16 @@ def test_runs_complete_once_across_rabbitmq_restarts_under_load(
     reviewers = Reviewers(reviewer)
     with beat(fleet, tmp_path) as scheduler:
         run_ids = [start_assessment(owner, documents=2).id for _ in range(2)]
-        recoveries = []
-        for restart in range(RESTARTS):
-            # Under load: a slow ingestion job runs (delivered, not acknowledged) while
-            # the other runs keep the other queues busy.
-            run_ids.append(start_slow_run(owner))
-
-            def slow_job_running() -> bool:
-                reviewers.step(run_ids)
-                return jobs_running(run_ids[-1:], "ingest_documents") > 0
-
-            wait_for(slow_job_running, timeout_s=60, what=f"a running job, restart {restart + 1}")
-            began = time.monotonic()
-            private_rabbitmq.restart()
-            wait_for(
-                lambda: bool(unrecoverable(fleet)) or _all_answer(names),
-                timeout_s=90,
-                what=f"every worker to answer after restart {restart + 1}",
-            )
-            recoveries.append(time.monotonic() - began)
-            assert not unrecoverable(fleet), [fleet.log_of(n)[-3000:] for n in unrecoverable(fleet)]
+        recoveries = restarts_under_load(
+            fleet,
+            names,
+            owner,
+            reviewers,
+            run_ids,
+            private_rabbitmq.restart,
+            times=RESTARTS,
+            answer_timeout_s=90,
+        )
         finals = reviewers.drive(run_ids, timeout_s=300)
         assert scheduler.poll() is None, "celery beat exited"
 

@@ -4,30 +4,15 @@ exchanges are declared before Celery's native delayed delivery binds them (it us
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
-from tests.support.rabbitmq import PrivateRabbitMQ
+from tests.support import rabbitmq
 
 pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq, pytest.mark.faults]
-
-
-@pytest.fixture
-def private_rabbitmq(services: tuple[str, str], tmp_path: Path) -> Iterator[PrivateRabbitMQ]:
-    (tmp_path / "rabbitmq").mkdir()
-    node = PrivateRabbitMQ(tmp_path / "rabbitmq")
-    node.start()
-    yield node
-    node.stop()
-
-
-@pytest.fixture
-def broker_url(private_rabbitmq: PrivateRabbitMQ) -> str:
-    """A node of its own: its vhost has never seen the fleet's queues."""
-    return private_rabbitmq.url
+# A node of its own: its vhost has never seen the fleet's queues.
+private_rabbitmq = rabbitmq.private_rabbitmq
+broker_url = rabbitmq.broker_url
 
 
 def test_a_first_worker_on_a_fresh_vhost_binds_without_errors(fleet: Fleet) -> None:

@@ -19,6 +19,7 @@ from orchestrator.jobs.interface import JobContext, JobResult
 from orchestrator.lifecycle.definition import STEP_SPECS
 from tests.support import documents as files
 from tests.support.services import (
+    PIPELINE,
     SERVICES,
     SMALL_FRAMEWORK,
     Kit,
@@ -81,21 +82,8 @@ def _deliver_twice(kit: Kit, step: Step, service: Callable[[JobContext], JobResu
 
 
 def test_every_heavy_job_is_idempotent_by_job_id(kit: Kit) -> None:
-    steps = [
-        Step.INGEST_DOCUMENTS,
-        Step.INDEX_KB,
-        Step.RUN_SCF_PRE_ANALYSIS,
-        Step.CREATE_SCOPE,
-        Step.CREATE_SOA_DRAFT,
-        Step.INGEST_SOA,
-        Step.RUN_EVIDENCE_ANALYSIS,
-        Step.CREATE_GAP_ANALYSIS,
-        Step.CREATE_MATURITY_ASSESSMENT,
-        Step.CREATE_POAM,
-        Step.CREATE_REPORT,
-    ]
     heavy = {Step.INGEST_DOCUMENTS, Step.INDEX_KB, Step.INGEST_SOA, Step.CREATE_REPORT}
-    for step in steps:
+    for step in PIPELINE:
         service = SERVICES[kit.context(step).request.kind]
         if step in heavy:
             _deliver_twice(kit, step, service)

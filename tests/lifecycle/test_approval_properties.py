@@ -54,6 +54,7 @@ from tests.support.decisions import (
     approval,
     approval_view,
     completed,
+    control_signal,
     drive_to,
     effects_of,
     job_done,
@@ -831,13 +832,7 @@ class ApprovalMachine(RuleBasedStateMachine):
         reason=st.sampled_from(["", "auditor away"]),
     )
     def control(self, kind: str, reason: str) -> None:
-        type_ = {
-            "block": S.ASSESSMENT_BLOCKED,
-            "resume": S.ASSESSMENT_RESUMED,
-            "cancel": S.ASSESSMENT_CANCELLED,
-            "retry": S.STEP_RETRY_REQUESTED,
-        }[kind]
-        self._send(signal(self.state, type_, {"reason": reason} if reason else {}))
+        self._send(control_signal(self.state, kind, reason))
 
     @precondition(lambda self: self.history)
     @rule(data=st.data(), conflicting=st.booleans())

@@ -55,6 +55,7 @@ from tests.support.decisions import (
     S,
     approval,
     completed,
+    control_signal,
     effects_of,
     entered,
     framework_signal,
@@ -412,13 +413,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     )
     def control(self, kind: str, reason: str) -> None:
         """Block, resume, cancel, retry; without a reason cancel and retry are refused."""
-        type_ = {
-            "block": S.ASSESSMENT_BLOCKED,
-            "resume": S.ASSESSMENT_RESUMED,
-            "cancel": S.ASSESSMENT_CANCELLED,
-            "retry": S.STEP_RETRY_REQUESTED,
-        }[kind]
-        self._send(signal(self.state, type_, {"reason": reason} if reason else {}))
+        self._send(control_signal(self.state, kind, reason))
 
     @rule(steps=st.integers(min_value=1, max_value=6))
     def advance(self, steps: int) -> None:

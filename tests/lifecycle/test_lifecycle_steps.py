@@ -34,6 +34,7 @@ from tests.support.decisions import (
     new_state,
     position,
     positioned,
+    reloaded,
     step_changes,
 )
 
@@ -203,16 +204,7 @@ def test_a_constructed_state_advances_like_a_driven_one(step: Step) -> None:
 @pytest.mark.parametrize("step", NON_INLINE_STEPS)
 def test_persistence_round_trip_at_every_step(step: Step) -> None:
     state = drive_to(step)
-    restored = RunState.from_row(
-        run_id=state.run_id,
-        tenant_id=state.tenant_id,
-        organization_id=state.organization_id,
-        assessment_id=state.assessment_id,
-        status=state.status.value,
-        step=state.step.value if state.step else None,
-        reason=state.reason,
-        context=state.context(),
-    )
+    restored = reloaded(state)
     assert restored == state
 
 

@@ -9,7 +9,7 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.lifecycle.decide import Decision, decide
 from orchestrator.lifecycle.effects import EnqueueJob
 from orchestrator.lifecycle.state import RunState
-from tests.support.decisions import S, approval, drive_to, effects_of, job_done, signal
+from tests.support.decisions import S, approval, drive_to, effects_of, job_done, reloaded, signal
 
 SOA = ArtifactKind.SOA
 OPERATOR, COLLEAGUE, REVIEWER = "user:op", "user:cleo", "user:rui"
@@ -82,14 +82,5 @@ def test_an_approval_starts_the_count_again() -> None:
     assert state.authors(SOA)[-2:] == (OPERATOR, COLLEAGUE)
     approved = _applied(state, _approval_by(state, REVIEWER))
     assert SOA not in approved.earlier_drafters and approved.is_approved(SOA)
-    again = RunState.from_row(
-        run_id=approved.run_id,
-        tenant_id=approved.tenant_id,
-        organization_id=approved.organization_id,
-        assessment_id=approved.assessment_id,
-        status=approved.status.value,
-        step=approved.step.value if approved.step else None,
-        reason=approved.reason,
-        context=state.context(),
-    )
+    again = reloaded(approved, context=state.context())
     assert again.earlier_drafters == state.earlier_drafters, "kept with the run's context"

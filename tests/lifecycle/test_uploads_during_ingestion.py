@@ -14,7 +14,15 @@ from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from orchestrator.contracts.steps import StepStatus
 from orchestrator.lifecycle.decide import decide
 from orchestrator.lifecycle.state import RunState
-from tests.support.decisions import drive_to, enqueued, job_done, job_failed, signal, step_changes
+from tests.support.decisions import (
+    drive_to,
+    enqueued,
+    job_done,
+    job_failed,
+    reloaded,
+    signal,
+    step_changes,
+)
 
 
 def _upload(state: RunState) -> RunState:
@@ -75,14 +83,5 @@ def test_uploads_after_ingestion_completed_are_still_ignored() -> None:
 
 def test_the_mark_survives_the_run_row() -> None:
     state = _upload(drive_to(Step.INGEST_DOCUMENTS))
-    stored = RunState.from_row(
-        run_id=state.run_id,
-        tenant_id=state.tenant_id,
-        organization_id=state.organization_id,
-        assessment_id=state.assessment_id,
-        status=state.status.value,
-        step=state.step.value if state.step else None,
-        reason=state.reason,
-        context=state.context(),
-    )
+    stored = reloaded(state)
     assert stored == state

@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator.cli.group import lifecycle
-from orchestrator.contracts.clock import utcnow
 from orchestrator.demo import run as demo_run
 from orchestrator.demo.progress import ProgressLines
 from orchestrator.demo.reviewer import RunStalled, ScriptedReviewer, drive
 from orchestrator.service.producer import Actor
 from orchestrator.service.read_models import RunView
+from tests.support.run_views import run_view
 
 ACTOR = Actor(tenant_id="t", actor_id="user:reviewer")
 RUN = uuid.uuid4()
@@ -35,22 +35,7 @@ class FakeTime:
 
 
 def _run(status: str, step: str | None) -> RunView:
-    now = utcnow()
-    return RunView(
-        id=RUN,
-        assessment_id=uuid.uuid4(),
-        tenant_id="t",
-        organization_id="o",
-        status=status,
-        current_step=step,
-        reason=None,
-        version=1,
-        trace_id="x",
-        context={},
-        created_at=now,
-        updated_at=now,
-        completed_at=None,
-    )
+    return run_view(status, step, run_id=RUN)
 
 
 def test_a_slow_run_that_progresses_is_never_cut_off() -> None:

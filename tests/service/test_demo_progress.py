@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,9 @@ from rich.console import Console
 
 from orchestrator.cli import output
 from orchestrator.cli.group import lifecycle
-from orchestrator.contracts.clock import utcnow
 from orchestrator.demo import run as demo_run
 from orchestrator.demo.progress import ProgressBars, ProgressLines
-from orchestrator.service.read_models import RunView
+from tests.support.run_views import run_view
 
 
 class Clock:
@@ -98,22 +96,7 @@ def test_plain_lines_say_done_of_all_and_the_seconds_left() -> None:
 
 
 def _finished() -> demo_run.DemoResult:
-    now = utcnow()
-    run = RunView(
-        id=uuid.uuid4(),
-        assessment_id=uuid.uuid4(),
-        tenant_id="t",
-        organization_id="o",
-        status="completed",
-        current_step=None,
-        reason=None,
-        version=1,
-        trace_id="x",
-        context={},
-        created_at=now,
-        updated_at=now,
-        completed_at=now,
-    )
+    run = run_view("completed", None, completed=True)
     return demo_run.DemoResult(
         run=run,
         steps=[("ingest_documents", 0.085), ("create_soa_draft", 185.0)],

@@ -160,6 +160,18 @@ def identity(state: RunState) -> dict[str, Any]:
     }
 
 
+def reloaded(state: RunState, context: dict[str, Any] | None = None) -> RunState:
+    """The state read back from the run row it is stored in (with `context` as the row's
+    context, the state's own by default)."""
+    return RunState.from_row(
+        **identity(state),
+        status=state.status.value,
+        step=state.step.value if state.step else None,
+        reason=state.reason,
+        context=state.context() if context is None else context,
+    )
+
+
 # --- signals --------------------------------------------------------------------------------
 
 
@@ -186,6 +198,20 @@ def start_signal(state: RunState, assessment: Any = VALID_ASSESSMENT) -> SignalE
     """The start request; `assessment=None` leaves the snapshot out of the payload."""
     payload = {} if assessment is None else {"assessment": assessment}
     return signal(state, S.WORKFLOW_START_REQUESTED, payload)
+
+
+#: The operator's controls of a run, by the names the property tests draw.
+CONTROLS = {
+    "block": S.ASSESSMENT_BLOCKED,
+    "resume": S.ASSESSMENT_RESUMED,
+    "cancel": S.ASSESSMENT_CANCELLED,
+    "retry": S.STEP_RETRY_REQUESTED,
+}
+
+
+def control_signal(state: RunState, kind: str, reason: str) -> SignalEnvelope:
+    """Block, resume, cancel or retry (`kind`), with the reason unless it is empty."""
+    return signal(state, CONTROLS[kind], {"reason": reason} if reason else {})
 
 
 def cancel_signal(state: RunState, reason: str = "assessment withdrawn") -> SignalEnvelope:

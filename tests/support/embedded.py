@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, make_url, text
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.db.migrate import upgrade
 from orchestrator.testing.reset import reset_process_state
 from tests.support.polling import scaled
@@ -122,6 +123,29 @@ def embedded_on_postgres(patch: pytest.MonkeyPatch, home: Path) -> Iterator[Path
         reset_process_state()
         yield home
         reset_process_state()
+
+
+@contextmanager
+def api_on_postgres(
+    patch: pytest.MonkeyPatch, home: Path, postgres_url: str, **settings: str
+) -> Iterator[None]:
+    """This process as the API's, without an embedded worker, on the database
+    `postgres_url` with its files under `home` (and `settings`: more LIFECYCLE_ variables);
+    its state and settings reset on the way in and out."""
+    for name in LIFECYCLE_VARS:
+        patch.delenv(name, raising=False)
+    patch.setenv("LIFECYCLE_DATABASE_URL", postgres_url)
+    patch.setenv("LIFECYCLE_HOME", str(home))
+    patch.setenv("LIFECYCLE_API_EMBEDDED_WORKER", "false")
+    for name, value in settings.items():
+        patch.setenv(name, value)
+    reset_process_state()
+    reset_settings()
+    try:
+        yield
+    finally:
+        reset_process_state()
+        reset_settings()
 
 
 @contextmanager

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,13 +25,14 @@ from orchestrator.db.ops_models import DeadLetter
 from orchestrator.db.session import transaction
 from orchestrator.db.storage import put_bytes
 from orchestrator.demo.reviewer import ScriptedReviewer
+from orchestrator.engine.messages import get_app
 from orchestrator.service.documents import upload_document
 from orchestrator.service.producer import create_assessment, get_run, start_lifecycle
 from orchestrator.service.read_models import RunView
 from orchestrator.testing.worker_processes import ROOT
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support import hostile_readers
-from tests.support.polling import scaled
+from tests.support.polling import scaled, wait_for
 
 #: Sweeps every second; a queued job is taken for lost after a few seconds.
 FAST_SWEEPS = {
@@ -205,3 +206,50 @@ def unrecoverable(fleet: Fleet) -> list[str]:
         for name, process in fleet.workers.items()
         if process.poll() is not None or "Unrecoverable error" in fleet.log_of(name)
     ]
+
+
+def all_answer(names: list[str]) -> bool:
+    """Every named worker answers a ping (False while the broker is still coming back)."""
+    try:
+        replies = get_app().control.ping(destination=names, timeout=0.5)
+    except Exception:  # the broker is still coming back
+        return False
+    return {name for reply in replies for name in reply} >= set(names)
+
+
+def restarts_under_load(
+    fleet: Fleet,
+    names: list[str],
+    owner: Actor,
+    reviewers: Reviewers,
+    run_ids: list[uuid.UUID],
+    restart: Callable[[], None],
+    *,
+    times: int,
+    answer_timeout_s: float,
+) -> list[float]:
+    """Restarts the broker `times` times, each while busy: a slow ingestion job runs (its
+    message delivered, not acknowledged), and the runs started before it keep the other
+    queues busy. After each, every worker in `names` answers again and none gave up.
+
+    Each restart's slow run is appended to `run_ids`; returns the seconds each restart
+    took until every worker answered."""
+    recoveries = []
+    for attempt in range(1, times + 1):
+        run_ids.append(start_slow_run(owner))
+
+        def slow_job_running() -> bool:
+            reviewers.step(run_ids)  # the other runs go on meanwhile
+            return jobs_running(run_ids[-1:], "ingest_documents") > 0
+
+        wait_for(slow_job_running, timeout_s=60, what=f"a running job before restart {attempt}")
+        began = time.monotonic()
+        restart()
+        wait_for(
+            lambda: bool(unrecoverable(fleet)) or all_answer(names),
+            timeout_s=answer_timeout_s,
+            what=f"every worker to answer after restart {attempt}",
+        )
+        recoveries.append(time.monotonic() - began)
+        assert not unrecoverable(fleet), [fleet.log_of(n)[-3000:] for n in unrecoverable(fleet)]
+    return recoveries

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,20 @@ class PrivateRabbitMQ:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+@pytest.fixture
+def private_rabbitmq(services: tuple[str, str], tmp_path: Path) -> Iterator[PrivateRabbitMQ]:
+    """A node of its own for one test (import it, with `broker_url`, into a test module)."""
+    (tmp_path / "rabbitmq").mkdir()
+    node = PrivateRabbitMQ(tmp_path / "rabbitmq")
+    node.start()
+    yield node
+    node.stop()
+
+
+@pytest.fixture
+def broker_url(private_rabbitmq: PrivateRabbitMQ) -> str:
+    """The test's fleet uses the private node (overrides the shared test broker); its vhost
+    has never seen the fleet's queues."""
+    return private_rabbitmq.url

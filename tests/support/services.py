@@ -38,6 +38,7 @@ from orchestrator.lifecycle.definition import STEP_SPECS
 from workers.analysis.service import run_analysis_step
 from workers.ingestion.service import ingest_documents, ingest_soa
 from workers.kb_index.service import index_kb
+from workers.reporting.render import ReportInput
 from workers.reporting.service import render_report
 
 TENANT = "tenant-a"
@@ -192,6 +193,21 @@ class Kit:
         assert artifact is not None, f"no {kind.value} artifact"
         return artifact.content
 
+    def report_input(self, **fields: Any) -> ReportInput:
+        """What the report is rendered from, with the kit's SoA, gap and evidence drafts
+        under placeholder names; `fields` add to it or replace."""
+        drafts: dict[str, Any] = {
+            "title": "t",
+            "assessment_name": "a",
+            "as_of": "now",
+            "soa": self.content(ArtifactKind.SOA),
+            "gaps": self.content(ArtifactKind.GAP_ANALYSIS),
+            "maturity": {},
+            "poam": {},
+            "evidence": self.content(ArtifactKind.EVIDENCE_ANALYSIS),
+        }
+        return ReportInput(**(drafts | fields))
+
     def next_version(self, kind: ArtifactKind) -> int:
         current = self.session.scalar(
             select(func.max(Artifact.version)).where(
@@ -245,6 +261,18 @@ class Kit:
         self.session.commit()
         self.results[step] = result
         return result
+
+    def deliver_twice(
+        self, service: JobService, step: Step, job_id: str
+    ) -> tuple[JobResult, JobResult]:
+        """The step's job run by `service` twice under one job id (a redelivery after its
+        commit), each delivery committed: both results."""
+        context = self.context(step, job_id=job_id)
+        first = service(context)
+        self.session.commit()
+        again = service(context)
+        self.session.commit()
+        return first, again
 
     def run_through(
         self, last: Step, *, start: Step = Step.INGEST_DOCUMENTS, approve: bool = True
@@ -301,16 +329,27 @@ def job_request(step: Step, run_id: uuid.UUID, assessment_id: uuid.UUID) -> JobR
 
 
 def add_assessment_and_run(
-    session: Session, name: str, *, carry_over_from: uuid.UUID | None = None
+    session: Session,
+    name: str,
+    *,
+    carry_over_from: uuid.UUID | None = None,
+    tenant_id: str = TENANT,
+    organization_id: str = ORG,
+    actor_id: str = USER,
+    status: str = "running",
+    current_step: str | None = None,
+    context: dict[str, Any] | None = None,
+    trace_id: str | None = None,
 ) -> tuple[Assessment, WorkflowRun]:
-    """An assessment of the kit's organisation and its running run, added to `session`."""
+    """An assessment (by default of the kit's organisation) and its run (by default
+    running, with a fresh trace id), added to `session`."""
     now = utcnow()
     assessment = Assessment(
-        tenant_id=TENANT,
-        organization_id=ORG,
+        tenant_id=tenant_id,
+        organization_id=organization_id,
         name=name,
         status="in_progress",
-        created_by=USER,
+        created_by=actor_id,
         created_at=now,
         carry_over_from=carry_over_from,
     )
@@ -319,14 +358,14 @@ def add_assessment_and_run(
     run = WorkflowRun(
         assessment_id=assessment.id,
         active_assessment_id=assessment.id,
-        tenant_id=TENANT,
-        organization_id=ORG,
-        status="running",
-        current_step=None,
-        context={},
+        tenant_id=tenant_id,
+        organization_id=organization_id,
+        status=status,
+        current_step=current_step,
+        context={} if context is None else context,
         version=1,
-        trace_id=uuid.uuid4().hex,
-        started_by=USER,
+        trace_id=uuid.uuid4().hex if trace_id is None else trace_id,
+        started_by=actor_id,
         start_idempotency_key=f"start-{uuid.uuid4()}",
         start_request_hash="0" * 64,
         created_at=now,

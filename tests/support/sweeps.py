@@ -17,15 +17,21 @@ from typing import Any
 from sqlalchemy import func, select
 
 from orchestrator.config.settings import reset_settings
-from orchestrator.contracts.clock import set_clock
-from orchestrator.contracts.events import RUN_EVENTS
+from orchestrator.contracts.clock import set_clock, utcnow
+from orchestrator.contracts.events import RUN_EVENTS, NotificationEvent, event_id
 from orchestrator.contracts.identity import Actor
 from orchestrator.contracts.jobs import JobRequest
 from orchestrator.db.models import AuditEvent, InboxSignal, Job
-from orchestrator.db.ops_models import Notification, NotificationDelivery, SweepMark
+from orchestrator.db.ops_models import (
+    DeliveryAttempt,
+    Notification,
+    NotificationDelivery,
+    SweepMark,
+)
 from orchestrator.db.session import transaction
 from orchestrator.demo.reviewer import ScriptedReviewer
 from orchestrator.engine.coordinator import coordinate
+from orchestrator.engine.tenant_events import notify
 from orchestrator.jobs.interface import JobService
 from orchestrator.jobs.runtime import Delivery, run_job
 from orchestrator.service.documents import upload_document
@@ -194,3 +200,30 @@ def job(job_id: str) -> Job:
 def count(model: Any, *where: Any) -> int:
     with transaction() as session:
         return int(session.scalar(select(func.count()).select_from(model).where(*where)) or 0)
+
+
+def notify_stale(tenant_id: str, occasion: str) -> list[int]:
+    """A run-stale notification of the tenant's (its event id from `occasion`); the ids of
+    the deliveries it made."""
+    with transaction() as session:
+        return notify(
+            session,
+            event_id=event_id(occasion),
+            tenant_id=tenant_id,
+            run_id=uuid.uuid4(),
+            event=NotificationEvent.RUN_STALE,
+            payload={"n": 1},
+            now=utcnow(),
+        )
+
+
+def delivery_attempts(delivery_id: int) -> list[DeliveryAttempt]:
+    """A delivery's attempts, in their order."""
+    with transaction() as session:
+        return list(
+            session.scalars(
+                select(DeliveryAttempt)
+                .where(DeliveryAttempt.delivery_id == delivery_id)
+                .order_by(DeliveryAttempt.attempt)
+            )
+        )

@@ -10,16 +10,23 @@ import pytest
 from sqlalchemy import event, select, update
 
 from orchestrator.contracts.errors import InvalidInput, NotFound
-from orchestrator.contracts.events import NotificationEvent, event_id
+from orchestrator.contracts.events import event_id
 from orchestrator.contracts.identity import Actor
-from orchestrator.db.ops_models import DeliveryAttempt, Notification, NotificationDelivery
+from orchestrator.db.ops_models import Notification, NotificationDelivery
 from orchestrator.db.session import get_engine, transaction
-from orchestrator.engine.tenant_events import notify
 from orchestrator.notifications import signing
 from orchestrator.notifications.delivery import DeliveryStatus, deliver
 from orchestrator.notifications.subscriptions import deactivate, list_subscriptions, subscribe
 from orchestrator.notifications.sweep import sweep_deliveries
-from tests.support.sweeps import Clock, count, drive_to, new_tenant, start_run
+from tests.support.sweeps import (
+    Clock,
+    count,
+    delivery_attempts,
+    drive_to,
+    new_tenant,
+    notify_stale,
+    start_run,
+)
 from tests.support.webhook_receiver import webhook_receiver
 
 SECRET = "s" * 32
@@ -64,7 +71,7 @@ def test_a_delivery_is_signed_and_recorded(clock: Clock) -> None:
     owner, _ = new_tenant()
     with webhook_receiver() as receiver:
         subscription = subscribe(owner, receiver.url, secret=SECRET)
-        [delivery_id] = _notify(owner.tenant_id, "occasion-1")
+        [delivery_id] = notify_stale(owner.tenant_id, "occasion-1")
         assert deliver(delivery_id) is DeliveryStatus.DELIVERED
     [post] = receiver.received
     signing.verify(
@@ -74,7 +81,7 @@ def test_a_delivery_is_signed_and_recorded(clock: Clock) -> None:
     assert document["id"] == post.headers[signing.EVENT_ID_HEADER] == str(event_id("occasion-1"))
     assert document["type"] == "run.stale" and document["data"] == {"n": 1}
     assert deliver(delivery_id) is None, "a delivered notification is not sent again"
-    [attempt] = _attempts(delivery_id)
+    [attempt] = delivery_attempts(delivery_id)
     assert attempt.succeeded and attempt.status_code == 204
     assert subscription.id
 
@@ -86,7 +93,7 @@ def test_failures_are_retried_with_backoff_then_given_up(
     owner, _ = new_tenant()
     with webhook_receiver(500, 503, 500) as receiver:
         subscribe(owner, receiver.url, secret=SECRET)
-        [delivery_id] = _notify(owner.tenant_id, "occasion-2")
+        [delivery_id] = notify_stale(owner.tenant_id, "occasion-2")
         assert deliver(delivery_id) is DeliveryStatus.PENDING
         assert deliver(delivery_id) is None, "backing off, up to 30 s (jittered)"
         clock.advance(seconds=30)
@@ -96,7 +103,7 @@ def test_failures_are_retried_with_backoff_then_given_up(
         assert deliver(delivery_id) is DeliveryStatus.FAILED
         clock.advance(days=1)
         assert deliver(delivery_id) is None
-    assert [a.status_code for a in _attempts(delivery_id)] == [500, 503, 500]
+    assert [a.status_code for a in delivery_attempts(delivery_id)] == [500, 503, 500]
     assert len(receiver.received) == 3
     assert len({post.headers[signing.EVENT_ID_HEADER] for post in receiver.received}) == 1
 
@@ -106,9 +113,9 @@ def test_an_unreachable_endpoint_is_an_attempt_too(clock: Clock) -> None:
     with webhook_receiver() as receiver:
         url = receiver.url
     subscribe(owner, url, secret=SECRET)  # the receiver is gone: connection refused
-    [delivery_id] = _notify(owner.tenant_id, "occasion-3")
+    [delivery_id] = notify_stale(owner.tenant_id, "occasion-3")
     assert deliver(delivery_id) is DeliveryStatus.PENDING
-    [attempt] = _attempts(delivery_id)
+    [attempt] = delivery_attempts(delivery_id)
     assert attempt.status_code is None and attempt.error == "could not connect"
 
 
@@ -116,8 +123,8 @@ def test_the_same_event_id_notifies_once(clock: Clock) -> None:
     owner, _ = new_tenant()
     subscribe(owner, "https://example.org/one", secret=SECRET)
     subscribe(owner, "https://example.org/two", secret=SECRET, event_types=["job.dead_lettered"])
-    assert len(_notify(owner.tenant_id, "occasion-4")) == 1, "only the matching subscription"
-    assert _notify(owner.tenant_id, "occasion-4") == []
+    assert len(notify_stale(owner.tenant_id, "occasion-4")) == 1, "only the matching subscription"
+    assert notify_stale(owner.tenant_id, "occasion-4") == []
     assert count(Notification, Notification.tenant_id == owner.tenant_id) == 1
 
 
@@ -126,7 +133,7 @@ def test_the_sweep_reopens_interrupted_deliveries_and_dispatches_due_ones(
 ) -> None:
     owner, _ = new_tenant()
     subscribe(owner, "https://example.org/one", secret=SECRET)
-    [delivery_id] = _notify(owner.tenant_id, "occasion-5")
+    [delivery_id] = notify_stale(owner.tenant_id, "occasion-5")
     with transaction() as session:  # a worker claimed it and died mid-POST
         session.execute(
             update(NotificationDelivery).values(
@@ -138,37 +145,11 @@ def test_the_sweep_reopens_interrupted_deliveries_and_dispatches_due_ones(
     clock.advance(minutes=2)
     swept = sweep_deliveries()
     assert swept.reopened == 1
-    [attempt] = _attempts(delivery_id)
+    [attempt] = delivery_attempts(delivery_id)
     assert attempt.error == "delivery interrupted (worker lost)"
     clock.advance(seconds=11)
     assert sweep_deliveries().dispatched == 1
     assert queued_messages("notifications") >= 1  # type: ignore[operator]
-
-
-def _notify(tenant_id: str, occasion: str) -> list[int]:
-    from orchestrator.contracts.clock import utcnow
-
-    with transaction() as session:
-        return notify(
-            session,
-            event_id=event_id(occasion),
-            tenant_id=tenant_id,
-            run_id=uuid.uuid4(),
-            event=NotificationEvent.RUN_STALE,
-            payload={"n": 1},
-            now=utcnow(),
-        )
-
-
-def _attempts(delivery_id: int) -> list[DeliveryAttempt]:
-    with transaction() as session:
-        return list(
-            session.scalars(
-                select(DeliveryAttempt)
-                .where(DeliveryAttempt.delivery_id == delivery_id)
-                .order_by(DeliveryAttempt.attempt)
-            )
-        )
 
 
 def test_run_events_are_recorded_from_the_transaction_after_a_tenant_subscribes(

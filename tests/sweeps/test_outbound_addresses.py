@@ -11,25 +11,19 @@ from ipaddress import ip_address, ip_network
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 
 from orchestrator.config.effects import EffectSettings
 from orchestrator.config.settings import reset_settings
-from orchestrator.contracts.clock import utcnow
 from orchestrator.contracts.errors import InvalidInput
-from orchestrator.contracts.events import NotificationEvent, event_id
 from orchestrator.contracts.external_effects import EffectStatus
 from orchestrator.contracts.identity import Actor
-from orchestrator.db.ops_models import DeliveryAttempt
-from orchestrator.db.session import transaction
-from orchestrator.engine.tenant_events import notify
 from orchestrator.notifications.delivery import DeliveryStatus, deliver
 from orchestrator.notifications.effect_worker import perform_effect
 from orchestrator.notifications.export_targets import add_export_target
 from orchestrator.notifications.outbound_addresses import refused
 from orchestrator.notifications.subscriptions import subscribe
 from tests.support.outside_effects import at_report, closed_port, effects
-from tests.support.sweeps import Clock, new_tenant
+from tests.support.sweeps import Clock, delivery_attempts, new_tenant, notify_stale
 from tests.support.webhook_receiver import webhook_receiver
 
 SECRET = "s" * 32
@@ -103,25 +97,8 @@ def test_an_allowed_network_is_accepted_and_only_it(
         subscribe(owner, "http://localhost/hook")  # loopback is not in 10.20.0.0/16
 
 
-def _notify(tenant_id: str, occasion: str) -> list[int]:
-    with transaction() as session:
-        return notify(
-            session,
-            event_id=event_id(occasion),
-            tenant_id=tenant_id,
-            run_id=uuid.uuid4(),
-            event=NotificationEvent.RUN_STALE,
-            payload={"n": 1},
-            now=utcnow(),
-        )
-
-
 def _attempt_errors(delivery_id: int) -> list[str | None]:
-    with transaction() as session:
-        rows = session.scalars(
-            select(DeliveryAttempt).where(DeliveryAttempt.delivery_id == delivery_id)
-        )
-        return [row.error for row in rows]
+    return [attempt.error for attempt in delivery_attempts(delivery_id)]
 
 
 def test_a_name_resolving_to_loopback_is_refused_at_delivery(
@@ -133,7 +110,7 @@ def test_a_name_resolving_to_loopback_is_refused_at_delivery(
     owner, _ = new_tenant()
     with webhook_receiver() as receiver:
         subscribe(owner, receiver.url.replace("127.0.0.1", "localhost"), secret=SECRET)
-        [delivery_id] = _notify(owner.tenant_id, "by-name")
+        [delivery_id] = notify_stale(owner.tenant_id, "by-name")
         _allow(monkeypatch, "[]")
         assert deliver(delivery_id) is DeliveryStatus.PENDING
         assert receiver.received == []
@@ -147,7 +124,7 @@ def test_allowed_loopback_is_delivered_to_by_name(
     owner, _ = new_tenant()
     with webhook_receiver() as receiver:
         subscribe(owner, receiver.url.replace("127.0.0.1", "localhost"), secret=SECRET)
-        [delivery_id] = _notify(owner.tenant_id, "allowed")
+        [delivery_id] = notify_stale(owner.tenant_id, "allowed")
         assert deliver(delivery_id) is DeliveryStatus.DELIVERED
         assert len(receiver.received) == 1
 
@@ -175,7 +152,7 @@ def test_the_connection_goes_to_the_address_checked(
     with webhook_receiver() as receiver:
         port = receiver.url.split(":")[2].split("/")[0]
         subscribe(owner, f"http://hooks.rebind.test:{port}/hooks/lifecycle", secret=SECRET)
-        [delivery_id] = _notify(owner.tenant_id, "pinned")
+        [delivery_id] = notify_stale(owner.tenant_id, "pinned")
         status = deliver(delivery_id)
         assert (status, _attempt_errors(delivery_id)) == (DeliveryStatus.DELIVERED, [None])
         [received] = receiver.received
@@ -187,7 +164,7 @@ def test_a_redirect_is_not_followed(clock: Clock) -> None:
     owner, _ = new_tenant()
     with webhook_receiver(302) as receiver:
         subscribe(owner, receiver.url, secret=SECRET)
-        [delivery_id] = _notify(owner.tenant_id, "redirected")
+        [delivery_id] = notify_stale(owner.tenant_id, "redirected")
         assert deliver(delivery_id) is DeliveryStatus.PENDING
         assert len(receiver.received) == 1
     assert _attempt_errors(delivery_id) == ["HTTP 302 (redirects are not followed)"]

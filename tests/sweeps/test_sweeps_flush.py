@@ -9,10 +9,7 @@ server for this, so FLUSHALL wipes this fleet's broker and nothing else.
 from __future__ import annotations
 
 import json
-import shutil
-import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,8 +25,8 @@ from orchestrator.db.ops_models import DeadLetter
 from orchestrator.db.session import transaction
 from orchestrator.demo.reviewer import ScriptedReviewer, drive
 from orchestrator.service.producer import get_run, send_signal
-from orchestrator.testing.worker_processes import ROOT
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
+from tests.support import faults, private_broker
 from tests.support.fleet_runs import audit_counts, new_tenant, start_assessment, step_counts
 from tests.support.polling import scaled, wait_for
 from tests.support.services import SMALL_FRAMEWORK
@@ -44,48 +41,9 @@ FAST_SWEEPS = {
     "LIFECYCLE_SWEEP_JOB_DEADLINE_S": json.dumps({kind.value: 60 for kind in JobKind}),
     "LIFECYCLE_SWEEP_REDISPATCH_LIMIT": "100",
 }
-
-
-@pytest.fixture
-def broker_url(services: tuple[str, str], tmp_path: Path) -> Iterator[str]:
-    """A private Redis server for this test (overrides the shared test broker)."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.fail("redis-server is needed to run a private broker for the FLUSHALL test")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url)
-    wait_for(lambda: _answers(client), timeout_s=20, what="the private Redis server")
-    yield url
-    client.close()
-    server.terminate()
-    server.wait(timeout=scaled(20))
-
-
-def _answers(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.ConnectionError:
-        return False
+# The broker is a Redis server of this test's own, so FLUSHALL wipes nothing else.
+private_redis = private_broker.private_redis
+broker_url = private_broker.broker_url
 
 
 @pytest.fixture
@@ -101,30 +59,8 @@ def fast_sweeps(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def beat(fast_sweeps: None, fleet: Fleet, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A real `celery beat` process; it and every worker started later sweep fast."""
     fleet.env.update(FAST_SWEEPS)
-    log = (tmp_path / "beat.log").open("ab")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "orchestrator",
-            "beat",
-            "-l",
-            "INFO",
-            "-s",
-            str(tmp_path / "beat-schedule"),
-            "--max-interval",
-            "1",
-        ],
-        cwd=ROOT,
-        env=fleet.env,
-        stdout=log,
-        stderr=log,
-    )
-    yield process
-    process.terminate()
-    process.wait(timeout=scaled(20))
+    with faults.beat(fleet, tmp_path) as process:
+        yield process
 
 
 def test_flushing_the_broker_mid_lifecycle_loses_nothing(
