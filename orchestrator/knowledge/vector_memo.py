@@ -51,8 +51,8 @@ class VectorMemo:
             return out
         firsts = [rows[0] for rows in wanted.values()]
         computed = compute([texts[row] for row in firsts])
-        self.computed += len(firsts)
         with self._lock:
+            self.computed += len(firsts)
             for (key, rows), vector in zip(wanted.items(), computed, strict=True):
                 vector = vector.copy()  # a row of its own: the batch's matrix is not kept
                 vector.setflags(write=False)

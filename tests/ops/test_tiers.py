@@ -53,7 +53,7 @@ def test_a_test_belongs_to_its_first_slow_tier_or_else_to_integration_or_unit() 
         ("slow", ["broken_db", "hosts", "chromium", "comply_drafts"]),
         (
             "all",
-            ["broken_db", "hosts", "chromium", "comply_drafts", "unit_a", "fleet", "unit_b"],
+            ["broken_db", "hosts", "chromium", "unit_a", "fleet", "unit_b", "comply_drafts"],
         ),
     ],
 )

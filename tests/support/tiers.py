@@ -17,6 +17,8 @@ from _pytest.terminal import TerminalReporter
 
 #: Slow tiers, each a marker; a test carrying one belongs to the first it carries.
 SLOW_TIERS = ("realdata", "faults", "multihost", "browser")
+#: The slow tiers that start servers, worker processes or a browser.
+SERVER_TIERS = ("faults", "multihost", "browser")
 #: Every tier, slowest last, as the summary prints them.
 TIERS = ("unit", "integration", *SLOW_TIERS)
 
@@ -42,9 +44,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The slow tiers' files first: with -n, they start at once on the workers and the
-    # fast files fill in around them, rather than ending the run one after another.
-    items.sort(key=lambda item: tier_of(item.keywords) not in SLOW_TIERS)
+    # The servers' tiers' files first: with -n, they start at once on the workers and the
+    # fast files fill in around them, rather than ending the run one after another. The
+    # real-data files keep their place among the rest: CPU-bound, beside a fault test's
+    # private servers and worker processes they would starve its timing.
+    items.sort(key=lambda item: tier_of(item.keywords) not in SERVER_TIERS)
     chosen = config.getoption("--tiers")
     named = config.args_source is not pytest.Config.ArgsSource.TESTPATHS
     if chosen == "all" or named or config.option.markexpr:
