@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import csv
 import io
+from functools import partial
 from typing import Any
 
 from orchestrator.contracts.steps import AssessmentLifecycleStep as Step
 from tests.api.conftest import Api, Headers
 from tests.support.http_lifecycle import approve_current, drive_to_completion
+from tests.support.polling import poll
 
 TENANT = "tenant-not-a-gap"
 DECIDER = "user:assessor@acme"
+SETTLED = {"succeeded", "failed", "cancelled"}
 WHY = "Access reviews are run in the identity provider; seen on site with the auditor."
 
 
@@ -47,6 +50,12 @@ def _amend(
             "rows": [{"row": row, "changes": changes}],
         },
     )
+
+
+def _job_statuses(api: Api, headers: Headers, run_id: str) -> set[str]:
+    jobs = api.client.get(f"/api/v1/workflows/{run_id}/jobs", headers=headers)
+    assert jobs.status_code == 200, jobs.text
+    return {str(job["status"]) for job in jobs.json()}
 
 
 def _started(
@@ -126,3 +135,12 @@ def test_not_a_gap_over_http_leaves_the_poam_and_carries_to_the_next_period(
     assert finding["not_a_gap"] is True and finding["not_a_gap_reason"] == WHY
     assert not finding.get("not_a_gap_review"), "the same documents: the decision holds"
     assert [r["control_id"] for r in carried["not_a_gap_carried_over"]["rows"]] == [name]
+
+    # At its gate a run has no job in flight: the module's worker then stops with none
+    # running (a job thread outliving it would read the next module's settings).
+    for waiting in (run_id, following):
+        poll(
+            partial(_job_statuses, api, owner, waiting),
+            lambda statuses: statuses <= SETTLED,
+            what=f"the jobs of run {waiting} settled",
+        )
