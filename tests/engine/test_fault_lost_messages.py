@@ -22,10 +22,12 @@ from sqlalchemy import select
 
 from orchestrator.config.settings import reset_settings
 from orchestrator.contracts.audit import AuditEventType
+from orchestrator.contracts.jobs import JobKind
 from orchestrator.contracts.steps import STEP_ORDER
 from orchestrator.db.models import AuditEvent, Job
 from orchestrator.db.session import transaction
 from orchestrator.engine.messages import get_app
+from orchestrator.engine.routing import ROUTES
 from orchestrator.sweeps.missing_messages import MESSAGE_MISSING
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support import private_broker
@@ -65,13 +67,22 @@ def _jobs(run_ids: list[uuid.UUID], step: str | None = None) -> list[Job]:
         return list(session.scalars(query))
 
 
-def _queued_jobs(run_ids: list[uuid.UUID], step: str) -> list[str]:
-    """The ids of every run's job of `step`, once each is queued (and its message sent)."""
+def _queued_jobs(run_ids: list[uuid.UUID], step: str, broker: redis.Redis) -> list[str]:
+    """The ids of every run's job of `step`, once each is queued and its message waits in
+    its queue: the coordinator sends after its commit, later on a loaded machine, and a
+    fault before the send would lose nothing."""
     jobs = poll(
         lambda: _jobs(run_ids, step),
         lambda jobs: len(jobs) == len(run_ids) and all(j.status == "queued" for j in jobs),
         timeout_s=120,
         what=f"every run's {step} job queued",
+    )
+    queue = ROUTES[JobKind(jobs[0].kind)].queue
+    poll(
+        lambda: _waiting(broker, queue),
+        lambda waiting: waiting >= len(run_ids),
+        timeout_s=60,
+        what=f"the {step} jobs' messages in their queue",
     )
     return [job.id for job in jobs]
 
@@ -152,7 +163,7 @@ def test_lost_messages_are_sent_again_within_seconds_at_default_settings(
 
         # 1. A backlog: every run's job queued, no worker for its queue yet. The message
         # check looks at them (past the grace period) and sends nothing again.
-        ids = _queued_jobs(run_ids, "ingest_documents")
+        ids = _queued_jobs(run_ids, "ingest_documents", broker)
         seen = len(_checks_seen(fleet, coordination))
         poll(
             lambda: _checks_seen(fleet, coordination)[seen:],
@@ -171,7 +182,7 @@ def test_lost_messages_are_sent_again_within_seconds_at_default_settings(
         assert set(_resends(ids).values()) == {1}, "each lost message sent again once"
 
         # 3. Redis restarted empty with the next jobs queued (no worker reads their queue).
-        ids = _queued_jobs(run_ids, "index_kb")
+        ids = _queued_jobs(run_ids, "index_kb", broker)
         private_redis.restart()
         since = time.time()
         poll(_app_reconnected, bool, timeout_s=30, what="this process's broker connection")
