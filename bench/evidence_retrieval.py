@@ -40,8 +40,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bench.record import add_record_flag, record_if_asked
 from orchestrator.catalog.matching import linked_requirements, resolve
 from orchestrator.catalog.registry import shipped_catalog
@@ -58,6 +56,7 @@ from orchestrator.knowledge.embedder import (
     set_default_embedder,
 )
 from orchestrator.knowledge.hybrid import EvidenceIndex, Method, documents_in_order
+from orchestrator.knowledge.vector_memo import VectorMemo
 from orchestrator.runtime import registrations  # noqa: F401 (the drafting functions)
 from orchestrator.service.proposal_quality import SHIPPED, cohen_kappa
 from tests.support.services import Kit, open_kit
@@ -119,7 +118,8 @@ class Remembered:
 
     def __init__(self, model: Embedder) -> None:
         self.model = model
-        self._seen: dict[str, Vectors] = {}
+        # Bounded far above a corpus's passages: the product's memo keeps fewer.
+        self._memo = VectorMemo(model.dimensions, max_texts=1 << 20)
 
     @property
     def name(self) -> str:
@@ -130,12 +130,7 @@ class Remembered:
         return self.model.dimensions
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._seen]
-        if missing:
-            self._seen.update(zip(missing, self.model.embed(missing), strict=True))
-        if not texts:
-            return self.model.embed([])
-        return np.vstack([self._seen[t] for t in texts])
+        return self._memo.embed(texts, self.model.embed)
 
 
 def in_half(name: str, half: int) -> bool:
