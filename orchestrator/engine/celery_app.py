@@ -8,7 +8,7 @@ from typing import Any
 from celery import Celery
 
 from orchestrator.config.settings import Settings, get_settings
-from orchestrator.engine import redis_transport
+from orchestrator.engine import memory_transport, redis_transport
 from orchestrator.engine.broker_topology import (
     amqp_transport_options,
     broker_conf,
@@ -80,4 +80,6 @@ def create_app(settings: Settings | None = None) -> Celery:
         beat_schedule=build_schedule(),
     )
     app.conf.update(broker_conf(settings.broker_url))  # quorum queues on RabbitMQ
+    if settings.is_embedded_broker:
+        app.conf.broker_transport = memory_transport.SHORT_WAIT  # stops at once
     return app

@@ -54,6 +54,10 @@ def chain() -> None:
 
     virtual.Transport.drain_events = counted  # type: ignore[method-assign]
     app = create_app()
+    # kombu's own in-memory transport, whose loop waits the whole 2 s: the embedded
+    # default's waits are short (orchestrator.engine.memory_transport), which would hide a
+    # late acknowledgement rather than show it.
+    app.conf.broker_transport = "kombu.transport.memory:Transport"
     finished = threading.Event()
 
     @app.task(name="tests.hop")
