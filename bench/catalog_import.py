@@ -115,7 +115,7 @@ def run(url: str, workbook: Path, nist: Path, moderate: Path) -> None:
     print(f"database: {make_url(url).get_backend_name()}")
     base = size_mb(url)
     parsed = timed(
-        "read the SCF workbook (openpyxl read-only)", lambda: read_scf_workbook(workbook)
+        "read the SCF workbook (calamine)", lambda: read_scf_workbook(workbook)
     )
     print(
         f"    {len(parsed.controls)} controls, {len(parsed.mapping_columns)} mapping columns, "

