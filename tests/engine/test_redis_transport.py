@@ -10,6 +10,7 @@ import pytest
 import redis
 from kombu import Connection, Exchange, Queue
 
+from orchestrator.config.settings import Settings
 from orchestrator.engine import redis_transport
 from orchestrator.engine.broker_topology import is_amqp
 from orchestrator.engine.celery_app import create_app
@@ -91,7 +92,7 @@ def test_a_channel_whose_pool_was_replaced_gets_a_client_on_the_new_pool(redis_u
 
 
 def test_the_app_uses_it_for_redis_urls() -> None:
-    app = create_app()
+    app = create_app(Settings(broker_url="redis://127.0.0.1:6379/0"))
     with app.connection_for_write("redis://127.0.0.1:6379/0") as connection:
         assert connection.transport_cls == "redis"
         assert issubclass(type(connection.transport), redis_transport.Transport)
