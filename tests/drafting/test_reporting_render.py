@@ -264,14 +264,19 @@ def test_pdf_export_carries_every_section(signed: Kit) -> None:
     assert total > 1
     for number, page in enumerate(pages, start=1):
         assert f"page {number} of {total}" in page
-    # The contents list each section with the page its heading is on.
-    first = [line.strip() for line in pages[0].splitlines()]
-    start = first.index("Contents") + 1
-    listed = dict(line.rpartition(" ")[::2] for line in first[start : start + len(SECTIONS)])
-    assert list(listed) == [heading for _, heading in SECTIONS]
+    # The contents list each section, in order, with the page its heading is on (each
+    # number is a form drawn at the line's end: text extraction may put it on a line of its
+    # own).
+    first = pages[0]
+    at = first.index("Contents") + len("Contents")
+    listed: dict[str, int] = {}
+    for _, heading in SECTIONS:
+        entry = re.compile(rf"\s*{re.escape(heading)}\s+(\d+)\s").match(first, at)
+        assert entry, (heading, first[at : at + 80])
+        listed[heading], at = int(entry.group(1)), entry.end()
     for heading, page in listed.items():
-        body = first[start + len(SECTIONS) :] if page == "1" else pages[int(page) - 1].splitlines()
-        assert heading in [line.strip() for line in body], (heading, page)
+        body = first[at:] if page == 1 else pages[page - 1]
+        assert heading in [line.strip() for line in body.splitlines()], (heading, page)
     for approver, roles in APPROVERS.values():
         assert approver in text and roles[0] in text
     assert "SCF 2022.3" in text and "Secure Controls Framework (SCF), CC BY-ND 4.0" in text

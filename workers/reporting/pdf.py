@@ -2,9 +2,11 @@
 after a table of contents with page numbers, and a footer reading "page N of M". Every
 value is escaped; output bytes are deterministic (invariant mode, no clock, no random).
 
-The contents need the pages the sections land on, and the footer the page count: the
-document is built until the contents settle (ReportLab's multi-pass build), and each
-page's footer is drawn when the canvas is saved, once the count is known."""
+The contents need the pages the sections land on, and the footer the page count; both are
+known only once the last page is laid out. The document is laid out once: each contents
+line places a form (a PDF XObject) where its page number goes, each footer is drawn when
+the canvas is saved, and the forms are filled in then with the pages the headings landed
+on. ReportLab's multi-pass build laid the whole document out twice for the same PDF."""
 
 from __future__ import annotations
 
@@ -122,11 +124,16 @@ def render_report_pdf(report: ReportInput) -> bytes:
         invariant=1,
     )
     footer_text = f"{report.title} (as of {report.as_of})"[:150]
-    document.multiBuild(
+    document.build(
         _story(report, styles, document.width),
-        canvasmaker=_numbered_canvas(styles.body.fontName, footer_text, 14 * mm, 8 * mm),
+        canvasmaker=_numbered_canvas(styles, footer_text, 14 * mm, 8 * mm, document.width),
     )
     return buffer.getvalue()
+
+
+def _page_form(key: str) -> str:
+    """The form that shows the page a section's heading is on."""
+    return f"contents-page-{key}"
 
 
 def _document_class() -> type[Any]:
@@ -138,25 +145,49 @@ def _document_class() -> type[Any]:
             key = getattr(flowable, "_section_key", None)
             if key is not None:
                 self.canv.bookmarkPage(key)
-                self.notify("TOCEntry", (0, flowable.getPlainText(), self.page, key))
+                self.canv.section_pages[key] = self.page
 
     return _Document
 
 
-def _numbered_canvas(font: str, text: str, margin: float, baseline: float) -> type[Any]:
-    """A canvas that holds its pages until saved, then draws "page N of M" on each."""
+def _numbered_canvas(
+    styles: _Styles, text: str, margin: float, baseline: float, width: float
+) -> type[Any]:
+    """A canvas that holds its pages until saved, then draws "page N of M" on each and
+    fills in the contents' page forms with the pages the sections landed on."""
     from reportlab.pdfgen.canvas import Canvas
+
+    font, contents = styles.body.fontName, styles.toc
 
     class _NumberedCanvas(Canvas):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._pages: list[dict[str, Any]] = []
+            self.section_pages: dict[str, int] = {}
+            # Called as (canvas, kind, label): the method unbound, the canvas its self.
+            self.setNamedCB("contents_page", _NumberedCanvas.contents_page)
 
         def showPage(self) -> None:  # noqa: N802 (ReportLab's name)
             self._pages.append(dict(self.__dict__))
             self._startPage()
 
+        def contents_page(self, kind: str, key: str) -> None:
+            """A contents line's `onDraw`, where its text ends (in the line's coordinates):
+            its page number's form, at the contents' right edge."""
+            self.saveState()
+            self.translate(width, self._curr_tx_info["cur_y"])
+            self.doForm(_page_form(key))
+            self.restoreState()
+
         def save(self) -> None:
+            # Each number is drawn right-aligned on its form's origin, the contents' right
+            # edge (`_contents_line`).
+            for key, page in self.section_pages.items():
+                self.beginForm(_page_form(key), lowerx=-200, lowery=-5, upperx=0, uppery=20)
+                self.setFont(contents.fontName, contents.fontSize)
+                self.setFillColor(contents.textColor)
+                self.drawRightString(0, 0, str(page))
+                self.endForm()
             total = len(self._pages)
             for number, page in enumerate(self._pages, start=1):
                 self.__dict__.update(page)
@@ -174,10 +205,7 @@ def _numbered_canvas(font: str, text: str, margin: float, baseline: float) -> ty
 
 def _story(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     from reportlab.platypus import Paragraph
-    from reportlab.platypus.tableofcontents import TableOfContents
 
-    contents = TableOfContents()
-    contents.levelStyles = [styles.toc]
     story: list[Any] = [
         Paragraph(_text(report.title), styles.h1),
         Paragraph(
@@ -187,19 +215,26 @@ def _story(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
         ),
         Paragraph(_text(credit_line(report)), styles.muted),
         Paragraph("Contents", styles.h2),
-        contents,
+        *(_contents_line(key, heading, styles) for key, heading in SECTIONS),
     ]
     builders = by_section(globals())
     for key, heading in SECTIONS:
         title = Paragraph(_text(heading), styles.h2)
-        title._section_key = key  # the contents entry and its link target
-        # Listed before the first pass (its page not yet known): the contents take their
-        # final room at once, and multiBuild settles in two passes of the whole document
-        # instead of three. The PDF is the same.
-        contents.addEntry(0, title.getPlainText(), 0, key)
+        title._section_key = key  # its page, for the contents, and the link target
         story.append(title)
         story.extend(builders[key](report, styles, width))
     return story
+
+
+def _contents_line(key: str, heading: str, styles: _Styles) -> Any:
+    """A contents line: the heading, linked to its section; where its text ends the canvas
+    places the form its page number is drawn in (`_NumberedCanvas.contents_page`)."""
+    from reportlab.platypus import Paragraph
+
+    return Paragraph(
+        f'<a href="#{key}">{_text(heading)}</a><onDraw name="contents_page" label="{key}"/>',
+        styles.toc,
+    )
 
 
 #: Rows per table flowable: ReportLab splits a long table at every page by measuring all
