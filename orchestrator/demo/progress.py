@@ -38,10 +38,15 @@ class ProgressLines:
         self._say = say
         self._clock = clock
         self._first: dict[str, tuple[float, int]] = {}  # step: (when first seen, done then)
+        self._said: dict[str, tuple[int, int]] = {}  # step: (done, total) last said
 
     def __call__(self, seen: object) -> None:
         assert isinstance(seen, tuple)
         for step, done, total in seen:
+            # Another job's change is no news of this one: each count is said once.
+            if self._said.get(step) == (done, total):
+                continue
+            self._said[step] = (done, total)
             now = self._clock()
             since, done_then = self._first.setdefault(step, (now, done))
             if done >= total or done == done_then:

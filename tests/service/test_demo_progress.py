@@ -89,9 +89,14 @@ def test_plain_lines_say_done_of_all_and_the_seconds_left() -> None:
     say((("create_soa_draft", 4, 18),))
     clock.now = 800.0
     say((("create_soa_draft", 18, 18),))
+    # The next job's batches: the one done before is not said again.
+    say((("create_soa_draft", 18, 18), ("ingest_soa", 0, 8)))
+    clock.now = 810.0
+    say((("create_soa_draft", 18, 18), ("ingest_soa", 2, 8)))
     assert lines == [
         "    create_soa_draft: 4 of 18 batches done, about 700 s left",
         "    create_soa_draft: 18 of 18 batches done",
+        "    ingest_soa: 2 of 8 batches done, about 30 s left",
     ]
 
 
