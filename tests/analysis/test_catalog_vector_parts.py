@@ -75,3 +75,55 @@ def test_a_damaged_part_is_embedded_again_not_trusted(
     # The damaged part's ten controls were embedded again, and only they.
     texts = [requirement_query.control_texts(catalog, control) for control in catalog.controls]
     assert merging.computed == sum(len(own) for own in texts[:10])
+
+
+def test_texts_kept_in_batches_of_one_length_merge_into_whole_controls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vectors_in: Callable[..., CatalogVectors]
+) -> None:
+    """The first draft's batches cut the controls' texts longest first, a control's texts
+    in several batches: merged, each control's vectors are its texts' in their order."""
+    catalog = shipped_catalog()
+    ids = [control.id for control in catalog.controls][:60]
+    alone = vectors_in(None).vectors(ids)
+    _forget(monkeypatch)
+
+    cache_dir = tmp_path / "catalog-vectors"
+    items = vectors_in(cache_dir).text_items(ids)
+    texts = {
+        c.id: requirement_query.control_texts(catalog, c) for c in catalog.controls if c.id in ids
+    }
+    assert len(items) == sum(len(own) for own in texts.values())
+    lengths = [len(texts[c][int(i)]) for c, _, i in (item.partition("#") for item in items)]
+    assert lengths == sorted(lengths, reverse=True)
+    for start in range(0, len(items), 40):  # a batch each, as workers would take them
+        vectors_in(cache_dir).keep_part(items[start : start + 40])
+    _forget(monkeypatch)
+    # Parts are not the kept file: until a read merges them, each control is missing.
+    assert vectors_in(cache_dir).missing(ids) == ids
+
+    merging = vectors_in(cache_dir)
+    merged = merging.vectors(ids)
+
+    assert merging.computed == 0  # every text came from a part
+    assert all(np.array_equal(merged[c], alone[c]) for c in ids)
+    _forget(monkeypatch)
+    assert vectors_in(cache_dir).missing(ids) == []
+
+
+def test_a_control_missing_one_text_is_embedded_again_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vectors_in: Callable[..., CatalogVectors]
+) -> None:
+    catalog = shipped_catalog()
+    ids = [control.id for control in catalog.controls][:5]
+    cache_dir = tmp_path / "catalog-vectors"
+    items = vectors_in(cache_dir).text_items(ids)
+    lost = items[0]  # a batch that never came back
+    vectors_in(cache_dir).keep_part(items[1:])
+    _forget(monkeypatch)
+
+    merging = vectors_in(cache_dir)
+    merging.vectors(ids)
+
+    control = catalog.control(lost.partition("#")[0])
+    assert control is not None
+    assert merging.computed == len(requirement_query.control_texts(catalog, control))

@@ -1,10 +1,12 @@
 """The catalogue's control texts embedded in batches: the first analysis job on a catalogue
 version and model finds their vectors missing (a minute for SCF with the model on one
-core) and offers the missing controls, LIFECYCLE_JOB_BATCH_CONTROLS at a time, to every
-analysis worker (orchestrator.jobs.batches). Each batch keeps its vectors in a part file
+core) and offers the missing controls' texts, longest first, in batches of as many texts as
+LIFECYCLE_JOB_BATCH_CONTROLS controls have, to every analysis worker
+(orchestrator.jobs.batches). Each batch keeps its vectors in a part file
 beside the kept ones (`CatalogVectors.keep_part`); the job's next read merges them. The
-vectors do not depend on which workers took part: the batches are planned once, in the
-catalogue's order, and a batch's texts are embedded together whoever takes it."""
+vectors do not depend on which workers took part: the batches are planned once, in
+`CatalogVectors.text_items`' order, and a batch's texts are embedded together whoever takes
+it."""
 
 from __future__ import annotations
 
@@ -39,15 +41,19 @@ def embed_catalog_in_batches(request: JobRequest, cache: CatalogVectors) -> None
         ROUTES[JobKind.ANALYSIS].queue,
         {"request": request.model_dump(mode="json")},
     )
-    size = batches.spread(len(missing), get_settings().job_batch_controls)
+    # Batches of texts of about one length (the model pads each to its longest), as many
+    # texts each as the setting's controls have on average.
+    items = cache.text_items(missing)
+    per_batch = max(1, round(get_settings().job_batch_controls * len(items) / len(missing)))
+    size = batches.spread(len(items), per_batch)
     batches.fan_out(
-        request, missing, size, offer, catalog_work(cache), key=request.job_id + KEY_SUFFIX
+        request, items, size, offer, catalog_work(cache), key=request.job_id + KEY_SUFFIX
     )
 
 
 def catalog_work(cache: CatalogVectors) -> batches.Work:
-    def work(control_ids: list[str]) -> Callable[[Session], None]:
-        cache.keep_part(control_ids)
+    def work(items: list[str]) -> Callable[[Session], None]:
+        cache.keep_part(items)
         return lambda session: None  # the vectors are in storage; the mark is the batch's
 
     return work

@@ -31,6 +31,8 @@ from orchestrator.knowledge.lexical import terms
 
 #: Where the vectors are kept, under the storage directory: same catalogue, same model.
 CACHE_DIR = "catalog-vectors"
+#: Between a control's id and a text's place in it, in a batch item ("GOV-01#2").
+TEXT_MARK = "#"
 QUERY_TEXTS = "q2"  # which texts control_texts gives: a change must not reuse old vectors
 _lock = threading.Lock()
 _memory: dict[tuple[str, str, str], dict[str, Vectors]] = {}
@@ -83,8 +85,10 @@ class CatalogVectors:
             parts: list[Path] = []
             if any(c not in known for c in wanted):
                 parts = self._parts()
+                loaded: dict[str, Vectors] = {}
                 for part in parts:
-                    known.update(_load(part))
+                    loaded.update(_load(part))
+                known.update(self._assembled(loaded))
             missing = [c for c in wanted if c not in known]
             if missing:
                 known.update(self._embed(missing))
@@ -101,14 +105,29 @@ class CatalogVectors:
             known = self._known(wanted)
             return [c for c in wanted if c not in known]
 
-    def keep_part(self, control_ids: Sequence[str]) -> None:
-        """Embed these controls' texts and keep them in a part file beside the kept one
-        (a batch of the catalogue: `workers.analysis.catalog_batches`), which the next
-        `vectors` call merges in. Without a directory they stay in this process."""
-        embedded = self._embed(self._in_catalog(control_ids))
+    def text_items(self, control_ids: Iterable[str]) -> list[str]:
+        """These controls' texts as batch items ("GOV-01#2": GOV-01's third text), longest
+        first. The model pads a batch to its longest text: batches cut from texts of
+        about one length pad little, where a batch of whole controls mixes a name of a
+        few words with a paragraph (a third of the catalogue's tokens were padding)."""
+        items = [
+            (-len(text), control_id, index)
+            for control_id in self._in_catalog(control_ids)
+            for index, text in enumerate(self._texts(control_id))
+        ]
+        return [f"{control_id}{TEXT_MARK}{index}" for _, control_id, index in sorted(items)]
+
+    def keep_part(self, items: Sequence[str]) -> None:
+        """Embed these controls' texts, or these texts (`text_items`), and keep them in a
+        part file beside the kept one (a batch of the catalogue:
+        `workers.analysis.catalog_batches`), which the next `vectors` call merges in once
+        every text of a control is there. Without a directory they stay in this process."""
+        embedded = self._embed_items(items)
         if self._file is None:
             with _lock:
-                _memory.setdefault(self._key, {}).update(embedded)
+                held = _memory.setdefault(self._key, {})
+                held.update(embedded)  # a control's texts may come in several batches
+                held.update(self._assembled(held))
             return
         digest = hashlib.sha256("\n".join(sorted(embedded)).encode()).hexdigest()[:16]
         _write_npz(self._file.with_name(f"{self._file.stem}.part-{digest}.npz"), embedded)
@@ -130,17 +149,43 @@ class CatalogVectors:
         return sorted(self._file.parent.glob(f"{self._file.stem}.part-*.npz"))
 
     def _embed(self, control_ids: Sequence[str]) -> dict[str, Vectors]:
+        return self._embed_items(control_ids)
+
+    def _texts(self, control_id: str) -> list[str]:
+        control = self.catalog.control(control_id)
+        return [] if control is None else control_texts(self.catalog, control)
+
+    def _embed_items(self, items: Sequence[str]) -> dict[str, Vectors]:
+        """Vectors of whole controls (an id: its texts' matrix) or single texts (an item:
+        one row), for those in the catalogue."""
         texts: list[str] = []
         spans: list[tuple[str, int, int]] = []
-        for control_id in control_ids:
-            control = self.catalog.control(control_id)
-            assert control is not None
-            own = control_texts(self.catalog, control)
-            spans.append((control_id, len(texts), len(texts) + len(own)))
-            texts.extend(own)
+        for item in dict.fromkeys(items):
+            control_id, _, index = item.partition(TEXT_MARK)
+            own = self._texts(control_id)
+            if index:
+                own = own[int(index) : int(index) + 1] if index.isdigit() else []
+            if own:
+                spans.append((item, len(texts), len(texts) + len(own)))
+                texts.extend(own)
         matrix = self.embedder.embed(texts)
         self.computed += len(texts)
-        return {control_id: matrix[start:end] for control_id, start, end in spans}
+        return {item: matrix[start:end] for item, start, end in spans}
+
+    def _assembled(self, loaded: dict[str, Vectors]) -> dict[str, Vectors]:
+        """Whole controls' vectors from what parts hold: a control kept whole as it is, and
+        one kept text by text once all its texts are there (in their order)."""
+        whole = {key: rows for key, rows in loaded.items() if TEXT_MARK not in key}
+        by_control: dict[str, dict[int, Vectors]] = {}
+        for key, rows in loaded.items():
+            control_id, mark, index = key.partition(TEXT_MARK)
+            if mark and index.isdigit():
+                by_control.setdefault(control_id, {})[int(index)] = rows
+        for control_id, texts in by_control.items():
+            count = len(self._texts(control_id))
+            if count and all(i in texts for i in range(count)):
+                whole[control_id] = np.vstack([texts[i] for i in range(count)])
+        return whole
 
     def _read_file(self) -> dict[str, Vectors]:
         if self._file is None:
@@ -148,8 +193,8 @@ class CatalogVectors:
         return _load(self._file)
 
     def _write_file(self, known: dict[str, Vectors]) -> None:
-        if self._file is not None:
-            _write_npz(self._file, known)
+        if self._file is not None:  # whole controls only: single texts are a batch's
+            _write_npz(self._file, {k: v for k, v in known.items() if TEXT_MARK not in k})
 
 
 def _load(path: Path) -> dict[str, Vectors]:
