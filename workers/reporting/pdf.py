@@ -182,11 +182,11 @@ def _numbered_canvas(
         def save(self) -> None:
             # Each number is drawn right-aligned on its form's origin, the contents' right
             # edge (`_contents_line`).
-            for key, page in self.section_pages.items():
+            for key, heading_page in self.section_pages.items():
                 self.beginForm(_page_form(key), lowerx=-200, lowery=-5, upperx=0, uppery=20)
                 self.setFont(contents.fontName, contents.fontSize)
                 self.setFillColor(contents.textColor)
-                self.drawRightString(0, 0, str(page))
+                self.drawRightString(0, 0, str(heading_page))
                 self.endForm()
             total = len(self._pages)
             for number, page in enumerate(self._pages, start=1):

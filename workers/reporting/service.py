@@ -157,6 +157,11 @@ def _existing_report(context: JobContext) -> Artifact | None:
     )
 
 
+def report_input(context: JobContext) -> tuple[ReportInput, str]:
+    """What the report of the context's run is rendered from, and its as-of time."""
+    return _report_input(context, _inputs(context))
+
+
 def _inputs(context: JobContext) -> dict[str, Artifact]:
     """The report's inputs (declared `report=`): the required ones, then those the run has."""
     inputs = {
