@@ -21,20 +21,24 @@ def workbook(scf_workbook_path: Path) -> ScfWorkbook:
     return read_scf_workbook(scf_workbook_path)
 
 
-def _column_cells(path: Path, header_text: str) -> list[tuple[str, str]]:
+@pytest.fixture(scope="module")
+def sheet_rows(scf_workbook_path: Path) -> list[tuple[object, ...]]:
+    """The main sheet's rows, read once by openpyxl: the reader's second opinion."""
+    book = openpyxl.load_workbook(scf_workbook_path, read_only=True)
+    rows = list(book.worksheets[0].iter_rows(values_only=True))
+    book.close()
+    return rows
+
+
+def _column_cells(rows: list[tuple[object, ...]], header_text: str) -> list[tuple[str, str]]:
     """(SCF #, cell) for every filled cell of one column, read straight from the sheet."""
-    book = openpyxl.load_workbook(path, read_only=True)
-    sheet = book.worksheets[0]
-    rows = sheet.iter_rows(values_only=True)
-    header = [" ".join(str(h).split()) if h else "" for h in next(rows)]
+    header = [" ".join(str(h).split()) if h else "" for h in rows[0]]
     id_at, at = header.index("SCF #"), header.index(header_text)
-    cells = [
+    return [
         (str(row[id_at]), str(row[at]))
-        for row in rows
+        for row in rows[1:]
         if row[id_at] and row[at] is not None and str(row[at]).strip()
     ]
-    book.close()
-    return cells
 
 
 def test_reads_every_control_verbatim(workbook: ScfWorkbook) -> None:
@@ -75,9 +79,9 @@ def test_side_sheets(workbook: ScfWorkbook) -> None:
     ],
 )
 def test_links_equal_the_column(
-    workbook: ScfWorkbook, scf_workbook_path: Path, header: str
+    workbook: ScfWorkbook, sheet_rows: list[tuple[object, ...]], header: str
 ) -> None:
-    cells = _column_cells(scf_workbook_path, header)
+    cells = _column_cells(sheet_rows, header)
     expected = {
         (control, normalise_requirement_id(line))
         for control, cell in cells
