@@ -114,9 +114,7 @@ def run(url: str, workbook: Path, nist: Path, moderate: Path) -> None:
     upgrade(url)
     print(f"database: {make_url(url).get_backend_name()}")
     base = size_mb(url)
-    parsed = timed(
-        "read the SCF workbook (calamine)", lambda: read_scf_workbook(workbook)
-    )
+    parsed = timed("read the SCF workbook (calamine)", lambda: read_scf_workbook(workbook))
     print(
         f"    {len(parsed.controls)} controls, {len(parsed.mapping_columns)} mapping columns, "
         f"{len(parsed.links)} links"

@@ -7,7 +7,7 @@
    format rendered `--repeat` times; per format the median seconds and the size, and the
    PDF's pages. A report job renders all of them (and the HTML) once per draft.
 
-    python -m bench.report_render [--home DIR] [--repeat 3]
+    python -m bench.report_render [--home DIR] [--repeat 3] [--record]
 
 Figures only: nothing here asserts a time.
 """
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.console_pages import MARKER, TENANT, build
+from bench.record import add_record_flag, record_if_asked
 
 FRAMEWORK = "SCF"
 
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--home", type=Path, help="kept between calls (default: a new one)")
     parser.add_argument("--repeat", type=int, default=3)
+    add_record_flag(parser)
     args = parser.parse_args(argv)
     home = args.home or Path(tempfile.mkdtemp(prefix="bench-report-"))
     home.mkdir(parents=True, exist_ok=True)
@@ -121,7 +123,20 @@ def main(argv: list[str] | None = None) -> int:
     marker = home / MARKER
     built = json.loads(marker.read_text()) if marker.exists() else build(home, FRAMEWORK)
     assert built["framework"] == FRAMEWORK, f"{home} holds a {built['framework']} run"
-    print(json.dumps({"built": built, **measure(built["run_id"], args.repeat)}, indent=2))
+    figures = measure(built["run_id"], args.repeat)
+    print(json.dumps({"built": built, **figures}, indent=2))
+    record_if_asked(
+        args,
+        "report_render",
+        [
+            ("every export, median", figures["all exports, median s"], "s"),
+            ("PDF, median", figures["pdf, median s"], "s"),
+            ("PDF pages", figures["pdf, pages"], ""),
+            ("HTML, median", figures["html, median s"], "s"),
+            ("DOCX, median", figures["docx, median s"], "s"),
+            ("requirements", figures["requirements"], ""),
+        ],
+    )
     return 0
 
 
