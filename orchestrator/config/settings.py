@@ -89,10 +89,12 @@ class Settings(BaseSettings):
         32,
         ge=1,
         le=4096,
-        description="Controls in one batch of the catalogue's control texts to embed (about "
-        "five texts each), when an analysis job finds them missing from the vectors kept "
-        "under the storage directory: the first assessment on a catalogue version and model "
-        "(a minute for SCF with the model on one core) spreads over the analysis workers.",
+        description="How many controls' worth of the catalogue's control texts one batch "
+        "embeds (about four texts a control; the texts are cut longest first, so a batch "
+        "holds texts of about one length), when an analysis job finds them missing from the "
+        "vectors kept under the storage directory: the first assessment on a catalogue "
+        "version and model (a minute for SCF with the model on one core) spreads over the "
+        "analysis workers.",
     )
     job_batch_documents: int = Field(
         4,
