@@ -20,6 +20,7 @@ from orchestrator.demo.reviewer import ScriptedReviewer, drive
 from orchestrator.testing.worker_processes import WorkerProcesses as Fleet
 from tests.support.fleet_runs import new_tenant, start_assessment, step_counts
 from tests.support.polling import scaled, wait_for
+from workers.analysis.requirement_query import control_texts
 
 pytestmark = pytest.mark.integration
 SMALL_BATCHES = {
@@ -75,8 +76,12 @@ def test_every_offered_batch_reaches_a_worker_and_is_done_once(fleet: Fleet) -> 
     catalogue = [row for row in rows if row.job_id.endswith(":catalog")]
     rows = [row for row in rows if not row.job_id.endswith(":catalog")]
     assert len(catalogue) >= 8 and len({row.job_id for row in catalogue}) == 1
-    embedded = [control for row in catalogue for control in row.items["ids"]]
-    assert sorted(embedded) == sorted(control.id for control in shipped_catalog().controls)
+    # Every text of every control, each once ("GOV-01#2": GOV-01's third text).
+    catalog = shipped_catalog()
+    embedded = [item for row in catalogue for item in row.items["ids"]]
+    assert len(embedded) == len(set(embedded))
+    assert {item.partition("#")[0] for item in embedded} == {c.id for c in catalog.controls}
+    assert len(embedded) == sum(len(control_texts(catalog, c)) for c in catalog.controls)
     assert {(row.status, row.attempts) for row in catalogue} == {("succeeded", 1)}
     per_step = Counter(row.step for row in rows)
     assert per_step["ingest_documents"] == 3  # one batch per document
