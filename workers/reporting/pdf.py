@@ -251,13 +251,14 @@ def _table(
 ) -> list[Any]:
     """`alerts`: per row, whether it is shown in the alert colour. Long tables are laid out
     as consecutive tables of TABLE_CHUNK rows, each with the header row."""
-    from reportlab.platypus import Paragraph, Table, TableStyle
+    from reportlab.platypus import Table, TableStyle
 
-    head = [Paragraph(_text(h), styles.head) for h in headers]
+    cell_of = _cell_class()
+    head = [cell_of(_text(h), styles.head) for h in headers]
     flagged = list(alerts)
     body = [
         [
-            Paragraph(_text(cell), styles.alert if i < len(flagged) and flagged[i] else styles.cell)
+            cell_of(_text(cell), styles.alert if i < len(flagged) and flagged[i] else styles.cell)
             for cell in row
         ]
         for i, row in enumerate(rows)
@@ -280,6 +281,29 @@ def _table(
         table.setStyle(style)
         tables.append(table)
     return tables
+
+
+@lru_cache(maxsize=1)
+def _cell_class() -> type[Any]:
+    """A table cell's paragraph that breaks its lines once per width. A table asks each
+    cell's size when it measures its rows, again when it splits at a page and again when
+    it draws: three line breakings of the same text at the same width, most of a long
+    report's time. The text and style never change after it is made, so the first
+    answer stands."""
+    from reportlab.platypus import Paragraph
+
+    class _Cell(Paragraph):  # type: ignore[misc]
+        _wrapped_at: float | None = None
+
+        def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:  # noqa: N803 (ReportLab's names)
+            # Its lines, if they are still its own: a split copies a paragraph's fields.
+            if self._wrapped_at != availWidth or "blPara" not in self.__dict__:
+                size = super().wrap(availWidth, availHeight)
+                self._wrapped_at = availWidth if "blPara" in self.__dict__ else None
+                return tuple(size)
+            return self.width, self.height
+
+    return _Cell
 
 
 def _split(width: float, *shares: float) -> list[float]:
