@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from reportlab.lib.styles import ParagraphStyle
+from reportlab.platypus import Paragraph
 
 from workers.reporting import pdf
 
@@ -14,13 +15,13 @@ TEXT = "Access rights are reviewed quarterly by each system owner and revoked on
 def test_a_cell_breaks_its_lines_once_per_width(monkeypatch: pytest.MonkeyPatch) -> None:
     cell = pdf._cell_class()(TEXT, ParagraphStyle("cell", fontSize=7.5, leading=9))
     breaks: list[float] = []
-    original = type(cell).__mro__[1].breakLines
+    original = Paragraph.breakLines
 
     def counted(self: object, widths: list[float]) -> object:
         breaks.append(widths[0])
         return original(self, widths)
 
-    monkeypatch.setattr(type(cell).__mro__[1], "breakLines", counted)
+    monkeypatch.setattr(Paragraph, "breakLines", counted)
 
     narrow = [cell.wrap(120, 1000) for _ in range(3)]
     wide = cell.wrap(400, 1000)
