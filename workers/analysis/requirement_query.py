@@ -122,7 +122,7 @@ class CatalogVectors:
         part file beside the kept one (a batch of the catalogue:
         `workers.analysis.catalog_batches`), which the next `vectors` call merges in once
         every text of a control is there. Without a directory they stay in this process."""
-        embedded = self._embed_items(items)
+        embedded = self._embed(items)
         if self._file is None:
             with _lock:
                 held = _memory.setdefault(self._key, {})
@@ -148,14 +148,11 @@ class CatalogVectors:
             return []
         return sorted(self._file.parent.glob(f"{self._file.stem}.part-*.npz"))
 
-    def _embed(self, control_ids: Sequence[str]) -> dict[str, Vectors]:
-        return self._embed_items(control_ids)
-
     def _texts(self, control_id: str) -> list[str]:
         control = self.catalog.control(control_id)
         return [] if control is None else control_texts(self.catalog, control)
 
-    def _embed_items(self, items: Sequence[str]) -> dict[str, Vectors]:
+    def _embed(self, items: Sequence[str]) -> dict[str, Vectors]:
         """Vectors of whole controls (an id: its texts' matrix) or single texts (an item:
         one row), for those in the catalogue."""
         texts: list[str] = []

@@ -180,8 +180,8 @@ def _numbered_canvas(
             self.restoreState()
 
         def save(self) -> None:
-            # Each number is drawn right-aligned on its form's origin, the contents' right
-            # edge (`_contents_line`).
+            # Each number is drawn right-aligned on its form's origin, which
+            # `contents_page` placed at the contents' right edge.
             for key, heading_page in self.section_pages.items():
                 self.beginForm(_page_form(key), lowerx=-200, lowery=-5, upperx=0, uppery=20)
                 self.setFont(contents.fontName, contents.fontSize)
