@@ -2,23 +2,49 @@
 
 Each method (BM25 over words, cosine over meaning) gives a document its best passage's
 score; each is scaled 0-1 over the documents and the two are summed, so neither scale
-dominates and a document both methods find wins. A long document has more passages to
-score by chance, and one about everything scores for every requirement; so each document
-is also measured against itself: how much higher it scores for this requirement than for
-the other requirements of the frameworks in scope (a z-score over them, weighed by
-SELF_WEIGHT). Chosen on the SOC 2 procedures and checked on the ISO/IEC 27001 policies
-(`bench.evidence_retrieval`): both methods' figures and the chosen one are printed there.
+dominates and a document both methods find wins. A requirement usually links several SCF
+control families, and the document written for it addresses most of them, where another
+quotes one in passing: so a document also scores its reach, how close it comes to each of
+the requirement's families by the reverse check (its best passage's rank of that family
+among the whole catalogue's, both ways; `catalog_ranks`), averaged over the families and
+weighed by REACH_WEIGHT. A long document has more passages to score by chance, and one
+about everything scores for every requirement; so each document is also measured against
+itself: how much higher it scores for this requirement than for the other requirements of
+the frameworks in scope (a z-score over them, weighed by SELF_WEIGHT). Chosen on the SOC 2
+procedures and checked on the ISO/IEC 27001 policies (`bench.evidence_retrieval`): both
+methods' figures and the chosen one are printed there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 SELF_WEIGHT = 0.2
+REACH_WEIGHT = 0.75
 Scores = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What a requirement's passages score: per passage, BM25 and cosine; per passage and
+    linked family, the reverse check's ranks of that family (1 = the passage's closest)."""
+
+    lexical: Scores
+    dense: Scores
+    dense_ranks: NDArray[np.integer[Any]]
+    lexical_ranks: NDArray[np.integer[Any]]
+
+    def closeness(self) -> Scores:
+        """Per passage and family: 2 for a family both methods rank first, falling with rank."""
+        return np.asarray(
+            1 / np.log2(1 + self.dense_ranks.astype(np.float64))
+            + 1 / np.log2(1 + self.lexical_ranks.astype(np.float64))
+        )
 
 
 class DocumentRanking:
@@ -32,6 +58,10 @@ class DocumentRanking:
         self.passages: dict[str, list[int]] = {d: [] for d in self.documents}
         for i, document_id in enumerate(document_ids):
             self.passages[document_id].append(i)
+        # Passages grouped by document, for one reduction per document.
+        self._grouped = np.argsort(self._of, kind="stable")
+        counts = np.bincount(self._of, minlength=len(self.documents))
+        self._starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
         self._mean: Scores | None = None
         self._spread: Scores | None = None
 
@@ -41,25 +71,36 @@ class DocumentRanking:
         np.maximum.at(out, self._of, passage_scores)
         return out
 
-    def plain(self, lexical: Scores, dense: Scores) -> Scores:
-        return unit(self.best(lexical)) + unit(self.best(dense))
+    def reach(self, closeness: Scores) -> Scores:
+        """Each document's best closeness to each family, averaged over the families."""
+        if not len(self.documents) or closeness.shape[1] == 0:
+            return np.zeros(len(self.documents))
+        grouped = closeness[self._grouped]
+        return np.asarray(np.maximum.reduceat(grouped, self._starts, axis=0).mean(axis=1))
 
-    def calibrate(self, references: Iterable[tuple[Scores, Scores]]) -> None:
+    def plain(self, signals: Signals) -> Scores:
+        return (
+            unit(self.best(signals.lexical))
+            + unit(self.best(signals.dense))
+            + REACH_WEIGHT * unit(self.reach(signals.closeness()))
+        )
+
+    def calibrate(self, references: Iterable[Signals]) -> None:
         """Each document's mean and spread of `plain` over the reference requirements."""
-        rows = [self.plain(lexical, dense) for lexical, dense in references]
+        rows = [self.plain(signals) for signals in references]
         if len(rows) < 2:
             return
         matrix = np.vstack(rows)
         self._mean, self._spread = matrix.mean(axis=0), matrix.std(axis=0) + 1e-9
 
-    def scores(self, lexical: Scores, dense: Scores) -> Scores:
-        plain = self.plain(lexical, dense)
+    def scores(self, signals: Signals) -> Scores:
+        plain = self.plain(signals)
         if self._mean is None or self._spread is None:
             return plain
         return plain + SELF_WEIGHT * (plain - self._mean) / self._spread
 
-    def order(self, lexical: Scores, dense: Scores) -> list[str]:
-        scores = self.scores(lexical, dense)
+    def order(self, signals: Signals) -> list[str]:
+        scores = self.scores(signals)
         return [self.documents[i] for i in np.lexsort((np.arange(len(scores)), -scores))]
 
 

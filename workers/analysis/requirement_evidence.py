@@ -39,7 +39,7 @@ from orchestrator.knowledge.vectors import embed_ahead
 from workers.analysis.catalog_batches import catalog_vectors_for, embed_catalog_in_batches
 from workers.analysis.catalog_ranks import CatalogRanks
 from workers.analysis.document_judgement import judge_documents
-from workers.analysis.document_ranking import DocumentRanking, unit
+from workers.analysis.document_ranking import DocumentRanking, Signals, unit
 from workers.analysis.document_set_aside import set_aside_documents
 from workers.analysis.framework_quotes import ControlQuotes, index_documents, shingles
 from workers.analysis.passage_quote import Sentences, quote, sentences
@@ -163,7 +163,8 @@ class RequirementJudge:
             )
 
         sections = self._sections_for(control_ids)
-        listed = self._evidence_list(self.ranking.order(lexical, dense), score, sections)
+        signals = Signals(lexical, dense, dense_ranks, lexical_ranks)
+        listed = self._evidence_list(self.ranking.order(signals), score, sections)
         listed_set = set(listed)
         pool = listed + [int(i) for i in order[:POOL] if int(i) not in listed_set]
         wanted = set(terms(" ".join(f.text for f in facets)))
@@ -233,8 +234,11 @@ class RequirementJudge:
         references = []
         for key in sorted(k for k in keys if k):
             facets = requirement_facets(self.index, self.catalog, self.vectors, key)
-            if facets:
-                references.append(self.index.scores(facets))
+            columns = self.ranks.columns(key)
+            if facets and columns:
+                lexical, dense = self.index.scores(facets)
+                ranks = (self.ranks.dense[:, columns], self.ranks.lexical[:, columns])
+                references.append(Signals(lexical, dense, *ranks))
         self.ranking.calibrate(references)
 
     def _sections_for(self, control_ids: Sequence[str]) -> Callable[[int], str | None]:
@@ -304,8 +308,9 @@ class RequirementJudge:
         return {
             "retrieval": "documents ranked by their best passage by BM25 over heading path "
             "and text and by dense cosine, each scaled to 0-1 over the documents and summed, "
-            "and by how much more the document is about this requirement than about the "
-            "others in scope; the list names the first "
+            "by how close the document comes to each of the requirement's control families "
+            "among the whole catalogue's, and by how much more the document is about this "
+            "requirement than about the others in scope; the list names the first "
             f"{DOCUMENTS} documents, each with its best passage that states a practice, "
             f"then {FURTHER} further passages",
             "model": self.embedder.name,
