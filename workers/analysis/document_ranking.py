@@ -41,10 +41,12 @@ class Signals:
 
     def closeness(self) -> Scores:
         """Per passage and family: 2 for a family both methods rank first, falling with rank."""
-        return np.asarray(
-            1 / np.log2(1 + self.dense_ranks.astype(np.float64))
-            + 1 / np.log2(1 + self.lexical_ranks.astype(np.float64))
-        )
+        return closeness(self.dense_ranks) + closeness(self.lexical_ranks)
+
+
+def closeness(ranks: NDArray[np.integer[Any]]) -> Scores:
+    """1 for a first rank, falling as 1/log2(1 + rank): how the reverse check's ranks weigh."""
+    return np.asarray(1 / np.log2(1 + ranks.astype(np.float64)))
 
 
 class DocumentRanking:

@@ -39,7 +39,7 @@ from orchestrator.knowledge.vectors import embed_ahead
 from workers.analysis.catalog_batches import catalog_vectors_for, embed_catalog_in_batches
 from workers.analysis.catalog_ranks import CatalogRanks
 from workers.analysis.document_judgement import judge_documents
-from workers.analysis.document_ranking import DocumentRanking, Signals, unit
+from workers.analysis.document_ranking import DocumentRanking, Signals, closeness, unit
 from workers.analysis.document_set_aside import set_aside_documents
 from workers.analysis.framework_quotes import ControlQuotes, index_documents, shingles
 from workers.analysis.passage_quote import Sentences, quote, sentences
@@ -146,8 +146,8 @@ class RequirementJudge:
         score = (
             unit(lexical)
             + unit(dense)
-            + BOOST / np.log2(1 + dense_ranks.min(axis=1).astype(np.float64))
-            + BOOST / np.log2(1 + lexical_ranks.min(axis=1).astype(np.float64))
+            + BOOST * closeness(dense_ranks.min(axis=1))
+            + BOOST * closeness(lexical_ranks.min(axis=1))
         )
         order = np.lexsort((np.arange(self.index.size), -score))
         lexical_order = _positions(lexical)
