@@ -13,8 +13,10 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import pytest
+from amqp.exceptions import AccessRefused, NotAllowed
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -56,24 +58,44 @@ def postgres_url(services: tuple[str, str]) -> Iterator[str]:
 
 
 def worker_broker(url: str, worker: str | None) -> str:
-    """The broker of one pytest-xdist worker: each its own Redis database, counting down
-    from the configured one (gw0 keeps it, gw1 the one below...), so parallel fleets never
-    share queues. RabbitMQ runs are serial (.ci/run), and keep their vhost."""
-    if worker is None or not worker.startswith("gw") or is_amqp(url):
+    """The broker of one pytest-xdist worker, so parallel fleets never share queues: on
+    Redis each its own database, counting down from the configured one (gw0 keeps it, gw1
+    the one below...); on RabbitMQ each its own vhost (gw0 keeps it, gw1 uses
+    `<vhost>-gw1`...), which the server must hold (.ci/run adds them)."""
+    if worker is None or not worker.startswith("gw"):
         return url
-    base, _, db = url.rpartition("/")
-    number = int(db or 0) - int(worker.removeprefix("gw"))
-    if number < 0:
+    number = int(worker.removeprefix("gw"))
+    if is_amqp(url):
+        if number == 0:
+            return url
+        parts = urlsplit(url)
+        vhost = f"{unquote(parts.path[1:]) or '/'}-{worker}"
+        return urlunsplit(parts._replace(path="/" + quote(vhost, safe="")))
+    base, _, last = url.rpartition("/")
+    db = int(last or 0) - number
+    if db < 0:
         raise RuntimeError(f"no Redis database left for xdist worker {worker} below {url}")
-    return f"{base}/{number}"
+    return f"{base}/{db}"
 
 
 @pytest.fixture(scope="session")
 def broker_url(services: tuple[str, str]) -> str:
     """The test broker, emptied: a Redis database flushed, or (amqp://) the fleet's queues
     deleted from the RabbitMQ vhost, to be declared afresh as quorum queues."""
-    url = worker_broker(services[1], os.environ.get("PYTEST_XDIST_WORKER"))
-    empty_broker(url)
+    return emptied(worker_broker(services[1], os.environ.get("PYTEST_XDIST_WORKER")))
+
+
+def emptied(url: str) -> str:
+    """`url`'s broker emptied; a RabbitMQ vhost the server lacks fails with how to add it."""
+    try:
+        empty_broker(url)
+    except (NotAllowed, AccessRefused) as refused:  # RabbitMQ: no such vhost, or no rights
+        vhost = unquote(urlsplit(url).path[1:]) or "/"
+        pytest.fail(
+            f"the test broker refuses vhost {vhost!r} ({refused}): each pytest-xdist worker "
+            f"past the first uses a vhost of its own; add it with `rabbitmqctl add_vhost "
+            f"{vhost}` and `rabbitmqctl set_permissions -p {vhost} <user> '.*' '.*' '.*'`"
+        )
     return url
 
 
