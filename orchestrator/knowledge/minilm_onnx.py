@@ -15,6 +15,7 @@ from functools import lru_cache
 import numpy as np
 import onnxruntime
 
+from orchestrator.config.settings import get_settings
 from orchestrator.knowledge.minilm import F32, MiniLMEmbedder
 from orchestrator.knowledge.minilm_graph import HIDDEN_INPUT, MASK_INPUT, encoder_graph
 
@@ -23,10 +24,11 @@ class OnnxMiniLMEmbedder(MiniLMEmbedder):
     def __init__(self, batch_size: int = 32, remember: bool = True) -> None:
         super().__init__(batch_size, remember)
         options = onnxruntime.SessionOptions()
-        # One thread, as for numpy's BLAS: small products, and a busy host's other
-        # processes would make a thread pool spin.
-        options.intra_op_num_threads = 1
+        # One thread by default: a fleet runs a job process per core, as for numpy's BLAS.
+        # More never spin when idle, so other processes keep their cores.
+        options.intra_op_num_threads = get_settings().embedding.model_threads
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
             encoder_graph(self._weights).SerializeToString(),
             options,

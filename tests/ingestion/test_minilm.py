@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from orchestrator.config.settings import reset_settings
 from orchestrator.knowledge import minilm
 from orchestrator.knowledge.minilm import DIMENSIONS, MiniLMEmbedder, ModelUnavailable
 from orchestrator.knowledge.minilm_onnx import OnnxMiniLMEmbedder, shared_minilm
@@ -110,3 +111,20 @@ def test_a_missing_package_says_how_to_install_it(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelUnavailable, match="requirements/model.txt"):
         minilm.model_archive()
+
+
+def test_more_threads_give_the_same_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [f"passage {i}: access rights are reviewed each quarter by owners" for i in range(40)]
+    models = []
+    try:
+        for threads in ("1", "2"):
+            monkeypatch.setenv("LIFECYCLE_MODEL_THREADS", threads)
+            reset_settings()
+            models.append(OnnxMiniLMEmbedder(remember=False))
+    finally:
+        monkeypatch.undo()
+        reset_settings()
+    one, two = models
+    assert one._session.get_session_options().intra_op_num_threads == 1
+    assert two._session.get_session_options().intra_op_num_threads == 2
+    assert np.array_equal(two.embed(texts), one.embed(texts))
