@@ -3,6 +3,7 @@ on PostgreSQL for the tests of write paths the product runs there in production.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -52,7 +53,7 @@ def _sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     reset_process_state()
     database = make_url(get_settings().resolved_database_url).database
     assert database is not None
-    shutil.copyfile(_migrated_sqlite(), database)
+    shutil.copyfile(migrated_sqlite(), database)
     yield tmp_path
     reset_process_state()
 
@@ -60,13 +61,16 @@ def _sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 _sqlite_template: dict[str, Path] = {}
 
 
-def _migrated_sqlite() -> Path:
+def migrated_sqlite() -> Path:
     """One SQLite file per process migrated to head, copied for each test: migrating takes
     a seventh of a second, copying a file a few milliseconds."""
     if "path" not in _sqlite_template:
         folder = Path(tempfile.mkdtemp(prefix="lifecycle-template-"))
         upgrade(f"sqlite:///{folder / 'template.db'}")  # its engine is disposed: no WAL left
         _sqlite_template["path"] = folder / "template.db"
+        # Removed at the session's end (drop_template), or at exit where no session ends
+        # (a bench drafting through `open_kit`).
+        atexit.register(shutil.rmtree, folder, True)
     return _sqlite_template["path"]
 
 
