@@ -24,7 +24,6 @@ batches any analysis worker takes.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import time
 import uuid
@@ -33,6 +32,7 @@ from pathlib import Path
 from bench.fleet_environment import fleet_environment
 from bench.options import add_database_url
 from bench.record import add_record_flag, record_if_asked
+from orchestrator.jobs.batches import cores as usable_cores
 from orchestrator.runtime import registrations  # noqa: F401 (the drafting functions)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +97,7 @@ def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
     counts = [int(w) for w in args.workers.split(",")]
     print(f"{len(files)} procedures; job queues {job_queues}")
     results: dict[int, tuple[float, dict[str, float]]] = {}
-    cores = len(os.sched_getaffinity(0))
+    cores = usable_cores()
     for round_no, workers in enumerate([counts[0], *counts]):
         if args.cold:
             shutil.rmtree(get_settings().resolved_storage_dir / CACHE_DIR, ignore_errors=True)

@@ -318,7 +318,8 @@ def drive_alongside(job_id: str, work: Work, timeout_s: float, threads: int) -> 
             wait(helpers)
 
 
-def _cores() -> int:
+def cores() -> int:
+    """The cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -353,7 +354,7 @@ def fan_out(
                 log.warning("could not offer batch %s to the queue", batch, exc_info=True)
     deadline = settings.sweeps.job_deadline(deadline_of or request.kind).total_seconds()
     if settings.is_embedded_broker:
-        done = drive_alongside(key, work, deadline, min(len(planned), _cores()))
+        done = drive_alongside(key, work, deadline, min(len(planned), cores()))
     else:
         done = drive(key, work, deadline)
     log.info("%s %s: %d/%d batches done", request.step.value, key, done.done, done.total)

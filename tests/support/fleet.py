@@ -61,7 +61,7 @@ def worker_broker(url: str, worker: str | None) -> str:
     """The broker of one pytest-xdist worker, so parallel fleets never share queues: on
     Redis each its own database, counting down from the configured one (gw0 keeps it, gw1
     the one below...); on RabbitMQ each its own vhost (gw0 keeps it, gw1 uses
-    `<vhost>-gw1`...), which the server must hold (.ci/run adds them)."""
+    `<vhost>-gw1`...), which the server must hold (`rabbitmqctl add_vhost`)."""
     if worker is None or not worker.startswith("gw"):
         return url
     number = int(worker.removeprefix("gw"))
