@@ -379,6 +379,7 @@ def add_assessment_and_run(
 @contextmanager
 def open_kit(tmp_path: Path, *, assessment_name: str = "FY25 assessment") -> Iterator[Kit]:
     # A copy of the process's migrated file: migrating each kit's took most of a second.
+    tmp_path.mkdir(parents=True, exist_ok=True)  # a bench's folder may not exist yet
     shutil.copyfile(migrated_sqlite(), tmp_path / "t.db")
     url = "sqlite:///" + str(tmp_path / "t.db")
     engine = make_engine(url)
