@@ -9,6 +9,7 @@ seconds from the broker answering (or the process dying) to the job starting.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -139,11 +140,21 @@ def _resends(job_ids: list[str]) -> dict[str, int]:
     return counts
 
 
+def _lists(queue: str) -> list[str]:
+    """A queue's Redis lists: kombu keeps one per priority step (the tenant order puts a
+    tenant's backlog at a later step than its first message)."""
+    return [queue, *(f"{queue}\x06\x16{step}" for step in (3, 6, 9))]
+
+
 def _waiting(broker: redis.Redis, queue: str) -> int:
-    """Messages waiting in a queue: kombu keeps one list per priority step (the tenant
-    order puts a tenant's backlog at a later step than its first message)."""
-    steps = ["", *(f"\x06\x16{step}" for step in (3, 6, 9))]
-    return sum(int(broker.llen(f"{queue}{step}")) for step in steps)
+    """Messages waiting in a queue."""
+    return sum(int(broker.llen(name)) for name in _lists(queue))
+
+
+def _waiting_ids(broker: redis.Redis, queue: str) -> list[str]:
+    """The task ids of the messages waiting in a queue."""
+    raw = [m for name in _lists(queue) for m in broker.lrange(name, 0, -1)]  # type: ignore[union-attr]
+    return [json.loads(message)["headers"]["id"] for message in raw]
 
 
 def _checks_seen(fleet: Fleet, name: str) -> list[str]:
@@ -171,7 +182,10 @@ def test_lost_messages_are_sent_again_within_seconds_at_default_settings(
             timeout_s=60,
             what="two message checks that looked at the whole backlog",
         )
-        assert _waiting(broker, "ingestion") == RUNS, "a backlog is never sent twice"
+        # Never sent again by a sweep: the checks said so and no job was re-sent. The
+        # queue may hold a message twice only from a send kombu retried on a connection
+        # error after Redis took it (at least once; jobs are idempotent by id).
+        assert set(_waiting_ids(broker, "ingestion")) == set(ids), "the backlog waits, whole"
         assert set(_resends(ids).values()) == {0}
 
         # 2. FLUSHALL with the jobs queued.

@@ -7,12 +7,13 @@ import atexit
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from sqlalchemy import create_engine, make_url, text
 
 from orchestrator.config.settings import get_settings, reset_settings
 from orchestrator.db.migrate import upgrade
+from orchestrator.db.models import Base
 from orchestrator.testing.reset import reset_process_state
 from tests.support.polling import scaled
 
@@ -47,13 +49,15 @@ def embedded_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 
 def _sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    # The database is in place before the settings name it: a thread an earlier test left
+    # behind, opening the new home's database before the copy, would keep an empty one.
+    database = tmp_path / "lifecycle.db"
+    shutil.copyfile(migrated_sqlite(), database)
     for name in LIFECYCLE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LIFECYCLE_HOME", str(tmp_path))
     reset_process_state()
-    database = make_url(get_settings().resolved_database_url).database
-    assert database is not None
-    shutil.copyfile(migrated_sqlite(), database)
+    assert make_url(get_settings().resolved_database_url).database == str(database.resolve())
     yield tmp_path
     reset_process_state()
 
@@ -67,11 +71,21 @@ def migrated_sqlite() -> Path:
     if "path" not in _sqlite_template:
         folder = Path(tempfile.mkdtemp(prefix="lifecycle-template-"))
         upgrade(f"sqlite:///{folder / 'template.db'}")  # its engine is disposed: no WAL left
+        _assert_migrated(folder / "template.db")
         _sqlite_template["path"] = folder / "template.db"
         # Removed at the session's end (drop_template), or at exit where no session ends
         # (a bench drafting through `open_kit`).
         atexit.register(shutil.rmtree, folder, True)
     return _sqlite_template["path"]
+
+
+def _assert_migrated(database: Path) -> None:
+    """Every table is in the file itself, with nothing left in a write-ahead log."""
+    leftovers = [p.name for p in database.parent.iterdir() if p.name != database.name]
+    with closing(sqlite3.connect(database)) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+    missing = sorted(table for table in Base.metadata.tables if table not in tables)
+    assert not missing and not leftovers, f"template {database}: {missing=} {leftovers=}"
 
 
 #: The PostgreSQL server of the integration tier; unset, the embedded tests keep SQLite.
