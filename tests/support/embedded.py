@@ -74,9 +74,14 @@ def migrated_sqlite() -> Path:
         _assert_migrated(folder / "template.db")
         _sqlite_template["path"] = folder / "template.db"
         # Removed at the session's end (drop_template), or at exit where no session ends
-        # (a bench drafting through `open_kit`).
-        atexit.register(shutil.rmtree, folder, True)
+        # (a bench drafting through `open_kit`); by this process only, not a forked child.
+        atexit.register(_remove_in, os.getpid(), folder)
     return _sqlite_template["path"]
+
+
+def _remove_in(pid: int, folder: Path) -> None:
+    if os.getpid() == pid:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _assert_migrated(database: Path) -> None:
