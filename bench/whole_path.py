@@ -11,10 +11,9 @@ the model's first load). Prints per worker count the whole run, each job step's 
 worker, where the cores' seconds went, and the ratio to the first count.
 `ingest_documents` fans out per batch of documents, `index_kb` and `ingest_soa` per
 batch of chunks; the other steps run in one
-process whatever N is, which the per-step ratios show. With `--cold` every round is an
-assessment's first on the catalogue: its control texts' vectors are removed from storage
-before the round, so the first analysis job (`create_soa_draft`) embeds them again, in
-batches any analysis worker takes.
+process whatever N is, which the per-step ratios show. The shipped catalogue's control
+texts' vectors come with the package (`workers.analysis.shipped_vectors`): no round embeds
+them.
 
     python -m bench.whole_path --procedures 141 --workers 1,2,4 \\
         --database-url postgresql://postgres@127.0.0.1:5432/test \\
@@ -24,7 +23,6 @@ batches any analysis worker takes.
 from __future__ import annotations
 
 import argparse
-import shutil
 import time
 import uuid
 from pathlib import Path
@@ -57,11 +55,6 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--timeout-s", type=float, default=1800)
     parser.add_argument(
-        "--cold",
-        action="store_true",
-        help="remove the catalogue's kept vectors before each round",
-    )
-    parser.add_argument(
         "--model-threads",
         type=int,
         default=0,
@@ -87,10 +80,8 @@ def main() -> int:
 
 
 def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
-    from orchestrator.config.settings import get_settings
     from orchestrator.engine.routing import ROUTES
     from orchestrator.testing.worker_processes import WorkerProcesses
-    from workers.analysis.requirement_query import CACHE_DIR
 
     job_queues = ",".join(sorted({route.queue for route in ROUTES.values()}))
     files = sorted(PROCEDURES.glob("*.md"))[: args.procedures]
@@ -99,8 +90,6 @@ def _measure(args: argparse.Namespace, env: dict[str, str], home: Path) -> None:
     results: dict[int, tuple[float, dict[str, float]]] = {}
     cores = usable_cores()
     for round_no, workers in enumerate([counts[0], *counts]):
-        if args.cold:
-            shutil.rmtree(get_settings().resolved_storage_dir / CACHE_DIR, ignore_errors=True)
         # The model's threads share the cores among the job processes, as an operator sets
         # LIFECYCLE_MODEL_THREADS (docs/operating.md); --model-threads fixes them instead.
         threads = args.model_threads or max(1, cores // workers)

@@ -4,7 +4,9 @@ Per control, the texts are its name with its description, its control question, 
 methods to comply and the names of the Evidence Request List artifacts it asks for.
 Their vectors depend only on the catalogue version and the model, so they are computed
 once and kept (in memory per process, and in a file under the storage directory keyed by
-catalogue checksum and model), and a second assessment on the same catalogue reuses them.
+catalogue checksum and model), and a second assessment on the same catalogue reuses them;
+the shipped catalogue's come with the package for the shipped model
+(`workers.analysis.shipped_vectors`).
 The first computes them in batches over the analysis workers, each kept as a part file
 the next read merges into the one file (`workers.analysis.catalog_batches`).
 """
@@ -28,6 +30,7 @@ from orchestrator.catalog.model import CatalogControl, LoadedCatalog
 from orchestrator.knowledge.embedder import Embedder, Vectors
 from orchestrator.knowledge.hybrid import EvidenceIndex, Facet
 from orchestrator.knowledge.lexical import terms
+from workers.analysis.shipped_vectors import shipped_vectors
 
 #: Where the vectors are kept, under the storage directory: same catalogue, same model.
 CACHE_DIR = "catalog-vectors"
@@ -67,9 +70,17 @@ def _artifact_names(catalog: LoadedCatalog) -> dict[str, list[str]]:
 class CatalogVectors:
     """Vectors of the catalogue's control texts for one model, computed once."""
 
-    def __init__(self, catalog: LoadedCatalog, embedder: Embedder, cache_dir: Path | None) -> None:
+    def __init__(
+        self,
+        catalog: LoadedCatalog,
+        embedder: Embedder,
+        cache_dir: Path | None,
+        *,
+        shipped: bool = True,
+    ) -> None:
         self.catalog = catalog
         self.embedder = embedder
+        self._shipped = shipped  # False: compute what the kept file lacks (to build the package's)
         self._key = (catalog.info.sha256, embedder.name, QUERY_TEXTS)
         self._file = (
             cache_dir / f"{catalog.info.sha256[:32]}-{embedder.name}-{QUERY_TEXTS}.npz"
@@ -138,6 +149,9 @@ class CatalogVectors:
         known = _memory.setdefault(self._key, {})
         if any(c not in known for c in wanted):
             known.update(self._read_file())
+        if self._shipped and any(c not in known for c in wanted):
+            shipped = shipped_vectors(self.catalog.info.sha256, self.embedder.name, QUERY_TEXTS)
+            known.update({c: rows for c, rows in shipped.items() if c not in known})
         return known
 
     def _in_catalog(self, control_ids: Iterable[str]) -> list[str]:
