@@ -92,9 +92,10 @@ class Settings(BaseSettings):
         description="How many controls' worth of the catalogue's control texts one batch "
         "embeds (about four texts a control; the texts are cut longest first, so a batch "
         "holds texts of about one length), when an analysis job finds them missing from the "
-        "vectors kept under the storage directory: the first assessment on a catalogue "
-        "version and model (a minute for SCF with the model on one core) spreads over the "
-        "analysis workers.",
+        "vectors kept under the storage directory and those shipped with the package (the "
+        "shipped SCF release's, for the shipped model): the first assessment on another "
+        "catalogue version or model (a minute for SCF with the model on one core) spreads "
+        "over the analysis workers.",
     )
     job_batch_documents: int = Field(
         4,
