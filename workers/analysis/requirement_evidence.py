@@ -71,8 +71,8 @@ def prepare_retrieval(request: JobRequest) -> None:
     """The drafting job's `Prepare`: embed the chunks the current model has not seen and
     the catalogue's control texts neither the cache nor the package has (a minute for a
     whole catalogue on one core, in batches any analysis worker may take) before the
-    job's transaction opens, so it never holds its locks through that. Every control is embedded, not only those in
-    scope: the reverse check ranks them all."""
+    job's transaction opens, so it never holds its locks through that. Every control is
+    embedded, not only those in scope: the reverse check ranks them all."""
     embedder = default_embedder()
     embed_ahead(request.assessment_id, embedder)
     cache = catalog_vectors_for(request, embedder)
