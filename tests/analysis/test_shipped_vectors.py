@@ -83,3 +83,16 @@ def test_a_file_for_another_identity_is_never_read(
     computed = cache.vectors(ids)
     assert cache.computed == sum(len(control_texts(catalog, c)) for c in controls)
     assert all(np.abs(rows).sum() > 0 for rows in computed.values())
+
+
+def test_a_damaged_file_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = shipped_catalog()
+    embedder = HashingEmbedder()
+    path = tmp_path / file_name(catalog.info.sha256, embedder.name, QUERY_TEXTS)
+    monkeypatch.setattr(shipped_vectors, "shipped_dir", lambda: tmp_path)
+    for damaged in (b"not a zip", b"PK\x03\x04" + b"\0" * 64):
+        path.write_bytes(damaged)
+        shipped_vectors.shipped_vectors.cache_clear()
+        assert (
+            shipped_vectors.shipped_vectors(catalog.info.sha256, embedder.name, QUERY_TEXTS) == {}
+        )
