@@ -19,6 +19,7 @@ its holder's death or cut-off, however long its work is.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -46,7 +47,7 @@ _renewals: dict[str, tuple[float, Renew]] = {}
 """Key -> until when (monotonic) this process renews that lease, and how."""
 _lock = threading.Lock()
 _renewer: tuple[int, threading.Thread] | None = None
-_wake = threading.Event()
+_stopping = threading.Event()
 
 
 def heartbeat(job_id: str, min_interval_s: float = 30.0) -> bool:
@@ -134,15 +135,26 @@ def _ensure_renewer() -> None:
         if _renewer is not None and _renewer[0] == os.getpid() and _renewer[1].is_alive():
             return
         thread = threading.Thread(target=_renew_forever, name="job-lease-renewer", daemon=True)
+        first = _renewer is None or _renewer[0] != os.getpid()
         _renewer = (os.getpid(), thread)
+    if first:
+        atexit.register(_stop_renewer)
     thread.start()
 
 
+def _stop_renewer() -> None:
+    """At the interpreter's exit, before it finalises: with the renewer still running,
+    a process crashed at exit (a segmentation fault in 2 of 3 runs of a short script)."""
+    _stopping.set()
+    renewer = _renewer
+    if renewer is not None and renewer[0] == os.getpid():
+        renewer[1].join(timeout=10)
+
+
 def _renew_forever() -> None:
-    while True:
-        # A timer, not a wait for another party; the interval is read each time (settings
-        # change in a long-lived process only in tests, which must not wait for a stale one).
-        _wake.wait(get_settings().job_heartbeat_interval_s)
+    # A timer, not a wait for another party; the interval is read each time (settings
+    # change in a long-lived process only in tests, which must not wait for a stale one).
+    while not _stopping.wait(get_settings().job_heartbeat_interval_s):
         held = held_leases()
         if held:
             try:
