@@ -30,7 +30,7 @@ from orchestrator.catalog.model import CatalogControl, LoadedCatalog
 from orchestrator.knowledge.embedder import Embedder, Vectors
 from orchestrator.knowledge.hybrid import EvidenceIndex, Facet
 from orchestrator.knowledge.lexical import terms
-from workers.analysis.shipped_vectors import shipped_vectors
+from workers.analysis.shipped_vectors import file_name, shipped_vectors
 
 #: Where the vectors are kept, under the storage directory: same catalogue, same model.
 CACHE_DIR = "catalog-vectors"
@@ -83,7 +83,7 @@ class CatalogVectors:
         self._shipped = shipped  # False: compute what the kept file lacks (to build the package's)
         self._key = (catalog.info.sha256, embedder.name, QUERY_TEXTS)
         self._file = (
-            cache_dir / f"{catalog.info.sha256[:32]}-{embedder.name}-{QUERY_TEXTS}.npz"
+            cache_dir / file_name(catalog.info.sha256, embedder.name, QUERY_TEXTS)
             if cache_dir is not None
             else None
         )

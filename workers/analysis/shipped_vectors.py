@@ -43,6 +43,7 @@ def identity(catalog_sha256: str, embedder_name: str, texts: str) -> dict[str, s
 
 
 def file_name(catalog_sha256: str, embedder_name: str, texts: str) -> str:
+    """The file's name, the package's as the storage directory's kept one."""
     return f"{catalog_sha256[:32]}-{embedder_name}-{texts}.npz"
 
 
