@@ -13,6 +13,7 @@ import json
 import re
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -182,10 +183,10 @@ def test_lost_messages_are_sent_again_within_seconds_at_default_settings(
             timeout_s=60,
             what="two message checks that looked at the whole backlog",
         )
-        # Never sent again by a sweep: the checks said so and no job was re-sent. The
-        # queue may hold a message twice only from a send kombu retried on a connection
-        # error after Redis took it (at least once; jobs are idempotent by id).
-        assert set(_waiting_ids(broker, "ingestion")) == set(ids), "the backlog waits, whole"
+        # Each of this test's jobs waits once: never sent again. The private server is
+        # shared with the module's other fault tests, whose leftover messages are not ours.
+        ours = Counter(i for i in _waiting_ids(broker, "ingestion") if i in set(ids))
+        assert ours == dict.fromkeys(ids, 1), "a backlog is never sent twice"
         assert set(_resends(ids).values()) == {0}
 
         # 2. FLUSHALL with the jobs queued.
