@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workers.analysis.document_ranking import DocumentRanking, Signals
+from workers.analysis.document_ranking import FEATURES, WEIGHTS, DocumentRanking, Signals
 
 # Passages of three documents, interleaved as an index may hold them.
 DOCUMENTS = ["policy", "procedure", "policy", "memo", "procedure", "policy"]
@@ -59,3 +59,25 @@ def test_a_document_about_everything_is_measured_against_itself() -> None:
     assert ranking.order(asked)[:2] == ["other", "memo"]
     ranking.calibrate(references)
     assert ranking.order(asked).index("procedure") < ranking.order(asked).index("memo")
+
+
+def test_the_score_is_the_features_weighted_sum_before_and_after_calibration() -> None:
+    # What bench.evidence_combiner fits is what the list ranks by.
+    ranking = DocumentRanking(DOCUMENTS)
+    ranks = [[1, FAR], [2, FAR], [FAR, 1], [3, 3], [FAR, FAR], [FAR, 2]]
+    asked = _signals([0.6, 0.8, 0.5, 0.1, 0.2, 0.4], [0.6, 0.7, 0.6, 0.1, 0.3, 0.5], ranks)
+    before = ranking.features(asked)
+    assert before.shape == (3, len(FEATURES))
+    assert np.allclose(before[:, FEATURES.index("self")], 0.0)  # nothing to stand against
+    assert np.allclose(before @ np.array(WEIGHTS), ranking.scores(asked))
+
+    ranking.calibrate(
+        [
+            _signals([0.9, 0.0, 0.1, 0.0, 0.0, 0.9], [0.9, 0.0, 0.1, 0.0, 0.0, 0.9]),
+            _signals([0.1, 0.9, 0.1, 0.5, 0.9, 0.1], [0.1, 0.9, 0.1, 0.5, 0.9, 0.1]),
+        ]
+    )
+    after = ranking.features(asked)
+    assert not np.allclose(after[:, FEATURES.index("self")], 0.0)
+    assert np.allclose(after @ np.array(WEIGHTS), ranking.scores(asked))
+    assert np.allclose(after[:, :3], before[:, :3])  # only the standing moved

@@ -26,6 +26,11 @@ from numpy.typing import NDArray
 
 SELF_WEIGHT = 0.2
 REACH_WEIGHT = 0.75
+#: The combiner's inputs per document (`DocumentRanking.features`) and their weights: the
+#: score is their weighted sum. `bench.evidence_combiner` fits these weights on one
+#: labelled corpus and checks them on the other.
+FEATURES = ("lexical", "dense", "reach", "self")
+WEIGHTS = (1.0, 1.0, REACH_WEIGHT, SELF_WEIGHT)
 Scores = NDArray[np.float64]
 
 
@@ -87,6 +92,24 @@ class DocumentRanking:
             + REACH_WEIGHT * unit(self.reach(signals.closeness()))
         )
 
+    def features(self, signals: Signals) -> NDArray[np.float64]:
+        """Per document (rows, in `documents` order) each of FEATURES: the score is their
+        sum weighted by WEIGHTS."""
+        columns = [
+            unit(self.best(signals.lexical)),
+            unit(self.best(signals.dense)),
+            unit(self.reach(signals.closeness())),
+            self._standing(self.plain(signals)),
+        ]
+        return np.column_stack(columns)
+
+    def _standing(self, plain: Scores) -> Scores:
+        """How much higher the document scores here than over the reference requirements
+        (z-score; 0 before `calibrate`)."""
+        if self._mean is None or self._spread is None:
+            return np.zeros_like(plain)
+        return np.asarray((plain - self._mean) / self._spread)
+
     def calibrate(self, references: Iterable[Signals]) -> None:
         """Each document's mean and spread of `plain` over the reference requirements."""
         rows = [self.plain(signals) for signals in references]
@@ -97,9 +120,7 @@ class DocumentRanking:
 
     def scores(self, signals: Signals) -> Scores:
         plain = self.plain(signals)
-        if self._mean is None or self._spread is None:
-            return plain
-        return plain + SELF_WEIGHT * (plain - self._mean) / self._spread
+        return plain + SELF_WEIGHT * self._standing(plain)
 
     def order(self, signals: Signals) -> list[str]:
         scores = self.scores(signals)

@@ -33,7 +33,7 @@ from orchestrator.contracts.jobs import JobRequest
 from orchestrator.contracts.signals import ArtifactKind
 from orchestrator.jobs.interface import JobContext
 from orchestrator.knowledge.embedder import default_embedder
-from orchestrator.knowledge.hybrid import EvidenceIndex, Ranked
+from orchestrator.knowledge.hybrid import EvidenceIndex, Facet, Ranked
 from orchestrator.knowledge.lexical import terms
 from orchestrator.knowledge.vectors import embed_ahead
 from workers.analysis.catalog_batches import catalog_vectors_for, embed_catalog_in_batches
@@ -135,14 +135,26 @@ class RequirementJudge:
             self._asked[key] = self._judge(list(control_ids))
         return self._asked[key]
 
+    def signals(self, control_ids: Sequence[str]) -> Signals | None:
+        """What every passage scores for these controls (None: nothing to ask with, or
+        nothing to ask)."""
+        facets = requirement_facets(self.index, self.catalog, self.vectors, control_ids)
+        return self._signals(facets, self.ranks.columns(control_ids))
+
+    def _signals(self, facets: list[Facet], columns: list[int]) -> Signals | None:
+        if not facets or not columns or not self.index.size:
+            return None
+        lexical, dense = self.index.scores(facets)
+        return Signals(lexical, dense, self.ranks.dense[:, columns], self.ranks.lexical[:, columns])
+
     def _judge(self, control_ids: list[str]) -> Judged:
         facets = requirement_facets(self.index, self.catalog, self.vectors, control_ids)
         columns = self.ranks.columns(control_ids)
-        if not facets or not columns or not self.index.size:
+        signals = self._signals(facets, columns)
+        if signals is None:
             return propose([], control_ids, self._title)
-        lexical, dense = self.index.scores(facets)
-        dense_ranks = self.ranks.dense[:, columns]
-        lexical_ranks = self.ranks.lexical[:, columns]
+        lexical, dense = signals.lexical, signals.dense
+        dense_ranks, lexical_ranks = signals.dense_ranks, signals.lexical_ranks
         score = (
             unit(lexical)
             + unit(dense)
@@ -163,7 +175,6 @@ class RequirementJudge:
             )
 
         sections = self._sections_for(control_ids)
-        signals = Signals(lexical, dense, dense_ranks, lexical_ranks)
         listed = self._evidence_list(self.ranking.order(signals), score, sections)
         listed_set = set(listed)
         pool = listed + [int(i) for i in order[:POOL] if int(i) not in listed_set]
