@@ -169,3 +169,35 @@ def test_lists_of_policies_and_acronym_tables_are_non_normative_by_content() -> 
     acronyms = "MFA - Multi-Factor Authentication\nSSO - Single Sign On\n"
     acronyms += "VPN - Virtual Private Network\nSIEM - Security Information Event Management"
     assert non_normative("Terms used", acronyms) == "an acronym table"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A standard's control text in italics under its own heading, its source below.
+        '> *"Confidentiality agreements should be identified, documented, regularly reviewed'
+        ' and signed by personnel."*\n> \u2014 the standard, control 6.6',
+        # The control's name in bold, then its text quoted in italics.
+        "**Physical Entry**:\n\n> *Secure areas should be protected by appropriate entry "
+        "controls to ensure that only authorised personnel are allowed access.*",
+        '> "Equipment should be maintained correctly to ensure availability and integrity."',
+    ],
+)
+def test_a_block_quote_of_a_standards_text_is_a_quotation_not_a_practice(text: str) -> None:
+    assert non_normative("Policy > Control Reference", text) == (
+        "a quotation of another text (a standard's own words), not a practice"
+    )
+
+
+def test_a_call_out_box_or_a_practice_beside_a_short_quote_may_state_a_practice() -> None:
+    call_out = (
+        "> **Systems specification**: the organisation authenticates every user through the"
+        " identity provider listed below.\n>\n> | Function | System |"
+    )
+    assert non_normative("Authentication", call_out) is None
+    practice = (
+        "> *Cables should be protected from interception.*\n\nThe organisation routes all data"
+        " cabling through locked conduits, inspects them every quarter and records each"
+        " inspection in the facilities log."
+    )
+    assert non_normative("Cabling", practice) is None
