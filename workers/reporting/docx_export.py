@@ -29,11 +29,9 @@ from workers.reporting.render import (
     DISMISSED_HEADERS,
     GAP_HEADERS,
     MATURITY_HEADERS,
-    POAM_HEADERS,
     SCOPE_HEADERS,
     SECTIONS,
     SIGNOFF_HEADERS,
-    SOA_HEADERS,
     ReportInput,
     by_section,
     catalogue_rows,
@@ -44,10 +42,10 @@ from workers.reporting.render import (
     gap_rows,
     maturity_rows,
     out_of_scope,
-    poam_rows,
+    poam_body,
     scope_rows,
     signoff_lines,
-    soa_table,
+    soa_body,
     statement_rows,
     summary_rows,
     supporting,
@@ -225,10 +223,11 @@ def _scope(report: ReportInput, document: Any) -> None:
 
 
 def _soa(report: ReportInput, document: Any) -> None:
-    for line in decision_lines(report.soa):
+    headers, rows, where = soa_body(report)
+    for line in [*decision_lines(report.soa), *([where] if where else [])]:
         _note(document, line)
     _chart(document, status_chart(report.soa))
-    _table(document, SOA_HEADERS, soa_table(report))
+    _table(document, headers, rows)
 
 
 def _gaps(report: ReportInput, document: Any) -> None:
@@ -253,10 +252,12 @@ def _maturity(report: ReportInput, document: Any) -> None:
 
 
 def _poam(report: ReportInput, document: Any) -> None:
-    rows = poam_rows(report)
+    headers, rows, where = poam_body(report)
     if not rows:
         return _note(document, "No action items.")
-    _table(document, POAM_HEADERS, rows)
+    if where:
+        _note(document, where)
+    _table(document, headers, rows)
 
 
 def _evidence(report: ReportInput, document: Any) -> None:

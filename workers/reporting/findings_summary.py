@@ -28,7 +28,7 @@ def family_rows(gaps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """Per family, in order of appearance in the catalogue's ids: the findings at each
     severity and in all; then the totals."""
     counts: dict[str, Counter[str]] = {}
-    for gap in sorted(gaps, key=lambda g: _natural(family_of(g))):
+    for gap in sorted(gaps, key=lambda g: natural_key(family_of(g))):
         counts.setdefault(family_of(gap), Counter())[str(gap.get("severity"))] += 1
     rows: list[tuple[Any, ...]] = [
         (family, *(counted[level] for level in LEVELS), sum(counted.values()))
@@ -45,5 +45,6 @@ def brief_rows(gaps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     ]
 
 
-def _natural(text: str) -> list[Any]:
+def natural_key(text: str) -> list[Any]:
+    """Text in order with its numbers as numbers (A.5 before A.10)."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]

@@ -35,7 +35,6 @@ from workers.reporting.render import (
     DISMISSED_HEADERS,
     GAP_HEADERS,
     MATURITY_HEADERS,
-    POAM_HEADERS,
     SCOPE_HEADERS,
     SECTIONS,
     SIGNOFF_HEADERS,
@@ -50,10 +49,10 @@ from workers.reporting.render import (
     gap_rows,
     maturity_rows,
     out_of_scope,
-    poam_rows,
+    poam_body,
     scope_rows,
     signoff_lines,
-    soa_table,
+    soa_body,
     statement_rows,
     summary_rows,
     supporting,
@@ -330,11 +329,17 @@ def _scope(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
     return parts
 
 
+#: The SoA's columns' shares of the page's width, row by row.
+SOA_SHARES = (1.1, 2, 1.4, 0.9, 3.4, 2.2, 1.2, 1.3, 1.2, 2.6, 2)
+
+
 def _soa(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    said = [part for line in decision_lines(report.soa) for part in _note(line, styles)]
-    widths = _split(width, 1.1, 2, 1.4, 0.9, 3.4, 2.2, 1.2, 1.3, 1.2, 2.6, 2)
+    headers, rows, where = soa_body(report)
+    lines = [*decision_lines(report.soa), *([where] if where else [])]
+    said = [part for line in lines for part in _note(line, styles)]
+    shares = SOA_SHARES if headers == SOA_HEADERS else (3,) + (1.3,) * (len(headers) - 1)
     chart = _chart(status_chart(report.soa), styles, width)
-    return said + chart + _table(SOA_HEADERS, soa_table(report), styles, widths)
+    return said + chart + _table(headers, rows, styles, _split(width, *shares))
 
 
 def _signoff(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
@@ -401,10 +406,12 @@ def _chart(chart: Chart, styles: _Styles, width: float) -> list[Any]:
 
 
 def _poam(report: ReportInput, styles: _Styles, width: float) -> list[Any]:
-    rows = poam_rows(report)
+    headers, rows, where = poam_body(report)
     if not rows:
         return _note("No action items.", styles)
-    return _table(POAM_HEADERS, rows, styles, _split(width, 1.2, 1, 4, 5, 1, 1.3, 2))
+    shares = (1.2, 1, 4, 5, 1, 1.3, 2) if where is None else (1.2, 1.2, 1, 1.3, 2)
+    said = _note(where, styles) if where else []
+    return said + _table(headers, rows, styles, _split(width, *shares))
 
 
 def _evidence(report: ReportInput, styles: _Styles, width: float) -> list[Any]:

@@ -24,6 +24,12 @@ from workers.reporting.findings_summary import (
     family_rows,
 )
 from workers.reporting.report_templates import TEMPLATES
+from workers.reporting.soa_summary import (
+    SUMMARY_HEADERS,
+    family_summary_rows,
+    summarised,
+    summary_note,
+)
 from workers.soa_content import soa_rows
 
 Content = dict[str, Any]
@@ -331,6 +337,15 @@ def soa_table(report: ReportInput) -> list[tuple[Any, ...]]:
     ]
 
 
+def soa_body(report: ReportInput) -> tuple[tuple[str, ...], list[tuple[Any, ...]], str | None]:
+    """The SoA section's table: every row, or the rows counted per family when the SoA is
+    long (`soa_summary`), with a sentence saying where every row is."""
+    rows = soa_rows(report.soa)
+    if not summarised(rows):
+        return SOA_HEADERS, soa_table(report), None
+    return SUMMARY_HEADERS, family_summary_rows(rows), summary_note(len(rows))
+
+
 def basis_shown(basis: Any) -> str:
     """What a row rests on (ISO/IEC 27001 6.1.3 d), as the SoA was drafted: the treated
     risks that select it, the requirement a person stated, or the exclusion's reason."""
@@ -404,8 +419,29 @@ POAM_COLUMNS: tuple[tuple[str, str], ...] = (
 POAM_HEADERS = [title for _, title in POAM_COLUMNS]
 
 
+#: A POA&M item's columns in the report's body when the plan is long: its weakness and
+#: remediation (the long text) are in the POA&M export and in the findings appendix.
+POAM_BRIEF = ("id", "control_id", "priority", "milestone_date", "owner_role")
+
+
 def poam_rows(report: ReportInput) -> list[list[Any]]:
     return [[item.get(key) for key, _ in POAM_COLUMNS] for item in report.poam.get("items", [])]
+
+
+def poam_body(report: ReportInput) -> tuple[list[str], list[list[Any]], str | None]:
+    """The POA&M section's table: every column, or one short line per item when the plan
+    is long, with a sentence saying where the rest is."""
+    items = report.poam.get("items", [])
+    if not summarised(items):
+        return POAM_HEADERS, poam_rows(report), None
+    titles = dict(POAM_COLUMNS)
+    where = (
+        f"The plan has {len(items):,} items, so this section lists each in one line. Each "
+        "item's weakness and remediation are in the POA&M export (CSV and XLSX), and each "
+        "finding in full in the appendix."
+    )
+    rows = [[item.get(key) for key in POAM_BRIEF] for item in items]
+    return [titles[key] for key in POAM_BRIEF], rows, where
 
 
 def cited_controls(report: ReportInput) -> list[Content]:
@@ -475,10 +511,11 @@ def _scope(report: ReportInput) -> Content:
 
 def _soa(report: ReportInput) -> Content:
     chart = status_chart(report.soa)
+    headers, rows, where = soa_body(report)
     return {
-        "said": decision_lines(report.soa),
-        "headers": SOA_HEADERS,
-        "rows": soa_table(report),
+        "said": [*decision_lines(report.soa), *([where] if where else [])],
+        "headers": headers,
+        "rows": rows,
         "chart": chart,
         "layout": layout(chart),
     }
@@ -519,7 +556,8 @@ def maturity_rows(report: ReportInput) -> list[tuple[Any, ...]]:
 
 
 def _poam(report: ReportInput) -> Content:
-    return {"headers": POAM_HEADERS, "rows": poam_rows(report)}
+    headers, rows, where = poam_body(report)
+    return {"headers": headers, "rows": rows, "said": [where] if where else []}
 
 
 def _evidence(report: ReportInput) -> Content:
