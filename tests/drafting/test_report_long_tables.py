@@ -72,6 +72,16 @@ def _report(count: int, items: int = 0) -> ReportInput:
     )
 
 
+def _renderings(report: ReportInput) -> tuple[str, str, str]:
+    """The report's text as HTML (unescaped), PDF and DOCX (its tables' cells) give it."""
+    html = html_lib.unescape(render_report_html(report))
+    pdf = pdfium.PdfDocument(io.BytesIO(render_report_pdf(report)))
+    text = "".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
+    docx = Document(io.BytesIO(render_report_docx(report)))
+    cells = "\n".join(c.text for t in docx.tables for r in t.rows for c in r.cells)
+    return html, text, cells
+
+
 def test_the_family_counts_add_up_to_the_rows_and_their_statuses() -> None:
     rows = _rows(ROWS_IN_BODY + 40)
     counted = family_summary_rows(rows)
@@ -96,17 +106,10 @@ def test_a_long_soa_is_counted_per_family_in_every_rendering_and_whole_in_the_ex
     assert headers == SUMMARY_HEADERS and len(rows) == len(FAMILIES) + 1
     assert where is not None and f"{ROWS_IN_BODY + 1:,} rows" in where
 
-    html = html_lib.unescape(render_report_html(report))
-    assert where in html and "SCF GOV" in html
-    assert "row 5's own justification" not in html  # no row shown one by one
-
-    pdf = pdfium.PdfDocument(io.BytesIO(render_report_pdf(report)))
-    text = "".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
-    assert "SCF IAC" in text and "row 5's own justification" not in text
-
-    docx = Document(io.BytesIO(render_report_docx(report)))
-    cells = {c.text for t in docx.tables for r in t.rows for c in r.cells}
-    assert "SCF NET" in cells and "row 5's own justification" not in cells
+    html, pdf, docx = _renderings(report)
+    assert where in html and "SCF GOV" in html and "SCF IAC" in pdf and "SCF NET" in docx
+    for text in (html, pdf, docx):
+        assert "row 5's own justification" not in text  # no row shown one by one
 
     exported = list(csv.reader(io.StringIO(render_soa_csv(report).decode("utf-8-sig"))))
     assert exported[0] == list(SOA_HEADERS) and len(exported) == ROWS_IN_BODY + 2
@@ -122,14 +125,11 @@ def test_a_long_poam_lists_each_item_in_one_line_and_the_export_keeps_every_colu
     assert len(rows) == ROWS_IN_BODY + 1 and "Weakness" not in headers and where is not None
     assert [row[0] for row in rows] == [f"POAM-{i:04d}" for i in range(ROWS_IN_BODY + 1)]
 
-    html = html_lib.unescape(render_report_html(report))
-    assert where in html and "POAM-0200" in html and "item 7's own weakness" not in html
-    pdf = pdfium.PdfDocument(io.BytesIO(render_report_pdf(report)))
-    text = "".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
-    assert "POAM-0200" in text and "item 7's own weakness" not in text
-    docx = Document(io.BytesIO(render_report_docx(report)))
-    cells = {c.text for t in docx.tables for r in t.rows for c in r.cells}
-    assert "POAM-0200" in cells and "item 7's own remediation" not in cells
+    html, pdf, docx = _renderings(report)
+    assert where in html
+    for text in (html, pdf, docx):
+        assert "POAM-0200" in text and "item 7's own weakness" not in text
+        assert "item 7's own remediation" not in text
 
     exported = render_poam_csv(report).decode("utf-8-sig")
     assert "item 7's own weakness" in exported and "item 7's own remediation" in exported
