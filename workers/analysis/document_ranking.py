@@ -86,22 +86,21 @@ class DocumentRanking:
         return np.asarray(np.maximum.reduceat(grouped, self._starts, axis=0).mean(axis=1))
 
     def plain(self, signals: Signals) -> Scores:
-        return (
-            unit(self.best(signals.lexical))
-            + unit(self.best(signals.dense))
-            + REACH_WEIGHT * unit(self.reach(signals.closeness()))
-        )
+        return _summed(*self._scaled(signals))
 
     def features(self, signals: Signals) -> NDArray[np.float64]:
         """Per document (rows, in `documents` order) each of FEATURES: the score is their
         sum weighted by WEIGHTS."""
-        columns = [
+        scaled = self._scaled(signals)
+        return np.column_stack([*scaled, self._standing(_summed(*scaled))])
+
+    def _scaled(self, signals: Signals) -> tuple[Scores, Scores, Scores]:
+        """Each document's best passage by words and by meaning, and its reach, each 0-1."""
+        return (
             unit(self.best(signals.lexical)),
             unit(self.best(signals.dense)),
             unit(self.reach(signals.closeness())),
-            self._standing(self.plain(signals)),
-        ]
-        return np.column_stack(columns)
+        )
 
     def _standing(self, plain: Scores) -> Scores:
         """How much higher the document scores here than over the reference requirements
@@ -125,6 +124,10 @@ class DocumentRanking:
     def order(self, signals: Signals) -> list[str]:
         scores = self.scores(signals)
         return [self.documents[i] for i in np.lexsort((np.arange(len(scores)), -scores))]
+
+
+def _summed(lexical: Scores, dense: Scores, reach: Scores) -> Scores:
+    return lexical + dense + REACH_WEIGHT * reach
 
 
 def unit(values: Scores) -> Scores:
